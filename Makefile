@@ -1,0 +1,32 @@
+# fsdp-ref developer entry points. Everything installs into .venv from nothing but Python.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install test lint demo docs docs-check bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# The CPU wheel of torch lies on local disk; this exact spelling takes it.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[test,docs]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lint: $(STAMP)
+	$(PY) -m ruff check src tools tests benchmarks
+
+test: $(STAMP) lint
+	$(PY) -m pytest -q
+
+demo: $(STAMP)
+	$(VENV)/bin/torchrun --standalone --nproc_per_node 2 -m fsdp_ref.demo
+
+bench: $(STAMP)
+	$(VENV)/bin/torchrun --standalone --nproc_per_node 2 benchmarks/compare.py
+
+clean:
+	rm -rf $(VENV) site .pytest_cache
