@@ -1,0 +1,472 @@
+"""Shared pieces of the FSDP scenarios (run inside the worker ranks).
+
+* :func:`get_impl` picks ``torch.distributed.fsdp`` or ``fsdp_ref``;
+* small deterministic models (MLP, uneven shapes, a tiny GPT with tied weights);
+* :class:`Report` collects mismatches without raising (a raising rank would leave the
+  others blocked in a collective), and the test asserts on the returned reports with
+  :func:`assert_reports_ok` in the parent process.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.tensor import DTensor
+
+IMPLS = ("torch", "fsdp_ref")
+
+_IMPL_MODULES = {"torch": "torch.distributed.fsdp", "fsdp_ref": "fsdp_ref"}
+API_NAMES = (
+    "fully_shard",
+    "FSDPModule",
+    "MixedPrecisionPolicy",
+    "OffloadPolicy",
+    "CPUOffloadPolicy",
+    "UnshardHandle",
+    "register_fsdp_forward_method",
+    "share_comm_ctx",
+    "DataParallelMeshDims",
+)
+
+
+class Impl:
+    """The FSDP2 API of one implementation; symbols resolve on first access so a
+    scenario only needs the ones it uses."""
+
+    def __init__(self, name: str):
+        if name not in _IMPL_MODULES:
+            raise ValueError(f"unknown impl {name!r}; expected one of {IMPLS}")
+        self.name = name
+        self.module = importlib.import_module(_IMPL_MODULES[name])
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        try:
+            return getattr(self.module, attr)
+        except AttributeError:
+            raise AttributeError(f"{self.module.__name__} has no attribute {attr!r}") from None
+
+    def __repr__(self) -> str:
+        return f"Impl({self.name!r})"
+
+
+_impl_cache: dict[str, Impl] = {}
+
+
+def get_impl(impl: str) -> Impl:
+    """``get_impl("torch")`` / ``get_impl("fsdp_ref")``: namespace with ``fully_shard``,
+    ``FSDPModule``, ``MixedPrecisionPolicy``, ... of that implementation."""
+    if impl not in _impl_cache:
+        _impl_cache[impl] = Impl(impl)
+    return _impl_cache[impl]
+
+
+def make_mesh(world_size: int):
+    from torch.distributed.device_mesh import init_device_mesh
+
+    return init_device_mesh("cpu", (world_size,))
+
+
+# --------------------------------------------------------------------------------------
+# Models
+# --------------------------------------------------------------------------------------
+
+
+class MLP(nn.Module):
+    def __init__(self, dim: int = 16, hidden: int = 32, out: int | None = None):
+        super().__init__()
+        self.in_proj = nn.Linear(dim, hidden)
+        self.out_proj = nn.Linear(hidden, out or dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out_proj(F.gelu(self.in_proj(x)))
+
+
+class ResBlock(nn.Module):
+    """LayerNorm + MLP with a residual; optional activation checkpointing and an
+    injectable failure (``fail_next``) for the recovery tests."""
+
+    def __init__(self, dim: int = 16, hidden: int = 32, checkpoint: bool = False):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.mlp = MLP(dim, hidden)
+        self.checkpoint = checkpoint
+        self.fail_next = False
+
+    def _inner(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.mlp(self.norm(x))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.fail_next:
+            self.fail_next = False
+            raise RuntimeError("injected failure in ResBlock.forward")
+        if self.checkpoint:
+            from torch.utils.checkpoint import checkpoint
+
+            return checkpoint(self._inner, x, use_reentrant=False)
+        return self._inner(x)
+
+
+class Stack(nn.Module):
+    """in_proj -> n ResBlocks -> out_proj."""
+
+    def __init__(
+        self, dim: int = 16, hidden: int = 32, n_blocks: int = 3, out: int = 8, checkpoint=False
+    ):
+        super().__init__()
+        self.in_proj = nn.Linear(dim, dim)
+        self.blocks = nn.ModuleList(ResBlock(dim, hidden, checkpoint) for _ in range(n_blocks))
+        self.out_proj = nn.Linear(dim, out)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.in_proj(x)
+        for block in self.blocks:
+            h = block(h)
+        return self.out_proj(h)
+
+
+class UnevenModel(nn.Module):
+    """Shapes not divisible by the world size: Linear(7, 13), Linear(13, 5), a bias of 5,
+    a (3, 13) weight (fewer rows than 4 ranks) and an unused-on-odd-steps parameter."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(7, 13)
+        self.l2 = nn.Linear(13, 5)
+        self.extra_bias = nn.Parameter(torch.randn(5) * 0.1)
+        self.side = nn.Linear(13, 3, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.l1(x))
+        return self.l2(h) + self.extra_bias + self.side(h).sum(-1, keepdim=True)
+
+
+class SometimesUnused(nn.Module):
+    """``branch`` only contributes when ``use_branch`` is set."""
+
+    def __init__(self, dim: int = 12):
+        super().__init__()
+        self.trunk = nn.Linear(dim, dim)
+        self.branch = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, 3)
+        self.use_branch = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.trunk(x))
+        if self.use_branch:
+            h = h + self.branch(h)
+        return self.head(h)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, dim: int, n_heads: int):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=-1)
+        q, k, v = (z.view(b, t, self.n_heads, c // self.n_heads).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(c // self.n_heads)
+        mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, c)
+        return self.proj(y)
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, dim: int, n_heads: int, checkpoint: bool = False):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim)
+        self.attn = CausalSelfAttention(dim, n_heads)
+        self.ln2 = nn.LayerNorm(dim)
+        self.mlp = MLP(dim, 2 * dim)
+        self.checkpoint = checkpoint
+
+    def _inner(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.checkpoint:
+            from torch.utils.checkpoint import checkpoint
+
+            return checkpoint(self._inner, x, use_reentrant=False)
+        return self._inner(x)
+
+
+class TinyGPT(nn.Module):
+    """Embedding + learned positions, causal attention blocks, final LayerNorm and an
+    lm-head whose weight is tied to the token embedding."""
+
+    def __init__(
+        self,
+        vocab: int = 37,
+        dim: int = 16,
+        n_heads: int = 2,
+        n_layers: int = 2,
+        seq_len: int = 8,
+        checkpoint: bool = False,
+    ):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab, dim)
+        self.pos_emb = nn.Parameter(torch.randn(seq_len, dim) * 0.02)
+        self.blocks = nn.ModuleList(GPTBlock(dim, n_heads, checkpoint) for _ in range(n_layers))
+        self.ln_f = nn.LayerNorm(dim)
+        self.lm_head = nn.Linear(dim, vocab, bias=False)
+        self.lm_head.weight = self.tok_emb.weight  # tied
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        t = idx.shape[1]
+        h = self.tok_emb(idx) + self.pos_emb[:t]
+        for block in self.blocks:
+            h = block(h)
+        return self.lm_head(self.ln_f(h))
+
+
+def build_model(kind: str, seed: int = 0, **kwargs: Any) -> nn.Module:
+    torch.manual_seed(seed)
+    if kind == "mlp":
+        return MLP(**kwargs)
+    if kind == "stack":
+        return Stack(**kwargs)
+    if kind == "uneven":
+        return UnevenModel(**kwargs)
+    if kind == "unused":
+        return SometimesUnused(**kwargs)
+    if kind == "gpt":
+        return TinyGPT(**kwargs)
+    raise ValueError(f"unknown model kind {kind!r}")
+
+
+def block_modules(model: nn.Module) -> list[nn.Module]:
+    """The modules that get their own ``fully_shard`` in the nested layout."""
+    if isinstance(model, (Stack, TinyGPT)):
+        return list(model.blocks)
+    if isinstance(model, MLP):
+        return [model.in_proj]
+    if isinstance(model, UnevenModel):
+        return [model.l1, model.l2]
+    if isinstance(model, SometimesUnused):
+        return [model.branch]
+    raise ValueError(f"no block layout for {type(model).__name__}")
+
+
+def apply_fsdp(
+    model: nn.Module,
+    impl: Impl,
+    mesh,
+    *,
+    nested: bool = True,
+    reshard_after_forward: Any = None,
+    root_reshard_after_forward: Any = "same",
+) -> nn.Module:
+    """``fully_shard`` each block (when ``nested``) then the root."""
+    kw = {} if reshard_after_forward is None else {"reshard_after_forward": reshard_after_forward}
+    if nested:
+        for m in block_modules(model):
+            impl.fully_shard(m, mesh=mesh, **kw)
+    if root_reshard_after_forward != "same":
+        kw = {"reshard_after_forward": root_reshard_after_forward}
+    impl.fully_shard(model, mesh=mesh, **kw)
+    return model
+
+
+# --------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------
+
+
+def global_batch(kind: str, step: int, batch: int, seed: int = 1234, **model_kwargs: Any):
+    """Deterministic (input, target) of the whole batch for ``step``; identical on all ranks."""
+    g = torch.Generator().manual_seed(seed + 7919 * step)
+    if kind == "gpt":
+        vocab = model_kwargs.get("vocab", 37)
+        seq = model_kwargs.get("seq_len", 8)
+        x = torch.randint(0, vocab, (batch, seq), generator=g)
+        y = torch.randint(0, vocab, (batch, seq), generator=g)
+        return x, y
+    dims = {"mlp": (16, 16), "stack": (16, 8), "uneven": (7, 5), "unused": (12, 3)}
+    din, dout = dims[kind]
+    if kind == "mlp":
+        din = model_kwargs.get("dim", 16)
+        dout = model_kwargs.get("out") or din
+    if kind == "stack":
+        din = model_kwargs.get("dim", 16)
+        dout = model_kwargs.get("out", 8)
+    x = torch.randn(batch, din, generator=g)
+    y = torch.randn(batch, dout, generator=g)
+    return x, y
+
+
+def loss_fn(kind: str, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    if kind == "gpt":
+        return F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+    return F.mse_loss(out, y)
+
+
+def rank_slice(t: torch.Tensor, rank: int, world_size: int) -> torch.Tensor:
+    assert t.shape[0] % world_size == 0, "batch must divide evenly for exact parity"
+    return t.chunk(world_size, dim=0)[rank]
+
+
+# --------------------------------------------------------------------------------------
+# Checks
+# --------------------------------------------------------------------------------------
+
+
+class Report:
+    """Collects failures as strings (never raises) plus free-form info."""
+
+    def __init__(self, rank: int, name: str = ""):
+        self.rank = rank
+        self.name = name
+        self.errors: list[str] = []
+        self.info: dict[str, Any] = {}
+
+    def check(self, cond: Any, msg: str) -> bool:
+        if not cond:
+            self.errors.append(msg)
+        return bool(cond)
+
+    def close(
+        self,
+        what: str,
+        actual: Any,
+        expected: Any,
+        rtol: float = 1e-5,
+        atol: float = 1e-5,
+    ) -> bool:
+        actual = torch.as_tensor(actual).detach()
+        expected = torch.as_tensor(expected).detach()
+        if isinstance(actual, DTensor) or isinstance(expected, DTensor):
+            self.errors.append(f"{what}: compare full tensors, got a DTensor")
+            return False
+        if actual.shape != expected.shape:
+            self.errors.append(f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}")
+            return False
+        a, e = actual.double(), expected.double()
+        if not torch.allclose(a, e, rtol=rtol, atol=atol):
+            diff = (a - e).abs()
+            self.errors.append(
+                f"{what}: max abs diff {diff.max().item():.3g} "
+                f"(max |expected| {e.abs().max().item():.3g}, rtol={rtol}, atol={atol})"
+            )
+            return False
+        return True
+
+    def result(self, **extra: Any) -> dict[str, Any]:
+        return {"rank": self.rank, "name": self.name, "errors": self.errors, "info": {**self.info, **extra}}
+
+
+def assert_reports_ok(results: Iterable[dict[str, Any]]) -> None:
+    """Parent side: fail with every rank's collected errors."""
+    lines = []
+    for res in results:
+        for err in res["errors"]:
+            lines.append(f"[rank {res['rank']}] {res.get('name', '')}: {err}")
+    assert not lines, "scenario checks failed:\n" + "\n".join(lines[:60])
+
+
+def full(t: torch.Tensor) -> torch.Tensor:
+    """The full value of a (possibly DTensor) tensor."""
+    if isinstance(t, DTensor):
+        return t.full_tensor()
+    return t
+
+
+def compare_params(
+    report: Report,
+    model: nn.Module,
+    ref: nn.Module,
+    what: str,
+    rtol: float = 1e-5,
+    atol: float = 1e-5,
+    grads: bool = False,
+) -> None:
+    ref_params = dict(ref.named_parameters())
+    names = [n for n, _ in model.named_parameters()]
+    report.check(
+        sorted(names) == sorted(ref_params),
+        f"{what}: parameter names differ: {sorted(names)} vs {sorted(ref_params)}",
+    )
+    for name, p in model.named_parameters():
+        if name not in ref_params:
+            continue
+        rp = ref_params[name]
+        if grads:
+            g, rg = p.grad, rp.grad
+            if rg is None or g is None:
+                report.check(
+                    (g is None) == (rg is None),
+                    f"{what} grad {name}: is None={g is None}, reference is None={rg is None}",
+                )
+                continue
+            report.close(f"{what} grad {name}", full(g), full(rg), rtol, atol)
+        else:
+            report.close(f"{what} param {name}", full(p), full(rp), rtol, atol)
+
+
+def mean_over_ranks(value: torch.Tensor) -> float:
+    t = value.detach().clone().reshape(1).double()
+    dist.all_reduce(t)
+    return t.item() / dist.get_world_size()
+
+
+def make_optimizer(name: str, params, **kw: Any) -> torch.optim.Optimizer:
+    params = list(params)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=kw.get("lr", 0.1))
+    if name == "sgd_momentum":
+        return torch.optim.SGD(params, lr=kw.get("lr", 0.05), momentum=0.9, nesterov=True)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=kw.get("lr", 1e-2), weight_decay=0.1)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=kw.get("lr", 1e-2))
+    if name == "adagrad":
+        return torch.optim.Adagrad(params, lr=kw.get("lr", 0.05))
+    if name == "rmsprop":
+        return torch.optim.RMSprop(params, lr=kw.get("lr", 1e-3))
+    if name == "adamax":
+        return torch.optim.Adamax(params, lr=kw.get("lr", 1e-2))
+    if name == "nadam":
+        return torch.optim.NAdam(params, lr=kw.get("lr", 1e-2))
+    if name == "radam":
+        return torch.optim.RAdam(params, lr=kw.get("lr", 1e-2))
+    if name == "adadelta":
+        return torch.optim.Adadelta(params, lr=kw.get("lr", 1.0))
+    raise ValueError(f"unknown optimizer {name!r}")
+
+
+def deepcopy_model(model: nn.Module) -> nn.Module:
+    """Reference copy taken before ``fully_shard`` (FSDP modules refuse deepcopy)."""
+    return copy.deepcopy(model)
+
+
+def run_with(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    try:
+        return fn(), None
+    except BaseException as e:  # noqa: BLE001
+        return None, e
+
+
+def exc_info(e: BaseException | None) -> dict[str, Any] | None:
+    """Picklable description of an exception (for misuse scenarios)."""
+    if e is None:
+        return None
+    return {
+        "type": type(e).__name__,
+        "mro": [c.__name__ for c in type(e).__mro__],
+        "msg": str(e),
+    }
