@@ -1,0 +1,56 @@
+"""fsdp_ref: a readable reference implementation of PyTorch's FSDP2 (``fully_shard``).
+
+Drop-in usage: replace ``from torch.distributed.fsdp import fully_shard`` with
+``from fsdp_ref import fully_shard``; names, signatures and semantics are the same::
+
+    import torch, torch.distributed as dist
+    from fsdp_ref import fully_shard
+
+    dist.init_process_group("gloo")            # torchrun sets rank and world size
+    model = Transformer()
+    for block in model.blocks:
+        fully_shard(block)                     # one communication group per block
+    fully_shard(model)                         # the root takes what is left
+    optim = torch.optim.AdamW(model.parameters())
+    loss = model(tokens).sum(); loss.backward(); optim.step()
+
+Modules, one concept each:
+
+* :mod:`fsdp_ref.fully_shard`: the entry point: validation and grouping;
+* :mod:`fsdp_ref.param`: one parameter's sharded and unsharded faces;
+* :mod:`fsdp_ref.param_group`: one group's unshard / reshard / reduce transitions;
+* :mod:`fsdp_ref.state`: hooks, the root, and the end-of-backward callback;
+* :mod:`fsdp_ref.collectives` and :mod:`fsdp_ref.layout`: pure buffer math and the
+  all-gather / reduce-scatter / all-reduce calls;
+* :mod:`fsdp_ref.streams`: streams, events and the recorder that logs their ordering;
+* :mod:`fsdp_ref.mesh`: reading a ``DeviceMesh`` (FSDP, HSDP);
+* :mod:`fsdp_ref.module`: the ``FSDPModule`` methods;
+* :mod:`fsdp_ref.api`: the policy dataclasses.
+"""
+
+from .api import (
+    AllGather,
+    Comm,
+    CPUOffloadPolicy,
+    DataParallelMeshDims,
+    MixedPrecisionPolicy,
+    OffloadPolicy,
+    ReduceScatter,
+)
+from .fully_shard import fully_shard
+from .module import FSDPModule, UnshardHandle, register_fsdp_forward_method, share_comm_ctx
+
+__all__ = [
+    "AllGather",
+    "CPUOffloadPolicy",
+    "Comm",
+    "DataParallelMeshDims",
+    "FSDPModule",
+    "MixedPrecisionPolicy",
+    "OffloadPolicy",
+    "ReduceScatter",
+    "UnshardHandle",
+    "fully_shard",
+    "register_fsdp_forward_method",
+    "share_comm_ctx",
+]

@@ -1,0 +1,156 @@
+"""Layout math for sharding one tensor along one dim: pure functions, no communication.
+
+FSDP splits a parameter the way ``torch.chunk`` does: every rank gets ``ceil(n / world)``
+rows of the shard dim except at the end, where ranks may get fewer rows or none. For the
+collectives every rank needs the *same* number of elements, so each shard is padded up to
+``ceil(n / world)`` rows. The padded, equal-size shards are what the all-gather exchanges
+and what the reduce-scatter produces::
+
+    full parameter (n=5 rows, world=2)      padded shards (3 rows each)
+    r0 r1 r2 r3 r4                           rank 0: r0 r1 r2
+                                             rank 1: r3 r4 [pad]
+
+A *ranked view* is a tensor of shape ``(world, *padded_shard_shape)``: slice ``i`` is the
+padded shard of rank ``i``. :func:`scatter_to_ranked` fills it from a full tensor (used to
+build the reduce-scatter input) and :func:`gather_from_ranked` fills a full tensor from it
+(used to copy all-gather output into the unsharded parameter).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+__all__ = [
+    "ShardLayout",
+    "chunk_sizes",
+    "gather_from_ranked",
+    "scatter_to_ranked",
+]
+
+
+def chunk_sizes(dim_size: int, world_size: int) -> list[int]:
+    """Sizes that ``torch.chunk(t, world_size, dim)`` gives each rank, padded with zeros.
+
+    Args:
+        dim_size: length of the shard dim.
+        world_size: number of shards.
+
+    Returns:
+        A list of ``world_size`` sizes summing to ``dim_size``; trailing entries may be 0.
+    """
+    if world_size < 1:
+        raise ValueError(f"world_size must be >= 1, got {world_size}")
+    per_rank = math.ceil(dim_size / world_size) if dim_size else 0
+    return [max(0, min(per_rank, dim_size - i * per_rank)) for i in range(world_size)]
+
+
+@dataclass(frozen=True)
+class ShardLayout:
+    """Where one parameter's shard sits: the full shape, the shard dim and this rank's slice.
+
+    Attributes:
+        full_shape: shape of the unsharded parameter.
+        shard_dim: the dim that is split across ranks.
+        world_size: number of shards.
+        rank: this rank's index among them.
+    """
+
+    full_shape: torch.Size
+    shard_dim: int
+    world_size: int
+    rank: int
+
+    @property
+    def rows_per_rank(self) -> int:
+        """Padded length of the shard dim on every rank (``ceil(n / world)``)."""
+        return math.ceil(self.full_shape[self.shard_dim] / self.world_size)
+
+    @property
+    def padded_shard_shape(self) -> torch.Size:
+        """Shape of every rank's padded shard."""
+        shape = list(self.full_shape)
+        shape[self.shard_dim] = self.rows_per_rank
+        return torch.Size(shape)
+
+    @property
+    def padded_shard_numel(self) -> int:
+        """Elements in one padded shard: what each rank contributes to the collectives."""
+        return self.padded_shard_shape.numel()
+
+    @property
+    def local_rows(self) -> int:
+        """Unpadded length of this rank's shard dim (may be 0 for trailing ranks)."""
+        return chunk_sizes(self.full_shape[self.shard_dim], self.world_size)[self.rank]
+
+    @property
+    def local_shape(self) -> torch.Size:
+        """Shape of this rank's unpadded shard: the DTensor's local tensor shape."""
+        shape = list(self.full_shape)
+        shape[self.shard_dim] = self.local_rows
+        return torch.Size(shape)
+
+    @property
+    def row_offset(self) -> int:
+        """Index along the shard dim where this rank's shard starts in the full tensor."""
+        return min(self.rank * self.rows_per_rank, self.full_shape[self.shard_dim])
+
+    def local_view(self, padded_shard: torch.Tensor) -> torch.Tensor:
+        """The unpadded shard as a view of a padded shard buffer (flat or shaped)."""
+        shaped = padded_shard.view(self.padded_shard_shape)
+        return shaped.narrow(self.shard_dim, 0, self.local_rows)
+
+    def ranked_view(self, flat_ranks: torch.Tensor) -> torch.Tensor:
+        """View a ``(world, padded_shard_numel)`` buffer as ``(world, *padded_shard_shape)``."""
+        return flat_ranks.view(self.world_size, *self.padded_shard_shape)
+
+
+def _split_dim(layout: ShardLayout, full: torch.Tensor) -> torch.Tensor:
+    """View ``full`` (first ``world * rows`` rows) as ``(world, *padded_shard_shape)``."""
+    d, rows, world = layout.shard_dim, layout.rows_per_rank, layout.world_size
+    shape = list(full.shape)
+    split = shape[:d] + [world, rows] + shape[d + 1 :]
+    return full.view(split).movedim(d, 0)
+
+
+def scatter_to_ranked(full: torch.Tensor, ranked: torch.Tensor, layout: ShardLayout) -> None:
+    """Copy a full tensor into a ranked view, zero-filling the padding.
+
+    This builds the reduce-scatter input: slice ``i`` of ``ranked`` becomes the padded
+    chunk of ``full`` that rank ``i`` owns.
+    """
+    n = full.shape[layout.shard_dim]
+    rows = layout.rows_per_rank
+    if n == rows * layout.world_size:
+        ranked.copy_(_split_dim(layout, full))
+        return
+    if layout.shard_dim != 0:
+        raise ValueError(
+            f"uneven sharding on dim {layout.shard_dim} (size {n}, world "
+            f"{layout.world_size}) is not supported; only dim 0 may be uneven"
+        )
+    whole = n // rows if rows else 0
+    if whole:
+        ranked[:whole].copy_(full[: whole * rows].view(whole, rows, *full.shape[1:]))
+    rest = n - whole * rows
+    if whole < layout.world_size:
+        ranked[whole:].zero_()
+        if rest:
+            ranked[whole, :rest].copy_(full[whole * rows :])
+
+
+def gather_from_ranked(ranked: torch.Tensor, full: torch.Tensor, layout: ShardLayout) -> None:
+    """Copy a ranked view (all-gather output) into the full tensor, dropping padding."""
+    n = full.shape[layout.shard_dim]
+    rows = layout.rows_per_rank
+    if n == rows * layout.world_size:
+        _split_dim(layout, full).copy_(ranked)
+        return
+    whole = n // rows if rows else 0
+    if whole:
+        full[: whole * rows].view(whole, rows, *full.shape[1:]).copy_(ranked[:whole])
+    rest = n - whole * rows
+    if rest:
+        full[whole * rows :].copy_(ranked[whole, :rest])

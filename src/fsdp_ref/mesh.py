@@ -1,0 +1,163 @@
+"""Which ranks shard and which replicate: reading a ``DeviceMesh`` for FSDP.
+
+A 1-D mesh means plain FSDP: every rank holds one shard (placement ``(Shard(0),)``).
+A 2-D mesh ``(replicate, shard)`` means HSDP: parameters are sharded within each row of
+the mesh and replicated across rows (placement ``(Replicate(), Shard(0))``); gradients are
+reduce-scattered within the row, then all-reduced across replicas.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
+from torch.distributed.tensor import Replicate, Shard
+
+from .api import DataParallelMeshDims
+
+__all__ = ["MeshInfo", "default_mesh", "mesh_info_for", "post_forward_mesh_info"]
+
+
+@dataclass
+class MeshInfo:
+    """The process groups and coordinates FSDP needs from a mesh.
+
+    Attributes:
+        mesh: the mesh parameters are placed on (the DTensor mesh).
+        shard_mesh_dim: index of the shard dim in ``mesh``, or ``None`` (pure replication).
+        replicate_mesh_dim: index of the replicate dim in ``mesh``, or ``None``.
+        shard_group: process group of the ranks that share one parameter's shards.
+        replicate_group: process group across replicas (HSDP), or ``None``.
+    """
+
+    mesh: DeviceMesh
+    shard_mesh_dim: int | None
+    replicate_mesh_dim: int | None
+    shard_group: dist.ProcessGroup | None
+    replicate_group: dist.ProcessGroup | None
+
+    @property
+    def shard_size(self) -> int:
+        """Number of ranks a parameter is split across."""
+        return 1 if self.shard_group is None else self.shard_group.size()
+
+    @property
+    def shard_rank(self) -> int:
+        """This rank's index among ``shard_group``."""
+        return 0 if self.shard_group is None else self.shard_group.rank()
+
+    @property
+    def replicate_size(self) -> int:
+        """Number of replicas (1 for plain FSDP)."""
+        return 1 if self.replicate_group is None else self.replicate_group.size()
+
+    @property
+    def is_hsdp(self) -> bool:
+        """Whether gradients need an all-reduce across replicas after the reduce-scatter."""
+        return self.replicate_group is not None and self.replicate_size > 1
+
+    def placements(self, shard_dim: int) -> tuple:
+        """DTensor placements of a parameter sharded on ``shard_dim`` of its tensor."""
+        out = [Replicate()] * self.mesh.ndim
+        if self.shard_mesh_dim is not None:
+            out[self.shard_mesh_dim] = Shard(shard_dim)
+        return tuple(out)
+
+
+def default_mesh() -> DeviceMesh:
+    """A 1-D mesh over the whole default process group on the default device type."""
+    if not dist.is_initialized():
+        raise RuntimeError(
+            "fully_shard needs an initialized process group: call "
+            "torch.distributed.init_process_group() first (torchrun sets up the env)"
+        )
+    device_type = "cuda" if torch.cuda.is_available() else "cpu"
+    return init_device_mesh(device_type, (dist.get_world_size(),))
+
+
+def mesh_info_for(mesh: DeviceMesh, dp_mesh_dims: DataParallelMeshDims | None) -> MeshInfo:
+    """Validate ``mesh`` and return the groups to shard and replicate over.
+
+    Raises:
+        ValueError: when the mesh has the wrong number of dims or names a dim that
+            does not exist.
+    """
+    if not isinstance(mesh, DeviceMesh):
+        raise ValueError(f"mesh must be a torch.distributed.DeviceMesh, got {type(mesh)}")
+    if dp_mesh_dims is not None:
+        return _spmd_mesh_info(mesh, dp_mesh_dims)
+    if mesh.ndim == 1:
+        return MeshInfo(mesh, 0, None, mesh.get_group(0), None)
+    if mesh.ndim == 2:
+        return MeshInfo(mesh, 1, 0, mesh.get_group(1), mesh.get_group(0))
+    raise ValueError(
+        f"fully_shard expects a 1-D mesh (FSDP) or a 2-D (replicate, shard) mesh (HSDP), "
+        f"got a {mesh.ndim}-D mesh {tuple(mesh.shape)}; pass mesh[...] sliced to the data "
+        "parallel dims, or name them with dp_mesh_dims=DataParallelMeshDims(...)"
+    )
+
+
+def _spmd_mesh_info(mesh: DeviceMesh, dims: DataParallelMeshDims) -> MeshInfo:
+    names = mesh.mesh_dim_names or ()
+    for name in dims.shard_names + dims.replicate_names:
+        if name not in names:
+            raise ValueError(
+                f"dp_mesh_dims names mesh dim {name!r}, but the mesh's dims are {names}; "
+                "give the mesh mesh_dim_names or fix the names"
+            )
+
+    def flat(dim_names: tuple[str, ...]):
+        if not dim_names:
+            return None
+        sub = mesh[dim_names] if len(dim_names) > 1 else mesh[dim_names[0]]
+        if len(dim_names) > 1:
+            sub = sub._flatten()
+        return sub.get_group()
+
+    shard_dim = names.index(dims.shard_names[0]) if dims.shard_names else None
+    rep_dim = names.index(dims.replicate_names[0]) if dims.replicate_names else None
+    return MeshInfo(mesh, shard_dim, rep_dim, flat(dims.shard_names), flat(dims.replicate_names))
+
+
+def post_forward_mesh_info(
+    reshard_after_forward: bool | int, info: MeshInfo
+) -> MeshInfo | None:
+    """The smaller mesh to keep parameters on between forward and backward, if any.
+
+    ``True`` reshards to the full shard mesh (return ``info``); ``False`` keeps the
+    parameters unsharded (``None``); an ``int`` k reshards to groups of k consecutive
+    shard ranks so the backward all-gather spans only k ranks.
+
+    Raises:
+        ValueError: when an int is not a divisor of the shard size (1 means ``False``
+            and the shard size means ``True``, as in torch).
+    """
+    if isinstance(reshard_after_forward, bool):
+        return info if reshard_after_forward else None
+    if not isinstance(reshard_after_forward, int):
+        raise ValueError(
+            f"reshard_after_forward must be a bool, an int or None, got {reshard_after_forward!r}"
+        )
+    size = info.shard_size
+    k = reshard_after_forward
+    if k < 1 or k > size or size % k != 0:
+        raise ValueError(
+            f"reshard_after_forward={k} must be a divisor of the shard world size {size} "
+            f"(e.g. the number of ranks per node); valid choices here: "
+            f"{[d for d in range(1, size + 1) if size % d == 0]}, or True/False"
+        )
+    if k == 1:
+        warnings.warn(
+            "reshard_after_forward=1 keeps full parameters between forward and backward, "
+            "the same as reshard_after_forward=False; pass False to say so",
+            stacklevel=3,
+        )
+        return None
+    if k == size:
+        return info
+    ranks = info.mesh.mesh.reshape(-1, k)
+    sub = DeviceMesh(info.mesh.device_type, ranks, mesh_dim_names=("pf_outer", "pf_inner"))
+    return MeshInfo(sub, 1, None, sub.get_group(1), None)

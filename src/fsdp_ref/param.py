@@ -1,0 +1,284 @@
+"""One parameter under FSDP: its sharded DTensor, its unsharded tensor, and the swaps.
+
+Each managed parameter has two faces, and the module shows one at a time:
+
+* the **sharded** parameter, an ``nn.Parameter`` wrapping a ``DTensor`` with placement
+  ``Shard(dim)`` (``(Replicate(), Shard(dim))`` under HSDP). Its local tensor is a view of
+  a padded flat buffer (``padded_shard``) so the all-gather can read every rank's shard at
+  the same size. The optimizer, ``state_dict`` and ``clip_grad_norm_`` see this one.
+* the **unsharded** parameter, a plain ``nn.Parameter`` of the full shape in the compute
+  dtype. It is created once and kept for the life of the module: autograd saves
+  references to it in forward, so it must be the *same* tensor in backward. Resharding
+  frees its storage (``untyped_storage().resize_(0)``) and unsharding re-allocates it
+  before the all-gather output is copied in; the object survives both.
+
+Swapping which face is registered is a dict assignment on ``module._parameters`` for
+every (module, name) that holds the parameter, so tied parameters stay tied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+from torch.distributed.tensor import DTensor
+
+from .layout import ShardLayout
+from .mesh import MeshInfo
+
+__all__ = ["FSDPParam", "ParamRef"]
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    """A place a parameter is registered: ``getattr(module, name)``."""
+
+    module: nn.Module
+    name: str
+
+
+def _contiguous_stride(shape: torch.Size) -> tuple[int, ...]:
+    stride, acc = [], 1
+    for size in reversed(shape):
+        stride.append(acc)
+        acc *= max(size, 1)
+    return tuple(reversed(stride))
+
+
+class FSDPParam:
+    """State and transitions of one managed parameter.
+
+    Args:
+        param: the original parameter (full shape; any device, including ``meta``).
+        refs: every (module, name) that holds ``param``.
+        mesh_info: the mesh and groups to shard over.
+        device: the compute device (where unsharded parameters live).
+        shard_dim: the tensor dim to shard (0 unless ``shard_placement_fn`` says otherwise).
+        param_dtype: dtype of the unsharded parameter (``None``: original dtype).
+        reduce_dtype: dtype of the gradient reduction (``None``: ``param_dtype``).
+        offload_to_cpu: keep the sharded parameter and its gradient on the CPU.
+        pin_memory: pin the CPU shard (only when an accelerator is present).
+        fqn: the parameter's name from the root, for error messages.
+    """
+
+    def __init__(
+        self,
+        param: nn.Parameter,
+        refs: list[ParamRef],
+        mesh_info: MeshInfo,
+        device: torch.device,
+        shard_dim: int = 0,
+        param_dtype: torch.dtype | None = None,
+        reduce_dtype: torch.dtype | None = None,
+        offload_to_cpu: bool = False,
+        pin_memory: bool = False,
+        fqn: str = "",
+    ) -> None:
+        if isinstance(param, DTensor):
+            raise NotImplementedError(
+                f"parameter {fqn or '?'} is already a DTensor; fsdp_ref shards plain tensors "
+                "only (2-D parallelism with tensor-parallel DTensor parameters is not "
+                "supported yet)"
+            )
+        ndim = param.dim()
+        if ndim == 0:
+            raise ValueError(
+                f"parameter {fqn or '?'} is a 0-dim scalar; FSDP shards along a dim, so "
+                "give it shape (1,) or pass it in ignored_params"
+            )
+        if not -ndim <= shard_dim < ndim:
+            raise ValueError(
+                f"shard_placement_fn returned Shard({shard_dim}) for {fqn or '?'} of shape "
+                f"{tuple(param.shape)}; the dim must be in [-{ndim}, {ndim})"
+            )
+        shard_dim %= ndim
+        self.refs = refs
+        self.mesh_info = mesh_info
+        self.device = device
+        self.fqn = fqn
+        self.orig_dtype = param.dtype
+        self._user_param_dtype = param_dtype
+        self._user_reduce_dtype = reduce_dtype
+        self.requires_grad = param.requires_grad
+        self.param_dtype = param_dtype if param_dtype is not None else param.dtype
+        self.reduce_dtype = reduce_dtype if reduce_dtype is not None else self.param_dtype
+        self.offload_to_cpu = offload_to_cpu
+        self.pin_memory = pin_memory
+        self.layout = ShardLayout(
+            param.shape, shard_dim, mesh_info.shard_size, mesh_info.shard_rank
+        )
+        world = self.layout.world_size
+        if shard_dim != 0 and param.shape[shard_dim] % world != 0:
+            raise ValueError(
+                f"cannot shard {fqn or 'a parameter'} of shape {tuple(param.shape)} on dim "
+                f"{shard_dim}: size {param.shape[shard_dim]} is not divisible by the shard "
+                f"world size {world}. Only dim 0 may be uneven; return Shard(0) (or None) "
+                "from shard_placement_fn for this parameter"
+            )
+        self.placements = mesh_info.placements(shard_dim)
+        self.unsharded_param: nn.Parameter | None = None
+        self.post_forward_layout: ShardLayout | None = None
+        self.post_forward_shard: torch.Tensor | None = None
+        self._init_sharded(param)
+
+    # ---- construction ---------------------------------------------------------------
+
+    def _init_sharded(self, param: torch.Tensor) -> None:
+        """Cut this rank's chunk out of the full ``param`` into a padded buffer."""
+        lay = self.layout
+        store_device = param.device
+        if param.device.type != "meta":
+            store_device = torch.device("cpu") if self.offload_to_cpu else self.device
+        padded = torch.zeros(lay.padded_shard_numel, dtype=param.dtype, device=store_device)
+        if param.device.type != "meta" and lay.local_rows:
+            chunk = param.detach().narrow(lay.shard_dim, lay.row_offset, lay.local_rows)
+            lay.local_view(padded).copy_(chunk)
+        self._set_padded_shard(padded)
+
+    def _set_padded_shard(self, padded: torch.Tensor) -> None:
+        if self.offload_to_cpu and self.pin_memory and torch.cuda.is_available():
+            padded = padded.pin_memory()
+        self.padded_shard = padded
+        local = self.layout.local_view(padded)
+        with torch.no_grad():
+            dt = DTensor.from_local(
+                local,
+                self.mesh_info.mesh,
+                self.placements,
+                run_check=False,
+                shape=self.layout.full_shape,
+                stride=_contiguous_stride(self.layout.full_shape),
+            )
+        self.sharded_param = nn.Parameter(dt, requires_grad=self.requires_grad)
+        self.to_sharded()
+
+    def reset_sharded_param(self) -> None:
+        """Re-adopt the parameter registered on the module after ``module._apply``.
+
+        ``to_empty``, ``.to()`` and ``.double()`` replace (or swap) parameter tensors; the
+        new local tensor is copied into a fresh padded buffer so that the all-gather can
+        keep reading equal-size shards and the optimizer keeps writing into them.
+        """
+        current = self.refs[0].module._parameters[self.refs[0].name]
+        if not isinstance(current, DTensor):
+            raise RuntimeError(
+                f"{self.fqn or 'a parameter'} is no longer a sharded DTensor after a module "
+                "conversion; do not replace FSDP-managed parameters by hand"
+            )
+        local = current._local_tensor
+        self.orig_dtype = current.dtype
+        self.param_dtype = self._user_param_dtype or current.dtype
+        self.reduce_dtype = self._user_reduce_dtype or self.param_dtype
+        padded = torch.zeros(
+            self.layout.padded_shard_numel, dtype=current.dtype, device=local.device
+        )
+        if local.device.type != "meta":
+            self.layout.local_view(padded).copy_(local)
+        self.requires_grad = current.requires_grad
+        self._set_padded_shard(padded)
+        if local.device.type != "meta" and not self.offload_to_cpu:
+            self.device = local.device if local.device.type != "cpu" else self.device
+        self.unsharded_param = None
+
+    # ---- the two faces --------------------------------------------------------------
+
+    def _register(self, param: nn.Parameter) -> None:
+        for ref in self.refs:
+            ref.module._parameters[ref.name] = param
+
+    def to_sharded(self) -> None:
+        """Register the sharded DTensor parameter and free the unsharded storage."""
+        self._register(self.sharded_param)
+        self.free_unsharded()
+        self.post_forward_shard = None
+
+    def to_unsharded(self) -> None:
+        """Register the unsharded parameter (its storage must already hold the data)."""
+        self._register(self.unsharded_param)
+
+    def alloc_unsharded(self) -> list[torch.Tensor]:
+        """Make sure the unsharded parameter has storage; return it for copy-out."""
+        if self.unsharded_param is None:
+            full = torch.empty(
+                self.layout.full_shape, dtype=self.param_dtype, device=self.device
+            )
+            self.unsharded_param = nn.Parameter(full, requires_grad=self.requires_grad)
+        else:
+            storage = self.unsharded_param.untyped_storage()
+            nbytes = self.unsharded_param.numel() * self.unsharded_param.element_size()
+            if storage.size() != nbytes:
+                storage.resize_(nbytes)
+        return self.unsharded_param
+
+    def free_unsharded(self) -> None:
+        """Release the unsharded parameter's memory; the tensor object stays."""
+        if self.unsharded_param is not None:
+            self.unsharded_param.untyped_storage().resize_(0)
+
+    @property
+    def is_unsharded_allocated(self) -> bool:
+        """Whether the unsharded parameter currently holds memory."""
+        p = self.unsharded_param
+        return p is not None and p.untyped_storage().size() > 0
+
+    # ---- data for the collectives ---------------------------------------------------
+
+    def all_gather_input(self) -> torch.Tensor:
+        """This rank's padded shard, on the compute device, for the all-gather copy-in."""
+        if self.padded_shard.device.type == "meta":
+            raise RuntimeError(
+                f"parameter {self.fqn or '?'} is still on the meta device; materialize the "
+                "model first: model.to_empty(device=...) then reset_parameters() (or load a "
+                "checkpoint) before running forward"
+            )
+        if self.padded_shard.device != self.device:
+            return self.padded_shard.to(self.device, non_blocking=True)
+        return self.padded_shard
+
+    def unsharded_grad(self) -> torch.Tensor | None:
+        """The gradient autograd accumulated into the unsharded parameter, if any."""
+        return None if self.unsharded_param is None else self.unsharded_param.grad
+
+    def clear_unsharded_grad(self) -> None:
+        """Drop the unsharded gradient once it has been reduced."""
+        if self.unsharded_param is not None:
+            self.unsharded_param.grad = None
+
+    def accumulate_sharded_grad(self, padded_grad: torch.Tensor) -> None:
+        """Set (or add to) the sharded parameter's DTensor gradient.
+
+        Args:
+            padded_grad: this rank's reduced gradient shard, flat and padded, in any dtype;
+                it is cast to the parameter's dtype and moved to the CPU when offloading.
+        """
+        local = self.layout.local_view(padded_grad)
+        target_device = self.padded_shard.device
+        if local.dtype != self.orig_dtype or local.device != target_device:
+            local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True)
+        existing = self.sharded_param.grad
+        if existing is None:
+            self.sharded_param.grad = DTensor.from_local(
+                local,
+                self.mesh_info.mesh,
+                self.placements,
+                run_check=False,
+                shape=self.layout.full_shape,
+                stride=_contiguous_stride(self.layout.full_shape),
+            )
+        else:
+            existing._local_tensor.add_(local)
+
+    # ---- reshard_after_forward=<int> ------------------------------------------------
+
+    def to_post_forward_shard(self, layout: ShardLayout) -> None:
+        """Keep a shard over a smaller group between forward and backward (int reshard)."""
+        self.post_forward_layout = layout
+        full = self.unsharded_param.detach()
+        padded = torch.zeros(layout.padded_shard_numel, dtype=full.dtype, device=full.device)
+        if layout.local_rows:
+            chunk = full.narrow(layout.shard_dim, layout.row_offset, layout.local_rows)
+            layout.local_view(padded).copy_(chunk)
+        self._register(self.sharded_param)
+        self.free_unsharded()
+        self.post_forward_shard = padded

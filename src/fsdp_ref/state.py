@@ -1,0 +1,312 @@
+"""When things happen: the module hooks, the root, and the end-of-backward callback.
+
+One :class:`FSDPState` is attached to the module(s) of each ``fully_shard`` call. It owns
+at most one :class:`~fsdp_ref.param_group.FSDPParamGroup` and drives it from hooks:
+
+* forward pre-hook  -> lazy init (first time), root pre-forward, group pre-forward,
+  explicit forward prefetch;
+* forward hook      -> group post-forward, output casting, pre-backward tensor hooks;
+* tensor hook on an output's gradient -> group pre-backward, explicit backward prefetch,
+  and (once per backward) queue the root's final callback;
+* final callback    -> post-backward for groups autograd never reached, then wait for all
+  reductions and reset the per-iteration state.
+
+The *root* is the state whose module runs forward first; at that moment every
+``fully_shard`` call has been made, so the root can find all states below it and give
+them one shared :class:`~fsdp_ref.streams.CommContext` and :class:`IterContext`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.autograd import Variable
+from torch.utils._pytree import tree_map
+
+from .api import MixedPrecisionPolicy
+from .param_group import FSDPParamGroup, TrainingState
+from .streams import CommContext, Event, recorder
+
+__all__ = ["FSDPState", "IterContext", "get_state"]
+
+_STATE_ATTR = "_fsdp_ref_state"
+
+
+def get_state(module: nn.Module) -> FSDPState | None:
+    """The :class:`FSDPState` attached to ``module`` by ``fully_shard``, if any."""
+    return module.__dict__.get(_STATE_ATTR)
+
+
+@dataclass
+class IterContext:
+    """Per-root state shared by every FSDP state under it."""
+
+    all_states: list[FSDPState] = field(default_factory=list)
+    iter_forward_root: FSDPState | None = None
+    post_optim_event: Event | None = None
+    is_last_backward: bool = True
+    final_callback_queued: bool = False
+
+
+class FSDPState:
+    """Hooks and root logic for the module(s) of one ``fully_shard`` call.
+
+    Args:
+        modules: the module(s) passed to ``fully_shard``.
+        device: compute device.
+        mp_policy: the mixed precision policy (for input/output casting).
+        auto_reshard_after_forward: ``reshard_after_forward`` was ``None``: the root will
+            keep its parameters unsharded after forward.
+    """
+
+    def __init__(
+        self,
+        modules: list[nn.Module],
+        device: torch.device,
+        mp_policy: MixedPrecisionPolicy,
+        auto_reshard_after_forward: bool,
+    ) -> None:
+        self.modules = modules
+        self.device = device
+        self.mp_policy = mp_policy
+        self.auto_reshard_after_forward = auto_reshard_after_forward
+        self.group: FSDPParamGroup | None = None
+        self.is_root: bool | None = None
+        self.iter_ctx = IterContext()
+        self.comm_ctx = CommContext()
+        self.forward_prefetch: list[FSDPState] = []
+        self.backward_prefetch: list[FSDPState] = []
+        self._modules_to_run: set[int] = set()
+        self._hook_handles: list[Any] = []
+        for module in modules:
+            module.__dict__[_STATE_ATTR] = self
+            self._hook_handles.append(
+                module.register_forward_pre_hook(self._pre_forward, prepend=True, with_kwargs=True)
+            )
+            self._hook_handles.append(module.register_forward_hook(self._post_forward))
+
+    @property
+    def label(self) -> str:
+        """Readable name: the class name(s) of the module(s)."""
+        return "+".join(type(m).__name__.removeprefix("FSDP") for m in self.modules)
+
+    # ---- lazy initialization -------------------------------------------------------
+
+    def lazy_init(self) -> None:
+        """Make this state the root if no state has been initialized yet (first forward)."""
+        if self.is_root is not None:
+            return
+        if len(self.modules) > 1:
+            raise RuntimeError(
+                f"the first module to run forward ({self.label}) was sharded as part of a "
+                "list; the root must be a single module: call fully_shard(model) on the "
+                "top-level model after sharding its submodules"
+            )
+        self.is_root = True
+        root = self.modules[0]
+        fqns: dict[int, str] = {}
+        for name, param in root.named_parameters(remove_duplicate=False):
+            fqns.setdefault(id(param), name)
+        for module in root.modules():
+            state = get_state(module)
+            if state is None or state in self.iter_ctx.all_states:
+                continue
+            if state is not self:
+                if state.is_root is not None:
+                    raise RuntimeError(
+                        f"fully_shard state of {state.label} was already initialized as a "
+                        "root: run forward through the top-level model first (its forward "
+                        "initializes every submodule), or call reset on a fresh model"
+                    )
+                state.is_root = False
+            state.iter_ctx = self.iter_ctx
+            state.comm_ctx = self.comm_ctx
+            self.iter_ctx.all_states.append(state)
+            if state.group is not None:
+                state.group.comm_ctx = self.comm_ctx
+                for p in state.group.fsdp_params:
+                    p.fqn = fqns.get(id(p.sharded_param), p.fqn)
+        self.comm_ctx.lazy_init(self.device)
+        if self.auto_reshard_after_forward and self.group is not None:
+            self.group.post_forward_mesh_info = None
+        self._check_ranks_agree()
+
+    def _check_ranks_agree(self) -> None:
+        """Fail on every rank, instead of hanging, if ranks built different models."""
+        signature = []
+        for state in self.iter_ctx.all_states:
+            if state.group is None:
+                continue
+            signature.extend(
+                (p.fqn, tuple(p.layout.full_shape), str(p.param_dtype))
+                for p in state.group.fsdp_params
+            )
+        digest = hashlib.sha256(repr(signature).encode()).hexdigest()
+        groups: dict[int, dist.ProcessGroup] = {}
+        for state in self.iter_ctx.all_states:
+            if state.group is not None:
+                info = state.group.mesh_info
+                for pg in (info.shard_group, info.replicate_group):
+                    if pg is not None:
+                        groups.setdefault(id(pg), pg)
+        for pg in groups.values():
+            gathered: list[Any] = [None] * pg.size()
+            dist.all_gather_object(gathered, (digest, signature), group=pg)
+            for other_rank, (other_digest, other_sig) in enumerate(gathered):
+                if other_digest != digest:
+                    raise RuntimeError(
+                        "ranks built different models; FSDP needs identical parameter names, "
+                        "shapes and dtypes on every rank: "
+                        + _describe_difference(signature, other_sig, other_rank)
+                    )
+
+    # ---- forward -------------------------------------------------------------------
+
+    def _pre_forward(self, module: nn.Module, args: tuple, kwargs: dict):
+        self.lazy_init()
+        root_ctx = self.iter_ctx
+        if root_ctx.iter_forward_root is None:
+            root_ctx.iter_forward_root = self
+            self._root_pre_forward()
+        if self.mp_policy.cast_forward_inputs and self.mp_policy.param_dtype is not None:
+            args, kwargs = _cast_floats((args, kwargs), self.mp_policy.param_dtype)
+        if self.group is None:
+            return args, kwargs
+        if not self._modules_to_run:
+            self._modules_to_run = {id(m) for m in self.modules}
+            args, kwargs = self.group.pre_forward(args, kwargs)
+            for target in self.forward_prefetch:
+                if target.group is not None:
+                    recorder.log("prefetch", "compute", "forward", target.group.label)
+                    target.group.unshard()
+        elif not self.group.is_unsharded:
+            # Another module of a grouped fully_shard([a, b]) after a reshard.
+            args, kwargs = self.group.pre_forward(args, kwargs)
+        return args, kwargs
+
+    def _root_pre_forward(self) -> None:
+        """Order the first all-gathers after the optimizer's writes to the shards."""
+        ctx = self.comm_ctx
+        event = self.iter_ctx.post_optim_event
+        if event is not None:
+            ctx.all_gather_copy_in.wait_event(event, "post_optim")
+            ctx.all_gather.wait_event(event, "post_optim")
+            self.iter_ctx.post_optim_event = None
+        else:
+            compute = ctx.current()
+            ctx.all_gather_copy_in.wait_stream(compute)
+            ctx.all_gather.wait_stream(compute)
+
+    def _post_forward(self, module: nn.Module, args: Any, output: Any) -> Any:
+        if self.group is not None:
+            self._modules_to_run.discard(id(module))
+            if not self._modules_to_run:
+                self.group.post_forward()
+        if self.mp_policy.output_dtype is not None:
+            output = _cast_floats(output, self.mp_policy.output_dtype)
+        if torch.is_grad_enabled():
+            for t in _grad_tensors(output):
+                t.register_hook(self._pre_backward)
+        if self.iter_ctx.iter_forward_root is self:
+            self.iter_ctx.iter_forward_root = None
+        return output
+
+    # ---- backward ------------------------------------------------------------------
+
+    def _pre_backward(self, grad: torch.Tensor) -> torch.Tensor:
+        ctx = self.iter_ctx
+        if not ctx.final_callback_queued:
+            ctx.final_callback_queued = True
+            root = next(s for s in ctx.all_states if s.is_root)
+            Variable._execution_engine.queue_callback(root._final_callback)
+        if self.group is not None:
+            self.group.pre_backward(prefetch=not self.backward_prefetch)
+        for target in self.backward_prefetch:
+            if target.group is not None and target.group.unshard_in_backward:
+                recorder.log("prefetch", "compute", "backward", target.group.label)
+                target.group.unshard()
+        return grad
+
+    def _final_callback(self) -> None:
+        """End of backward (root only): reduce what autograd did not reach, then wait."""
+        ctx = self.iter_ctx
+        ctx.final_callback_queued = False
+        groups = [s.group for s in reversed(ctx.all_states) if s.group is not None]
+        for group in groups:
+            if group.training_state != TrainingState.POST_BACKWARD and (
+                group.is_unsharded or any(p.unsharded_grad() is not None for p in group.fsdp_params)
+                or group._all_gather is not None or group._is_post_forward_sharded
+            ):
+                group.post_backward()
+            elif group.is_unsharded and group.reshard_after_backward:
+                group.reshard()
+            group.training_state = TrainingState.IDLE
+        for state in ctx.all_states:
+            state._modules_to_run.clear()
+        if ctx.is_last_backward:
+            self.finish_reductions()
+            self.comm_ctx.post_forward_order.clear()
+            for group in groups:
+                group._post_forward_indices.clear()
+
+    def finish_reductions(self) -> None:
+        """Wait for every pending reduce-scatter and assign the sharded gradients."""
+        pending = self.comm_ctx.pending_reductions
+        while pending:
+            red = pending.pop(0)
+            red.group.finish(red)
+
+    def reset_iter_state(self) -> None:
+        """Bring every state under this root back to idle after an exception."""
+        ctx = self.iter_ctx
+        ctx.iter_forward_root = None
+        ctx.final_callback_queued = False
+        # Complete in-flight reductions so no rank is left waiting, then drop them.
+        pending = self.comm_ctx.pending_reductions
+        while pending:
+            red = pending.pop(0)
+            if red.work is not None:
+                red.work.wait()
+        for state in ctx.all_states:
+            state._modules_to_run.clear()
+            if state.group is not None:
+                state.group.reset()
+        self.comm_ctx.post_forward_order.clear()
+        self.comm_ctx.release_all_gather_output()
+
+
+def _describe_difference(mine: list, theirs: list, other_rank: int) -> str:
+    here = {name: rest for name, *rest in mine}
+    there = {name: rest for name, *rest in theirs}
+    diffs = [
+        f"{name}: {here.get(name)} here vs {there.get(name)} on group rank {other_rank}"
+        for name in sorted(set(here) | set(there))
+        if here.get(name) != there.get(name)
+    ]
+    return "; ".join(diffs[:5]) or f"parameter order differs from group rank {other_rank}"
+
+
+def _grad_tensors(output: Any) -> list[torch.Tensor]:
+    found: list[torch.Tensor] = []
+
+    def visit(x):
+        if torch.is_tensor(x) and x.requires_grad:
+            found.append(x)
+        return x
+
+    tree_map(visit, output)
+    return found
+
+
+def _cast_floats(tree: Any, dtype: torch.dtype) -> Any:
+    def cast(x):
+        if torch.is_tensor(x) and torch.is_floating_point(x) and x.dtype != dtype:
+            return x.to(dtype)
+        return x
+
+    return tree_map(cast, tree)
