@@ -25,6 +25,15 @@ test: $(STAMP) lint
 demo: $(STAMP)
 	$(VENV)/bin/torchrun --standalone --nproc_per_node 2 -m fsdp_ref.demo
 
+# Serve the documentation site locally with live reload (http://127.0.0.1:8000).
+docs: $(STAMP)
+	$(PY) -m mkdocs serve
+
+# What CI checks for the docs: a broken link, a missing page or a docstring griffe
+# cannot parse fails the strict build.
+docs-check: $(STAMP)
+	$(PY) -m mkdocs build --strict -d site
+
 bench: $(STAMP)
 	$(VENV)/bin/torchrun --standalone --nproc_per_node 2 benchmarks/compare.py
 

@@ -1,0 +1,22 @@
+"""Build-time machinery of the fsdp-ref documentation site.
+
+The site is plain MkDocs + Material; everything that is *generated* while
+``mkdocs build`` runs lives in this package so that it can be tested and read
+like the rest of the repository:
+
+* :mod:`docs_site.hooks` -- the MkDocs hook module named in ``mkdocs.yml``. It
+  wires the pieces below into MkDocs' event loop.
+* :mod:`docs_site.navgen` -- turns the folder tree that ``indexgen`` writes
+  (``docs/reference/...``) and the build-time upstream pages into navigation,
+  so no generated page is ever listed by hand.
+* :mod:`docs_site.apipages` -- writes one mkdocstrings page (``::: module``)
+  per module of ``fsdp_ref`` and ``indexgen``.
+* :mod:`docs_site.upstream` -- runs ``indexgen`` over the *installed* torch's
+  ``torch/distributed/fsdp`` and pairs each ``fsdp_ref`` module with the
+  upstream module it re-implements.
+* :mod:`docs_site.figures` -- a tiny stream scheduler that models one FSDP2
+  training iteration and renders it as hand-written SVG (timeline and stream
+  diagram).
+
+Nothing here needs a GPU or the network.
+"""
