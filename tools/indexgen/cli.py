@@ -1,0 +1,140 @@
+"""The ``indexgen`` command: a thin argparse layer over :func:`indexgen.build` and
+:func:`indexgen.check`.
+
+Exit status: 0 success (for ``check``: pages up to date), 1 ``check`` found stale, missing or
+orphaned pages, 2 usage or configuration error, unsafe path, or a page that indexgen did not
+generate stands in the way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from indexgen.build import Report, build, check
+from indexgen.config import DEFAULT_MAX_BYTES, Config, load_config
+from indexgen.errors import IndexgenError
+from indexgen.version import __version__
+
+EXIT_OK = 0
+EXIT_DRIFT = 1
+EXIT_ERROR = 2
+
+_EPILOG = """\
+With no SRC_ROOT, settings come from [tool.indexgen] in the nearest pyproject.toml
+(roots, out, tests, max-bytes, jobs); with several roots each root's pages go under OUT/<root>/.
+
+exit status:
+  0  success; for check, the pages are up to date
+  1  check only: some pages are stale, missing or orphaned (listed on stdout)
+  2  usage or configuration error, unsafe path (symlink loop or escape), or a file that
+     indexgen did not generate is in the way
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="indexgen",
+        description="Generate keyword index and analysis pages for Python sources, statically "
+                    "(the code is never imported).",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"indexgen {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, help_text in (
+        ("build", "write the pages (incremental: unchanged pages are not rewritten)"),
+        ("check", "write nothing; exit 1 listing stale, missing and orphaned pages"),
+    ):
+        cmd = sub.add_parser(name, help=help_text, description=help_text, epilog=_EPILOG,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+        cmd.add_argument("src_root", metavar="SRC_ROOT", nargs="*", type=Path,
+                         help="source root(s) to document (default: [tool.indexgen] roots)")
+        cmd.add_argument("--out", type=Path, help="output directory (required with SRC_ROOT)")
+        cmd.add_argument("--tests", type=Path, action="append", default=None, metavar="DIR",
+                         help="folder of test files to cross-reference (repeatable)")
+        cmd.add_argument("--max-bytes", type=int, default=None,
+                         help=f"skip analysis of larger files (default {DEFAULT_MAX_BYTES:,})")
+        cmd.add_argument("-j", "--jobs", type=int, default=None,
+                         help="worker processes (default: one per CPU)")
+        cmd.add_argument("-q", "--quiet", action="store_true",
+                         help="print nothing but errors (and, for check, the drift list)")
+    return parser
+
+
+def _config(args: argparse.Namespace) -> Config:
+    if args.src_root:
+        if args.out is None:
+            raise IndexgenError("--out is required when SRC_ROOT is given")
+        config = Config(roots=list(args.src_root), out=args.out, tests=list(args.tests or []),
+                        base=Path.cwd())
+    else:
+        config = load_config(Path.cwd())
+        if args.out is not None:
+            config.out = args.out
+        if args.tests is not None:
+            config.tests = list(args.tests)
+    if args.max_bytes is not None:
+        config.max_bytes = args.max_bytes
+    if args.jobs is not None:
+        config.jobs = args.jobs
+    return config
+
+
+class _Bar:
+    """A one-line progress bar on stderr, drawn only on a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.last = 0.0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self.enabled or total < 50:
+            return
+        now = time.monotonic()
+        if done not in (0, total) and now - self.last < 0.1:
+            return
+        self.last = now
+        width = 30
+        filled = width * done // total if total else width
+        sys.stderr.write(f"\r{phase:8} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
+    try:
+        config = _config(args)
+        start = time.perf_counter()
+        if args.command == "build":
+            report = build(config, progress=bar)
+        else:
+            report = check(config, progress=bar)
+    except IndexgenError as exc:
+        print(f"indexgen: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    elapsed = time.perf_counter() - start
+    if args.command == "check":
+        return _print_check(report, args.quiet, elapsed)
+    if not args.quiet:
+        print(f"indexgen: {report.files} files, {report.extracted} parsed, "
+              f"{report.rendered} rendered; {len(report.written)} pages written, "
+              f"{len(report.removed)} removed in {elapsed:.1f}s")
+    return EXIT_OK
+
+
+def _print_check(report: Report, quiet: bool, elapsed: float) -> int:
+    for label, pages in (("stale", report.stale), ("missing", report.missing),
+                         ("orphaned", report.orphaned), ("not generated by indexgen",
+                                                          report.conflicts)):
+        for page in pages:
+            print(f"{label}: {page}")
+    if report.up_to_date:
+        if not quiet:
+            print(f"indexgen: {report.files} files, pages up to date ({elapsed:.1f}s)")
+        return EXIT_OK
+    return EXIT_DRIFT

@@ -1,0 +1,118 @@
+"""Find the Python files of a source root, refusing paths that leave it.
+
+Hidden entries and ``__pycache__`` are skipped, as is the output directory when it lies inside
+the root (generated pages are never documented).  A symlink is followed only when its target
+stays inside the root and is not one of its own ancestors; anything else raises
+:class:`~indexgen.errors.UnsafePathError`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from indexgen.errors import UnsafePathError
+from indexgen.extract import module_name
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A Python file to document.
+
+    Attributes:
+        root: Name of its source root.
+        relpath: POSIX path relative to the root.
+        path: Path to read it from.
+        module: Dotted module name.
+    """
+
+    root: str
+    relpath: str
+    path: Path
+    module: str
+
+    @property
+    def key(self) -> str:
+        """Root-qualified path (``root/rel/path.py``), unique across roots."""
+        return f"{self.root}/{self.relpath}"
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def walk_python_files(root: Path, exclude: tuple[Path, ...] = ()) -> list[str]:
+    """POSIX paths (relative to ``root``) of the ``.py`` files under ``root``, sorted.
+
+    Args:
+        root: Folder to walk.
+        exclude: Folders to leave out (e.g. the output directory).
+
+    Raises:
+        UnsafePathError: A symlink points outside ``root``, is broken, or loops.
+    """
+    real_root = os.path.realpath(root)
+    excluded = {os.path.realpath(p) for p in exclude}
+    found: list[str] = []
+
+    def visit(folder: str, rel: str, ancestors: tuple[str, ...]) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            raise UnsafePathError(f"cannot list {folder}: {exc.strerror or exc}") from exc
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or name == "__pycache__":
+                continue
+            child_rel = f"{rel}/{name}" if rel else name
+            real = entry.path
+            if entry.is_symlink():
+                real = os.path.realpath(entry.path)
+                if not os.path.exists(real):
+                    raise UnsafePathError(f"broken symlink: {entry.path}")
+                if not _inside(real, real_root):
+                    raise UnsafePathError(
+                        f"symlink leaves the source root: {entry.path} -> {real} "
+                        f"(root {real_root})")
+                if real in ancestors:
+                    raise UnsafePathError(f"symlink loop: {entry.path} -> {real}")
+            if os.path.isdir(real):
+                real_dir = os.path.realpath(real)
+                if real_dir in excluded:
+                    continue
+                if real_dir in ancestors:
+                    raise UnsafePathError(f"symlink loop: {entry.path} -> {real_dir}")
+                visit(entry.path, child_rel, (*ancestors, real_dir))
+            elif name.endswith(".py") and os.path.isfile(real):
+                found.append(child_rel)
+
+    visit(str(root), "", (real_root,))
+    return sorted(found)
+
+
+def discover(root: Path, exclude: tuple[Path, ...] = ()) -> list[SourceFile]:
+    """The documented files of one source root.
+
+    Args:
+        root: The source root; its folder name names it on pages.  If it holds an
+            ``__init__.py`` it is itself a package and module names start with its name.
+        exclude: Folders to leave out.
+
+    Returns:
+        Files sorted by relative path.
+
+    Raises:
+        UnsafePathError: See :func:`walk_python_files`.
+    """
+    root_name = root_name_of(root)
+    is_package = (root / "__init__.py").is_file()
+    return [
+        SourceFile(root_name, rel, root / rel, module_name(rel, is_package, root_name))
+        for rel in walk_python_files(root, exclude)
+    ]
+
+
+def root_name_of(root: Path) -> str:
+    """Name of a source root as used in page paths: its folder name."""
+    return Path(os.path.realpath(root)).name if root.name in ("", ".", "..") else root.name

@@ -1,0 +1,81 @@
+"""The build manifest: what the last build read and wrote, stored beside the pages.
+
+``OUT/.indexgen-manifest.json`` records the tool version and settings, and for each source file
+its hash, the compact summary the global pass reads, a hash of its global context and the hashes
+of its pages.  A rebuild re-extracts only files whose hash changed, re-renders only files whose
+source or context changed (or whose pages were edited or deleted), and writes nothing otherwise.
+The JSON is sorted and holds no timestamps or absolute paths, so it is committed with the pages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from indexgen.model import Definition, FileSummary, ImportRecord, ModuleAttribute
+
+
+def context_hash(obj: object) -> str:
+    """Stable hash of a JSON-serializable object (dataclasses allowed)."""
+    data = json.dumps(obj, default=_default, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def _default(obj: object) -> object:
+    if hasattr(obj, "__dataclass_fields__"):
+        return asdict(obj)
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    raise TypeError(f"not serializable: {type(obj).__name__}")
+
+
+def encode_summary(s: FileSummary) -> dict:
+    """Compact summary -> JSON-friendly dict (lists instead of objects, to stay small)."""
+    return {
+        "root": s.root, "relpath": s.relpath, "module": s.module, "is_package": s.is_package,
+        "sha256": s.sha256, "size": s.size, "status": s.status, "error": s.error,
+        "encoding": s.encoding, "n_lines": s.n_lines, "docstring": s.docstring,
+        "exports": s.exports,
+        "defs": [[d.kind, d.qualname, d.lineno, d.end_lineno, d.start_lineno, d.bases, d.anchor,
+                  d.parent] for d in s.definitions],
+        "attrs": [[a.name, a.lineno, a.constant, a.anchor] for a in s.attributes],
+        "imports": [[i.written, i.module, i.name, i.alias, i.lineno, i.scope] for i in s.imports],
+    }
+
+
+def decode_summary(d: dict) -> FileSummary:
+    """Inverse of :func:`encode_summary`."""
+    return FileSummary(
+        root=d["root"], relpath=d["relpath"], module=d["module"], is_package=d["is_package"],
+        sha256=d["sha256"], size=d["size"], status=d["status"], error=d["error"],
+        encoding=d["encoding"], n_lines=d["n_lines"], docstring=d["docstring"],
+        exports=d["exports"],
+        definitions=[Definition(kind=k, qualname=q, lineno=ln, end_lineno=e, start_lineno=st,
+                                bases=list(b), anchor=a, parent=p)
+                     for k, q, ln, e, st, b, a, p in d["defs"]],
+        attributes=[ModuleAttribute(name=n, lineno=ln, constant=c, anchor=a)
+                    for n, ln, c, a in d["attrs"]],
+        imports=[ImportRecord(w, m, n, a, ln, sc) for w, m, n, a, ln, sc in d["imports"]],
+    )
+
+
+def dumps(manifest: dict) -> bytes:
+    """Deterministic serialization of a manifest."""
+    return (json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def load(path: Path, version: str, settings: dict) -> dict:
+    """The file entries of a manifest, or ``{}`` if it is absent, unreadable or from a
+    different tool version or settings (then everything is rebuilt)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != version:
+        return {}
+    if data.get("settings") != json.loads(json.dumps(settings)):
+        return {}
+    files = data.get("files")
+    return files if isinstance(files, dict) else {}

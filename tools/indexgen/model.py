@@ -1,0 +1,248 @@
+"""Plain data passed between the stages of indexgen.
+
+Extraction (:mod:`indexgen.extract`) turns one source file into a :class:`FileSummary`;
+the global pass (:mod:`indexgen.analyze`) turns all summaries into :class:`FileContext` and
+:class:`FolderInfo` records; the renderers only read these objects.  Everything here is a
+picklable dataclass without behaviour, so workers can ship them between processes and tests can
+build them by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Status values of :attr:`FileSummary.status`.
+STATUS_OK = "ok"
+STATUS_EMPTY = "empty"
+STATUS_TOO_LARGE = "too-large"
+STATUS_UNDECODABLE = "not-decodable"
+STATUS_SYNTAX_ERROR = "syntax-error"
+STATUS_UNREADABLE = "unreadable"
+
+
+@dataclass
+class Definition:
+    """A class, function or method defined in a file.
+
+    Attributes:
+        kind: ``class``, ``function``, ``method``, ``property``, ``classmethod`` or
+            ``staticmethod``.
+        qualname: Dotted name inside the module, e.g. ``Outer.Inner.method``.
+        lineno: Line of the ``def``/``class`` keyword (not of the first decorator).
+        end_lineno: Last line of the definition.
+        start_lineno: First line including decorators.
+        signature: Rendered signature (``name(a: int) -> None``) or, for classes, the bases.
+        summary: First paragraph of the docstring, whitespace collapsed; empty if none.
+        bases: Base class expressions as written (classes only).
+        decorators: Decorator expressions as written, without ``@``.
+        labels: Sorted griffe labels (``property``, ``dataclass``, ``async`` ...).
+        anchor: Unique HTML id of this definition in the analysis page (``sym-<qualname>``).
+        parent: Qualname of the enclosing class, empty at module level.
+    """
+
+    kind: str
+    qualname: str
+    lineno: int
+    end_lineno: int
+    start_lineno: int
+    signature: str = ""
+    summary: str = ""
+    bases: list[str] = field(default_factory=list)
+    decorators: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    anchor: str = ""
+    parent: str = ""
+
+    @property
+    def name(self) -> str:
+        """The last component of :attr:`qualname`."""
+        return self.qualname.rpartition(".")[2]
+
+
+@dataclass
+class ModuleAttribute:
+    """A module-level assignment (constants are the UPPER_CASE ones).
+
+    Attributes:
+        name: Assigned name.
+        lineno: Line of the assignment.
+        annotation: Annotation as written, empty if none.
+        value: Shortened value expression, empty if unknown.
+        constant: Whether the name is UPPER_CASE.
+        anchor: Unique HTML id in the analysis page (``sym-<name>``).
+    """
+
+    name: str
+    lineno: int
+    annotation: str = ""
+    value: str = ""
+    constant: bool = False
+    anchor: str = ""
+
+
+@dataclass
+class ImportRecord:
+    """One imported name (or module) as found in the code.
+
+    Attributes:
+        written: The module as written (``os.path``, ``._common``, ``.``).
+        module: The absolute module the statement reads from (relative imports resolved).
+        name: The imported name for ``from`` imports, empty for ``import x``.
+        alias: The ``as`` name, empty if none.
+        lineno: Line of the statement.
+        scope: ``module``, ``type-checking`` (under ``if TYPE_CHECKING``) or ``function``
+            (a lazy import inside a function body).
+        category: ``stdlib``, ``third-party`` or ``project``; set by the global pass.
+        target: Module name of the project file this import resolves to, if any; set by the
+            global pass.
+    """
+
+    written: str
+    module: str
+    name: str
+    alias: str
+    lineno: int
+    scope: str = "module"
+    category: str = ""
+    target: str = ""
+
+    @property
+    def bound_name(self) -> str:
+        """The name this import binds in the importing module."""
+        if self.alias:
+            return self.alias
+        if self.name:
+            return self.name
+        return self.written.split(".")[0]
+
+
+@dataclass
+class Finding:
+    """A line worth pointing out: a collective, a stream operation, an ``eval``...
+
+    Attributes:
+        category: What kind of thing was found (see :mod:`indexgen.rules`).
+        lineno: Line of the finding.
+        text: The expression as written (e.g. ``dist.all_reduce``).
+        note: Extra precision (e.g. ``without weights_only``), may be empty.
+    """
+
+    category: str
+    lineno: int
+    text: str
+    note: str = ""
+
+
+@dataclass
+class FileSummary:
+    """Everything extracted from one source file.
+
+    Attributes:
+        root: Name of the source root the file belongs to (its folder name).
+        relpath: POSIX path relative to the root, e.g. ``pkg/sub/name.py``.
+        module: Dotted module name (``pkg.sub.name``; ``pkg.sub`` for ``__init__.py``).
+        is_package: Whether the file is an ``__init__.py``.
+        sha256: Hex digest of the raw bytes.
+        size: Size in bytes.
+        status: One of the ``STATUS_*`` constants.
+        error: Human readable reason when status is not ``ok``.
+        encoding: Source encoding used to decode the file.
+        n_lines: Number of lines.
+        docstring: Module docstring (cleaned), empty if none.
+        definitions: Classes, functions and methods in source order.
+        attributes: Module-level assignments in source order.
+        imports: Every import, in source order.
+        exports: Names listed in ``__all__``, or None if there is no static ``__all__``.
+        identifiers: Identifier -> (first line, number of uses), from the syntax tree.
+        findings: Performance-, safety- and pattern-related findings, in line order.
+    """
+
+    root: str
+    relpath: str
+    module: str
+    is_package: bool
+    sha256: str
+    size: int
+    status: str = STATUS_OK
+    error: str = ""
+    encoding: str = "utf-8"
+    n_lines: int = 0
+    docstring: str = ""
+    definitions: list[Definition] = field(default_factory=list)
+    attributes: list[ModuleAttribute] = field(default_factory=list)
+    imports: list[ImportRecord] = field(default_factory=list)
+    exports: list[str] | None = None
+    identifiers: dict[str, tuple[int, int]] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """Root-qualified path, unique across roots (``src/pkg/name.py``)."""
+        return f"{self.root}/{self.relpath}"
+
+    @property
+    def summary_line(self) -> str:
+        """First sentence of the module docstring, or a description of the status."""
+        if self.status != STATUS_OK:
+            return self.error
+        first = self.docstring.strip().split("\n\n")[0]
+        return " ".join(first.split())
+
+
+@dataclass
+class TestReference:
+    """A test file that imports a documented module.
+
+    Attributes:
+        path: Test file path relative to the project directory (POSIX).
+        lines: Lines of the import statements.
+        names: Names of the module that the test file uses, sorted.
+    """
+
+    path: str
+    lines: list[int]
+    names: list[str]
+
+
+@dataclass
+class FileContext:
+    """What the global pass knows about a file that the file itself does not say.
+
+    Attributes:
+        imported_by: Keys of project files that import this module, sorted.
+        imported_names: Importing file key -> names it imports from this module.
+        targets: Module name -> key of the project file, for every project import.
+        tests: Test files that import this module.
+        siblings: Keys of the other source files in the same folder, sorted.
+        base_links: Base class expression -> (file key, anchor) when the base is a project class.
+        lines: File key -> one-line summary, for every file named in this context.
+    """
+
+    imported_by: list[str] = field(default_factory=list)
+    imported_names: dict[str, list[str]] = field(default_factory=dict)
+    targets: dict[str, str] = field(default_factory=dict)
+    tests: list[TestReference] = field(default_factory=list)
+    siblings: list[str] = field(default_factory=list)
+    base_links: dict[str, tuple[str, str]] = field(default_factory=dict)
+    lines: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class FolderInfo:
+    """A folder of a source root, as shown on its ``index.md`` and ``doc.md``.
+
+    Attributes:
+        root: Source root name.
+        relpath: POSIX path of the folder relative to the root ('' for the root itself).
+        files: Keys of the source files directly in the folder, sorted.
+        subfolders: Relative paths of the direct subfolders that hold sources, sorted.
+        package: Key of the folder's ``__init__.py``, empty if none.
+        edges: (importer key, imported key, line) import edges among the folder's files.
+    """
+
+    root: str
+    relpath: str
+    files: list[str] = field(default_factory=list)
+    subfolders: list[str] = field(default_factory=list)
+    package: str = ""
+    edges: list[tuple[str, str, int]] = field(default_factory=list)
