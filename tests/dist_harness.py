@@ -170,7 +170,10 @@ def _worker_main(
             break
         kind = msg[0]
         if kind == "stop":
-            break
+            # no destroy_process_group(): it can wait on peers; the pool is done anyway
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
         if kind == "health":
             try:
                 conn.send(("ok", _health_check(rank, world_size, msg[1])))
@@ -202,13 +205,7 @@ def _worker_main(
             continue
         conn.send(("err", "ValueError", f"unknown message {msg!r}"))
 
-    try:
-        import torch.distributed as dist
-
-        if dist.is_initialized():
-            dist.destroy_process_group()
-    except Exception:
-        pass
+    os._exit(0)
 
 
 # --------------------------------------------------------------------------------------

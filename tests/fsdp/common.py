@@ -386,6 +386,26 @@ def full(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
+def local_expected(t: torch.Tensor, like: torch.Tensor) -> torch.Tensor | None:
+    """This rank's piece of the full tensor ``t`` under ``like``'s DTensor layout (1-D
+    mesh, ``Shard(0)`` with torch.chunk semantics, or ``Replicate()``); None otherwise."""
+    from torch.distributed.tensor import Replicate, Shard
+
+    if not isinstance(like, DTensor) or like.device_mesh.ndim != 1:
+        return None
+    placement = like.placements[0]
+    if isinstance(placement, Replicate):
+        return t
+    if isinstance(placement, Shard) and placement.dim == 0:
+        ws = like.device_mesh.size()
+        rank = like.device_mesh.get_local_rank()
+        chunks = t.chunk(ws, dim=0)
+        if rank < len(chunks):
+            return chunks[rank]
+        return t.new_empty((0, *t.shape[1:]))
+    return None
+
+
 def compare_params(
     report: Report,
     model: nn.Module,
@@ -394,7 +414,17 @@ def compare_params(
     rtol: float = 1e-5,
     atol: float = 1e-5,
     grads: bool = False,
+    gather: bool | None = None,
 ) -> None:
+    """Compare ``model``'s parameters (or grads) with ``ref``'s.
+
+    ``gather=True`` compares ``full_tensor()``s (one all-gather per tensor);
+    ``gather=False`` compares each rank's local shard with the matching chunk of the
+    reference's full tensor (no communication; together the ranks cover every element).
+    Default: gather parameters, not gradients.
+    """
+    if gather is None:
+        gather = not grads
     ref_params = dict(ref.named_parameters())
     names = [n for n, _ in model.named_parameters()]
     report.check(
@@ -406,16 +436,32 @@ def compare_params(
             continue
         rp = ref_params[name]
         if grads:
-            g, rg = p.grad, rp.grad
-            if rg is None or g is None:
+            a, e = p.grad, rp.grad
+            if a is None or e is None:
                 report.check(
-                    (g is None) == (rg is None),
-                    f"{what} grad {name}: is None={g is None}, reference is None={rg is None}",
+                    (a is None) == (e is None),
+                    f"{what} grad {name}: is None={a is None}, reference is None={e is None}",
                 )
                 continue
-            report.close(f"{what} grad {name}", full(g), full(rg), rtol, atol)
+            label = f"{what} grad {name}"
         else:
-            report.close(f"{what} param {name}", full(p), full(rp), rtol, atol)
+            a, e = p, rp
+            label = f"{what} param {name}"
+        if (
+            not gather
+            and isinstance(a, DTensor)
+            and isinstance(e, DTensor)
+            and tuple(a.placements) == tuple(e.placements)
+            and a.to_local().shape == e.to_local().shape
+        ):
+            report.close(label + " (local shard)", a.to_local(), e.to_local(), rtol, atol)
+            continue
+        if not gather and isinstance(a, DTensor) and not isinstance(e, DTensor):
+            expected_local = local_expected(e.detach(), a)
+            if expected_local is not None:
+                report.close(label + " (local shard)", a.to_local(), expected_local, rtol, atol)
+                continue
+        report.close(label, full(a), full(e), rtol, atol)
 
 
 def mean_over_ranks(value: torch.Tensor) -> float:
