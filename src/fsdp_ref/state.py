@@ -89,6 +89,9 @@ class FSDPState:
                 module.register_forward_pre_hook(self._pre_forward, prepend=True, with_kwargs=True)
             )
             self._hook_handles.append(module.register_forward_hook(self._post_forward))
+            # state_dict / load_state_dict always see the sharded DTensors.
+            module.register_state_dict_pre_hook(self._reshard_for_state_dict)
+            module._register_load_state_dict_pre_hook(self._reshard_for_load, with_module=True)
 
     @property
     def label(self) -> str:
@@ -164,6 +167,13 @@ class FSDPState:
                         "shapes and dtypes on every rank: "
                         + _describe_difference(signature, other_sig, other_rank)
                     )
+
+    def _reshard_for_state_dict(self, *args: Any, **kwargs: Any) -> None:
+        if self.group is not None and (self.group.is_unsharded or self.group._all_gather):
+            self.group.reshard()
+
+    def _reshard_for_load(self, *args: Any, **kwargs: Any) -> None:
+        self._reshard_for_state_dict()
 
     # ---- forward -------------------------------------------------------------------
 
