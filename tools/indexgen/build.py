@@ -35,7 +35,7 @@ from indexgen.layout import MANIFEST_NAME, Layout
 from indexgen.markdown import MARKER
 from indexgen.model import STATUS_OK, STATUS_SYNTAX_ERROR, FileSummary, FolderInfo
 from indexgen.render import render_docs, render_keywords
-from indexgen.render_folder import render_folder_doc, render_folder_index, render_roots_index
+from indexgen.render_folder import render_folder_doc, render_folder_index
 from indexgen.version import __version__
 
 #: ``progress(phase, done, total)``; phases are ``extract`` and ``render``.
@@ -98,7 +98,18 @@ def check(config: Config, progress: Progress | None = None) -> Report:
 # --------------------------------------------------------------------------------------------
 def _settings(config: Config, layout: Layout) -> dict:
     tests = sorted(_rel(t, config.base) for t in config.tests)
-    return {"roots": list(layout.roots), "tests": tests, "max_bytes": config.max_bytes}
+    return {"roots": list(layout.roots), "labels": list(layout.labels), "tests": tests,
+            "max_bytes": config.max_bytes}
+
+
+def _label(root: Path, base: Path) -> str:
+    """How a root is shown on pages: relative to ``base`` if inside it, else its name."""
+    real_root, real_base = os.path.realpath(root), os.path.realpath(base)
+    if real_root.startswith(real_base.rstrip(os.sep) + os.sep):
+        return Path(os.path.relpath(real_root, real_base)).as_posix()
+    from indexgen.discover import root_name_of
+
+    return root_name_of(root)
 
 
 def _rel(path: Path, base: Path) -> str:
@@ -211,7 +222,8 @@ def _run(config: Config, write: bool, progress: Progress | None) -> Report:
     sources: list[SourceFile] = []
     for root in config.roots:
         sources += discover(root, exclude=(out,))
-    layout = Layout(tuple(_root_names(config)))
+    layout = Layout(tuple(_root_names(config)),
+                    tuple(_label(root, config.base) for root in config.roots))
     jobs = config.jobs or os.cpu_count() or 1
     settings = _settings(config, layout)
     cached = mf.load(out / MANIFEST_NAME, __version__, settings)
@@ -362,8 +374,6 @@ def _folder_pages(project: Project, layout: Layout, roots: list[str]) -> dict[st
         pages[layout.folder_index(root, rel)] = render_folder_index(info, project.files, by_id,
                                                                     layout)
         pages[layout.folder_doc(root, rel)] = render_folder_doc(info, project.files, layout)
-    if layout.multi_root:
-        pages["index.md"] = render_roots_index(roots, project.files, layout)
     return pages
 
 

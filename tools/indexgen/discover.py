@@ -106,11 +106,26 @@ def discover(root: Path, exclude: tuple[Path, ...] = ()) -> list[SourceFile]:
         UnsafePathError: See :func:`walk_python_files`.
     """
     root_name = root_name_of(root)
-    is_package = (root / "__init__.py").is_file()
+    prefix = package_prefix(root)
     return [
-        SourceFile(root_name, rel, root / rel, module_name(rel, is_package, root_name))
+        SourceFile(root_name, rel, root / rel, module_name(rel, prefix))
         for rel in walk_python_files(root, exclude)
     ]
+
+
+def package_prefix(root: Path) -> str:
+    """Dotted package name of a root that is itself a package, else ''.
+
+    The root and the folders above it that hold an ``__init__.py`` form the prefix, so the
+    installed ``torch/distributed/fsdp`` gives ``torch.distributed.fsdp`` and imports such as
+    ``from torch.distributed.fsdp._common_utils import x`` resolve to files of the root.
+    """
+    parts: list[str] = []
+    folder = Path(os.path.realpath(root))
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts)
 
 
 def root_name_of(root: Path) -> str:

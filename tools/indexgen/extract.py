@@ -64,23 +64,21 @@ def decode_source(data: bytes) -> tuple[str, str]:
     return text, encoding
 
 
-def module_name(relpath: str, root_is_package: bool, root_name: str) -> str:
+def module_name(relpath: str, prefix: str = "") -> str:
     """Dotted module name of a file given its path relative to a source root.
 
     Args:
         relpath: POSIX path relative to the root (``pkg/sub/name.py``).
-        root_is_package: Whether the root folder itself holds an ``__init__.py`` (then its name
-            is the first component, as for an installed ``torch``).
-        root_name: Folder name of the root.
+        prefix: Dotted name of the root when the root is itself a package (``torch``), else ''.
 
     Returns:
-        ``pkg.sub.name``, or ``pkg.sub`` for ``pkg/sub/__init__.py``.
+        ``prefix.pkg.sub.name``, or ``prefix.pkg.sub`` for ``pkg/sub/__init__.py``.
     """
     parts = relpath[: -len(".py")].split("/")
     if parts[-1] == "__init__":
         parts.pop()
-    if root_is_package:
-        parts.insert(0, root_name)
+    if prefix:
+        parts.insert(0, prefix)
     return ".".join(parts)
 
 

@@ -22,9 +22,25 @@ class Layout:
 
     Attributes:
         roots: Names of the source roots, in configuration order.
+        labels: How each root is shown on pages (its path relative to the project folder,
+            e.g. ``src`` or ``torch/distributed/fsdp``), same order as ``roots``.
     """
 
     roots: tuple[str, ...]
+    labels: tuple[str, ...] = ()
+
+    def display(self, key: str) -> str:
+        """Path of a file as shown on pages (``src/pkg/name.py``); never absolute."""
+        root, _, rel = key.partition("/")
+        if self.labels and root in self.roots:
+            label = self.labels[self.roots.index(root)]
+            return posixpath.join(label, rel) if label else rel
+        return key
+
+    def display_folder(self, root: str, folder: str) -> str:
+        """Path of a source folder as shown on pages."""
+        label = self.labels[self.roots.index(root)] if self.labels else root
+        return posixpath.join(label, folder) if folder else (label or ".")
 
     @property
     def multi_root(self) -> bool:

@@ -38,11 +38,6 @@ _KIND_PLURAL = {"class": "classes", "function": "functions", "method": "methods"
                 "staticmethod": "static methods"}
 
 
-def display_path(summary: FileSummary) -> str:
-    """Path shown on pages: the root name followed by the path inside it."""
-    return f"{summary.root}/{summary.relpath}"
-
-
 def _count(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
@@ -68,13 +63,18 @@ class _Page:
         self.classes = [d for d in s.definitions if d.kind == "class"]
         self.funcs = [d for d in s.definitions if d.kind != "class"]
         self.local_classes = {d.qualname: d for d in self.classes}
+        self.anchors: dict[str, str] = {}
+        for a in s.attributes:
+            self.anchors.setdefault(a.name, a.anchor)
+        for d in reversed(s.definitions):
+            self.anchors[d.qualname] = d.anchor
 
     def docs_link(self, key: str, anchor_id: str = "") -> str:
         target = relpath(self.layout.docs_page(key), self.dir)
         return target + (f"#{anchor_id}" if anchor_id else "")
 
     def file_label(self, key: str) -> str:
-        return code(key)
+        return code(self.layout.display(key))
 
     def base(self, expr: str) -> str:
         if expr in self.local_classes:
@@ -92,13 +92,8 @@ class _Page:
         return sorted({n for n in names if not n.startswith("_")})
 
     def anchor_of(self, name: str) -> str:
-        for d in self.s.definitions:
-            if d.qualname == name:
-                return d.anchor
-        for a in self.s.attributes:
-            if a.name == name:
-                return a.anchor
-        return ""
+        """Anchor of the first definition (or else attribute) called ``name``; '' if none."""
+        return self.anchors.get(name, "")
 
 
 # --------------------------------------------------------------------------------------------
@@ -118,11 +113,11 @@ def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_labe
     """
     p = _Page(s, ctx, layout, tests_label)
     docs = p.docs_name
-    out = [MARKER, f"# Keyword Index: {code(display_path(s))}", "", "## File Information", ""]
-    out.append(f"- **Original File**: {link(code(display_path(s)), f'{docs}#{SOURCE_ANCHOR}')}"
+    out = [MARKER, f"# Keyword Index: {code(p.layout.display(s.key))}", "", "## File Information", ""]
+    out.append(f"- **Original File**: {link(code(p.layout.display(s.key)), f'{docs}#{SOURCE_ANCHOR}')}"
                f" (embedded in the analysis page)")
     out.append(f"- **Documentation**: {link(code(docs), docs)}")
-    out.append(f"- **Folder**: {link(code(posixpath.dirname(display_path(s))), p.index)}")
+    out.append(f"- **Folder**: {link(code(posixpath.dirname(p.layout.display(s.key))), p.index)}")
     out.append(f"- **Module**: {code(s.module)}")
     out += ["", "## Keywords Extracted", ""]
     if s.status != STATUS_OK:
@@ -267,7 +262,7 @@ def render_docs(
         The page text, starting with :data:`~indexgen.markdown.MARKER`.
     """
     p = _Page(s, ctx, layout, tests_label)
-    out = [MARKER, f"# Documentation: {code(display_path(s))}", ""]
+    out = [MARKER, f"# Documentation: {code(p.layout.display(s.key))}", ""]
     for title in SECTIONS:
         out += [anchor(heading_anchor(title)), "", f"## {title}", ""]
         _SECTION_RENDERERS[title](p, out, source)
@@ -277,7 +272,7 @@ def render_docs(
 
 def _metadata(p: _Page, out: list[str], source: str | None) -> None:
     s = p.s
-    out.append(f"- **Path**: {code(display_path(s))}")
+    out.append(f"- **Path**: {code(p.layout.display(s.key))}")
     out.append(f"- **Module**: {code(s.module)}" + (" (package `__init__`)" if s.is_package else ""))
     out.append(f"- **Size**: {s.size:,} bytes, {_count(s.n_lines, 'line')}")
     out.append(f"- **SHA-256**: {code(s.sha256)}")
@@ -312,10 +307,10 @@ _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 
 def _docstring_block(doc: str) -> list[str]:
-    fence = "~~~~"
-    while fence in doc:
-        fence += "~"
-    return [f"{fence}text", doc, fence]
+    # Raw HTML, not a fence: fenced text is still seen by preprocessors such as snippets.
+    lines = doc.translate(_HTML).split("\n")
+    return ['<pre class="indexgen-docstring"><code>' + "\n".join(
+        f"<span>{line}</span>" if line else "<span></span>" for line in lines) + "</code></pre>"]
 
 
 def _overview(p: _Page, out: list[str], source: str | None) -> None:
@@ -420,10 +415,13 @@ def _architecture(p: _Page, out: list[str], source: str | None) -> None:
             emit(c, 0)
         out.append("")
     top = [d for d in s.definitions if not d.parent and d.kind != "class"]
-    methods = [d for d in s.definitions if d.parent]
-    out.append(f"Structure: {_count(len(p.classes), 'class', 'classes')} "
-               f"({_count(len(methods), 'member function')}) and "
-               f"{_count(len(top), 'module-level function')}.")
+    members = [d for d in s.definitions if d.parent and d.kind != "class"]
+    parts = []
+    if p.classes:
+        parts.append(f"{_count(len(p.classes), 'class', 'classes')} with "
+                     f"{_count(len(members), 'member function')}")
+    parts.append(_count(len(top), "module-level function"))
+    out.append("Structure: " + " and ".join(parts) + ".")
 
 
 def _dependencies(p: _Page, out: list[str], source: str | None) -> None:
@@ -516,11 +514,16 @@ def _finding_sections(p: _Page, out: list[str], categories: tuple[str, ...], non
     where = _enclosing(s)
     for category in categories:
         items = [f for f in found if f.category == category]
-        title = rules.TITLES[category]
+        lines = sorted({f.lineno for f in items})
+        summary = (f"{_count(len(items), 'call')} on {_count(len(lines), 'line')}" if items
+                   else "none in this file")
+        out.append(f"- **{escape_text(rules.TITLES[category])}**: {summary}")
+    out.append("")
+    for category in categories:
+        items = [f for f in found if f.category == category]
         if not items:
-            out += [f"- **{escape_text(title)}**: none in this file.", ""]
             continue
-        out += [f"### {escape_text(title)}", ""]
+        out += [f"### {escape_text(rules.TITLES[category])}", ""]
         for f in items:
             scope = where(f.lineno)
             text = f"- {link(f'line {f.lineno}', f'#L{f.lineno}')}: {code(f.text)}"
@@ -572,7 +575,7 @@ def _testing(p: _Page, out: list[str], source: str | None) -> None:
 
 def _related(p: _Page, out: list[str], source: str | None) -> None:
     ctx = p.ctx
-    folder = posixpath.dirname(display_path(p.s))
+    folder = posixpath.dirname(p.layout.display(p.s.key))
     if not ctx.siblings:
         out.append(f"No other source files in {code(folder)}.")
     else:

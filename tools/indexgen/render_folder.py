@@ -14,8 +14,8 @@ from indexgen.markdown import MARKER, code, escape_text, link, relpath
 from indexgen.model import FileSummary, FolderInfo
 
 
-def _title(info: FolderInfo) -> str:
-    return posixpath.join(info.root, info.relpath) if info.relpath else info.root
+def _title(info: FolderInfo, layout: Layout) -> str:
+    return layout.display_folder(info.root, info.relpath)
 
 
 def render_folder_index(
@@ -31,15 +31,11 @@ def render_folder_index(
         layout: Page paths of this build.
     """
     here = layout.folder_dir(info.root, info.relpath)
-    out = [MARKER, f"# Folder Index: {code(_title(info))}", ""]
+    out = [MARKER, f"# Folder Index: {code(_title(info, layout))}", ""]
     out.append(f"Folder documentation: {link(code('doc.md'), 'doc.md')}.")
-    if info.relpath or layout.multi_root:
-        parent_root, parent_rel = info.root, posixpath.dirname(info.relpath)
-        if info.relpath:
-            target = layout.folder_index(parent_root, parent_rel)
-        else:
-            target = "index.md"
-        out.append(f"Parent: {link(code('index.md'), relpath(target, here))}.")
+    if info.relpath:
+        target = layout.folder_index(info.root, posixpath.dirname(info.relpath))
+        out.append(f"Parent folder: {link(code('index.md'), relpath(target, here))}.")
     out += ["", "## Subfolders", ""]
     if not info.subfolders:
         out.append("No subfolders with Python files.")
@@ -72,12 +68,12 @@ def _count_files(info: FolderInfo) -> str:
 def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: Layout) -> str:
     """Render ``doc.md`` of one folder: role, exported names and the internal import graph."""
     here = layout.folder_dir(info.root, info.relpath)
-    out = [MARKER, f"# Folder Documentation: {code(_title(info))}", ""]
+    out = [MARKER, f"# Folder Documentation: {code(_title(info, layout))}", ""]
     out.append(f"Folder index: {link(code('index.md'), 'index.md')}.")
     out += ["", "## Role", ""]
     pkg = files.get(info.package) if info.package else None
     if pkg is None:
-        out.append(f"{code(_title(info))} has no `__init__.py`; it is not a regular package.")
+        out.append(f"{code(_title(info, layout))} has no `__init__.py`; it is not a regular package.")
     elif pkg.status != "ok":
         out.append(f"The `__init__.py` was not analyzed: {escape_text(pkg.error)}.")
     elif pkg.docstring.strip():
@@ -127,14 +123,4 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
             b = relpath(layout.docs_page(dst), here)
             out.append(f"- {link(code(posixpath.basename(src)), a)} → "
                        f"{link(code(posixpath.basename(dst)), b)} (line {line})")
-    return "\n".join(out) + "\n"
-
-
-def render_roots_index(roots: list[str], files: dict[str, FileSummary], layout: Layout) -> str:
-    """Render ``OUT/index.md`` when several roots are documented."""
-    out = [MARKER, "# Reference", "", "Source roots:", ""]
-    for root in roots:
-        n = sum(1 for s in files.values() if s.root == root)
-        out.append(f"- {link(code(root + '/'), layout.folder_index(root, ''))}: "
-                   f"{n} Python file{'s' if n != 1 else ''}")
     return "\n".join(out) + "\n"
