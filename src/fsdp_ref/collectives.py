@@ -99,7 +99,7 @@ def run_all_gather(
     recorder.log("collective", "all_gather", "all_gather", label)
     if custom is not None:
         return custom(out, inp, group, async_op=async_op)
-    return dist.all_gather_into_tensor(out, inp, group=group, async_op=async_op)
+    return dist.all_gather_single(out, inp, group=group, async_op=async_op)
 
 
 def all_gather_copy_out(
@@ -157,7 +157,7 @@ def reduce_scatter(
     if custom is not None:
         work = custom(out, inp, group, dist.ReduceOp.SUM, async_op=async_op)
     else:
-        work = dist.reduce_scatter_tensor(
+        work = dist.reduce_scatter_single(
             out, inp, op=dist.ReduceOp.SUM, group=group, async_op=async_op
         )
     return out, work

@@ -82,6 +82,7 @@ class FSDPState:
         self.forward_prefetch: list[FSDPState] = []
         self.backward_prefetch: list[FSDPState] = []
         self._modules_to_run: set[int] = set()
+        self.path = self.label
         self._hook_handles: list[Any] = []
         for module in modules:
             module.__dict__[_STATE_ATTR] = self
@@ -95,7 +96,8 @@ class FSDPState:
 
     @property
     def label(self) -> str:
-        """Readable name: the class name(s) of the module(s)."""
+        """Readable name: the class name(s) of the module(s) (``path`` names the place
+        in the model once the root is known)."""
         return "+".join(type(m).__name__.removeprefix("FSDP") for m in self.modules)
 
     # ---- lazy initialization -------------------------------------------------------
@@ -115,10 +117,12 @@ class FSDPState:
         fqns: dict[int, str] = {}
         for name, param in root.named_parameters(remove_duplicate=False):
             fqns.setdefault(id(param), name)
+        names = {id(m): name for name, m in root.named_modules()}
         for module in root.modules():
             state = get_state(module)
             if state is None or state in self.iter_ctx.all_states:
                 continue
+            state.path = "+".join(names.get(id(m), "?") or "root" for m in state.modules)
             if state is not self:
                 if state.is_root is not None:
                     raise RuntimeError(
@@ -132,6 +136,7 @@ class FSDPState:
             self.iter_ctx.all_states.append(state)
             if state.group is not None:
                 state.group.comm_ctx = self.comm_ctx
+                state.group.label = state.path
                 for p in state.group.fsdp_params:
                     p.fqn = fqns.get(id(p.sharded_param), p.fqn)
         self.comm_ctx.lazy_init(self.device)
