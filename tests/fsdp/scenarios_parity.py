@@ -68,6 +68,7 @@ def vs_reference(
     clip: float | None = None,
     alternate_unused: bool = False,
     list_group: bool = False,
+    sabotage_no_sync: bool = False,
 ) -> dict[str, Any]:
     """Train FSDP (this rank's slice) vs a full-batch single-process reference.
 
@@ -78,6 +79,7 @@ def vs_reference(
     two_forwards: two forward passes (the two halves of the batch) before one backward.
     fail_at_step: at that step a block raises in forward; the root's
     ``reset_iter_state()`` is called and the step is redone.
+    sabotage_no_sync: never reduce gradients (the checks must then fail).
     """
     report = Report(rank, "vs_reference")
     fsdp = get_impl(impl)
@@ -101,6 +103,8 @@ def vs_reference(
         apply_fsdp(net, fsdp, mesh, nested=nested, reshard_after_forward=reshard_after_forward)
     if prefetch:
         _set_prefetch(net)
+    if sabotage_no_sync:  # negative control for the harness self-tests
+        net.set_requires_gradient_sync(False)
 
     opt_kw = {} if lr is None else {"lr": lr}
     opt = make_optimizer(optim, net.parameters(), **opt_kw)
