@@ -437,7 +437,9 @@ class WorkerPool:
         # Failure: keep the pool only if every rank answered and the group is healthy.
         all_answered = all(rep is not None and rep[0] in ("ok", "err") for rep in replies)
         keep = all_answered and self._healthy_after_error()
-        first_err = next(((r, rep) for r, rep in errors if rep is not None and rep[0] == "err"), None)
+        first_err = next(
+            ((r, rep) for r, rep in errors if rep is not None and rep[0] == "err"), None
+        )
         died = [r for r, rep in errors if rep is not None and rep[0] == "died"]
         silent = [r for r, rep in errors if rep is None]
         tails = self._log_tails(died) if died else ""
@@ -451,7 +453,9 @@ class WorkerPool:
         if died:
             status.append(f"ranks {died} died: exit codes {[replies[r][1] for r in died]}")
         status.append(
-            "pool kept (health check passed)" if keep else "pool killed; it restarts on the next call"
+            "pool kept (health check passed)"
+            if keep
+            else "pool killed; it restarts on the next call"
         )
         if first_err is not None:
             rank, (_, exc_type, tb) = first_err

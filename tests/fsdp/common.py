@@ -367,7 +367,12 @@ class Report:
         return True
 
     def result(self, **extra: Any) -> dict[str, Any]:
-        return {"rank": self.rank, "name": self.name, "errors": self.errors, "info": {**self.info, **extra}}
+        return {
+            "rank": self.rank,
+            "name": self.name,
+            "errors": self.errors,
+            "info": {**self.info, **extra},
+        }
 
 
 def assert_reports_ok(results: Iterable[dict[str, Any]]) -> None:

@@ -76,7 +76,9 @@ def sharding_layout(rank: int, world_size: int, impl: str) -> dict[str, Any]:
             f"{kind}: parameter names/order changed: {names} vs {list(ref_params)}",
         )
         for name, p in net.named_parameters():
-            if not report.check(_is_sharded(p), f"{kind}: {name} is {type(p).__name__}, not DTensor"):
+            if not report.check(
+                _is_sharded(p), f"{kind}: {name} is {type(p).__name__}, not DTensor"
+            ):
                 continue
             report.check(isinstance(p, nn.Parameter), f"{kind}: {name} is not an nn.Parameter")
             report.check(
@@ -112,7 +114,9 @@ def sharding_layout(rank: int, world_size: int, impl: str) -> dict[str, Any]:
             g = p.grad
             if not report.check(g is not None, f"{kind}: {name}.grad is None after backward"):
                 continue
-            if not report.check(isinstance(g, DTensor), f"{kind}: {name}.grad is {type(g).__name__}"):
+            if not report.check(
+                isinstance(g, DTensor), f"{kind}: {name}.grad is {type(g).__name__}"
+            ):
                 continue
             report.check(
                 tuple(g.placements) == tuple(p.placements),
@@ -159,10 +163,14 @@ def unshard_reshard(rank: int, world_size: int, impl: str) -> dict[str, Any]:
     ref_params = dict(ref.named_parameters())
     for name in ("in_proj.weight", "in_proj.bias", "out_proj.weight", "out_proj.bias"):
         p = net.get_parameter(name)
-        if report.check(not _is_sharded(p), f"after unshard+wait, root param {name} is still a DTensor"):
+        if report.check(
+            not _is_sharded(p), f"after unshard+wait, root param {name} is still a DTensor"
+        ):
             report.close(f"unsharded {name}", p, ref_params[name], 0, 0)
     for name, p in net.blocks.named_parameters():
-        report.check(_is_sharded(p), f"root unshard() is not recursive, but blocks.{name} got unsharded")
+        report.check(
+            _is_sharded(p), f"root unshard() is not recursive, but blocks.{name} got unsharded"
+        )
 
     # forward with the params unsharded by hand
     out = net(x)
@@ -233,7 +241,9 @@ def reshard_after_forward_state(
             )
     if value is None:
         for name, p in net.blocks.named_parameters():
-            report.check(_is_sharded(p), f"None: non-root blocks.{name} not resharded after forward")
+            report.check(
+                _is_sharded(p), f"None: non-root blocks.{name} not resharded after forward"
+            )
     if value is False:
         net.blocks[0].reshard()
         for name, p in net.blocks[0].named_parameters():
@@ -261,7 +271,9 @@ def gradient_sync_off(rank: int, world_size: int, impl: str) -> dict[str, Any]:
     halves = list(zip(x.chunk(2), y.chunk(2)))
     net.set_requires_gradient_sync(False)
     xa, ya = halves[0]
-    loss_fn("stack", net(rank_slice(xa, rank, world_size)), rank_slice(ya, rank, world_size)).backward()
+    loss_fn(
+        "stack", net(rank_slice(xa, rank, world_size)), rank_slice(ya, rank, world_size)
+    ).backward()
     for name, p in net.named_parameters():
         report.check(_is_sharded(p), f"{name} not a DTensor after a no-sync backward")
         report.check(
@@ -270,7 +282,9 @@ def gradient_sync_off(rank: int, world_size: int, impl: str) -> dict[str, Any]:
         )
     net.set_requires_gradient_sync(True)
     xb, yb = halves[1]
-    loss_fn("stack", net(rank_slice(xb, rank, world_size)), rank_slice(yb, rank, world_size)).backward()
+    loss_fn(
+        "stack", net(rank_slice(xb, rank, world_size)), rank_slice(yb, rank, world_size)
+    ).backward()
     for xp, yp in halves:
         loss_fn("stack", ref(xp), yp).backward()
     ref_params = dict(ref.named_parameters())
@@ -299,9 +313,13 @@ def list_one_group(rank: int, world_size: int, impl: str) -> dict[str, Any]:
     a.unshard()
     for name, m in (("blocks.0", a), ("blocks.1", b)):
         for pname, p in m.named_parameters():
-            report.check(not _is_sharded(p), f"{name}.{pname} not unsharded by unshard() on blocks.0")
+            report.check(
+                not _is_sharded(p), f"{name}.{pname} not unsharded by unshard() on blocks.0"
+            )
     for pname, p in c.named_parameters():
-        report.check(_is_sharded(p), f"blocks.2.{pname} (other group) unsharded by blocks.0.unshard()")
+        report.check(
+            _is_sharded(p), f"blocks.2.{pname} (other group) unsharded by blocks.0.unshard()"
+        )
     b.reshard()
     for name, m in (("blocks.0", a), ("blocks.1", b)):
         for pname, p in m.named_parameters():

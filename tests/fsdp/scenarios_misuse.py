@@ -48,7 +48,11 @@ def overlapping_list(rank, world_size, impl):
     # 3) the same module twice in the list
     m = MLP(8, 8)
     _, err_dup = run_with(lambda: fsdp.fully_shard([m.in_proj, m.in_proj], mesh=mesh))
-    return {"nested": exc_info(err_nested), "shared": exc_info(err_shared), "dup": exc_info(err_dup)}
+    return {
+        "nested": exc_info(err_nested),
+        "shared": exc_info(err_shared),
+        "dup": exc_info(err_dup),
+    }
 
 
 def mesh_3d(rank, world_size, impl):

@@ -145,7 +145,9 @@ def vs_reference(
         opt.zero_grad(set_to_none=True)
         if two_forwards:
             outs = [net(rank_slice(xp, rank, world_size)) for xp in xs]
-            loss = sum(loss_fn(kind, o, rank_slice(yp, rank, world_size)) for o, yp in zip(outs, ys))
+            loss = sum(
+                loss_fn(kind, o, rank_slice(yp, rank, world_size)) for o, yp in zip(outs, ys)
+            )
             loss.backward()
         else:
             loss = 0.0
@@ -156,14 +158,20 @@ def vs_reference(
                 if accum == "no_sync_last":
                     net.set_is_last_backward(last)
                 micro_loss = (
-                    loss_fn(kind, net(rank_slice(xp, rank, world_size)), rank_slice(yp, rank, world_size))
+                    loss_fn(
+                        kind,
+                        net(rank_slice(xp, rank, world_size)),
+                        rank_slice(yp, rank, world_size),
+                    )
                     / n_parts
                 )
                 micro_loss.backward()
                 loss = loss + micro_loss.detach()
         if clip is not None:
             norm = torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
-            report.close(f"step {step} clip_grad_norm_ total norm", full(norm), ref_norm, rtol, atol)
+            report.close(
+                f"step {step} clip_grad_norm_ total norm", full(norm), ref_norm, rtol, atol
+            )
 
         losses.append(mean_over_ranks(loss))
         ref_losses.append(float(ref_loss))
@@ -172,7 +180,9 @@ def vs_reference(
         for name, p in net.named_parameters():
             g = p.grad
             if g is not None and not isinstance(g, DTensor):
-                report.errors.append(f"step {step} grad of {name} is a {type(g).__name__}, not a DTensor")
+                report.errors.append(
+                    f"step {step} grad of {name} is a {type(g).__name__}, not a DTensor"
+                )
         opt.step()
         ref_opt.step()
 
@@ -219,7 +229,9 @@ def vs_torch(
                 f"torch's {tuple(tp.to_local().shape)} {tp.placements}",
             )
         else:
-            report.errors.append(f"{name}: expected DTensors, got {type(tp).__name__}/{type(ip).__name__}")
+            report.errors.append(
+                f"{name}: expected DTensors, got {type(tp).__name__}/{type(ip).__name__}"
+            )
 
     losses: list[list[float]] = [[], []]
     for step in range(steps):
@@ -248,7 +260,9 @@ def optimizers(
     """Any torch.optim optimizer works on the sharded DTensor parameters."""
     out = []
     for name in names:
-        res = vs_reference(rank, world_size, impl, model="mlp", nested=True, optim=name, steps=steps)
+        res = vs_reference(
+            rank, world_size, impl, model="mlp", nested=True, optim=name, steps=steps
+        )
         res["name"] = f"optimizer {name}"
         out.append(res)
     return out

@@ -74,8 +74,12 @@ def protocol_trace(rank, world_size, reshard_after_forward=None, prefetch=False,
     from fsdp_ref.streams import record, recorder
 
     model = build_model("stack", n_blocks=3)
-    apply_fsdp(model, get_impl("fsdp_ref"), make_mesh(world_size),
-               reshard_after_forward=reshard_after_forward)
+    apply_fsdp(
+        model,
+        get_impl("fsdp_ref"),
+        make_mesh(world_size),
+        reshard_after_forward=reshard_after_forward,
+    )
     if prefetch:
         blocks = list(model.blocks)
         for i, block in enumerate(blocks[:-1]):

@@ -135,7 +135,10 @@ def test_parity_check_detects_unreduced_gradients(pool2):
     """Negative control: with gradient sync switched off for the whole run the grads are
     never reduced, and the reference comparison must report it."""
     results = pool2.run(
-        "tests.fsdp.scenarios_parity:vs_reference", impl="torch", model="mlp", steps=1,
+        "tests.fsdp.scenarios_parity:vs_reference",
+        impl="torch",
+        model="mlp",
+        steps=1,
         sabotage_no_sync=True,
     )
     with pytest.raises(AssertionError, match="grad"):

@@ -87,7 +87,11 @@ def test_invalid_reshard_after_forward(pool, impl, value):
 
 @pytest.mark.parametrize(
     ("ws", "value"),
-    [pytest.param(4, 1, id="ws4-1"), pytest.param(4, 4, id="ws4-4"), pytest.param(2, 2, id="ws2-2")],
+    [
+        pytest.param(4, 1, id="ws4-1"),
+        pytest.param(4, 4, id="ws4-4"),
+        pytest.param(2, 2, id="ws2-2"),
+    ],
 )
 def test_trivial_int_reshard_after_forward_accepted(pool, impl, value):
     """Upstream accepts 1 (warns, behaves like False) and the world size (like True);
@@ -98,7 +102,9 @@ def test_trivial_int_reshard_after_forward_accepted(pool, impl, value):
 
 def test_forward_with_meta_parameters(pool2, impl):
     for rank, res in enumerate(pool2.run(MISUSE + "meta_forward", impl=impl)):
-        assert_raised(res["err"], ("RuntimeError",), r"meta", f"rank {rank}: forward on meta params")
+        assert_raised(
+            res["err"], ("RuntimeError",), r"meta", f"rank {rank}: forward on meta params"
+        )
 
 
 @pytest.mark.parametrize("impl", ["fsdp_ref"])

@@ -113,7 +113,17 @@ def test_list_group_training(pool, impl):
     run_ok(pool, REF, impl=impl, model="stack", list_group=True)
 
 
-OPTIMIZERS = ("sgd_momentum", "adam", "adamw", "adagrad", "rmsprop", "adamax", "nadam", "radam", "adadelta")
+OPTIMIZERS = (
+    "sgd_momentum",
+    "adam",
+    "adamw",
+    "adagrad",
+    "rmsprop",
+    "adamax",
+    "nadam",
+    "radam",
+    "adadelta",
+)
 
 
 def test_any_optimizer(pool, impl):

@@ -86,7 +86,9 @@ def reduce_scatter_input_kept_until_done(trace):
         if kind == "wait_stream" and stream == "reduce_scatter" and detail == "compute":
             rs_wait_compute = True
         elif kind == "collective" and detail == "reduce_scatter":
-            assert rs_wait_compute, f"event {i}: reduce-scatter of {group} not ordered after compute"
+            assert rs_wait_compute, (
+                f"event {i}: reduce-scatter of {group} not ordered after compute"
+            )
             rs_wait_compute = False
             in_flight[group] = None
         elif kind == "record_event" and detail == "reduction_done":
@@ -151,14 +153,22 @@ def test_invariants_catch_violations(pool2):
     check above means something."""
     trace = pool2.run(f"{PROTO}:protocol_trace")[0]["trace"]
     cases = [
-        (compute_reads_after_all_gather_wait,
-         lambda e: e[0] == "wait_event" and e[1] == "compute" and e[2] == "all_gather_done"),
-        (all_gather_output_freed_after_compute,
-         lambda e: e[0] == "wait_event" and e[1] == "all_gather_copy_in"),
-        (reduce_scatter_input_kept_until_done,
-         lambda e: e[0] == "wait_event" and e[2] == "reduction_done"),
-        (optimizer_before_next_all_gather,
-         lambda e: e[0] == "wait_stream" and e[1] == "all_gather_copy_in"),
+        (
+            compute_reads_after_all_gather_wait,
+            lambda e: e[0] == "wait_event" and e[1] == "compute" and e[2] == "all_gather_done",
+        ),
+        (
+            all_gather_output_freed_after_compute,
+            lambda e: e[0] == "wait_event" and e[1] == "all_gather_copy_in",
+        ),
+        (
+            reduce_scatter_input_kept_until_done,
+            lambda e: e[0] == "wait_event" and e[2] == "reduction_done",
+        ),
+        (
+            optimizer_before_next_all_gather,
+            lambda e: e[0] == "wait_stream" and e[1] == "all_gather_copy_in",
+        ),
     ]
     for invariant, drop in cases:
         with pytest.raises(AssertionError):
