@@ -4,6 +4,9 @@
 into a temporary folder; the site tests and the browser test read it. The build
 runs in a subprocess so that MkDocs' logging and plugin state never leak into the
 other tests.
+
+While iterating on a test, ``FSDP_REF_DOCS_SITE=/path/to/site`` reuses a site built
+beforehand (``mkdocs build -d /path/to/site``) instead of building one.
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ class BuiltSite:
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
     """Build the site once, strictly, into a temporary folder."""
+    prebuilt = os.environ.get("FSDP_REF_DOCS_SITE")
+    if prebuilt:
+        return BuiltSite(Path(prebuilt), 0, f"prebuilt site {prebuilt}")
     out = tmp_path_factory.mktemp("site")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     proc = subprocess.run(

@@ -47,8 +47,9 @@ def test_expand_nav_replaces_placeholders_and_keeps_the_rest():
     src = out[1]["Reference"][1]["src"]
     assert src[0] == "reference/src/index.md"
     assert {"fsdp_ref/": navgen.folder_nav(TREE, "reference/src/fsdp_ref")} in src
-    assert out[2] == {"sub/": navgen.folder_nav(TREE, "reference/src/fsdp_ref/sub/")}
-    assert len(out) == 3  # the empty placeholder is dropped
+    # a bare placeholder is spliced into the enclosing list
+    assert out[2:] == navgen.folder_nav(TREE, "reference/src/fsdp_ref/sub/")
+    assert len(out) == 2 + 2  # sub/index.md and x.py; the empty placeholder is dropped
     assert navgen.placeholders(nav) == ["reference/src/", "reference/src/fsdp_ref/sub/", "nothing/"]
 
 

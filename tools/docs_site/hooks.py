@@ -13,8 +13,9 @@ Event by event:
 ``on_page_markdown``
     Adds the "Upstream counterpart" / "Re-implemented in fsdp_ref" boxes
     that link each ``fsdp_ref`` module's pages with the upstream module's
-    pages and back, and fills the ``<!-- upstream:... -->`` markers of
-    ``docs/upstream/index.md``.
+    pages and back; gives per-file pages a full title for the browser tab
+    and search ("src/fsdp_ref/api.py · analysis"); fills the
+    ``<!-- upstream:... -->`` and ``<!-- loc:... -->`` markers.
 ``on_post_build``
     Deletes the temporary upstream folder.
 
@@ -129,7 +130,8 @@ def _add_upstream(files: Any, config: Any, state: BuildState) -> None:
         log.warning("Upstream section: %s", state.upstream_note)
         return
     for path in sorted(state.upstream_dir.rglob("*")):
-        if path.is_file():
+        rel_parts = path.relative_to(state.upstream_dir).parts
+        if path.is_file() and not any(part.startswith(".") for part in rel_parts):
             uri = f"{upstream.UPSTREAM_PREFIX}/{path.relative_to(state.upstream_dir).as_posix()}"
             files.append(File.generated(config, uri, abs_src_path=str(path)))
 
@@ -282,6 +284,11 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     if state is None:
         return markdown
     uri = page.file.src_uri
+    split = navgen.source_of(uri)
+    if split and uri.startswith(("reference/", "upstream/")):
+        # The nav says just "Analysis" / "Keywords" under the file's entry; the browser
+        # title and the search results need the file: "src/fsdp_ref/api.py · analysis".
+        page.meta.setdefault("title", f"{split[0].split('/', 1)[1]} · {split[1]}")
     if uri.startswith(upstream.UPSTREAM_PREFIX + "/"):
         rel = uri[len(upstream.UPSTREAM_PREFIX) + 1:]
         split = navgen.source_of(uri)

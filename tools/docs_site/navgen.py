@@ -6,13 +6,15 @@ pages, the mkdocstrings API pages) are never listed by hand. Instead the
 
     nav:
       - Reference:
-          - reference/src/
-          - Tools: reference/tools/
+          - reference.md
+          - reference/            # spliced: reference/index.md, src/, tools/ ...
+      - API:
+          - fsdp_ref: api/fsdp_ref/   # a section titled "fsdp_ref"
 
 and :func:`expand_nav` replaces each such entry with the folder's pages, built
 by :func:`folder_nav` from the list of files MkDocs knows about (on disk and
-generated). A bare ``folder/`` entry becomes a section titled with the folder
-name; ``Title: folder/`` uses the given title.
+generated). ``Title: folder/`` becomes a section with that title; a bare
+``folder/`` entry is spliced: its pages take its place in the enclosing list.
 
 Within a folder the order is: the folder's ``index.md`` (which Material turns
 into the section's landing page), ``indexgen``'s ``doc.md``, other loose
@@ -147,9 +149,7 @@ def expand_nav(nav: list[NavItem], src_uris: Iterable[str]) -> list[NavItem]:
     out: list[NavItem] = []
     for item in nav:
         if is_placeholder(item):
-            children = folder_nav(uris, item)
-            if children:
-                out.append({item.rstrip("/").rsplit("/", 1)[-1] + "/": children})
+            out.extend(folder_nav(uris, item))
         elif isinstance(item, dict):
             (title, value), = item.items()
             if is_placeholder(value):

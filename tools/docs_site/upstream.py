@@ -175,7 +175,11 @@ def _indexgen_build(src_root: Path, out_dir: Path) -> None:
         IndexgenUnavailable: If indexgen or its build function is missing.
     """
     build = _indexgen_entry()
-    build(roots=[src_root], out=out_dir)
+    from indexgen import Config
+
+    # One root: its files' pages land directly in out_dir. Paths shown on the pages are
+    # relative to site-packages, i.e. they read "torch/distributed/fsdp/...".
+    build(Config(roots=[src_root], out=out_dir, base=src_root.parents[2]))
 
 
 def generate(out_dir: Path | None = None, fsdp_dir: Path | None = None) -> Path:

@@ -1,0 +1,179 @@
+"""The built site, served on localhost, works in headless Chromium.
+
+One test walks what a reader does: the home page renders (with its generated figure),
+the navigation sidebar reaches an analysis page, a link of a keyword index lands on its
+definition's anchor, and the search box finds ``fully_shard``. Screenshots of every
+step are saved under the test's temporary folder (``tmp_path``) for debugging.
+
+Set-up installs Debian's ``chromium`` and ``chromium-driver`` with apt when they are
+missing. Without them (and without root to install them) the test fails: CI runs as
+root, so a missing browser is a broken environment, not a reason to skip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+WAIT_S = 30
+
+
+def _ensure_chromium() -> None:
+    if Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists():
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        pytest.fail(f"{CHROMIUM} / {CHROMEDRIVER} are missing and cannot be installed here "
+                    "(need root and apt-get): apt-get install -y chromium chromium-driver",
+                    pytrace=False)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium", "chromium-driver"]):
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
+        if proc.returncode != 0:
+            pytest.fail(f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}",
+                        pytrace=False)
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        pytest.fail("apt-get installed chromium but /usr/bin/chromium or chromedriver is missing",
+                    pytrace=False)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server(site):
+    """Serve the built site with ``python -m http.server`` on 127.0.0.1; yield its URL."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+         "--directory", str(site.path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                urllib.request.urlopen(url, timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("http.server did not start", pytrace=False)
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """A headless Chromium driven by Selenium through Debian's chromedriver."""
+    _ensure_chromium()
+    os.environ.setdefault("SE_OFFLINE", "true")  # selenium-manager must never download
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(WAIT_S)
+    try:
+        yield driver
+    finally:
+        with contextlib.suppress(Exception):
+            driver.save_screenshot(str(tmp_path / "last.png"))
+        driver.quit()
+
+
+def test_reader_journey(browser, server, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, WAIT_S)
+
+    def shot(name: str) -> None:
+        browser.save_screenshot(str(tmp_path / f"{name}.png"))
+
+    # 1. The home page renders, including the generated timeline figure.
+    browser.get(server)
+    h1 = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "article h1")))
+    assert h1.text.strip() == "fsdp-ref"
+    assert "fsdp-ref" in browser.title
+    figure = browser.find_element(By.CSS_SELECTOR, "img[src*='figures/timeline.svg']")
+    wait.until(lambda d: d.execute_script("return arguments[0].complete && "
+                                          "arguments[0].naturalWidth > 0", figure))
+    shot("1-home")
+
+    # 2. The navigation reaches an analysis page: Reference tab -> fsdp_ref/ -> api.py -> Analysis.
+    browser.find_element(By.XPATH, "//nav[contains(@class,'md-tabs')]//a[normalize-space()='Reference']").click()
+    wait.until(ec.url_contains("reference/"))
+
+    def open_section(title: str) -> None:
+        # A section with an index page is a link (it loads the page, expanded); one
+        # without is a label that expands in place.
+        entry = wait.until(ec.element_to_be_clickable((
+            By.XPATH, "//nav[contains(@class,'md-nav--primary')]"
+                      f"//*[self::a or self::label][normalize-space()='{title}']")))
+        entry.click()
+
+    open_section("fsdp_ref/")
+    open_section("api.py")
+    analysis = wait.until(ec.element_to_be_clickable((
+        By.XPATH, "//nav[contains(@class,'md-nav--primary')]"
+                  "//a[contains(@href,'api.py_docs')][normalize-space()='Analysis']")))
+    analysis.click()
+    wait.until(ec.url_contains("src/fsdp_ref/api.py_docs/"))
+    title = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "article h1"))).text
+    assert "src/fsdp_ref/api.py" in title
+    shot("2-analysis")
+
+    # 3. A keyword link lands on its definition's anchor.
+    keywords = browser.find_element(
+        By.XPATH, "//nav[contains(@class,'md-nav--primary')]"
+                  "//a[contains(@href,'api.py_kw')][normalize-space()='Keywords']")
+    keywords.click()
+    wait.until(ec.url_contains("api.py_kw/"))
+    link = wait.until(ec.element_to_be_clickable((
+        By.CSS_SELECTOR, "article a[href*='api.py_docs/#sym-']")))
+    anchor = link.get_attribute("href").rsplit("#", 1)[1]
+    link.click()
+    wait.until(ec.url_contains(f"api.py_docs/#{anchor}"))
+    target = wait.until(ec.presence_of_element_located((By.ID, anchor)))
+    wait.until(lambda d: d.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return r.top >= 0 && r.top < window.innerHeight;", target))
+    shot("3-keyword-anchor")
+
+    # 4. Search finds fully_shard (lunr, in a web worker, offline).
+    browser.get(server)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "label.md-search__icon, "
+                                                            "input.md-search__input")))
+    browser.find_element(By.CSS_SELECTOR, "input.md-search__input").click()
+    box = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "input.md-search__input")))
+    box.send_keys("fully_shard")
+    wait.until(lambda d: any("fully_shard" in item.text for item in
+                             d.find_elements(By.CSS_SELECTOR, ".md-search-result__item")))
+    shot("4-search")
