@@ -1,0 +1,240 @@
+"""``make bench``: fsdp_ref's ``fully_shard`` against torch's ``fully_shard`` and DDP.
+
+Run under torchrun (gloo on CPU, NCCL when a GPU is present)::
+
+    torchrun --standalone --nproc_per_node 2 benchmarks/compare.py
+    torchrun --standalone --nproc_per_node 4 benchmarks/compare.py
+
+The three contenders train the same GPT (``fsdp_ref.gpt``, same seed, same data, AdamW)
+in one process group. Two phases:
+
+1. **memory and bytes**, one contender at a time on a fresh model: peak live tensor bytes
+   on each rank during a steady-state step (see ``measure.py`` for how, on CPU), and the
+   bytes each collective moved in that step;
+2. **time**, all three models alive at once: after warm-up, ``--rounds`` rounds of
+   ``--steps`` steps of each model, in an order that rotates every round so that no
+   contender always runs first (cache, allocator, neighbour noise). A step is forward,
+   backward, ``optim.step()`` and ``zero_grad()``, timed with ``perf_counter`` between two
+   barriers, so it is the slowest rank's step.
+
+Rank 0 prints a table with ratios against torch's ``fully_shard`` and writes
+``benchmarks/results/compare_ws{N}.json`` and ``benchmarks/results/compare.svg`` (every
+world size found in the results folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import CommCounter, PeakMemory, ddp_counting_hook  # noqa: E402
+from plot import render_comparison  # noqa: E402
+
+from fsdp_ref.gpt import GPT, GPTConfig  # noqa: E402
+
+IMPLS = ("fsdp_ref", "torch_fsdp", "ddp")
+BASELINE = "torch_fsdp"
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def build(impl: str, cfg: GPTConfig, device: torch.device, counter: CommCounter | None = None):
+    """The GPT of ``cfg`` (seed 0) wrapped by ``impl``, and its AdamW."""
+    torch.manual_seed(0)
+    model = GPT(cfg).to(device)
+    if impl == "ddp":
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+        if counter is not None:
+            model.register_comm_hook(None, ddp_counting_hook(counter))
+    else:
+        if impl == "fsdp_ref":
+            from fsdp_ref import fully_shard
+        else:
+            from torch.distributed.fsdp import fully_shard
+        for block in model.blocks:
+            fully_shard(block)
+        fully_shard(model)
+    return model, torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+
+def batch(step: int, rank: int, world: int, per_rank: int, cfg: GPTConfig, device):
+    """This rank's slice of the global batch of ``step`` (the same for every contender)."""
+    gen = torch.Generator().manual_seed(1000 + step)
+    tokens = torch.randint(0, cfg.vocab_size, (per_rank * world, cfg.seq_len + 1), generator=gen)
+    mine = tokens[rank * per_rank : (rank + 1) * per_rank].to(device)
+    return mine[:, :-1], mine[:, 1:]
+
+
+def train_step(model, optim, tokens, targets) -> torch.Tensor:
+    """Forward, backward, optimizer step, zero_grad; returns the detached loss."""
+    logits = model(tokens)
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    loss.backward()
+    optim.step()
+    optim.zero_grad(set_to_none=True)
+    return loss.detach()
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def measure_memory_and_bytes(impl, cfg, device, args, rank, world) -> dict:
+    """Phase 1: a fresh model, two warm-up steps, then one tracked step."""
+    counter = CommCounter()
+    mem = PeakMemory(device)
+    mem.start()
+    model, optim = build(impl, cfg, device, counter)
+    with counter:
+        for step in range(2):
+            train_step(model, optim, *batch(step, rank, world, args.batch_per_rank, cfg, device))
+        counter.reset()
+        _sync(device)
+        with mem.window("step"):
+            loss = train_step(model, optim, *batch(2, rank, world, args.batch_per_rank, cfg, device))
+            _sync(device)
+        comm = counter.snapshot()
+    windows = mem.stop()
+    del model, optim
+    return {"comm": comm, "peak_bytes": windows["step"]["peak"],
+            "end_bytes": windows["step"]["end"], "loss_step2": float(loss)}
+
+
+def measure_time(cfg, device, args, rank, world) -> dict[str, list[float]]:
+    """Phase 2: all three models alive, interleaved rounds; per-step seconds."""
+    runs = {impl: build(impl, cfg, device) for impl in IMPLS}
+    times: dict[str, list[float]] = {impl: [] for impl in IMPLS}
+    step = 0
+    for impl in IMPLS:  # warm-up: lazy init, optimizer state, allocator caches
+        for _ in range(args.warmup):
+            train_step(*runs[impl], *batch(step, rank, world, args.batch_per_rank, cfg, device))
+    for r in range(args.rounds):
+        order = IMPLS[r % len(IMPLS):] + IMPLS[: r % len(IMPLS)]
+        for impl in order:
+            for _ in range(args.steps):
+                data = batch(step, rank, world, args.batch_per_rank, cfg, device)
+                _sync(device)
+                dist.barrier()
+                t0 = time.perf_counter()
+                train_step(*runs[impl], *data)
+                _sync(device)
+                dist.barrier()
+                times[impl].append(time.perf_counter() - t0)
+            step += 1
+    return times
+
+
+def summarize(samples: list[float]) -> dict:
+    """Median, min and max (in milliseconds) of step times in seconds."""
+    ms = [s * 1e3 for s in samples]
+    return {"median": statistics.median(ms), "min": min(ms), "max": max(ms), "n": len(ms)}
+
+
+def table(result: dict) -> str:
+    """The printed comparison table, ratios against torch's ``fully_shard``."""
+    base = result["impls"][BASELINE]
+    lines = [
+        f"GPT {result['config']['num_params']:,} params, {result['world_size']} ranks "
+        f"({result['backend']}), {result['rounds']} rounds x {result['steps']} steps",
+        f"{'impl':<11} {'step ms (min-max)':>22} {'x torch':>8} {'all-gather B':>13} "
+        f"{'red-scatter B':>14} {'all-reduce B':>13} {'peak MiB':>9} {'x torch':>8}",
+    ]
+    for impl, r in result["impls"].items():
+        t, c = r["step_ms"], r["comm"]
+        lines.append(
+            f"{impl:<11} {t['median']:8.2f} ({t['min']:5.1f}-{t['max']:5.1f}) "
+            f"{t['median'] / base['step_ms']['median']:8.3f} "
+            f"{c['all_gather']['bytes']:13,} {c['reduce_scatter']['bytes']:14,} "
+            f"{c['all_reduce']['bytes']:13,} {r['peak_bytes'] / 2**20:9.2f} "
+            f"{r['peak_bytes'] / base['peak_bytes']:8.3f}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run both phases; rank 0 prints the table and writes JSON and SVG."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=3, help="steps per contender per round")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument("--seq-len", type=int, default=64)
+    parser.add_argument("--vocab", type=int, default=512)
+    parser.add_argument("--batch-per-rank", type=int, default=4)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    if "RANK" not in os.environ:
+        raise SystemExit("run under torchrun: torchrun --standalone --nproc_per_node 2 "
+                         "benchmarks/compare.py")
+
+    torch.set_num_threads(1)
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if backend == "nccl":
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    dist.init_process_group(backend)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    device = torch.device("cuda", torch.cuda.current_device()) if backend == "nccl" else torch.device("cpu")
+    cfg = GPTConfig(vocab_size=args.vocab, seq_len=args.seq_len, dim=args.dim,
+                    n_layers=args.layers, n_heads=max(1, args.dim // 64))
+
+    memory = {impl: measure_memory_and_bytes(impl, cfg, device, args, rank, world) for impl in IMPLS}
+    times = measure_time(cfg, device, args, rank, world)
+    peaks = [None] * world
+    dist.all_gather_object(peaks, {impl: memory[impl]["peak_bytes"] for impl in IMPLS})
+    if rank == 0:
+        result = {
+            "command": f"torchrun --standalone --nproc_per_node {world} benchmarks/compare.py "
+                       + " ".join(argv if argv is not None else sys.argv[1:]),
+            "world_size": world,
+            "backend": backend,
+            "device": torch.cuda.get_device_name() if backend == "nccl" else platform.processor() or "cpu",
+            "torch": torch.__version__,
+            "rounds": args.rounds,
+            "steps": args.steps,
+            "config": {**cfg.__dict__, "num_params": cfg.num_params(),
+                       "batch_per_rank": args.batch_per_rank},
+            "impls": {},
+        }
+        for impl in IMPLS:
+            result["impls"][impl] = {
+                "step_ms": summarize(times[impl]),
+                "comm": memory[impl]["comm"],
+                "peak_bytes": max(p[impl] for p in peaks),
+                "peak_bytes_per_rank": [p[impl] for p in peaks],
+                "end_bytes": memory[impl]["end_bytes"],
+                "loss_step2": memory[impl]["loss_step2"],
+            }
+        base = result["impls"][BASELINE]
+        result["ratios_vs_torch_fsdp"] = {
+            impl: {
+                "step_time": r["step_ms"]["median"] / base["step_ms"]["median"],
+                "peak_memory": r["peak_bytes"] / base["peak_bytes"],
+            }
+            for impl, r in result["impls"].items()
+        }
+        print(table(result))
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"compare_ws{world}.json").write_text(json.dumps(result, indent=2) + "\n")
+        all_results = [json.loads(p.read_text()) for p in sorted(args.out.glob("compare_ws*.json"))]
+        (args.out / "compare.svg").write_text(render_comparison(all_results))
+        print(f"wrote {args.out / f'compare_ws{world}.json'} and {args.out / 'compare.svg'}")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
