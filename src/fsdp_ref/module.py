@@ -92,10 +92,11 @@ class FSDPModule:
         Returns:
             The handle when ``async_op`` is ``True``, else ``None``.
         """
-        state = self._get_fsdp_state()
-        state.lazy_init()
         groups = self._groups()
         for group in groups:
+            # Works before the first forward too: the group then uses its own streams
+            # until the root's lazy init hands it the shared ones.
+            group.comm_ctx.lazy_init(group.device)
             group.unshard(async_op=async_op)
         handle = UnshardHandle(groups)
         if async_op:
@@ -313,6 +314,12 @@ class FSDPModule:
         for group in self._groups():
             _require_nccl(group, "set_symm_mem_for_comm")
             group.use_symm_mem = True
+
+    def _set_unshard_async_op(self, async_op: bool) -> None:
+        """Use ``async_op=True`` collectives (wait on the ``Work``) for the pre-forward and
+        pre-backward all-gathers instead of stream events. On CPU this is always the case."""
+        for group in self._groups():
+            group.unshard_async_op = async_op
 
     def _apply(self, *args: Any, **kwargs: Any) -> Any:
         # `to_empty`, `.to()` and `.double()` replace parameter tensors; re-adopt them.

@@ -118,6 +118,7 @@ class FSDPParamGroup:
         self.reduce_scatter_group = None
         self.allocate_from_process_group = False
         self.use_symm_mem = False
+        self.unshard_async_op = False
         # Per-iteration state.
         self._all_gather: _AllGather | None = None
         self._post_forward_indices: list[int] = []
@@ -248,10 +249,26 @@ class FSDPParamGroup:
     def pre_forward(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """Unshard for forward and hook the post-backward onto the inputs."""
         self.training_state = TrainingState.FORWARD
-        self.unshard()
+        self.comm_ctx.forward_order.append(self)
+        self.unshard(self.unshard_async_op)
         self.wait_for_unshard()
         recorder.log("forward", "compute", "module_forward", self.label)
         return self._register_post_backward(args, kwargs)
+
+    def prefetch_next_forward(self) -> None:
+        """Implicit forward prefetch: start the all-gather of the group that ran forward
+        right after this one in the previous iteration, so it overlaps with this group's
+        forward compute. The first iteration has no order yet and prefetches nothing."""
+        order = self.comm_ctx.last_forward_order
+        try:
+            index = order.index(self)
+        except ValueError:
+            return
+        if index + 1 < len(order):
+            target = order[index + 1]
+            if target is not self and target.training_state == TrainingState.IDLE:
+                recorder.log("prefetch", "compute", "forward", target.label)
+                target.unshard(target.unshard_async_op)
 
     def post_forward(self) -> None:
         """Reshard per ``reshard_after_forward`` and remember the forward order."""
@@ -280,7 +297,7 @@ class FSDPParamGroup:
             return
         self.training_state = TrainingState.PRE_BACKWARD
         if self.unshard_in_backward:
-            self.unshard()
+            self.unshard(self.unshard_async_op)
             self.wait_for_unshard()
         recorder.log("backward", "compute", "module_backward", self.label)
         if prefetch:

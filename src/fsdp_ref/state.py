@@ -195,6 +195,8 @@ class FSDPState:
         if not self._modules_to_run:
             self._modules_to_run = {id(m) for m in self.modules}
             args, kwargs = self.group.pre_forward(args, kwargs)
+            if not self.forward_prefetch:
+                self.group.prefetch_next_forward()
             for target in self.forward_prefetch:
                 if target.group is not None:
                     recorder.log("prefetch", "compute", "forward", target.group.label)
@@ -229,6 +231,9 @@ class FSDPState:
                 t.register_hook(self._pre_backward)
         if self.iter_ctx.iter_forward_root is self:
             self.iter_ctx.iter_forward_root = None
+            # The order this forward ran in drives the next forward's implicit prefetch.
+            self.comm_ctx.last_forward_order = self.comm_ctx.forward_order
+            self.comm_ctx.forward_order = []
         return output
 
     # ---- backward ------------------------------------------------------------------
@@ -292,6 +297,7 @@ class FSDPState:
             if state.group is not None:
                 state.group.reset()
         self.comm_ctx.post_forward_order.clear()
+        self.comm_ctx.forward_order = []
         self.comm_ctx.release_all_gather_output()
 
 

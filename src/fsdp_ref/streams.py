@@ -191,6 +191,8 @@ class CommContext:
         self.all_reduce = Stream("all_reduce")
         self.pending_all_gather_free: tuple[Any, Event, str] | None = None
         self.post_forward_order: list[Any] = []
+        self.forward_order: list[Any] = []
+        self.last_forward_order: list[Any] = []
         self.pending_reductions: list[Any] = []
 
     def lazy_init(self, device: torch.device) -> None:
