@@ -78,7 +78,7 @@ def public_objects(package: griffe.Module) -> dict[str, griffe.Object]:
         if exported is not None and isinstance(exported, griffe.Attribute):
             value = exported.value
             names = {str(v).strip("'\"") for v in getattr(value, "elements", [])}
-        for name in names:
+        for name in filter(_public, names):
             member = module.members.get(name)
             found[f"{module.path}.{name}"] = _target(member) if member is not None else None
         for member in module.members.values():
