@@ -30,7 +30,7 @@ def mixed_dtypes(rank, world_size):
     model = _MixedDtypes()
     ref = _MixedDtypes()
     ref.load_state_dict(model.state_dict())
-    policy = lib.MixedPrecisionPolicy(param_dtype=torch.float64, cast_forward_inputs=False)
+    policy = lib.MixedPrecisionPolicy(param_dtype=torch.float64)
     lib.fully_shard(model, mesh=mesh, mp_policy=policy)
     x = torch.randn(2 * world_size, 8, generator=torch.Generator().manual_seed(3))
     model(x[2 * rank : 2 * rank + 2]).pow(2).mean().backward()
