@@ -404,6 +404,10 @@ class FSDPParamGroup:
                 p.accumulate_sharded_grad(out.narrow(0, off, p.layout.padded_shard_numel))
             finished = ctx.reduce_scatter.record_event("reduction_done", self.label)
         compute.wait_event(finished, "reduction_done", self.label)
+        if self.device.type != "cpu" and any(p.offload_to_cpu for p in red.params):
+            # CPU offload: the optimizer steps on the host, so the host itself must wait
+            # for the device-to-host gradient copies, not just the compute stream.
+            finished.synchronize()
         recorder.log("free", compute.name, "reduce_scatter_input", self.label)
 
     def _allocator(self, comm, symmetric: bool):
