@@ -323,8 +323,11 @@ class FSDPModule:
 
     def _apply(self, *args: Any, **kwargs: Any) -> Any:
         # `to_empty`, `.to()` and `.double()` replace parameter tensors; re-adopt them.
-        result = super()._apply(*args, **kwargs)  # type: ignore[misc]
+        # Reshard first so the conversion applies to the sharded DTensors.
         state = get_state(self)  # type: ignore[arg-type]
+        if state is not None and state.group is not None:
+            state.group.reshard()
+        result = super()._apply(*args, **kwargs)  # type: ignore[misc]
         if state is not None and state.group is not None:
             with torch.no_grad():
                 for p in state.group.fsdp_params:

@@ -136,21 +136,30 @@ class FSDPParam:
             lay.local_view(padded).copy_(chunk)
         self._set_padded_shard(padded)
 
-    def _set_padded_shard(self, padded: torch.Tensor) -> None:
+    def _set_padded_shard(self, padded: torch.Tensor, param: nn.Parameter | None = None) -> None:
+        """Adopt ``padded`` as this rank's shard storage and (re)build the DTensor on it.
+
+        When ``param`` (the registered sharded parameter) is given, it keeps its identity,
+        so an optimizer built before a module conversion still holds the right object.
+        """
         if self.offload_to_cpu and self.pin_memory and torch.cuda.is_available():
             padded = padded.pin_memory()
         self.padded_shard = padded
         local = self.layout.local_view(padded)
-        with torch.no_grad():
-            dt = DTensor.from_local(
-                local,
-                self.mesh_info.mesh,
-                self.placements,
-                run_check=False,
-                shape=self.layout.full_shape,
-                stride=_contiguous_stride(self.layout.full_shape),
-            )
-        self.sharded_param = nn.Parameter(dt, requires_grad=self.requires_grad)
+        if param is not None:
+            param._local_tensor = local
+            self.sharded_param = param
+        else:
+            with torch.no_grad():
+                dt = DTensor.from_local(
+                    local,
+                    self.mesh_info.mesh,
+                    self.placements,
+                    run_check=False,
+                    shape=self.layout.full_shape,
+                    stride=_contiguous_stride(self.layout.full_shape),
+                )
+            self.sharded_param = nn.Parameter(dt, requires_grad=self.requires_grad)
         self.to_sharded()
 
     def reset_sharded_param(self) -> None:
@@ -176,10 +185,8 @@ class FSDPParam:
         if local.device.type != "meta":
             self.layout.local_view(padded).copy_(local)
         self.requires_grad = current.requires_grad
-        self._set_padded_shard(padded)
-        if local.device.type != "meta" and not self.offload_to_cpu:
-            self.device = local.device if local.device.type != "cpu" else self.device
         self.unsharded_param = None
+        self._set_padded_shard(padded, current)
 
     # ---- the two faces --------------------------------------------------------------
 

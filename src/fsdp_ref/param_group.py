@@ -441,9 +441,6 @@ class FSDPParamGroup:
     def refresh_after_apply(self) -> None:
         """Re-derive cached facts after ``module._apply`` changed dtypes or devices."""
         self._check_uniform_dtypes()
-        devices = {p.device for p in self.fsdp_params}
-        if len(devices) == 1:
-            self.device = devices.pop()
         self._is_unsharded = False
         self._is_post_forward_sharded = False
 
