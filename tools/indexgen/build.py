@@ -28,7 +28,7 @@ from pathlib import Path
 from indexgen import manifest as mf
 from indexgen.analyze import Project, compact
 from indexgen.config import Config, validate
-from indexgen.discover import SourceFile, discover, walk_python_files
+from indexgen.discover import SourceFile, discover, package_prefix, walk_python_files
 from indexgen.errors import ConflictError, IndexgenError
 from indexgen.extract import decode_source, extract_file
 from indexgen.layout import MANIFEST_NAME, Layout
@@ -103,7 +103,15 @@ def _settings(config: Config, layout: Layout) -> dict:
 
 
 def _label(root: Path, base: Path) -> str:
-    """How a root is shown on pages: relative to ``base`` if inside it, else its name."""
+    """How a root is shown on pages.
+
+    A root that is a package shows as its package path (``torch/distributed/fsdp``), whatever
+    folder it is installed in; another root shows relative to ``base`` if inside it, else by
+    its folder name.  Never an absolute path.
+    """
+    prefix = package_prefix(root)
+    if prefix:
+        return prefix.replace(".", "/")
     real_root, real_base = os.path.realpath(root), os.path.realpath(base)
     if real_root.startswith(real_base.rstrip(os.sep) + os.sep):
         return Path(os.path.relpath(real_root, real_base)).as_posix()
@@ -264,14 +272,15 @@ def _run(config: Config, write: bool, progress: Progress | None) -> Report:
     render_keys = []
     new_files: dict[str, dict] = {}
     for key in sorted(by_key):
-        ctx_hash = mf.context_hash([contexts[key], compacts[key]])
+        encoded = mf.encode_summary(compacts[key])
+        ctx_hash = mf.context_hash([contexts[key], encoded])
         entry = cached.get(key) or {}
         pages = entry.get("pages") or {}
         expected = {layout.kw_page(key), layout.docs_page(key)}
         fresh = (key not in full and entry.get("context") == ctx_hash and set(pages) == expected
                  and all(_sha(_read(out / p) or b"") == h for p, h in sorted(pages.items())))
         new_files[key] = {"sha256": hashes[key], "context": ctx_hash,
-                          "summary": mf.encode_summary(compacts[key]), "pages": dict(pages)}
+                          "summary": encoded, "pages": dict(pages)}
         if not fresh:
             render_keys.append(key)
     need = [by_key[k] for k in render_keys if k not in full]

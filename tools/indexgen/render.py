@@ -12,7 +12,16 @@ import posixpath
 
 from indexgen import patterns, rules
 from indexgen.layout import Layout
-from indexgen.markdown import MARKER, anchor, code, escape_text, heading_anchor, link, relpath
+from indexgen.markdown import (
+    MARKER,
+    anchor,
+    code,
+    escape_html,
+    escape_text,
+    heading_anchor,
+    link,
+    relpath,
+)
 from indexgen.model import STATUS_EMPTY, STATUS_OK, Definition, FileContext, FileSummary
 
 #: Sections of the analysis page, in order (the seeds' layout).
@@ -298,17 +307,16 @@ def _source(p: _Page, out: list[str], source: str | None) -> None:
     width = len(str(len(lines)))
     body = "\n".join(
         f'<span id="L{n}">{n:>{width}}  {text}</span>'
-        for n, text in enumerate(source.translate(_HTML).split("\n")[: len(lines)], 1)
+        for n, text in enumerate(escape_html(source).split("\n")[: len(lines)], 1)
     )
     out.append(f'<pre class="indexgen-source"><code>{body}</code></pre>')
 
 
-_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 
 def _docstring_block(doc: str) -> list[str]:
     # Raw HTML, not a fence: fenced text is still seen by preprocessors such as snippets.
-    lines = doc.translate(_HTML).split("\n")
+    lines = escape_html(doc).split("\n")
     return ['<pre class="indexgen-docstring"><code>' + "\n".join(
         f"<span>{line}</span>" if line else "<span></span>" for line in lines) + "</code></pre>"]
 
