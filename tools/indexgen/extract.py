@@ -55,7 +55,11 @@ def decode_source(data: bytes) -> tuple[str, str]:
         UnicodeDecodeError: The bytes are not valid in the declared encoding.
         SyntaxError: The encoding cookie names an unknown encoding.
     """
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        data.decode("utf-8")  # report the offending byte if that is the problem
+        raise
     text = data.decode(encoding)
     if text.startswith("\ufeff"):
         text = text[1:]

@@ -1,0 +1,76 @@
+"""Tests for indexgen.analyze: import resolution, imported-by, tests, folders."""
+
+from __future__ import annotations
+
+from conftest import SAMPLE
+from indexgen.analyze import Project, compact
+from indexgen.discover import discover
+from indexgen.extract import extract_file
+
+
+def _project() -> Project:
+    files = [extract_file(s.path, s.root, s.relpath, s.module, 1_000_000)
+             for s in discover(SAMPLE / "src")]
+    test = SAMPLE / "tests" / "test_cart.py"
+    tests = {"tests/test_cart.py": extract_file(test, "tests", "tests/test_cart.py", "", 10**6)}
+    return Project([compact(f) for f in files], tests)
+
+
+def test_categories_and_targets():
+    project = _project()
+    cart = project.files["src/shop/cart.py"]
+    project.classify_imports(cart)
+    cats = {(i.module, i.name): (i.category, i.target) for i in cart.imports}
+    assert cats[("json", "")] == ("stdlib", "")
+    assert cats[("shop.inventory", "Item")] == ("project", "src/shop/inventory.py")
+    gateway = project.files["src/shop/payments/gateway.py"]
+    project.classify_imports(gateway)
+    cats = {(i.module, i.name): i.category for i in gateway.imports}
+    assert cats[("torch", "")] == "third-party"
+    assert cats[("shop.cart", "Cart")] == "project"
+
+
+def test_imported_by_and_names():
+    ctx = _project().contexts()
+    inv = ctx["src/shop/inventory.py"]
+    assert inv.imported_by == ["src/shop/__init__.py", "src/shop/cart.py"]
+    assert inv.imported_names["src/shop/cart.py"] == ["Item", "Stock"]
+    cart = ctx["src/shop/cart.py"]
+    assert "src/shop/payments/gateway.py" in cart.imported_by
+    # inventory imports Cart only for type checking; it still counts as an import edge
+    assert "src/shop/inventory.py" in cart.imported_by
+
+
+def test_base_class_links_to_project_definition(tmp_path):
+    pkg = tmp_path / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("class Base:\n    pass\n")
+    (pkg / "b.py").write_text("from pkg import a\nfrom pkg.a import Base\n\n"
+                              "class One(Base):\n    pass\n\nclass Two(a.Base):\n    pass\n"
+                              "\nclass Three(Unknown):\n    pass\n")
+    files = [extract_file(s.path, s.root, s.relpath, s.module, 10**6)
+             for s in discover(tmp_path / "src")]
+    ctx = Project([compact(f) for f in files], {}).contexts()
+    assert ctx["src/pkg/b.py"].base_links == {
+        "Base": ("src/pkg/a.py", "sym-Base"), "a.Base": ("src/pkg/a.py", "sym-Base")}
+
+
+def test_tests_that_import_a_module():
+    ctx = _project().contexts()
+    refs = ctx["src/shop/cart.py"].tests
+    assert [(r.path, r.lines, r.names) for r in refs] == [
+        ("tests/test_cart.py", [1], ["Cart", "checkout"])]
+    assert [r.names for r in ctx["src/shop/inventory.py"].tests] == [["Item"]]
+    assert ctx["src/shop/payments/gateway.py"].tests == []
+
+
+def test_folders_and_edges():
+    folders = {f.relpath: f for f in _project().folders()}
+    assert set(folders) == {"", "shop", "shop/payments"}
+    shop = folders["shop"]
+    assert shop.package == "src/shop/__init__.py"
+    assert shop.subfolders == ["shop/payments"]
+    edges = {(a.rpartition("/")[2], b.rpartition("/")[2]) for a, b, _ in shop.edges}
+    assert ("cart.py", "inventory.py") in edges and ("__init__.py", "cart.py") in edges
+    assert folders[""].files == [] and folders[""].subfolders == ["shop"]

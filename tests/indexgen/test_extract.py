@@ -1,0 +1,155 @@
+"""Tests for indexgen.extract: definitions, imports, identifiers, findings, bad files."""
+
+from __future__ import annotations
+
+import ast
+
+from conftest import SAMPLE
+from indexgen.extract import extract_source, module_name
+from indexgen.model import (
+    STATUS_EMPTY,
+    STATUS_OK,
+    STATUS_SYNTAX_ERROR,
+    STATUS_TOO_LARGE,
+    STATUS_UNDECODABLE,
+)
+
+INVENTORY = (SAMPLE / "src/shop/inventory.py").read_bytes()
+GATEWAY = (SAMPLE / "src/shop/payments/gateway.py").read_bytes()
+
+
+def _extract(data: bytes, rel: str = "pkg/mod.py", max_bytes: int = 1_000_000):
+    return extract_source(data, "src", rel, module_name(rel), max_bytes)
+
+
+def _ast_defs(data: bytes) -> list[tuple[str, int]]:
+    """(qualname, line) of every class/function reachable without entering a function."""
+    found = []
+
+    def visit(body, prefix):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.append((prefix + node.name, node.lineno))
+                if isinstance(node, ast.ClassDef):
+                    visit(node.body, prefix + node.name + ".")
+            elif isinstance(node, (ast.If, ast.Try, ast.With)):
+                visit(node.body, prefix)
+                visit(getattr(node, "orelse", []), prefix)
+
+    visit(ast.parse(data).body, "")
+    return found
+
+
+def test_module_name():
+    assert module_name("a/b/c.py") == "a.b.c"
+    assert module_name("a/b/__init__.py") == "a.b"
+    assert module_name("x.py", "torch.distributed") == "torch.distributed.x"
+
+
+def test_every_definition_with_its_def_line():
+    s = _extract(INVENTORY)
+    assert s.status == STATUS_OK
+    got = [(d.qualname, d.lineno) for d in s.definitions]
+    assert sorted(got) == sorted(_ast_defs(INVENTORY))
+
+
+def test_redefinitions_and_setters_get_distinct_anchors():
+    s = _extract(INVENTORY)
+    anchors = [d.anchor for d in s.definitions] + [a.anchor for a in s.attributes]
+    assert len(anchors) == len(set(anchors))
+    restocks = [d for d in s.definitions if d.qualname == "restock"]
+    assert [d.anchor for d in restocks] == ["sym-restock", "sym-restock-2"]
+    assert restocks[1].summary == "Second definition: indexgen must keep both."
+    labels = [d for d in s.definitions if d.qualname == "Item.label"]
+    assert len(labels) == 2 and all(d.kind == "property" for d in labels)
+
+
+def test_kinds_labels_and_signatures_from_griffe():
+    s = _extract(INVENTORY)
+    by = {d.anchor: d for d in s.definitions}
+    assert by["sym-Item"].labels == ["dataclass"]
+    assert by["sym-Stock.refresh"].labels == ["async"]
+    assert by["sym-Stock.add"].signature == "add(item: Item, count: int = 1) -> None"
+    assert by["sym-Stock.Entry.total"].parent == "Stock.Entry"
+    assert by["sym-Category"].bases == ["enum.Enum"]
+    assert by["sym-Stock.add"].summary == "Add ``count`` units of ``item``."
+
+
+def test_imports_with_scope_and_resolution():
+    s = _extract(GATEWAY, rel="shop/payments/gateway.py")
+    imports = {(i.written, i.module, i.name, i.alias, i.scope) for i in s.imports}
+    assert ("..cart", "shop.cart", "Cart", "", "module") in imports
+    assert ("torch.distributed", "torch.distributed", "", "dist", "module") in imports
+    assert ("pickle", "pickle", "", "", "function") in imports
+    inv = _extract(INVENTORY, rel="shop/inventory.py")
+    scopes = {i.name: i.scope for i in inv.imports if i.name}
+    assert scopes["Cart"] == "type-checking"
+
+
+def test_identifiers_come_from_code_not_comments():
+    s = _extract(INVENTORY)
+    assert "MAX_STOCK" in s.identifiers and "levels" in s.identifiers
+    assert "because" not in s.identifiers and "therefore" not in s.identifiers
+    assert "Markdown" not in s.identifiers  # only in the docstring
+    first, uses = s.identifiers["MAX_STOCK"]
+    assert first == INVENTORY.decode().split("\n").index("MAX_STOCK = 1000") + 1
+    assert uses == 3
+
+
+def test_findings_classify_calls():
+    s = _extract(GATEWAY, rel="shop/payments/gateway.py")
+    found = {(f.category, f.text, f.note) for f in s.findings}
+    assert ("collective", "dist.all_reduce", "") in found
+    assert ("synchronization", "work.wait", "") in found
+    assert ("stream", "torch.cuda.Stream", "") in found
+    assert ("event", "torch.cuda.Event", "") in found
+    assert ("event", "event.record", "") in found
+    assert ("synchronization", "torch.cuda.synchronize", "") in found
+    assert ("allocation", "torch.empty", "") in found
+    assert ("deserialization", "torch.load", "torch.load without weights_only") in found
+    assert ("network", "socket.create_connection", "") in found
+    # torch.load(..., weights_only=True) is safe and not reported
+    loads = [f for f in s.findings if f.text == "torch.load"]
+    assert len(loads) == 1
+    lines = GATEWAY.decode().split("\n")
+    for f in s.findings:
+        if f.category in ("collective", "deserialization"):
+            assert f.text.split(".")[-1] in lines[f.lineno - 1]
+
+
+def test_empty_file():
+    s = _extract(b"")
+    assert s.status == STATUS_EMPTY and s.size == 0 and "empty" in s.error
+
+
+def test_huge_file():
+    s = _extract(b"x = 1\n" * 100, max_bytes=50)
+    assert s.status == STATUS_TOO_LARGE
+    assert "600" in s.error and "50" in s.error and s.n_lines == 100
+
+
+def test_undecodable_file():
+    s = _extract(b"x = '\xff\xfe'\n")
+    assert s.status == STATUS_UNDECODABLE
+    assert "0xff" in s.error
+
+
+def test_declared_latin1_and_bom_are_fine():
+    s = _extract(b"# -*- coding: latin-1 -*-\nname = '\xe9t\xe9'\n")
+    assert s.status == STATUS_OK and s.encoding == "iso-8859-1"
+    assert [a.name for a in s.attributes] == ["name"]
+    s = _extract(b"\xef\xbb\xbfdef f():\n    pass\n")
+    assert s.status == STATUS_OK and s.definitions[0].qualname == "f"
+
+
+def test_syntax_error_reports_line():
+    s = _extract(b"def ok():\n    pass\n\ndef broken(:\n")
+    assert s.status == STATUS_SYNTAX_ERROR
+    assert "line 4" in s.error
+    assert s.definitions == []
+
+
+def test_exports_from_all():
+    s = _extract((SAMPLE / "src/shop/__init__.py").read_bytes(), rel="shop/__init__.py")
+    assert s.is_package and s.module == "shop"
+    assert s.exports == ["Cart", "Item", "Stock"]

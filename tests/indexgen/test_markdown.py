@@ -1,0 +1,62 @@
+"""Tests for indexgen.markdown: escaped text renders literally and cannot inject markup."""
+
+from __future__ import annotations
+
+import markdown as md_lib
+import pytest
+from indexgen.markdown import anchor, code, escape_html, escape_text, heading_anchor, relpath
+
+NASTY = [
+    "<script>alert(1)</script>",
+    "*emphasis* and **bold** and __dunder__",
+    "[link](http://evil.example) ![img](x.png)",
+    "a | table | row",
+    "# not a heading",
+    "- not a list",
+    "1. not a list either",
+    "`code` and ``more``",
+    "&amp; entity and <b>tag</b>",
+    "{: #id .class } attr list",
+    "~~strike~~ :smile:",
+    "> not a quote",
+]
+
+
+def _html(text: str) -> str:
+    return md_lib.markdown(text, extensions=["tables", "attr_list"])
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_escaped_text_renders_as_one_plain_paragraph(text):
+    html = _html(escape_text(text))
+    assert html.startswith("<p>") and html.endswith("</p>")
+    inner = html[3:-4]
+    for tag in ("<script", "<em", "<strong", "<a ", "<img", "<b>", "<code", "<h1", "<li",
+                "<table", "<blockquote", "<del"):
+        assert tag not in inner, (text, html)
+    assert 'id="id"' not in html
+
+
+def test_escaped_text_keeps_the_words():
+    html = _html(escape_text("Sum ``x`` over *ranks*"))
+    assert "Sum" in html and "ranks" in html and "x" in html
+
+
+@pytest.mark.parametrize("text", ["plain", "a`b", "``x``", "`edge`", "line\nbreak"])
+def test_code_span_holds_text_literally(text):
+    html = md_lib.markdown(code(text))
+    assert html.count("<code>") == 1
+    inner = html.split("<code>")[1].split("</code>")[0]
+    assert inner.strip() == " ".join(text.split())
+
+
+def test_escape_html_and_anchor():
+    assert escape_html("a<b>&c") == "a&lt;b&gt;&amp;c"
+    assert anchor('x"y') == '<a id="x&quot;y"></a>'
+
+
+def test_heading_anchor_and_relpath():
+    assert heading_anchor("Architecture & Design") == "sec-architecture-design"
+    assert heading_anchor("High-Level Overview") == "sec-high-level-overview"
+    assert relpath("a/b/c.md", "a/d") == "../b/c.md"
+    assert relpath("x.md", "") == "x.md"

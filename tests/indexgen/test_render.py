@@ -1,0 +1,208 @@
+"""Tests for indexgen.render and render_folder, on the pages built for the sample project."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import anchors_of, broken_links, line_of, sample_config
+from indexgen import MARKER, build
+from indexgen.render import SECTIONS
+
+
+@pytest.fixture
+def pages(sample):
+    config = sample_config(sample)
+    build(config)
+    out = config.out
+    return {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*.md")}
+
+
+def _section(page: str, title: str) -> str:
+    start = page.index(f"\n## {title}\n")
+    end = page.find("\n## ", start + 1)
+    return page[start:end if end != -1 else None]
+
+
+def test_page_set_mirrors_sources(pages):
+    expected = {"shop/__init__.py", "shop/cart.py", "shop/inventory.py",
+                "shop/payments/__init__.py", "shop/payments/gateway.py"}
+    assert {p[: -len("_docs.md")] for p in pages if p.endswith("_docs.md")} == expected
+    assert {p[: -len("_kw.md")] for p in pages if p.endswith("_kw.md")} == expected
+    for folder in ("", "shop/", "shop/payments/"):
+        assert f"{folder}index.md" in pages and f"{folder}doc.md" in pages
+    assert all(text.startswith(MARKER + "\n") for text in pages.values())
+
+
+def test_analysis_sections_in_seed_order(pages):
+    for name, text in pages.items():
+        if name.endswith("_docs.md"):
+            heads = re.findall(r"^## (.+)$", text, flags=re.M)
+            assert heads == list(SECTIONS), name
+
+
+def test_keyword_entries_link_to_exact_anchors(pages):
+    kw = pages["shop/inventory.py_kw.md"]
+    docs = pages["shop/inventory.py_docs.md"]
+    ids = anchors_of(docs)
+    entries = re.findall(r"^- \*\*`([^`]+)`\*\*: \[(\w[\w ]*), line (\d+)\]\(([^)]+)\)", kw,
+                         flags=re.M)
+    names = {e[0] for e in entries}
+    assert {"Category", "Item", "Stock", "Stock.Entry", "Stock.add", "Stock.Entry.total",
+            "Item.label", "restock", "MAX_STOCK", "default_currency"} <= names
+    assert "represents" not in names and "if" not in names
+    for _name, _kind, _line, target in entries:
+        page, _, anchor = target.partition("#")
+        assert page == "inventory.py_docs.md"
+        assert anchor in ids
+    add = line_of("src/shop/inventory.py", "def add(")
+    assert ("Stock.add", "method", str(add), "inventory.py_docs.md#sym-Stock.add") in entries
+    assert "### Classs" not in kw
+
+
+def test_keyword_sections_and_identifier_index(pages):
+    kw = pages["shop/cart.py_kw.md"]
+    order = [h for h in re.findall(r"^##+ (.+)$", kw, flags=re.M)]
+    assert order[:8] == ["File Information", "Keywords Extracted", "Classes", "Functions",
+                         "Constants", "Module Attributes", "Imports", "Identifier Index (A–Z)"]
+    assert order[-1] == "Keyword → Section Map"
+    assert "No constants in this file." in kw
+    assert "- **`Cart.add`**: [method, line 17](cart.py_docs.md#sym-Cart.add)" in kw
+    assert "- **`json`**: [standard library, line 4](cart.py_docs.md#L4)" in kw
+    ident = _section(kw, "Identifier Index (A–Z)")
+    assert "- `pickle`: 2 uses, first at [line 5](cart.py_docs.md#L5)" in ident
+    assert "`customer`" not in ident  # a docstring word, not an identifier
+    mapping = _section(kw, "Keyword → Section Map")
+    for title in SECTIONS:
+        assert f"[{title.replace('&', '&amp;')}]" in mapping or f"[{title}]" in mapping
+
+
+def test_file_information_links_stay_in_docs(pages):
+    kw = pages["shop/cart.py_kw.md"]
+    assert ("- **Original File**: [`src/shop/cart.py`](cart.py_docs.md#sec-original-source)"
+            in kw)
+    assert "- **Folder**: [`src/shop`](index.md)" in kw
+
+
+def test_original_source_is_embedded_with_line_anchors(pages):
+    docs = pages["shop/cart.py_docs.md"]
+    ids = anchors_of(docs)
+    source_lines = (len(docs.split('<span id="L')) - 1)
+    assert {f"L{n}" for n in range(1, source_lines + 1)} <= ids
+    assert '<span id="L1"> 1  &quot;' not in docs  # quotes are kept, only &<> escaped
+    assert '<span id="L1"> 1  """A shopping cart."""</span>' in docs
+
+
+def test_docstring_markup_is_escaped(pages):
+    docs = pages["shop/inventory.py_docs.md"]
+    overview = _section(docs, "High-Level Overview")
+    assert "<script>" not in overview and "<b>" not in overview
+    assert "&lt;script&gt;" in overview
+    detail = _section(docs, "Detailed Analysis")
+    assert "\\*\\*name\\*\\* &#124; price \\[link\\](http&#58;//example.com)" in detail
+
+
+def test_detailed_analysis_has_signature_lines_and_summary(pages):
+    detail = _section(pages["shop/inventory.py_docs.md"], "Detailed Analysis")
+    assert '<a id="sym-Stock.add"></a>' in detail
+    assert "`def add(item: Item, count: int = 1) -> None`" in detail
+    add = line_of("src/shop/inventory.py", "def add(")
+    assert f"method · [lines {add}–{add + 3}](#L{add})" in detail
+    assert '<a id="sym-restock-2"></a>' in detail
+    n = line_of("src/shop/inventory.py", "MAX_STOCK = 1000")
+    assert f'- <a id="sym-MAX_STOCK"></a>`MAX_STOCK = 1000` (constant, [line {n}](#L{n}))' in detail
+
+
+def test_architecture_hierarchy(pages):
+    arch = _section(pages["shop/cart.py_docs.md"], "Architecture & Design")
+    assert "- [`Cart`](#sym-Cart) (bases: no explicit base)" in arch
+    assert "  - [`DiscountCart`](#sym-DiscountCart) (bases: [`Cart`](#sym-Cart))" in arch
+    arch = _section(pages["shop/payments/gateway.py_docs.md"], "Architecture & Design")
+    assert "No classes in this file" in arch
+
+
+def test_dependencies_split_and_imported_by(pages):
+    deps = _section(pages["shop/cart.py_docs.md"], "Dependencies")
+    std = deps.split("### Third party")[0]
+    assert "`json`" in std and "`pickle`" in std and "`subprocess`" in std
+    assert "No third party imports." in deps
+    assert "- [`shop.inventory`](inventory.py_docs.md): `Item`, `Stock` ([line 8](#L8))" in deps
+    assert "- [`src/shop/payments/gateway.py`](payments/gateway.py_docs.md): imports `Cart`" in deps
+    deps = _section(pages["shop/inventory.py_docs.md"], "Dependencies")
+    assert "only under `TYPE_CHECKING`" in deps
+    assert "- `numpy` as `np`" in deps
+
+
+def test_patterns(pages):
+    pat = _section(pages["shop/inventory.py_docs.md"], "Code Patterns & Idioms")
+    n = line_of("src/shop/inventory.py", "class Item")
+    assert f"**Dataclasses**: `Item` ([line {n}](#L{n}))" in pat
+    assert "**Enumerations**: `Category`" in pat
+    assert "**Context manager classes**: `Stock`" in pat
+    assert "**Properties**: `Item.label`" in pat
+    pat = _section(pages["shop/cart.py_docs.md"], "Code Patterns & Idioms")
+    assert "**Context manager functions**: `checkout`" in pat
+    assert "**Generators**: `checkout`" in pat
+
+
+def test_performance_and_security_with_lines(pages):
+    gw = pages["shop/payments/gateway.py_docs.md"]
+    perf = _section(gw, "Performance Considerations")
+    rel = "src/shop/payments/gateway.py"
+    n = line_of(rel, "dist.all_reduce")
+    assert f"- [line {n}](#L{n}): `dist.all_reduce` in `settle`" in perf
+    n = line_of(rel, "torch.empty")
+    assert f"- [line {n}](#L{n}): `torch.empty` in `settle`" in perf
+    sec = _section(gw, "Security & Safety")
+    n = line_of(rel, 'torch.load("ledger.pt")')
+    assert f"- [line {n}](#L{n}): `torch.load` in `settle` — torch.load without weights\\_only" in sec
+    n = line_of(rel, "weights_only=True")
+    assert f"line {n}" not in sec  # weights_only=True is safe
+    assert "- **Subprocesses and shell commands**: none in this file" in sec
+    cart = pages["shop/cart.py_docs.md"]
+    assert ("No collectives, stream or event operations, host synchronizations or tensor "
+            "allocations in this file.") in _section(cart, "Performance Considerations")
+    sec = _section(cart, "Security & Safety")
+    assert "`eval` in `evaluate`" in sec and "`pickle.loads` in `Cart.load_pickled`" in sec
+    assert "`subprocess.run` in `receipt_printer`" in sec and "`open` in `Cart.save`" in sec
+
+
+def test_testing_section(pages):
+    test = _section(pages["shop/cart.py_docs.md"], "Testing & Usage")
+    assert "- `tests/test_cart.py` (import at line 1) uses `Cart`, `checkout`" in test
+    assert "Import: `from shop.cart import Cart, DiscountCart, checkout, evaluate, " in test
+    test = _section(pages["shop/payments/gateway.py_docs.md"], "Testing & Usage")
+    assert "No test file in `tests` imports `shop.payments.gateway`." in test
+
+
+def test_related_and_cross_references(pages):
+    docs = pages["shop/cart.py_docs.md"]
+    rel = _section(docs, "Related Files")
+    assert "- [`inventory.py`](inventory.py_docs.md): Items and stock levels." in rel
+    xref = _section(docs, "Cross-References")
+    assert "- [`Cart`](#sym-Cart): [`src/shop/__init__.py`](__init__.py_docs.md)" in xref
+    assert "[`doc.md`](doc.md)" in xref and "[`index.md`](index.md)" in xref
+
+
+def test_bad_files_get_pages_that_say_so(pages):
+    empty = pages["shop/payments/__init__.py_docs.md"]
+    assert "The file is empty; there is no source to show." in empty
+    assert "No keywords: empty file (0 bytes)." in pages["shop/payments/__init__.py_kw.md"]
+
+
+def test_folder_pages(pages):
+    index = pages["shop/index.md"]
+    assert "- [`payments/`](payments/index.md): 2 Python files" not in index
+    assert "[`cart.py`](cart.py_docs.md) ([keywords](cart.py_kw.md)): A shopping cart." in index
+    assert "- [`payments/`](payments/index.md)" in index
+    doc = pages["shop/doc.md"]
+    assert "A tiny shop used to test indexgen." in doc
+    assert "- [`Cart`](cart.py_docs.md" not in doc  # Cart is re-exported, not defined here
+    assert "`shop` exports 3 names (`__all__`)" in doc
+    assert "- [`cart.py`](cart.py_docs.md) → [`inventory.py`](inventory.py_docs.md) (line 8)" in doc
+
+
+def test_no_broken_links_or_absolute_paths(pages, sample):
+    assert broken_links(sample / "docs" / "reference") == []
+    for text in pages.values():
+        assert str(sample) not in text and "/tmp/" not in text
