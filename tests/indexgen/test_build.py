@@ -1,0 +1,202 @@
+"""Tests for indexgen.build: determinism, incremental writes, check, safety of writes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from conftest import read_tree, sample_config
+
+from indexgen import MARKER, ConflictError, UnsafePathError, build, check
+from indexgen.layout import MANIFEST_NAME
+
+
+def _mtimes(root):
+    return {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+def test_same_tree_gives_identical_bytes_whatever_the_order(sample, tmp_path):
+    first = sample_config(sample)
+    build(first)
+    other = tmp_path / "elsewhere"
+    shutil.copytree(sample / "src", other / "src")
+    shutil.copytree(sample / "tests", other / "tests")
+    second = sample_config(other, jobs=2)
+    build(second)
+    assert read_tree(first.out) == read_tree(second.out)
+
+
+def test_rebuild_with_nothing_changed_writes_nothing(sample):
+    config = sample_config(sample)
+    build(config)
+    before = _mtimes(config.out)
+    report = build(config)
+    assert report.written == [] and report.removed == []
+    assert report.extracted == 0 and report.rendered == 0
+    assert _mtimes(config.out) == before
+
+
+def test_changing_a_source_rewrites_its_pages_and_dependents_only(sample):
+    config = sample_config(sample)
+    build(config)
+    gateway = sample / "src/shop/payments/gateway.py"
+    gateway.write_text(gateway.read_text() + "\n\ndef refund() -> None:\n    pass\n")
+    report = build(config)
+    assert "shop/payments/gateway.py_docs.md" in report.written
+    assert "shop/payments/gateway.py_kw.md" in report.written
+    assert not any(p.startswith("shop/inventory") for p in report.written)
+    assert "refund" in (config.out / "shop/payments/gateway.py_kw.md").read_text()
+    # the result equals a fresh build
+    fresh = sample_config(sample)
+    fresh.out = sample / "fresh"
+    build(fresh)
+    assert read_tree(config.out) == read_tree(fresh.out)
+
+
+def test_context_change_rerenders_unchanged_importers(sample):
+    config = sample_config(sample)
+    build(config)
+    (sample / "src/shop/loyalty.py").write_text('"""Points."""\nfrom shop.cart import Cart\n')
+    report = build(config)
+    assert "shop/loyalty.py_docs.md" in report.written
+    assert "shop/cart.py_docs.md" in report.written  # now imported by loyalty.py
+    assert "loyalty.py" in (config.out / "shop/cart.py_docs.md").read_text()
+
+
+def test_deleted_source_pages_are_removed(sample):
+    config = sample_config(sample)
+    build(config)
+    shutil.rmtree(sample / "src/shop/payments")
+    report = build(config)
+    assert "shop/payments/gateway.py_docs.md" in report.removed
+    assert not (config.out / "shop/payments").exists()
+    assert "payments" not in (config.out / "shop/index.md").read_text()
+
+
+def test_foreign_files_are_never_touched(sample):
+    config = sample_config(sample)
+    config.out.mkdir(parents=True)
+    mine = config.out / "notes.md"
+    mine.write_text("# my notes\n")
+    build(config)
+    shutil.rmtree(sample / "src/shop/payments")
+    build(config)
+    assert mine.read_text() == "# my notes\n"
+
+
+def test_foreign_file_in_the_way_is_a_conflict(sample):
+    config = sample_config(sample)
+    target = config.out / "shop/cart.py_kw.md"
+    target.parent.mkdir(parents=True)
+    target.write_text("hand written\n")
+    with pytest.raises(ConflictError, match="shop/cart.py_kw.md"):
+        build(config)
+    assert target.read_text() == "hand written\n"
+    report = check(config)
+    assert report.conflicts == ["shop/cart.py_kw.md"] and not report.up_to_date
+
+
+def test_no_temporary_files_remain(sample):
+    config = sample_config(sample)
+    build(config)
+    leftovers = [p for p in config.out.rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_check_is_clean_after_build_and_writes_nothing(sample):
+    config = sample_config(sample)
+    report = check(config)
+    assert not config.out.exists()
+    assert "shop/cart.py_docs.md" in report.missing and MANIFEST_NAME in report.missing
+    build(config)
+    before = read_tree(config.out)
+    report = check(config)
+    assert report.up_to_date
+    assert read_tree(config.out) == before
+
+
+def test_check_reports_stale(sample):
+    config = sample_config(sample)
+    build(config)
+    page = config.out / "shop/cart.py_docs.md"
+    page.write_text(page.read_text().replace("A shopping cart.", "Edited by hand."))
+    report = check(config)
+    assert report.stale == ["shop/cart.py_docs.md"]
+    assert not report.missing and not report.orphaned
+
+
+def test_check_reports_stale_after_source_change(sample):
+    config = sample_config(sample)
+    build(config)
+    cart = sample / "src/shop/cart.py"
+    cart.write_text(cart.read_text().replace("A shopping cart.", "A basket."))
+    report = check(config)
+    assert "shop/cart.py_docs.md" in report.stale
+    assert "shop/cart.py_kw.md" not in report.stale  # no keyword changed
+    assert "shop/index.md" in report.stale  # the folder index shows the summary line
+
+
+def test_check_reports_missing(sample):
+    config = sample_config(sample)
+    build(config)
+    (config.out / "shop/inventory.py_kw.md").unlink()
+    report = check(config)
+    assert report.missing == ["shop/inventory.py_kw.md"] and not report.stale
+
+
+def test_check_reports_orphaned(sample):
+    config = sample_config(sample)
+    build(config)
+    (config.out / "shop/old.py_docs.md").write_text(MARKER + "\n# old\n")
+    (sample / "src/shop/cart.py").unlink()
+    report = check(config)
+    assert "shop/old.py_docs.md" in report.orphaned
+    assert "shop/cart.py_docs.md" in report.orphaned
+    assert "shop/cart.py_kw.md" in report.orphaned
+
+
+def test_check_without_manifest_still_compares_pages(sample):
+    config = sample_config(sample)
+    build(config)
+    (config.out / MANIFEST_NAME).unlink()
+    report = check(config)
+    assert report.missing == [MANIFEST_NAME] and not report.stale
+
+
+def test_generated_pages_are_never_documented(sample):
+    config = sample_config(sample)
+    config.out = sample / "src" / "shop" / "generated"
+    build(config)
+    build(config)
+    assert not list(config.out.rglob("*.md_docs.md"))
+    assert not (config.out / "shop/generated").exists()
+
+
+def test_symlink_loop_is_refused(sample):
+    os.symlink(sample / "src/shop", sample / "src/shop/payments/loop")
+    with pytest.raises(UnsafePathError, match="loop"):
+        build(sample_config(sample))
+
+
+def test_symlink_outside_root_is_refused(sample, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("x = 1\n")
+    os.symlink(outside, sample / "src/shop/linked")
+    with pytest.raises(UnsafePathError, match="leaves the source root"):
+        build(sample_config(sample))
+
+
+def test_several_roots_go_under_their_names(sample):
+    tools = sample / "tools" / "helper"
+    tools.mkdir(parents=True)
+    (tools / "__init__.py").write_text('"""Helpers."""\n')
+    config = sample_config(sample)
+    config.roots.append(sample / "tools")
+    build(config)
+    assert (config.out / "src/shop/cart.py_docs.md").is_file()
+    assert (config.out / "tools/helper/__init__.py_kw.md").is_file()
+    assert (config.out / "src/index.md").is_file() and (config.out / "tools/doc.md").is_file()
+    text = (config.out / "src/shop/cart.py_kw.md").read_text()
+    assert "[`src/shop`](index.md)" in text
