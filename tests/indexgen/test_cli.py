@@ -1,0 +1,68 @@
+"""Tests for indexgen.cli: commands, exit codes, quiet mode, ``python -m indexgen``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from indexgen.cli import EXIT_DRIFT, EXIT_ERROR, EXIT_OK, main
+
+
+def test_build_then_check_from_pyproject(sample, monkeypatch, capsys):
+    monkeypatch.chdir(sample / "src")
+    assert main(["build", "-j", "1"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "5 files" in out and "pages written" in out
+    assert (sample / "docs/reference/shop/cart.py_docs.md").is_file()
+    assert main(["check", "-q"]) == EXIT_OK
+    assert capsys.readouterr().out == ""
+
+
+def test_check_lists_drift_and_exits_1(sample, monkeypatch, capsys):
+    monkeypatch.chdir(sample)
+    main(["build", "-q", "-j", "1"])
+    (sample / "docs/reference/shop/cart.py_kw.md").unlink()
+    page = sample / "docs/reference/shop/inventory.py_docs.md"
+    page.write_text(page.read_text() + "edit\n")
+    assert main(["check"]) == EXIT_DRIFT
+    out = capsys.readouterr().out.splitlines()
+    assert "missing: shop/cart.py_kw.md" in out
+    assert "stale: shop/inventory.py_docs.md" in out
+
+
+def test_explicit_root_and_out(sample, tmp_path, capsys):
+    out = tmp_path / "pages"
+    code = main(["build", str(sample / "src"), "--out", str(out), "--tests",
+                 str(sample / "tests"), "-q"])
+    assert code == EXIT_OK and capsys.readouterr().out == ""
+    assert (out / "shop/index.md").is_file()
+    assert main(["check", str(sample / "src"), "--out", str(out), "--tests",
+                 str(sample / "tests")]) == EXIT_OK
+
+
+def test_errors_exit_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", str(tmp_path)]) == EXIT_ERROR
+    assert "--out is required" in capsys.readouterr().err
+    assert main(["check"]) == EXIT_ERROR
+    assert "no pyproject.toml" in capsys.readouterr().err
+    assert main(["build", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == EXIT_ERROR
+
+
+def test_help_documents_exit_codes(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert "exit status" in text and "stale, missing or orphaned" in text
+
+
+def test_python_dash_m(sample):
+    result = subprocess.run([sys.executable, "-m", "indexgen", "build", "src", "--out", "out",
+                             "-q", "-j", "1"], cwd=sample, capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "" and result.stderr == ""  # no progress bar without a TTY
+    assert (sample / "out/shop/cart.py_kw.md").is_file()

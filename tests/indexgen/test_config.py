@@ -1,0 +1,44 @@
+"""Tests for indexgen.config: reading [tool.indexgen] and validating roots."""
+
+from __future__ import annotations
+
+import pytest
+
+from indexgen.config import Config, find_pyproject, load_config, validate
+from indexgen.errors import ConfigError
+
+
+def test_reads_table_found_by_walking_up(sample):
+    deep = sample / "src" / "shop" / "payments"
+    assert find_pyproject(deep) == sample / "pyproject.toml"
+    config = load_config(deep)
+    assert config.roots == [sample / "src"]
+    assert config.out == sample / "docs" / "reference"
+    assert config.tests == [sample / "tests"]  # default: ./tests when it exists
+    assert config.base == sample
+
+
+def test_missing_table_and_bad_values(tmp_path):
+    with pytest.raises(ConfigError, match="no pyproject.toml"):
+        load_config(tmp_path)  # tmp dirs have no pyproject above them
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    with pytest.raises(ConfigError, match=r"no \[tool.indexgen\]"):
+        load_config(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.indexgen]\nroots = "src"\nout = "o"\n')
+    with pytest.raises(ConfigError, match="roots must be"):
+        load_config(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.indexgen]\nroots = ["s"]\nout = "o"\n'
+                                             "max-bytes = -1\n")
+    with pytest.raises(ConfigError, match="max-bytes"):
+        load_config(tmp_path)
+
+
+def test_validate(tmp_path):
+    (tmp_path / "a" / "src").mkdir(parents=True)
+    (tmp_path / "b" / "src").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="distinct"):
+        validate(Config([tmp_path / "a/src", tmp_path / "b/src"], tmp_path / "out"))
+    with pytest.raises(ConfigError, match="not a folder"):
+        validate(Config([tmp_path / "nope"], tmp_path / "out"))
+    with pytest.raises(ConfigError, match="contains the source root"):
+        validate(Config([tmp_path / "a/src"], tmp_path / "a"))
