@@ -1,23 +1,15 @@
-"""Shared helpers for the indexgen tests: fixture trees, builds and a link checker."""
+"""pytest configuration of the indexgen tests: the ``sample`` fixture."""
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
 import pytest
-from indexgen import Config
+from ig_helpers import SAMPLE
 
 # The fixture trees hold a test folder of their own; it is input, not tests to run.
 collect_ignore_glob = ["fixtures/*"]
-
-FIXTURES = Path(__file__).parent / "fixtures"
-SAMPLE = FIXTURES / "sample"
-
-_LINK = re.compile(r"(?<!\\)\]\(([^)\s]+)\)")
-_ID = re.compile(r'id="([^"]+)"')
-_PRE = re.compile(r"<pre[ >].*?</pre>", flags=re.S)
 
 
 @pytest.fixture
@@ -26,61 +18,3 @@ def sample(tmp_path: Path) -> Path:
     dest = tmp_path / "sample"
     shutil.copytree(SAMPLE, dest)
     return dest
-
-
-def sample_config(project: Path, **kwargs) -> Config:
-    """Config for a copy of the sample project, pages into ``docs/reference``."""
-    kwargs.setdefault("jobs", 1)
-    return Config(roots=[project / "src"], out=project / "docs" / "reference",
-                  tests=[project / "tests"], base=project, **kwargs)
-
-
-def line_of(rel: str, text: str) -> int:
-    """Line number of the first line of sample file ``rel`` that contains ``text``."""
-    lines = (SAMPLE / rel).read_text().split("\n")
-    return next(n for n, line in enumerate(lines, 1) if text in line)
-
-
-def read_tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (hidden ones included) -> its bytes."""
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def anchors_of(text: str) -> set[str]:
-    """HTML ids present in a page."""
-    return set(_ID.findall(text))
-
-
-def broken_links(out: Path) -> list[str]:
-    """Relative links in the pages under ``out`` whose file or anchor does not exist.
-
-    Links must be relative (no scheme, no leading ``/``) and stay inside ``out``.
-    """
-    problems = []
-    pages = {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*.md")}
-    ids = {name: anchors_of(text) for name, text in pages.items()}
-    for name, text in pages.items():
-        folder = Path(name).parent
-        for target in _LINK.findall(_PRE.sub("", text)):  # raw <pre> holds no Markdown
-            if "://" in target or target.startswith("/"):
-                problems.append(f"{name}: non-relative link {target}")
-                continue
-            path, _, anchor = target.partition("#")
-            resolved = (folder / path).as_posix() if path else name
-            resolved = Path(resolved).as_posix()
-            parts = []
-            for part in resolved.split("/"):
-                if part == "..":
-                    if not parts:
-                        problems.append(f"{name}: link leaves the output: {target}")
-                        break
-                    parts.pop()
-                elif part != ".":
-                    parts.append(part)
-            resolved = "/".join(parts)
-            if resolved not in pages:
-                problems.append(f"{name}: missing page {target}")
-            elif anchor and anchor not in ids[resolved]:
-                problems.append(f"{name}: missing anchor {target}")
-    return problems

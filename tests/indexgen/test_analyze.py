@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import SAMPLE
+from ig_helpers import SAMPLE
 from indexgen.analyze import Project, compact
 from indexgen.discover import discover
 from indexgen.extract import extract_file

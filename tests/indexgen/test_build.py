@@ -6,8 +6,7 @@ import os
 import shutil
 
 import pytest
-from conftest import read_tree, sample_config
-
+from ig_helpers import read_tree, sample_config
 from indexgen import MARKER, ConflictError, UnsafePathError, build, check
 from indexgen.layout import MANIFEST_NAME
 

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from indexgen.cli import EXIT_DRIFT, EXIT_ERROR, EXIT_OK, main
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from indexgen.config import Config, find_pyproject, load_config, validate
 from indexgen.errors import ConfigError
 

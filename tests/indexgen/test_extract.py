@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from conftest import SAMPLE
+from ig_helpers import SAMPLE
 from indexgen.extract import extract_source, module_name
 from indexgen.model import (
     STATUS_EMPTY,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import anchors_of, broken_links, line_of, sample_config
+from ig_helpers import anchors_of, broken_links, line_of, sample_config
 from indexgen import MARKER, build
 from indexgen.render import SECTIONS
 

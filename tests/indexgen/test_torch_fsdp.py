@@ -11,8 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import anchors_of, broken_links
-
+from ig_helpers import anchors_of, broken_links
 from indexgen import Config, build
 
 

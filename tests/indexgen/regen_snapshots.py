@@ -1,0 +1,35 @@
+"""Regenerate the expected pages of the snapshot test (review the diff before committing).
+
+Usage: ``.venv/bin/python tests/indexgen/regen_snapshots.py``
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+SAMPLE = HERE / "fixtures" / "sample"
+EXPECTED = HERE / "fixtures" / "expected"
+
+
+def snapshot_config(sample: Path, out: Path):
+    """The configuration the snapshot test uses (kept here so both agree)."""
+    from indexgen import Config
+
+    return Config(roots=[sample / "src"], out=out, tests=[sample / "tests"], base=sample, jobs=1)
+
+
+def main() -> int:
+    from indexgen import build
+
+    if EXPECTED.exists():
+        shutil.rmtree(EXPECTED)
+    report = build(snapshot_config(SAMPLE, EXPECTED))
+    print(f"wrote {len(report.written)} files to {EXPECTED}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
