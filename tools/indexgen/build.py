@@ -273,7 +273,7 @@ def _run(config: Config, write: bool, progress: Progress | None) -> Report:
     new_files: dict[str, dict] = {}
     for key in sorted(by_key):
         encoded = mf.encode_summary(compacts[key])
-        ctx_hash = mf.context_hash([contexts[key], encoded])
+        ctx_hash = mf.context_hash(contexts[key], encoded)
         entry = cached.get(key) or {}
         pages = entry.get("pages") or {}
         expected = {layout.kw_page(key), layout.docs_page(key)}
@@ -326,13 +326,12 @@ def _run(config: Config, write: bool, progress: Progress | None) -> Report:
 
     # 6. orphans.
     expected_pages = set(statuses) | {p for f in new_files.values() for p in f["pages"]}
-    for page in _generated_pages(out):
-        if page not in expected_pages:
-            report.orphaned.append(page)
-            if write:
-                (out / page).unlink()
-                report.removed.append(page)
-                _prune_empty_dirs(out, posixpath.dirname(page))
+    for page in _generated_pages(out, skip=expected_pages):
+        report.orphaned.append(page)
+        if write:
+            (out / page).unlink()
+            report.removed.append(page)
+            _prune_empty_dirs(out, posixpath.dirname(page))
     if write:
         report.orphaned = []
     return report
@@ -386,8 +385,8 @@ def _folder_pages(project: Project, layout: Layout, roots: list[str]) -> dict[st
     return pages
 
 
-def _generated_pages(out: Path) -> Iterable[str]:
-    """Markdown files under ``out`` whose first line is the marker (sorted)."""
+def _generated_pages(out: Path, skip: set[str]) -> Iterable[str]:
+    """Markdown files under ``out`` whose first line is the marker (sorted), except ``skip``."""
     found = []
     if not out.is_dir():
         return found
@@ -397,6 +396,8 @@ def _generated_pages(out: Path) -> Iterable[str]:
             if not name.endswith(".md"):
                 continue
             path = Path(folder) / name
+            if path.relative_to(out).as_posix() in skip:
+                continue
             try:
                 with open(path, "rb") as fh:
                     head = fh.read(len(_MARKER_BYTES))

@@ -11,24 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
 from pathlib import Path
 
-from indexgen.model import Definition, FileSummary, ImportRecord, ModuleAttribute
+from indexgen.model import Definition, FileContext, FileSummary, ImportRecord, ModuleAttribute
 
 
-def context_hash(obj: object) -> str:
-    """Stable hash of a JSON-serializable object (dataclasses allowed)."""
-    data = json.dumps(obj, default=_default, sort_keys=True, ensure_ascii=False)
+def context_hash(ctx: FileContext, encoded_summary: dict) -> str:
+    """Stable hash of everything a file's pages depend on besides its own source text."""
+    plain = [ctx.imported_by, ctx.imported_names, ctx.targets,
+             [[t.path, t.lines, t.names] for t in ctx.tests], ctx.siblings, ctx.base_links,
+             ctx.lines, encoded_summary]
+    data = json.dumps(plain, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
-
-
-def _default(obj: object) -> object:
-    if hasattr(obj, "__dataclass_fields__"):
-        return asdict(obj)
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj)
-    raise TypeError(f"not serializable: {type(obj).__name__}")
 
 
 def encode_summary(s: FileSummary) -> dict:
@@ -62,8 +56,16 @@ def decode_summary(d: dict) -> FileSummary:
 
 
 def dumps(manifest: dict) -> bytes:
-    """Deterministic serialization of a manifest."""
-    return (json.dumps(manifest, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
+    """Deterministic serialization of a manifest: sorted, one line per source file.
+
+    One line per file keeps diffs readable and lets :mod:`json`'s C encoder do the work.
+    """
+    compact = {"sort_keys": True, "ensure_ascii": False, "separators": (",", ":")}
+    head = {k: v for k, v in manifest.items() if k != "files"}
+    lines = [f" {json.dumps(key)}: {json.dumps(value, **compact)}"
+             for key, value in sorted(manifest["files"].items())]
+    body = json.dumps(head, **compact)[:-1]
+    return (body + ',"files":{\n' + ",\n".join(lines) + "\n}}\n").encode()
 
 
 def load(path: Path, version: str, settings: dict) -> dict:
