@@ -99,7 +99,7 @@ def test_docstring_markup_is_escaped(pages):
     assert "<script>" not in overview and "<b>" not in overview
     assert "&lt;script&gt;" in overview
     detail = _section(docs, "Detailed Analysis")
-    assert "\\*\\*name\\*\\* &#124; price \\[link\\](http&#58;//example.com)" in detail
+    assert "\\*\\*name\\*\\* &#124; price \\[link\\](http://example.com)" in detail
 
 
 def test_detailed_analysis_has_signature_lines_and_summary(pages):
@@ -206,3 +206,25 @@ def test_no_broken_links_or_absolute_paths(pages, sample):
     assert broken_links(sample / "docs" / "reference") == []
     for text in pages.values():
         assert str(sample) not in text and "/tmp/" not in text
+
+
+def test_unparsable_undecodable_and_huge_files_get_explaining_pages(tmp_path):
+    from indexgen import Config
+
+    src = tmp_path / "src" / "odd"
+    src.mkdir(parents=True)
+    (src / "broken.py").write_text('"""Broken."""\ndef f(:\n    <b>pass</b>\n')
+    (src / "binary.py").write_bytes(b"x = '\xff'\n")
+    (src / "big.py").write_text("x = 1\n" * 40)
+    out = tmp_path / "out"
+    build(Config(roots=[tmp_path / "src"], out=out, max_bytes=100, jobs=1))
+    broken = (out / "odd/broken.py_docs.md").read_text()
+    assert "does not parse: invalid syntax (line 2)" in broken
+    assert '<span id="L3">3      &lt;b&gt;pass&lt;/b&gt;</span>' in broken  # still embedded
+    assert "No keywords: does not parse" in (out / "odd/broken.py_kw.md").read_text()
+    binary = (out / "odd/binary.py_docs.md").read_text()
+    assert "Source not embedded: not decodable as source text: invalid utf-8 byte 0xff" in binary
+    big = (out / "odd/big.py_docs.md").read_text()
+    assert "not analyzed: 240 bytes exceeds the 100 byte limit" in big
+    assert "## Cross-References" in big and "## Detailed Analysis" in big
+    assert broken_links(out) == []
