@@ -271,6 +271,15 @@ def dp_mesh_dims_errors(rank: int, world_size: int, impl: str) -> dict[str, Any]
     _, out["unnamed_mesh"] = run_with(
         lambda: api.fully_shard(nn.Linear(4, 4), mesh=unnamed, dp_mesh_dims=D(shard="dp"))
     )
+
+    def tp_param():
+        from torch.distributed.tensor import distribute_tensor
+
+        lin = nn.Linear(4, 4)
+        lin.weight = nn.Parameter(distribute_tensor(lin.weight.detach(), named, [Shard(0)]))
+        api.fully_shard(lin, mesh=named, dp_mesh_dims=D(shard="dp"))
+
+    _, out["dtensor_param"] = run_with(tp_param)
     return {k: exc_info(v) for k, v in out.items()}
 
 

@@ -11,7 +11,7 @@ from tests.fsdp.common import assert_reports_ok
 SC = "tests.policies.scenarios_compose:"
 
 
-@pytest.mark.parametrize("ws", [2, 4])
+@pytest.mark.parametrize("ws", [1, 2, 4])
 def test_register_fsdp_forward_method(dist_pools, impl, ws):
     assert_reports_ok(dist_pools.get(ws).run(SC + "forward_method", impl=impl))
 

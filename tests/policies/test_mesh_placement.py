@@ -59,6 +59,10 @@ def test_dp_mesh_dims_errors(pool2):
     err = res["unnamed_mesh"]
     assert err and err["type"] == "ValueError", res
     assert "mesh_dim_names" in err["msg"] or "names" in err["msg"], err
+    # parameters that already are DTensors (tensor parallel): not supported, clearly
+    err = res["dtensor_param"]
+    assert err and err["type"] == "NotImplementedError", res
+    assert "DTensor" in err["msg"] and "weight" in err["msg"], err
 
 
 @pytest.mark.parametrize("ws", [2, 4])

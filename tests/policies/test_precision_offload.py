@@ -46,7 +46,7 @@ def test_per_group_policies(dist_pools, impl, ws):
     assert_reports_ok(dist_pools.get(ws).run(SC + "mixed_precision", impl=impl, per_group=True))
 
 
-@pytest.mark.parametrize("ws", [2, 4])
+@pytest.mark.parametrize("ws", [1, 2, 4])
 def test_cpu_offload(dist_pools, impl, ws):
     """Shards and grads are CPU DTensors; numbers equal no offload, torch with offload
     and the single-process reference."""

@@ -11,7 +11,7 @@ from tests.fsdp.common import assert_reports_ok
 SC = "tests.policies.scenarios_state:"
 
 
-@pytest.mark.parametrize("ws", [2, 4])
+@pytest.mark.parametrize("ws", [1, 2, 4])
 def test_state_dict_sharded_no_comm_roundtrip(dist_pools, impl, ws):
     assert_reports_ok(dist_pools.get(ws).run(SC + "state_dict_roundtrip", impl=impl))
 
@@ -22,7 +22,9 @@ def _save_load(dist_pools, tmp_path, saver, save_ws, loader, load_ws):
     assert_reports_ok(dist_pools.get(load_ws).run(SC + "dcp_load", impl=loader, path=path))
 
 
-@pytest.mark.parametrize(("save_ws", "load_ws"), [(4, 2), (2, 4)], ids=["ws4_to_ws2", "ws2_to_ws4"])
+@pytest.mark.parametrize(
+    ("save_ws", "load_ws"), [(4, 2), (2, 4), (1, 4)], ids=["ws4_to_ws2", "ws2_to_ws4", "ws1_to_ws4"]
+)
 def test_dcp_reshard_world_size(dist_pools, tmp_path, impl, save_ws, load_ws):
     """dcp.save at one world size, dcp.load at another (same implementation)."""
     _save_load(dist_pools, tmp_path, impl, save_ws, impl, load_ws)
@@ -43,11 +45,11 @@ def test_dcp_interchangeable_with_upstream(dist_pools, tmp_path, saver, save_ws,
     _save_load(dist_pools, tmp_path, saver, save_ws, loader, load_ws)
 
 
-@pytest.mark.parametrize("ws", [2, 4])
+@pytest.mark.parametrize("ws", [1, 2, 4])
 def test_full_state_dict(dist_pools, impl, ws):
     assert_reports_ok(dist_pools.get(ws).run(SC + "full_state_dict", impl=impl))
 
 
-@pytest.mark.parametrize("ws", [2, 4])
+@pytest.mark.parametrize("ws", [1, 2, 4])
 def test_meta_device_init(dist_pools, impl, ws):
     assert_reports_ok(dist_pools.get(ws).run(SC + "meta_init", impl=impl))
