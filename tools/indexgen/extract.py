@@ -191,6 +191,7 @@ class _Extractor:
         self.lines: list[str] | None = None
 
     def run(self) -> None:
+        """Extract everything into the summary (structure, walk, findings, griffe model)."""
         s = self.s
         s.docstring = ast.get_docstring(self.tree) or ""
         self._scan_body(self.tree.body, "", "", "module")
@@ -517,6 +518,7 @@ class _TreeVisitor(griffe.Visitor):
         self._tree = tree
 
     def get_module(self) -> griffe.Module:
+        """Visit the given tree and return griffe's module object."""
         visited = getattr(self, "_visited_nodes", None)
         try:
             self.visit(self._tree)

@@ -79,13 +79,16 @@ class _Page:
             self.anchors[d.qualname] = d.anchor
 
     def docs_link(self, key: str, anchor_id: str = "") -> str:
+        """Relative link from this page to another file's analysis page (and anchor)."""
         target = relpath(self.layout.docs_page(key), self.dir)
         return target + (f"#{anchor_id}" if anchor_id else "")
 
     def file_label(self, key: str) -> str:
+        """A file as shown in link labels: its display path in a code span."""
         return code(self.layout.display(key))
 
     def base(self, expr: str) -> str:
+        """A base class expression, linked to its definition when it is a project class."""
         if expr in self.local_classes:
             return link(code(expr), f"#{self.local_classes[expr].anchor}")
         if expr in self.ctx.base_links:
@@ -94,6 +97,7 @@ class _Page:
         return code(expr)
 
     def public_api(self) -> list[str]:
+        """``__all__`` if the file defines it, else its top-level names without underscore."""
         if self.s.exports is not None:
             return list(self.s.exports)
         names = [d.qualname for d in self.s.definitions if not d.parent]
