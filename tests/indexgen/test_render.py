@@ -70,7 +70,7 @@ def test_keyword_sections_and_identifier_index(pages):
     assert "- **`Cart.add`**: [method, line 17](cart.py_docs.md#sym-Cart.add)" in kw
     assert "- **`json`**: [standard library, line 4](cart.py_docs.md#L4)" in kw
     ident = _section(kw, "Identifier Index (A–Z)")
-    assert "- `pickle`: 2 uses, first at [line 5](cart.py_docs.md#L5)" in ident
+    assert "- `pickle`: 2 occurrences, first at [line 5](cart.py_docs.md#L5)" in ident
     assert "`customer`" not in ident  # a docstring word, not an identifier
     mapping = _section(kw, "Keyword → Section Map")
     for title in SECTIONS:

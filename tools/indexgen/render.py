@@ -217,7 +217,7 @@ def _identifier_index(out: list[str], s: FileSummary, docs: str) -> None:
         out += [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""]
         for name in sorted(groups[g], key=lambda n: (n.lower(), n)):
             first, uses = s.identifiers[name]
-            out.append(f"- {code(name)}: {_count(uses, 'use')}, first at "
+            out.append(f"- {code(name)}: {_count(uses, 'occurrence')}, first at "
                        f"{link(f'line {first}', f'{docs}#L{first}')}")
         out.append("")
 
