@@ -29,9 +29,11 @@ demo: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m mkdocs serve
 
-# What CI checks for the docs: a broken link, a missing page or a docstring griffe
-# cannot parse fails the strict build.
+# What CI checks for the docs: stale generated reference pages fail `indexgen check`;
+# a broken link or anchor, a missing page or a docstring griffe cannot parse fails the
+# strict build.
 docs-check: $(STAMP)
+	$(PY) -m indexgen check
 	$(PY) -m mkdocs build --strict -d site
 
 bench: $(STAMP)
