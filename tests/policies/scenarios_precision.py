@@ -85,20 +85,21 @@ def _build(seed: int = 0) -> MPNet:
     return MPNet()
 
 
-def _shard(net: MPNet, api, mesh, policy: dict[str, Any], per_group: bool) -> None:
+def _shard(net: MPNet, api, mesh, policy: dict[str, Any], per_group: bool, offload: bool) -> None:
+    kw = {"offload_policy": api.CPUOffloadPolicy(pin_memory=False)} if offload else {}
     if per_group:
         # bf16 body whose outputs come back as fp32, fp32 (default policy) root/head
         body = api.MixedPrecisionPolicy(
             param_dtype=torch.bfloat16, reduce_dtype=torch.float32, output_dtype=torch.float32
         )
         for block in net.blocks:
-            api.fully_shard(block, mesh=mesh, mp_policy=body)
-        api.fully_shard(net, mesh=mesh)
+            api.fully_shard(block, mesh=mesh, mp_policy=body, **kw)
+        api.fully_shard(net, mesh=mesh, **kw)
         return
     pol = api.MixedPrecisionPolicy(**policy)
     for block in net.blocks:
-        api.fully_shard(block, mesh=mesh, mp_policy=pol)
-    api.fully_shard(net, mesh=mesh, mp_policy=pol)
+        api.fully_shard(block, mesh=mesh, mp_policy=pol, **kw)
+    api.fully_shard(net, mesh=mesh, mp_policy=pol, **kw)
 
 
 def _seen(entries: list[tuple[str, Any]], key: str) -> set:
@@ -115,9 +116,18 @@ def mixed_precision(
     cast_forward_inputs: bool = True,
     per_group: bool = False,
     steps: int = 3,
+    offload: bool = False,
+    hsdp: bool = False,
 ) -> dict[str, Any]:
+    """See the module docstring; ``offload`` adds ``CPUOffloadPolicy(pin_memory=False)``
+    and ``hsdp`` uses a 2-D ``(replicate, shard)`` mesh (both implementations)."""
     report = Report(rank, "mixed_precision")
-    mesh = make_mesh(world_size)
+    if hsdp:
+        from torch.distributed.device_mesh import init_device_mesh
+
+        mesh = init_device_mesh("cpu", (2, world_size // 2), mesh_dim_names=("replicate", "shard"))
+    else:
+        mesh = make_mesh(world_size)
     policy = {
         "param_dtype": DTYPES.get(param_dtype),
         "reduce_dtype": DTYPES.get(reduce_dtype),
@@ -131,7 +141,7 @@ def mixed_precision(
     nets, opts = [], []
     for api in (get_impl("torch"), get_impl(impl)):
         net = _build()
-        _shard(net, api, mesh, policy, per_group)
+        _shard(net, api, mesh, policy, per_group, offload)
         nets.append(net)
         opts.append(torch.optim.SGD(net.parameters(), lr=0.1))
     t_net, i_net = nets
@@ -165,6 +175,13 @@ def mixed_precision(
             # ---- dtypes seen by the implementation under test ----
             gathers = {dt for name, dt, _ in calls if name == "all_gather_single"}
             reduces = {dt for name, dt, _ in calls if name == "reduce_scatter_single"}
+            if hsdp:  # the replica all-reduce runs in the reduce dtype too
+                all_reduces = {dt for name, dt, _ in calls if name == "all_reduce"}
+                exp_ar = {torch.float32} if per_group else {rdt}
+                report.check(
+                    all_reduces == exp_ar,
+                    f"step {step}: HSDP all-reduce dtypes {all_reduces}, expected {exp_ar}",
+                )
             if per_group:
                 exp_out = torch.float32
                 report.check(

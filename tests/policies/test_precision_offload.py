@@ -51,3 +51,16 @@ def test_cpu_offload(dist_pools, impl, ws):
     """Shards and grads are CPU DTensors; numbers equal no offload, torch with offload
     and the single-process reference."""
     assert_reports_ok(dist_pools.get(ws).run(SC + "cpu_offload", impl=impl))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"offload": True}, {"hsdp": True}, {"hsdp": True, "offload": True, "per_group": True}],
+    ids=["offload", "hsdp", "hsdp_offload_per_group"],
+)
+def test_mixed_precision_composes(pool4, impl, kwargs):
+    """The same checks with CPU offload and/or an HSDP (2, 2) mesh."""
+    assert_reports_ok(
+        pool4.run(SC + "mixed_precision", impl=impl, param_dtype="bfloat16", reduce_dtype="float32",
+                  **kwargs)
+    )
