@@ -12,12 +12,14 @@ from tests.fsdp.common import (
     Report,
     apply_fsdp,
     build_model,
+    compare_params,
     deepcopy_model,
     full,
     get_impl,
     global_batch,
     loss_fn,
     make_mesh,
+    mean_over_ranks,
     rank_slice,
 )
 
@@ -367,4 +369,36 @@ def forward_method(rank: int, world_size: int, impl: str) -> dict[str, Any]:
         if report.check(p.grad is not None, f"{name}.grad is None"):
             report.close(f"grad {name}", full(p.grad), ref_params[name].grad)
     report.close("forward() after encode()", net(x), ref(x))
+    return report.result()
+
+
+def tied_siblings_in_one_group(rank: int, world_size: int, impl: str) -> dict[str, Any]:
+    """fully_shard([a, b]) where a and b share (tie) a weight is legitimate: the group
+    holds the tied parameter once, it stays tied, and training matches the reference."""
+    from tests.fsdp.scenarios_misuse import _Shared
+
+    report = Report(rank, "tied_siblings_in_one_group")
+    fsdp = get_impl(impl)
+    mesh = make_mesh(world_size)
+    torch.manual_seed(0)
+    net = _Shared()
+    ref = deepcopy_model(net)
+    fsdp.fully_shard([net.a, net.b], mesh=mesh)
+    fsdp.fully_shard(net, mesh=mesh)
+    report.check(net.a.weight is net.b.weight, "a.weight and b.weight are no longer tied")
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    g = torch.Generator().manual_seed(2)
+    for step in range(3):
+        x = torch.randn(2 * world_size, 4, generator=g)
+        ref_loss = ref(x).pow(2).mean()
+        ref_loss.backward()
+        loss = net(rank_slice(x, rank, world_size)).pow(2).mean()
+        loss.backward()
+        report.close(f"step {step} loss", mean_over_ranks(loss), ref_loss)
+        compare_params(report, net, ref, f"step {step}", grads=True)
+        for o in (opt, ref_opt):
+            o.step()
+            o.zero_grad(set_to_none=True)
+    compare_params(report, net, ref, "final")
     return report.result()

@@ -54,3 +54,8 @@ def test_list_of_modules_is_one_group(pool, impl):
 
 def test_register_fsdp_forward_method(pool, impl):
     run_ok(pool, "forward_method", impl=impl)
+
+
+def test_tied_siblings_in_one_list_group(pool, impl):
+    """Not misuse: siblings that tie a weight, grouped with fully_shard([a, b])."""
+    run_ok(pool, "tied_siblings_in_one_group", impl=impl)
