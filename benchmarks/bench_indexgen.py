@@ -6,9 +6,12 @@ Measured side by side in one run:
 2. cold build: ``indexgen.build`` into an empty temporary folder (all cores);
 3. warm rebuild: the same build again, nothing changed.
 
-Targets: cold build <= 2x baseline; warm rebuild <= 1/4 of baseline.  Prints the times and
-ratios and exits 1 if a target is missed.  Run by hand (``python benchmarks/bench_indexgen.py``);
-it is not part of the unit tests.
+Targets: cold build <= 2x baseline; warm rebuild <= 1/4 of baseline.  With ``--repeat N`` the
+three measurements alternate N times and the best of each counts, which keeps a burst of load
+from another process from deciding the result.  CPU seconds (this process plus its workers) are
+printed too: they show the work done, independent of contention.  Prints the times and ratios
+and exits 1 if a target is missed.  Run by hand (``python benchmarks/bench_indexgen.py``); it is
+not part of the unit tests.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import resource
 import sys
 import tempfile
 import time
@@ -45,28 +49,51 @@ def baseline(root: Path) -> tuple[float, int]:
     return time.perf_counter() - start, len(files)
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and its finished children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(func):
+    """(wall seconds, CPU seconds, result) of ``func()``."""
+    cpu, start = cpu_seconds(), time.perf_counter()
+    result = func()
+    return time.perf_counter() - start, cpu_seconds() - cpu, result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=None, help="package to document (torch)")
     parser.add_argument("--jobs", type=int, default=0, help="worker processes (default: CPUs)")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds; the best of each counts")
     args = parser.parse_args(argv)
     root = args.root or torch_root()
 
-    base, n_files = baseline(root)
-    print(f"baseline ast.parse, 1 core : {base:7.2f}s  ({n_files} files)")
-    with tempfile.TemporaryDirectory(prefix="indexgen-bench-") as tmp:
-        config = Config(roots=[root], out=Path(tmp) / "out", jobs=args.jobs, base=root.parent)
-        start = time.perf_counter()
-        report = build(config)
-        cold = time.perf_counter() - start
-        print(f"indexgen cold build        : {cold:7.2f}s  ({len(report.written)} pages, "
-              f"ratio {cold / base:.2f}x baseline, target <= 2.00x)")
-        start = time.perf_counter()
-        report = build(config)
-        warm = time.perf_counter() - start
-        print(f"indexgen rebuild, no change: {warm:7.2f}s  ({len(report.written)} pages written, "
-              f"ratio {warm / base:.2f}x baseline, target <= 0.25x)")
-    ok = cold <= 2 * base and warm <= 0.25 * base and not report.written
+    best = {"base": (float("inf"), 0.0), "cold": (float("inf"), 0.0),
+            "warm": (float("inf"), 0.0)}
+    n_files = pages = written = 0
+    for _ in range(max(1, args.repeat)):
+        wall, cpu, (_, n_files) = timed(lambda: baseline(root))
+        best["base"] = min(best["base"], (wall, cpu))
+        with tempfile.TemporaryDirectory(prefix="indexgen-bench-") as tmp:
+            config = Config(roots=[root], out=Path(tmp) / "out", jobs=args.jobs,
+                            base=root.parent)
+            wall, cpu, report = timed(lambda: build(config))  # noqa: B023 - called at once
+            best["cold"] = min(best["cold"], (wall, cpu))
+            pages = len(report.written)
+            wall, cpu, report = timed(lambda: build(config))  # noqa: B023 - called at once
+            best["warm"] = min(best["warm"], (wall, cpu))
+            written = max(written, len(report.written))
+    base, cold, warm = best["base"][0], best["cold"][0], best["warm"][0]
+    print(f"baseline ast.parse, 1 core : {base:7.2f}s  cpu {best['base'][1]:7.2f}s  "
+          f"({n_files} files)")
+    print(f"indexgen cold build        : {cold:7.2f}s  cpu {best['cold'][1]:7.2f}s  "
+          f"({pages} pages) ratio {cold / base:.2f}x, target <= 2.00x")
+    print(f"indexgen rebuild, no change: {warm:7.2f}s  cpu {best['warm'][1]:7.2f}s  "
+          f"({written} pages written) ratio {warm / base:.2f}x, target <= 0.25x")
+    ok = cold <= 2 * base and warm <= 0.25 * base and not written
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

@@ -175,11 +175,21 @@ def _init_worker() -> None:
     # Syntax trees are large and acyclic; collecting them generation by generation only costs
     # time.  Keep the collector for griffe's cyclic objects, but rarely.
     gc.set_threshold(100_000, 50, 100)
+    gc.enable()  # a forked worker inherits the paused collector of the parent
 
 
 def _extract_job(args: tuple[SourceFile, int]) -> FileSummary:
     src, max_bytes = args
     return extract_file(src.path, src.root, src.relpath, src.module, max_bytes)
+
+
+# Render inputs, set before the render pool starts: forked workers inherit them, so a job only
+# names its file instead of shipping the summary and context through a pipe.
+_RENDER_INPUTS: dict[str, tuple] = {}
+
+
+def _render_key_job(key: str) -> list[tuple[str, str, str]]:
+    return _render_job(_RENDER_INPUTS[key])
 
 
 def _render_job(args: tuple) -> list[tuple[str, str, str]]:
@@ -200,20 +210,27 @@ def _render_job(args: tuple) -> list[tuple[str, str, str]]:
     return results
 
 
+def _pool_method(jobs: int, total: int) -> str | None:
+    """Start method of the worker pool, or None to run in this process."""
+    if jobs <= 1 or total < 8:
+        return None
+    return "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+
+
 def _map(func: Callable, items: list, jobs: int, phase: str, progress: Progress | None) -> list:
     """``[func(x) for x in items]``, in a process pool when it is worth it, in order."""
     total = len(items)
     results = []
     if progress:
         progress(phase, 0, total)
-    if jobs <= 1 or total < 8:
+    method = _pool_method(jobs, total)
+    if method is None:
         for i, item in enumerate(items, 1):
             results.append(func(item))
             if progress:
                 progress(phase, i, total)
         return results
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    ctx = multiprocessing.get_context(method)
     chunk = max(1, min(16, total // (jobs * 8)))
     with ctx.Pool(jobs, initializer=_init_worker) as pool:
         for i, result in enumerate(pool.imap(func, items, chunksize=chunk), 1):
@@ -225,6 +242,18 @@ def _map(func: Callable, items: list, jobs: int, phase: str, progress: Progress 
 
 # -- the plan ------------------------------------------------------------------------------
 def _run(config: Config, write: bool, progress: Progress | None) -> Report:
+    # Summaries are many small acyclic objects; cyclic collection passes over them only cost
+    # time, so the collector is paused for the run (and restored after).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_inner(config, write, progress)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run_inner(config: Config, write: bool, progress: Progress | None) -> Report:
     validate(config)
     out = config.out
     sources: list[SourceFile] = []
@@ -298,7 +327,17 @@ def _run(config: Config, write: bool, progress: Progress | None) -> Report:
         jobs_args.append((summary, contexts[key], layout, tests_label, by_key[key].path, out,
                           write))
     statuses: dict[str, str] = {}
-    for results in _map(_render_job, jobs_args, jobs, "render", progress):
+    if _pool_method(jobs, len(jobs_args)) == "fork":
+        _RENDER_INPUTS.clear()
+        _RENDER_INPUTS.update(zip(render_keys, jobs_args))
+        func, items = _render_key_job, list(render_keys)
+    else:
+        func, items = _render_job, jobs_args
+    try:
+        rendered = _map(func, items, jobs, "render", progress)
+    finally:
+        _RENDER_INPUTS.clear()
+    for results in rendered:
         for page, digest, status in results:
             statuses[page] = status
             key = _key_of_page(page, layout, by_key)
