@@ -65,3 +65,11 @@ def test_python_dash_m(sample):
     assert result.returncode == 0, result.stderr
     assert result.stdout == "" and result.stderr == ""  # no progress bar without a TTY
     assert (sample / "out/shop/cart.py_kw.md").is_file()
+
+
+def test_output_path_that_is_a_file_exits_2(sample, tmp_path, capsys):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a folder\n")
+    code = main(["build", str(sample / "src"), "--out", str(blocker / "out"), "-j", "1"])
+    assert code == EXIT_ERROR
+    assert "indexgen: error:" in capsys.readouterr().err

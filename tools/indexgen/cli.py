@@ -2,8 +2,8 @@
 :func:`indexgen.check`.
 
 Exit status: 0 success (for ``check``: pages up to date), 1 ``check`` found stale, missing or
-orphaned pages, 2 usage or configuration error, unsafe path, or a page that indexgen did not
-generate stands in the way.
+orphaned pages, 2 usage or configuration error, unsafe path, file system error, or a page that indexgen did
+not generate stands in the way.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             report = build(config, progress=bar)
         else:
             report = check(config, progress=bar)
-    except IndexgenError as exc:
+    except (IndexgenError, OSError) as exc:
         print(f"indexgen: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     elapsed = time.perf_counter() - start
