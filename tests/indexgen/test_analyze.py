@@ -74,3 +74,21 @@ def test_folders_and_edges():
     edges = {(a.rpartition("/")[2], b.rpartition("/")[2]) for a, b, _ in shop.edges}
     assert ("cart.py", "inventory.py") in edges and ("__init__.py", "cart.py") in edges
     assert folders[""].files == [] and folders[""].subfolders == ["shop"]
+
+
+def test_package_root_only_its_own_modules_are_project(tmp_path):
+    sub = tmp_path / "lib" / "pkg" / "sub"
+    sub.mkdir(parents=True)
+    (tmp_path / "lib" / "pkg" / "__init__.py").write_text("")
+    (sub / "__init__.py").write_text("")
+    (sub / "a.py").write_text("X = 1\n")
+    (sub / "b.py").write_text("import pkg.other\nfrom pkg.sub.a import X\nfrom . import a\n")
+    files = [extract_file(s.path, s.root, s.relpath, s.module, 10**6) for s in discover(sub)]
+    assert {f.module for f in files} == {"pkg.sub", "pkg.sub.a", "pkg.sub.b"}
+    project = Project([compact(f) for f in files], {})
+    b = project.files["sub/b.py"]
+    project.classify_imports(b)
+    cats = {(i.module, i.name): (i.category, i.target) for i in b.imports}
+    assert cats[("pkg.other", "")] == ("third-party", "")
+    assert cats[("pkg.sub.a", "X")] == ("project", "sub/a.py")
+    assert cats[("pkg.sub", "a")] == ("project", "sub/a.py")

@@ -60,7 +60,12 @@ class Project:
         self.by_module: dict[str, str] = {}
         for key, s in self.files.items():
             self.by_module.setdefault(s.module, key)
-        self.top_packages = {m.split(".")[0] for m in self.by_module}
+        # The outermost documented packages and modules: an import inside one of them is
+        # "this project" even when the exact module is not a file (e.g. a re-export).
+        self.prefixes = {
+            m for m in self.by_module
+            if m.rpartition(".")[0] not in self.by_module
+        }
         self._toplevel = {key: toplevel(s) for key, s in self.files.items()}
 
     def resolve(self, imp: ImportRecord) -> str:
@@ -77,9 +82,11 @@ class Project:
         """``stdlib``, ``third-party`` or ``project`` for one import."""
         if imp.written.startswith("."):
             return "project"
-        top = imp.module.split(".")[0]
-        if top in self.top_packages:
-            return "project"
+        parts = imp.module.split(".")
+        for i in range(1, len(parts) + 1):
+            if ".".join(parts[:i]) in self.prefixes:
+                return "project"
+        top = parts[0]
         if top in _STDLIB:
             return "stdlib"
         return "third-party"
