@@ -228,3 +228,11 @@ def test_unparsable_undecodable_and_huge_files_get_explaining_pages(tmp_path):
     assert "not analyzed: 240 bytes exceeds the 100 byte limit" in big
     assert "## Cross-References" in big and "## Detailed Analysis" in big
     assert broken_links(out) == []
+
+
+def test_class_attributes_from_griffe(pages):
+    detail = _section(pages["shop/inventory.py_docs.md"], "Detailed Analysis")
+    n = line_of("src/shop/inventory.py", "self.levels")
+    assert f"Attributes: `levels: dict[str, int]` ([line {n}](#L{n}))." in detail
+    n = line_of("src/shop/inventory.py", "    price: float")
+    assert f"`price: float` ([line {n}](#L{n}))" in detail

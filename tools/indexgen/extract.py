@@ -456,6 +456,8 @@ class _Extractor:
                     definition.signature = obj.signature()
                 except Exception:  # noqa: BLE001 - keep the ast fallback below
                     pass
+            elif obj.is_class:
+                definition.attributes = _class_attributes(obj)
         for definition, node in self.defs:
             if definition.kind != "class" and not definition.signature:
                 definition.signature = _ast_signature(node, definition.kind)
@@ -474,6 +476,21 @@ def _fields(t: type) -> tuple[str, ...]:
     fields = tuple(f for f in getattr(t, "_fields", ()) if f not in _SKIP_FIELDS)
     _FIELDS[t] = fields
     return fields
+
+
+def _class_attributes(cls: griffe.Class) -> list[tuple[str, int]]:
+    """Class and instance attributes of a griffe class (properties excluded), by line."""
+    found = []
+    for name, member in cls.members.items():
+        if member.is_alias or not member.is_attribute or "property" in member.labels:
+            continue
+        try:
+            annotation = member.annotation
+            text = f"{name}: {annotation}" if annotation is not None else name
+        except Exception:  # noqa: BLE001 - unresolvable annotations
+            text = name
+        found.append((text, member.lineno or 0))
+    return sorted(found, key=lambda item: (item[1], item[0]))
 
 
 def _count(idents: dict[str, list[int]], name: str, line: int) -> None:

@@ -38,6 +38,9 @@ class Definition:
         labels: Sorted griffe labels (``property``, ``dataclass``, ``async`` ...).
         anchor: Unique HTML id of this definition in the analysis page (``sym-<qualname>``).
         parent: Qualname of the enclosing class, empty at module level.
+        attributes: For classes, (``name: annotation``, line) of the class and instance
+            attributes griffe finds (``x: int = 0`` in the body, ``self.x = ...`` in
+            ``__init__``), in line order.
     """
 
     kind: str
@@ -52,6 +55,7 @@ class Definition:
     labels: list[str] = field(default_factory=list)
     anchor: str = ""
     parent: str = ""
+    attributes: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def name(self) -> str:

@@ -395,6 +395,10 @@ def _definition(d: Definition) -> list[str]:
     lines = [anchor(d.anchor), "", f"{level} {code(d.qualname)}", "", code(sig), "",
              " · ".join(facts), ""]
     lines += [escape_text(d.summary) if d.summary else "No docstring.", ""]
+    if d.attributes:
+        lines += ["Attributes: " + ", ".join(
+            f"{code(text)} ({link(f'line {line}', f'#L{line}')})" for text, line in d.attributes
+        ) + ".", ""]
     return lines
 
 
