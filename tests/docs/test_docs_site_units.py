@@ -78,9 +78,7 @@ def test_every_mkdocs_nav_page_exists_or_is_generated():
             elif not navgen.is_placeholder(value):
                 yield value
 
-    lead_owned = {"design/lifecycle.md", "design/streams.md"}
-    missing = [p for p in pages(config["nav"]) if not (REPO / "docs" / p).is_file()
-               and p not in lead_owned]
+    missing = [p for p in pages(config["nav"]) if not (REPO / "docs" / p).is_file()]
     assert not missing
 
 
