@@ -97,7 +97,7 @@ def fully_shard(
 
     state = FSDPState(modules, device, mp_policy, auto)
     fsdp_params = []
-    for param, refs in _unmanaged_params(modules, ignored):
+    for param, refs, fqn in _unmanaged_params(modules, ignored):
         shard_dim = _shard_dim(shard_placement_fn, param)
         fsdp_param = FSDPParam(
             param,
@@ -109,7 +109,7 @@ def fully_shard(
             reduce_dtype=mp_policy.reduce_dtype,
             offload_to_cpu=offload,
             pin_memory=pin,
-            fqn=refs[0].name,
+            fqn=fqn,
         )
         setattr(param, _MANAGED, True)
         setattr(fsdp_param.sharded_param, _MANAGED, True)
@@ -164,7 +164,8 @@ def _contains(outer: nn.Module, inner: nn.Module):
 
 
 def _unmanaged_params(modules: list[nn.Module], ignored: set[int]):
-    """Yield ``(param, refs)`` for every parameter no earlier call manages, in order."""
+    """``(param, refs, fqn)`` for every parameter no earlier call manages, in order; the
+    fqn is the first path to it from the module given to ``fully_shard``."""
     found: dict[int, tuple[nn.Parameter, list[ParamRef]]] = {}
     for root in modules:
         for prefix, sub in root.named_modules(remove_duplicate=False):
@@ -180,11 +181,12 @@ def _unmanaged_params(modules: list[nn.Module], ignored: set[int]):
                             "fully_shard([embedding, lm_head]) or shard their common parent"
                         )
                     continue
-                entry = found.setdefault(id(param), (param, []))
+                fqn = f"{prefix}.{name}" if prefix else name
+                entry = found.setdefault(id(param), (param, [], fqn))
                 ref = ParamRef(sub, name)
                 if ref not in entry[1]:
                     entry[1].append(ref)
-    return [(p, refs) for p, refs in found.values()]
+    return list(found.values())
 
 
 def _shard_dim(fn: Callable | None, param: nn.Parameter) -> int:

@@ -8,6 +8,7 @@ reduce-scattered within the row, then all-reduced across replicas.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -109,17 +110,55 @@ def _spmd_mesh_info(mesh: DeviceMesh, dims: DataParallelMeshDims) -> MeshInfo:
                 "give the mesh mesh_dim_names or fix the names"
             )
 
-    def flat(dim_names: tuple[str, ...]):
-        if not dim_names:
-            return None
-        sub = mesh[dim_names] if len(dim_names) > 1 else mesh[dim_names[0]]
-        if len(dim_names) > 1:
-            sub = sub._flatten()
-        return sub.get_group()
-
+    if len(dims.shard_names) > 1 or len(dims.replicate_names) > 1:
+        mesh = _flattened_dp_mesh(mesh, dims)
+        names = mesh.mesh_dim_names
+        dims = DataParallelMeshDims(
+            shard="dp_shard" if dims.shard_names else None,
+            replicate="dp_replicate" if dims.replicate_names else None,
+        )
     shard_dim = names.index(dims.shard_names[0]) if dims.shard_names else None
     rep_dim = names.index(dims.replicate_names[0]) if dims.replicate_names else None
-    return MeshInfo(mesh, shard_dim, rep_dim, flat(dims.shard_names), flat(dims.replicate_names))
+    return MeshInfo(
+        mesh,
+        shard_dim,
+        rep_dim,
+        mesh.get_group(shard_dim) if shard_dim is not None else None,
+        mesh.get_group(rep_dim) if rep_dim is not None else None,
+    )
+
+
+_flat_meshes: dict[tuple, DeviceMesh] = {}
+
+
+def _flattened_dp_mesh(mesh: DeviceMesh, dims: DataParallelMeshDims) -> DeviceMesh:
+    """A mesh over the same ranks whose data-parallel dims are merged into one each.
+
+    The dims are ordered ``(dp_replicate, dp_shard, *other dims)``; a rank's index on a
+    merged dim is its row-major index over the merged dims, as ``DeviceMesh._flatten``
+    does. Built once per (mesh, dims), since creating a mesh creates process groups.
+    """
+    key = (id(mesh), dims.shard_names, dims.replicate_names)
+    if key in _flat_meshes:
+        return _flat_meshes[key]
+    names = list(mesh.mesh_dim_names)
+    dp = [n for n in dims.replicate_names + dims.shard_names]
+    others = [n for n in names if n not in dp]
+    order = [names.index(n) for n in dp + others]
+    ranks = mesh.mesh.permute(order)
+    sizes = dict(zip(names, mesh.mesh.shape))
+    new_shape, new_names = [], []
+    for label, group in (("dp_replicate", dims.replicate_names), ("dp_shard", dims.shard_names)):
+        if group:
+            new_shape.append(math.prod(sizes[n] for n in group))
+            new_names.append(label)
+    new_shape += [sizes[n] for n in others]
+    new_names += others
+    flat = DeviceMesh(
+        mesh.device_type, ranks.reshape(new_shape), mesh_dim_names=tuple(new_names)
+    )
+    _flat_meshes[key] = flat
+    return flat
 
 
 def post_forward_mesh_info(

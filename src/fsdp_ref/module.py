@@ -251,11 +251,12 @@ class FSDPModule:
     def set_all_reduce_hook(
         self, hook: Callable[[torch.Tensor], None], *, stream: Any = None
     ) -> None:
-        """Run ``hook(reduced_grad_shard)`` after the reduction.
+        """Run ``hook(reduced_grad_shard)`` on each reduced gradient shard, in place.
 
-        Under HSDP the hook *replaces* the all-reduce across replicas and runs on the
-        all-reduce stream; otherwise it runs after the reduce-scatter, on ``stream`` if
-        one is given.
+        Plain FSDP: the hook gets the reduce-scatter output (e.g. to all-reduce it across
+        another dimension yourself). HSDP: it gets the output of the native all-reduce
+        across replicas and runs on the all-reduce stream. Either way it runs before the
+        division by the data-parallel size.
         """
         for group in self._groups():
             if stream is not None and group.mesh_info.is_hsdp:

@@ -389,10 +389,9 @@ class FSDPParamGroup:
                     self._partial_reduce = None
                 ctx.all_reduce.wait_event(red.event, "reduce_scatter_done", self.label)
                 with ctx.all_reduce.use():
+                    C.all_reduce(out, self.mesh_info.replicate_group, self.label)
                     if self.all_reduce_hook is not None:
                         self.all_reduce_hook(out)
-                    else:
-                        C.all_reduce(out, self.mesh_info.replicate_group, self.label)
                     ar_done = ctx.all_reduce.record_event("all_reduce_done", self.label)
                 ctx.reduce_scatter.wait_event(ar_done, "all_reduce_done", self.label)
             elif self.all_reduce_hook is not None:

@@ -272,6 +272,8 @@ class FSDPState:
             state._modules_to_run.clear()
         if ctx.is_last_backward:
             self.finish_reductions()
+            # Nothing gathered outlives the step: drop the last all-gather output too.
+            self.comm_ctx.release_all_gather_output()
             self.comm_ctx.post_forward_order.clear()
             for group in groups:
                 group._post_forward_indices.clear()
