@@ -34,8 +34,9 @@ from indexgen.extract import decode_source, extract_file
 from indexgen.layout import MANIFEST_NAME, Layout
 from indexgen.markdown import MARKER
 from indexgen.model import STATUS_OK, STATUS_SYNTAX_ERROR, FileSummary, FolderInfo
-from indexgen.render import render_docs, render_keywords
+from indexgen.render import render_docs
 from indexgen.render_folder import render_folder_doc, render_folder_index
+from indexgen.render_keywords import render_keywords
 from indexgen.version import __version__
 
 #: ``progress(phase, done, total)``; phases are ``extract`` and ``render``.

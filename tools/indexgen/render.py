@@ -1,9 +1,8 @@
-"""Stage 3a: render the two pages of one source file.
+"""Stage 3a: render the analysis page (``name.py_docs.md``) of one source file.
 
-:func:`render_keywords` writes the keyword index (``name.py_kw.md``) and :func:`render_docs` the
-analysis page (``name.py_docs.md``).  Both are pure functions of a full
-:class:`~indexgen.model.FileSummary`, its :class:`~indexgen.model.FileContext` and the
-:class:`~indexgen.layout.Layout`; every sentence they write is derived from those.
+:func:`render_docs` is a pure function of a full :class:`~indexgen.model.FileSummary`, its
+:class:`~indexgen.model.FileContext` and the :class:`~indexgen.layout.Layout`; every sentence
+it writes is derived from those.  The keyword page is in :mod:`indexgen.render_keywords`.
 """
 
 from __future__ import annotations
@@ -20,245 +19,21 @@ from indexgen.markdown import (
     escape_text,
     heading_anchor,
     link,
-    relpath,
 )
 from indexgen.model import STATUS_EMPTY, STATUS_OK, Definition, FileContext, FileSummary
-
-#: Sections of the analysis page, in order (the seeds' layout).
-SECTIONS = (
-    "File Metadata",
-    "Original Source",
-    "High-Level Overview",
-    "Detailed Analysis",
-    "Architecture & Design",
-    "Dependencies",
-    "Code Patterns & Idioms",
-    "Performance Considerations",
-    "Security & Safety",
-    "Testing & Usage",
-    "Related Files",
-    "Cross-References",
+from indexgen.page import (
+    CATEGORY_TITLES,
+    KIND_PLURAL,
+    SECTIONS,
+    Page,
+    count,
+    lines_link,
 )
-SOURCE_ANCHOR = heading_anchor("Original Source")
-_CATEGORY_TITLES = {"stdlib": "Standard library", "third-party": "Third party",
-                    "project": "This project"}
-_KIND_PLURAL = {"class": "classes", "function": "functions", "method": "methods",
-                "property": "properties", "classmethod": "class methods",
-                "staticmethod": "static methods"}
+from indexgen.render_keywords import render_keywords
+
+__all__ = ["SECTIONS", "render_docs", "render_keywords"]
 
 
-def _count(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
-
-
-def _lines_link(start: int, end: int, docs: str = "") -> str:
-    label = f"line {start}" if start == end else f"lines {start}–{end}"
-    return link(label, f"{docs}#L{start}")
-
-
-class _Page:
-    """Helpers shared by both pages of one file."""
-
-    def __init__(self, s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str):
-        self.s, self.ctx, self.layout, self.tests_label = s, ctx, layout, tests_label
-        self.kw_page = layout.kw_page(s.key)
-        self.docs_page = layout.docs_page(s.key)
-        self.dir = posixpath.dirname(self.docs_page)
-        self.docs_name = posixpath.basename(self.docs_page)
-        self.kw_name = posixpath.basename(self.kw_page)
-        self.folder = posixpath.dirname(s.relpath)
-        self.index = relpath(layout.folder_index(s.root, self.folder), self.dir)
-        self.doc = relpath(layout.folder_doc(s.root, self.folder), self.dir)
-        self.classes = [d for d in s.definitions if d.kind == "class"]
-        self.funcs = [d for d in s.definitions if d.kind != "class"]
-        self.local_classes = {d.qualname: d for d in self.classes}
-        self.anchors: dict[str, str] = {}
-        for a in s.attributes:
-            self.anchors.setdefault(a.name, a.anchor)
-        for d in reversed(s.definitions):
-            self.anchors[d.qualname] = d.anchor
-
-    def docs_link(self, key: str, anchor_id: str = "") -> str:
-        """Relative link from this page to another file's analysis page (and anchor)."""
-        target = relpath(self.layout.docs_page(key), self.dir)
-        return target + (f"#{anchor_id}" if anchor_id else "")
-
-    def file_label(self, key: str) -> str:
-        """A file as shown in link labels: its display path in a code span."""
-        return code(self.layout.display(key))
-
-    def base(self, expr: str) -> str:
-        """A base class expression, linked to its definition when it is a project class."""
-        if expr in self.local_classes:
-            return link(code(expr), f"#{self.local_classes[expr].anchor}")
-        if expr in self.ctx.base_links:
-            key, anchor_id = self.ctx.base_links[expr]
-            return link(code(expr), self.docs_link(key, anchor_id))
-        return code(expr)
-
-    def public_api(self) -> list[str]:
-        """``__all__`` if the file defines it, else its top-level names without underscore."""
-        if self.s.exports is not None:
-            return list(self.s.exports)
-        names = [d.qualname for d in self.s.definitions if not d.parent]
-        names += [a.name for a in self.s.attributes]
-        return sorted({n for n in names if not n.startswith("_")})
-
-    def anchor_of(self, name: str) -> str:
-        """Anchor of the first definition (or else attribute) called ``name``; '' if none."""
-        return self.anchors.get(name, "")
-
-
-# --------------------------------------------------------------------------------------------
-# keyword index page
-# --------------------------------------------------------------------------------------------
-def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str) -> str:
-    """Render the keyword index page of one file.
-
-    Args:
-        s: Full summary of the file.
-        ctx: Its global context.
-        layout: Page paths of this build.
-        tests_label: How the configured test folders are named on pages (e.g. ``tests``).
-
-    Returns:
-        The page text, starting with :data:`~indexgen.markdown.MARKER`.
-    """
-    p = _Page(s, ctx, layout, tests_label)
-    docs = p.docs_name
-    out = [MARKER, f"# Keyword Index: {code(p.layout.display(s.key))}", "", "## File Information", ""]
-    out.append(f"- **Original File**: {link(code(p.layout.display(s.key)), f'{docs}#{SOURCE_ANCHOR}')}"
-               f" (embedded in the analysis page)")
-    out.append(f"- **Documentation**: {link(code(docs), docs)}")
-    out.append(f"- **Folder**: {link(code(posixpath.dirname(p.layout.display(s.key))), p.index)}")
-    out.append(f"- **Module**: {code(s.module)}")
-    out += ["", "## Keywords Extracted", ""]
-    if s.status != STATUS_OK:
-        out += [f"No keywords: {escape_text(s.error)}.", ""]
-    else:
-        out += [_keyword_counts(s), ""]
-        _kw_section(out, "Classes", [
-            (d.qualname, f"class, line {d.lineno}", f"{docs}#{d.anchor}") for d in p.classes
-        ])
-        _kw_section(out, "Functions", [
-            (d.qualname, f"{d.kind}, line {d.lineno}", f"{docs}#{d.anchor}") for d in p.funcs
-        ])
-        consts = [a for a in s.attributes if a.constant]
-        attrs = [a for a in s.attributes if not a.constant]
-        _kw_section(out, "Constants", [
-            (a.name, f"constant, line {a.lineno}", f"{docs}#{a.anchor}") for a in consts
-        ])
-        _kw_section(out, "Module Attributes", [
-            (a.name, f"attribute, line {a.lineno}", f"{docs}#{a.anchor}") for a in attrs
-        ])
-        _kw_section(out, "Imports", [
-            (_import_label(i), f"{_CATEGORY_TITLES[i.category].lower()}, line {i.lineno}",
-             f"{docs}#L{i.lineno}") for i in s.imports
-        ])
-        _identifier_index(out, s, docs)
-    out += ["## Keyword → Section Map", ""]
-    out += _section_map(p)
-    return "\n".join(out) + "\n"
-
-
-def _keyword_counts(s: FileSummary) -> str:
-    kinds: dict[str, int] = {}
-    for d in s.definitions:
-        kinds[d.kind] = kinds.get(d.kind, 0) + 1
-    parts = [_count(kinds[k], k, _KIND_PLURAL[k]) for k in _KIND_PLURAL if k in kinds]
-    parts.append(_count(len(s.attributes), "module attribute"))
-    parts.append(_count(len(s.imports), "imported name"))
-    parts.append(_count(len(s.identifiers), "distinct identifier"))
-    return f"{code(s.relpath.rpartition('/')[2])} has " + ", ".join(parts) + "."
-
-
-def _kw_section(out: list[str], title: str, entries: list[tuple[str, str, str]]) -> None:
-    out += [f"### {title}", ""]
-    if not entries:
-        out += [f"No {title.lower()} in this file.", ""]
-        return
-    for name, label, target in sorted(entries, key=lambda e: (e[0], e[1])):
-        out.append(f"- **{code(name)}**: {link(escape_text(label), target)}")
-    out.append("")
-
-
-def _import_label(i) -> str:
-    base = i.written if i.name else i.module
-    if i.name:
-        text = f"{base}{'' if base.endswith('.') else '.'}{i.name}"
-    else:
-        text = base
-    return f"{text} as {i.alias}" if i.alias else text
-
-
-def _letter(name: str) -> str:
-    ch = name[0]
-    if ch == "_":
-        return "_"
-    if ch.isascii() and ch.isalpha():
-        return ch.upper()
-    return "Other"
-
-
-def _identifier_index(out: list[str], s: FileSummary, docs: str) -> None:
-    out += ["## Identifier Index (A–Z)", "",
-            "Identifiers from the code's syntax tree (names, attributes, parameters, "
-            "definitions, imports); comments and strings are not included.", ""]
-    groups: dict[str, list[str]] = {}
-    for name in s.identifiers:
-        groups.setdefault(_letter(name), []).append(name)
-    if not groups:
-        out += ["No identifiers in this file.", ""]
-        return
-    order = sorted(groups, key=lambda g: (g == "Other", g == "_", g))
-    out.append("Jump to: " + " · ".join(f"[{escape_text(g)}](#idx-{g.lower()})" for g in order))
-    out.append("")
-    for g in order:
-        out += [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""]
-        for name in sorted(groups[g], key=lambda n: (n.lower(), n)):
-            first, uses = s.identifiers[name]
-            out.append(f"- {code(name)}: {_count(uses, 'occurrence')}, first at "
-                       f"{link(f'line {first}', f'{docs}#L{first}')}")
-        out.append("")
-
-
-def _section_map(p: _Page) -> list[str]:
-    s, docs = p.s, p.docs_name
-    perf = [f for f in s.findings if f.category in rules.PERFORMANCE_CATEGORIES]
-    sec = [f for f in s.findings if f.category in rules.SECURITY_CATEGORIES]
-    found_patterns = patterns.detect(s)
-    names = [d.qualname for d in s.definitions]
-    shown = ", ".join(code(n) for n in names[:12]) + (f" and {len(names) - 12} more"
-                                                      if len(names) > 12 else "")
-    notes = {
-        "File Metadata": f"path, module {code(s.module)}, size and line count",
-        "Original Source": (f"all {_count(s.n_lines, 'line')}; keyword and identifier links "
-                            "point at lines here") if s.status == STATUS_OK else
-        escape_text(s.error),
-        "High-Level Overview": "module docstring and public API"
-        + (f" ({', '.join(code(n) for n in p.public_api()[:8])})" if p.public_api() else ""),
-        "Detailed Analysis": (f"{shown}" if names else "no classes or functions"),
-        "Architecture & Design": (f"class hierarchy of {_count(len(p.classes), 'class', 'classes')}"
-                                  if p.classes else "no classes"),
-        "Dependencies": f"{_count(len(s.imports), 'import')}; imported by "
-        f"{_count(len(p.ctx.imported_by), 'project file')}",
-        "Code Patterns & Idioms": ", ".join(escape_text(t) for t, _ in found_patterns)
-        if found_patterns else "no patterns detected",
-        "Performance Considerations": ", ".join(sorted({code(f.text) for f in perf}))
-        if perf else "no collectives, stream/event operations, synchronizations or allocations",
-        "Security & Safety": ", ".join(sorted({code(f.text) for f in sec}))
-        if sec else "no eval/exec, unsafe deserialization, subprocess, file or network use",
-        "Testing & Usage": f"{_count(len(p.ctx.tests), 'test file')} importing this module",
-        "Related Files": f"{_count(len(p.ctx.siblings), 'other file')} in the same folder",
-        "Cross-References": "keyword index, folder pages and names used elsewhere",
-    }
-    return [f"- **{link(escape_text(title), f'{docs}#{heading_anchor(title)}')}**: {notes[title]}"
-            for title in SECTIONS] + [""]
-
-
-# --------------------------------------------------------------------------------------------
-# analysis page
-# --------------------------------------------------------------------------------------------
 def render_docs(
     s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str, source: str | None
 ) -> str:
@@ -274,7 +49,7 @@ def render_docs(
     Returns:
         The page text, starting with :data:`~indexgen.markdown.MARKER`.
     """
-    p = _Page(s, ctx, layout, tests_label)
+    p = Page(s, ctx, layout, tests_label)
     out = [MARKER, f"# Documentation: {code(p.layout.display(s.key))}", ""]
     for title in SECTIONS:
         out += [anchor(heading_anchor(title)), "", f"## {title}", ""]
@@ -283,11 +58,11 @@ def render_docs(
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _metadata(p: _Page, out: list[str], source: str | None) -> None:
+def _metadata(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     out.append(f"- **Path**: {code(p.layout.display(s.key))}")
     out.append(f"- **Module**: {code(s.module)}" + (" (package `__init__`)" if s.is_package else ""))
-    out.append(f"- **Size**: {s.size:,} bytes, {_count(s.n_lines, 'line')}")
+    out.append(f"- **Size**: {s.size:,} bytes, {count(s.n_lines, 'line')}")
     out.append(f"- **SHA-256**: {code(s.sha256)}")
     if s.status == STATUS_OK:
         out.append(f"- **Encoding**: {code(s.encoding)}")
@@ -295,7 +70,7 @@ def _metadata(p: _Page, out: list[str], source: str | None) -> None:
     out.append(f"- **Keyword Index**: {link(code(p.kw_name), p.kw_name)}")
 
 
-def _source(p: _Page, out: list[str], source: str | None) -> None:
+def _source(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if source is None:
         if s.status == STATUS_EMPTY:
@@ -325,7 +100,7 @@ def _docstring_block(doc: str) -> list[str]:
         f"<span>{line}</span>" if line else "<span></span>" for line in lines) + "</code></pre>"]
 
 
-def _overview(p: _Page, out: list[str], source: str | None) -> None:
+def _overview(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
         out.append(f"Not analyzed: {escape_text(s.error)}.")
@@ -340,9 +115,9 @@ def _overview(p: _Page, out: list[str], source: str | None) -> None:
     kinds: dict[str, int] = {}
     for d in s.definitions:
         kinds[d.kind] = kinds.get(d.kind, 0) + 1
-    parts = [_count(kinds[k], k, _KIND_PLURAL[k]) for k in _KIND_PLURAL if k in kinds]
+    parts = [count(kinds[k], k, KIND_PLURAL[k]) for k in KIND_PLURAL if k in kinds]
     if s.attributes:
-        parts.append(_count(len(s.attributes), "module attribute"))
+        parts.append(count(len(s.attributes), "module attribute"))
     out.append(f"It defines {', '.join(parts)}." if parts else "It defines no classes, functions "
                "or module attributes.")
     out.append("")
@@ -358,7 +133,7 @@ def _overview(p: _Page, out: list[str], source: str | None) -> None:
         out.append(f"Public API ({origin}): none.")
 
 
-def _detailed(p: _Page, out: list[str], source: str | None) -> None:
+def _detailed(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
         out.append(f"Not analyzed: {escape_text(s.error)}.")
@@ -386,7 +161,7 @@ def _definition(d: Definition) -> list[str]:
         prefix = "async def " if "async" in d.labels else "def "
         sig = prefix + (d.signature or d.name)
     facts = [d.kind]
-    facts.append(_lines_link(d.lineno, d.end_lineno))
+    facts.append(lines_link(d.lineno, d.end_lineno))
     labels = [lab for lab in d.labels if lab not in ("async", d.kind)]
     if labels:
         facts.append("labels: " + ", ".join(code(lab) for lab in labels))
@@ -402,7 +177,7 @@ def _definition(d: Definition) -> list[str]:
     return lines
 
 
-def _architecture(p: _Page, out: list[str], source: str | None) -> None:
+def _architecture(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
         out.append(f"Not analyzed: {escape_text(s.error)}.")
@@ -434,25 +209,25 @@ def _architecture(p: _Page, out: list[str], source: str | None) -> None:
     members = [d for d in s.definitions if d.parent and d.kind != "class"]
     parts = []
     if p.classes:
-        parts.append(f"{_count(len(p.classes), 'class', 'classes')} with "
-                     f"{_count(len(members), 'member function')}")
-    parts.append(_count(len(top), "module-level function"))
+        parts.append(f"{count(len(p.classes), 'class', 'classes')} with "
+                     f"{count(len(members), 'member function')}")
+    parts.append(count(len(top), "module-level function"))
     out.append("Structure: " + " and ".join(parts) + ".")
 
 
-def _dependencies(p: _Page, out: list[str], source: str | None) -> None:
+def _dependencies(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
         out.append(f"Not analyzed: {escape_text(s.error)}.")
     else:
         for category in ("stdlib", "third-party", "project"):
-            out += [f"### {_CATEGORY_TITLES[category]}", ""]
+            out += [f"### {CATEGORY_TITLES[category]}", ""]
             groups: dict[str, list] = {}
             for imp in s.imports:
                 if imp.category == category:
                     groups.setdefault(imp.written if imp.name else imp.module, []).append(imp)
             if not groups:
-                out += [f"No {_CATEGORY_TITLES[category].lower()} imports.", ""]
+                out += [f"No {CATEGORY_TITLES[category].lower()} imports.", ""]
                 continue
             for mod in sorted(groups):
                 imps = groups[mod]
@@ -488,7 +263,7 @@ _SCOPE_NOTE = {"type-checking": "only under `TYPE_CHECKING`",
                "function": "inside a function (lazy import)", "nested": "inside a class body"}
 
 
-def _patterns(p: _Page, out: list[str], source: str | None) -> None:
+def _patterns(p: Page, out: list[str], source: str | None) -> None:
     if p.s.status != STATUS_OK:
         out.append(f"Not analyzed: {escape_text(p.s.error)}.")
         return
@@ -518,7 +293,7 @@ def _enclosing(s: FileSummary):
     return find
 
 
-def _finding_sections(p: _Page, out: list[str], categories: tuple[str, ...], none: str) -> None:
+def _finding_sections(p: Page, out: list[str], categories: tuple[str, ...], none: str) -> None:
     s = p.s
     if s.status != STATUS_OK:
         out.append(f"Not analyzed: {escape_text(s.error)}.")
@@ -531,7 +306,7 @@ def _finding_sections(p: _Page, out: list[str], categories: tuple[str, ...], non
     for category in categories:
         items = [f for f in found if f.category == category]
         lines = sorted({f.lineno for f in items})
-        summary = (f"{_count(len(items), 'call')} on {_count(len(lines), 'line')}" if items
+        summary = (f"{count(len(items), 'call')} on {count(len(lines), 'line')}" if items
                    else "none in this file")
         out.append(f"- **{escape_text(rules.TITLES[category])}**: {summary}")
     out.append("")
@@ -551,19 +326,19 @@ def _finding_sections(p: _Page, out: list[str], categories: tuple[str, ...], non
         out.append("")
 
 
-def _performance(p: _Page, out: list[str], source: str | None) -> None:
+def _performance(p: Page, out: list[str], source: str | None) -> None:
     _finding_sections(p, out, rules.PERFORMANCE_CATEGORIES,
                       "No collectives, stream or event operations, host synchronizations or "
                       "tensor allocations in this file.")
 
 
-def _security(p: _Page, out: list[str], source: str | None) -> None:
+def _security(p: Page, out: list[str], source: str | None) -> None:
     _finding_sections(p, out, rules.SECURITY_CATEGORIES,
                       "No eval/exec/compile, pickle or torch.load, subprocess, file system, "
                       "network or dynamic-import calls in this file.")
 
 
-def _testing(p: _Page, out: list[str], source: str | None) -> None:
+def _testing(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     out += ["### Tests", ""]
     if not p.ctx.tests:
@@ -589,7 +364,7 @@ def _testing(p: _Page, out: list[str], source: str | None) -> None:
                 "its names are meant for use inside the package."]
 
 
-def _related(p: _Page, out: list[str], source: str | None) -> None:
+def _related(p: Page, out: list[str], source: str | None) -> None:
     ctx = p.ctx
     folder = posixpath.dirname(p.layout.display(p.s.key))
     if not ctx.siblings:
@@ -610,7 +385,7 @@ def _related(p: _Page, out: list[str], source: str | None) -> None:
                        + (f": {escape_text(line)}" if line else ""))
 
 
-def _crossrefs(p: _Page, out: list[str], source: str | None) -> None:
+def _crossrefs(p: Page, out: list[str], source: str | None) -> None:
     out.append(f"- **Keyword Index**: {link(code(p.kw_name), p.kw_name)}")
     out.append(f"- **Folder Index**: {link(code('index.md'), p.index)}")
     out.append(f"- **Folder Documentation**: {link(code('doc.md'), p.doc)}")

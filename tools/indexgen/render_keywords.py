@@ -1,0 +1,159 @@
+"""Stage 3a: render the keyword index page (``name.py_kw.md``) of one source file.
+
+File Information, Keywords Extracted (one section per kind, each entry linking to the anchor of
+its definition), the A–Z identifier index and the Keyword → Section Map.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from indexgen import patterns, rules
+from indexgen.layout import Layout
+from indexgen.markdown import MARKER, anchor, code, escape_text, heading_anchor, link
+from indexgen.model import STATUS_OK, FileContext, FileSummary
+from indexgen.page import CATEGORY_TITLES, KIND_PLURAL, SECTIONS, SOURCE_ANCHOR, Page, count
+
+
+def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str) -> str:
+    """Render the keyword index page of one file.
+
+    Args:
+        s: Full summary of the file.
+        ctx: Its global context.
+        layout: Page paths of this build.
+        tests_label: How the configured test folders are named on pages (e.g. ``tests``).
+
+    Returns:
+        The page text, starting with :data:`~indexgen.markdown.MARKER`.
+    """
+    p = Page(s, ctx, layout, tests_label)
+    docs = p.docs_name
+    out = [MARKER, f"# Keyword Index: {code(p.layout.display(s.key))}", "", "## File Information", ""]
+    out.append(f"- **Original File**: {link(code(p.layout.display(s.key)), f'{docs}#{SOURCE_ANCHOR}')}"
+               f" (embedded in the analysis page)")
+    out.append(f"- **Documentation**: {link(code(docs), docs)}")
+    out.append(f"- **Folder**: {link(code(posixpath.dirname(p.layout.display(s.key))), p.index)}")
+    out.append(f"- **Module**: {code(s.module)}")
+    out += ["", "## Keywords Extracted", ""]
+    if s.status != STATUS_OK:
+        out += [f"No keywords: {escape_text(s.error)}.", ""]
+    else:
+        out += [_keyword_counts(s), ""]
+        _kw_section(out, "Classes", [
+            (d.qualname, f"class, line {d.lineno}", f"{docs}#{d.anchor}") for d in p.classes
+        ])
+        _kw_section(out, "Functions", [
+            (d.qualname, f"{d.kind}, line {d.lineno}", f"{docs}#{d.anchor}") for d in p.funcs
+        ])
+        consts = [a for a in s.attributes if a.constant]
+        attrs = [a for a in s.attributes if not a.constant]
+        _kw_section(out, "Constants", [
+            (a.name, f"constant, line {a.lineno}", f"{docs}#{a.anchor}") for a in consts
+        ])
+        _kw_section(out, "Module Attributes", [
+            (a.name, f"attribute, line {a.lineno}", f"{docs}#{a.anchor}") for a in attrs
+        ])
+        _kw_section(out, "Imports", [
+            (_import_label(i), f"{CATEGORY_TITLES[i.category].lower()}, line {i.lineno}",
+             f"{docs}#L{i.lineno}") for i in s.imports
+        ])
+        _identifier_index(out, s, docs)
+    out += ["## Keyword → Section Map", ""]
+    out += _section_map(p)
+    return "\n".join(out) + "\n"
+
+
+def _keyword_counts(s: FileSummary) -> str:
+    kinds: dict[str, int] = {}
+    for d in s.definitions:
+        kinds[d.kind] = kinds.get(d.kind, 0) + 1
+    parts = [count(kinds[k], k, KIND_PLURAL[k]) for k in KIND_PLURAL if k in kinds]
+    parts.append(count(len(s.attributes), "module attribute"))
+    parts.append(count(len(s.imports), "imported name"))
+    parts.append(count(len(s.identifiers), "distinct identifier"))
+    return f"{code(s.relpath.rpartition('/')[2])} has " + ", ".join(parts) + "."
+
+
+def _kw_section(out: list[str], title: str, entries: list[tuple[str, str, str]]) -> None:
+    out += [f"### {title}", ""]
+    if not entries:
+        out += [f"No {title.lower()} in this file.", ""]
+        return
+    for name, label, target in sorted(entries, key=lambda e: (e[0], e[1])):
+        out.append(f"- **{code(name)}**: {link(escape_text(label), target)}")
+    out.append("")
+
+
+def _import_label(i) -> str:
+    base = i.written if i.name else i.module
+    if i.name:
+        text = f"{base}{'' if base.endswith('.') else '.'}{i.name}"
+    else:
+        text = base
+    return f"{text} as {i.alias}" if i.alias else text
+
+
+def _letter(name: str) -> str:
+    ch = name[0]
+    if ch == "_":
+        return "_"
+    if ch.isascii() and ch.isalpha():
+        return ch.upper()
+    return "Other"
+
+
+def _identifier_index(out: list[str], s: FileSummary, docs: str) -> None:
+    out += ["## Identifier Index (A–Z)", "",
+            "Identifiers from the code's syntax tree (names, attributes, parameters, "
+            "definitions, imports); comments and strings are not included.", ""]
+    groups: dict[str, list[str]] = {}
+    for name in s.identifiers:
+        groups.setdefault(_letter(name), []).append(name)
+    if not groups:
+        out += ["No identifiers in this file.", ""]
+        return
+    order = sorted(groups, key=lambda g: (g == "Other", g == "_", g))
+    out.append("Jump to: " + " · ".join(f"[{escape_text(g)}](#idx-{g.lower()})" for g in order))
+    out.append("")
+    for g in order:
+        out += [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""]
+        for name in sorted(groups[g], key=lambda n: (n.lower(), n)):
+            first, uses = s.identifiers[name]
+            out.append(f"- {code(name)}: {count(uses, 'occurrence')}, first at "
+                       f"{link(f'line {first}', f'{docs}#L{first}')}")
+        out.append("")
+
+
+def _section_map(p: Page) -> list[str]:
+    s, docs = p.s, p.docs_name
+    perf = [f for f in s.findings if f.category in rules.PERFORMANCE_CATEGORIES]
+    sec = [f for f in s.findings if f.category in rules.SECURITY_CATEGORIES]
+    found_patterns = patterns.detect(s)
+    names = [d.qualname for d in s.definitions]
+    shown = ", ".join(code(n) for n in names[:12]) + (f" and {len(names) - 12} more"
+                                                      if len(names) > 12 else "")
+    notes = {
+        "File Metadata": f"path, module {code(s.module)}, size and line count",
+        "Original Source": (f"all {count(s.n_lines, 'line')}; keyword and identifier links "
+                            "point at lines here") if s.status == STATUS_OK else
+        escape_text(s.error),
+        "High-Level Overview": "module docstring and public API"
+        + (f" ({', '.join(code(n) for n in p.public_api()[:8])})" if p.public_api() else ""),
+        "Detailed Analysis": (f"{shown}" if names else "no classes or functions"),
+        "Architecture & Design": (f"class hierarchy of {count(len(p.classes), 'class', 'classes')}"
+                                  if p.classes else "no classes"),
+        "Dependencies": f"{count(len(s.imports), 'import')}; imported by "
+        f"{count(len(p.ctx.imported_by), 'project file')}",
+        "Code Patterns & Idioms": ", ".join(escape_text(t) for t, _ in found_patterns)
+        if found_patterns else "no patterns detected",
+        "Performance Considerations": ", ".join(sorted({code(f.text) for f in perf}))
+        if perf else "no collectives, stream/event operations, synchronizations or allocations",
+        "Security & Safety": ", ".join(sorted({code(f.text) for f in sec}))
+        if sec else "no eval/exec, unsafe deserialization, subprocess, file or network use",
+        "Testing & Usage": f"{count(len(p.ctx.tests), 'test file')} importing this module",
+        "Related Files": f"{count(len(p.ctx.siblings), 'other file')} in the same folder",
+        "Cross-References": "keyword index, folder pages and names used elsewhere",
+    }
+    return [f"- **{link(escape_text(title), f'{docs}#{heading_anchor(title)}')}**: {notes[title]}"
+            for title in SECTIONS] + [""]
