@@ -19,8 +19,10 @@ install: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check src tools tests benchmarks
 
-test: $(STAMP) lint
-	$(PY) -m pytest -q
+# lint, generated docs in sync + strict site build (docs-check), then every test. The
+# docs tests read the site docs-check just built instead of building it a second time.
+test: $(STAMP) lint docs-check
+	FSDP_REF_DOCS_SITE=$(CURDIR)/site $(PY) -m pytest -q
 
 demo: $(STAMP)
 	$(VENV)/bin/torchrun --standalone --nproc_per_node 2 -m fsdp_ref.demo
