@@ -8,7 +8,6 @@ from indexgen.layout import Layout
 from indexgen.markdown import code, heading_anchor, link, relpath
 from indexgen.model import FileContext, FileSummary
 
-#: Sections of the analysis page, in order (the seeds' layout).
 SECTIONS = (
     "File Metadata",
     "Original Source",
@@ -23,6 +22,7 @@ SECTIONS = (
     "Related Files",
     "Cross-References",
 )
+"""Sections of the analysis page, in order: the layout of the seed pages."""
 SOURCE_ANCHOR = heading_anchor("Original Source")
 CATEGORY_TITLES = {"stdlib": "Standard library", "third-party": "Third party",
                     "project": "This project"}

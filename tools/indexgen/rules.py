@@ -38,6 +38,7 @@ _COLLECTIVES_ALWAYS = frozenset(
         "monitored_barrier", "broadcast_object_list", "scatter_object_list",
         "gather_object", "all_gather_tensor", "all_reduce_tensor", "all_to_all_single_autograd",
         "reduce_scatter_tensor_coalesced", "all_gather_into_tensor_coalesced", "wait_tensor",
+        "all_gather_single", "reduce_scatter_single",
     }
 )
 # Generic names that are collectives only on a distributed receiver.
