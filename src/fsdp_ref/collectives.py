@@ -52,6 +52,16 @@ def group_offsets(layouts: Sequence[ShardLayout]) -> tuple[list[int], int]:
     return offsets, total
 
 
+def _group_buffer(layouts, dtype, device, allocate):
+    """Offsets, width and a new flat ``(world * width,)`` buffer for one group."""
+    offsets, width = group_offsets(layouts)
+    numel = (layouts[0].world_size if layouts else 1) * width
+    buf = torch.empty(numel, dtype=dtype, device=device) if allocate is None else allocate(
+        numel, dtype, device
+    )
+    return offsets, width, buf
+
+
 def all_gather_copy_in(
     padded_shards: Sequence[torch.Tensor],
     layouts: Sequence[ShardLayout],
@@ -73,13 +83,7 @@ def all_gather_copy_in(
     Returns:
         ``(inp, out)``: ``inp`` is row ``rank`` of ``out`` (shape ``(world * width,)``).
     """
-    offsets, width = group_offsets(layouts)
-    world = layouts[0].world_size if layouts else 1
-    numel = world * width
-    if allocate is None:
-        out = torch.empty(numel, dtype=dtype, device=device)
-    else:
-        out = allocate(numel, dtype, device)
+    offsets, width, out = _group_buffer(layouts, dtype, device, allocate)
     inp = out.narrow(0, rank * width, width)
     dsts = [inp.narrow(0, off, lay.padded_shard_numel) for off, lay in zip(offsets, layouts)]
     if dsts:
@@ -127,14 +131,8 @@ def reduce_scatter_copy_in(
 
     A ``None`` grad (a parameter unused on this rank) contributes zeros.
     """
-    offsets, width = group_offsets(layouts)
-    world = layouts[0].world_size if layouts else 1
-    numel = world * width
-    if allocate is None:
-        buf = torch.empty(numel, dtype=dtype, device=device)
-    else:
-        buf = allocate(numel, dtype, device)
-    rows = buf.view(world, width)
+    offsets, width, buf = _group_buffer(layouts, dtype, device, allocate)
+    rows = buf.view(-1, width)
     for off, layout, grad in zip(offsets, layouts, grads):
         ranked = layout.ranked_view(rows[:, off : off + layout.padded_shard_numel])
         if grad is None:

@@ -151,16 +151,20 @@ class FSDPParam:
             self.sharded_param = param
         else:
             with torch.no_grad():
-                dt = DTensor.from_local(
-                    local,
-                    self.mesh_info.mesh,
-                    self.placements,
-                    run_check=False,
-                    shape=self.layout.full_shape,
-                    stride=_contiguous_stride(self.layout.full_shape),
-                )
+                dt = self._as_dtensor(local)
             self.sharded_param = nn.Parameter(dt, requires_grad=self.requires_grad)
         self.to_sharded()
+
+    def _as_dtensor(self, local: torch.Tensor) -> DTensor:
+        """Wrap this rank's unpadded shard (data or gradient) as the global DTensor."""
+        return DTensor.from_local(
+            local,
+            self.mesh_info.mesh,
+            self.placements,
+            run_check=False,
+            shape=self.layout.full_shape,
+            stride=_contiguous_stride(self.layout.full_shape),
+        )
 
     def reset_sharded_param(self) -> None:
         """Re-adopt the parameter registered on the module after ``module._apply``.
@@ -265,14 +269,7 @@ class FSDPParam:
             local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True)
         existing = self.sharded_param.grad
         if existing is None:
-            self.sharded_param.grad = DTensor.from_local(
-                local,
-                self.mesh_info.mesh,
-                self.placements,
-                run_check=False,
-                shape=self.layout.full_shape,
-                stride=_contiguous_stride(self.layout.full_shape),
-            )
+            self.sharded_param.grad = self._as_dtensor(local)
         else:
             existing._local_tensor.add_(local)
 
