@@ -44,11 +44,8 @@ def test_recorder_saw_the_whole_protocol(results):
     assert {"copy_in", "collective", "copy_out", "forward", "backward", "free"} <= kinds
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: CommContext.pending_all_gather_free keeps the last all-gather output "
-    "(block 0's gathered parameters) alive after the step until the next copy-in",
-)
 def test_no_all_gather_output_held_after_the_step(results):
+    """The final callback drops the last all-gather output (it used to stay alive until
+    the next step's first copy-in)."""
     for rank, r in enumerate(results):
         assert r["pending_all_gather_bytes"] == 0, rank
