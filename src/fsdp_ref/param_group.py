@@ -208,6 +208,10 @@ class FSDPParamGroup:
         # waits for `copied` before dropping this reference (see CommContext).
         ctx.release_all_gather_output()
         ctx.pending_all_gather_free = (ag.out, copied, self.label)
+        if compute.raw is None:
+            # No device streams (CPU): compute has finished reading the buffer already,
+            # so release it now instead of at the next copy-in; one buffer less at peak.
+            ctx.release_all_gather_output()
         for p in self.fsdp_params:
             p.to_unsharded()
         self._is_unsharded = True
