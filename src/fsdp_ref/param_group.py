@@ -337,6 +337,13 @@ class FSDPParamGroup:
         ctx = self.comm_ctx
         compute = ctx.current()
         reduce_dtype = params[0].reduce_dtype
+        # Bound the reduce-scatter inputs alive at once (1 by default, as upstream): finish
+        # the oldest reduction before allocating this one's input, so its buffer is freed
+        # first. More in flight (set_reduce_scatter_max_input_buffers) trades memory for
+        # overlap.
+        while len(ctx.pending_reductions) >= self.max_reductions_in_flight:
+            previous = ctx.pending_reductions.pop(0)
+            previous.group.finish(previous)
         # Copy-in on the compute stream: the gradients were written there, so they can be
         # dropped right after without another event.
         recorder.log("grad_ready", compute.name, "unsharded_grads", self.label)
@@ -364,11 +371,6 @@ class FSDPParamGroup:
                 self.label,
             )
             done = ctx.reduce_scatter.record_event("reduce_scatter_done", self.label)
-        # Bound the reduce-scatters in flight (1 by default): finish the oldest now that
-        # this one is queued behind it, so its input buffer can be reused.
-        while len(ctx.pending_reductions) >= self.max_reductions_in_flight:
-            previous = ctx.pending_reductions.pop(0)
-            previous.group.finish(previous)
         ctx.pending_reductions.append(_Reduction(self, rs_input, out, work, done, params))
 
     def finish(self, red: _Reduction) -> None:
