@@ -130,20 +130,21 @@ class PeakMemory:
         if self.device.type == "cuda":
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
+            start = torch.cuda.memory_allocated() - self._base
             yield
             torch.cuda.synchronize()
             peak = torch.cuda.max_memory_allocated() - self._base
             end = torch.cuda.memory_allocated() - self._base
-            self._marks.append((name, peak, end))
+            self._marks.append((name, (start, peak, end), 0))
             return
         with torch.profiler.record_function(f"window:{name}"):
             yield
         self._marks.append((name, 0, 0))
 
     def stop(self) -> dict[str, dict[str, int]]:
-        """Stop tracking; ``{window: {"peak": bytes, "end": bytes}}``."""
+        """Stop tracking; ``{window: {"start": bytes, "peak": bytes, "end": bytes}}``."""
         if self.device.type == "cuda":
-            return {n: {"peak": p, "end": e} for n, p, e in self._marks}
+            return {n: dict(zip(("start", "peak", "end"), v)) for n, v, _ in self._marks}
         self._prof.__exit__(None, None, None)
         raw = list(self._prof.profiler.kineto_results.events())
         events = sorted(
@@ -155,11 +156,11 @@ class PeakMemory:
         out = {}
         for name, _, _ in self._marks:
             t0, t1 = spans[f"window:{name}"]
-            live = peak = sum(n for t, n in events if t < t0)
+            live = peak = start = sum(n for t, n in events if t < t0)
             for t, n in events:
                 if t0 <= t <= t1:
                     live += n
                     peak = max(peak, live)
-            out[name] = {"peak": peak, "end": live}
+            out[name] = {"start": start, "peak": peak, "end": live}
         return out
 

@@ -1,0 +1,36 @@
+"""Print the Markdown table of ``benchmarks/results/compare_ws*.json`` for the docs.
+
+``python benchmarks/report.py`` (no process group needed).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def markdown(results: list[dict]) -> str:
+    """One row per (world size, contender); ratios against torch's ``fully_shard``."""
+    rows = [
+        "| ranks | contender | step ms, median (min–max) | × torch | all-gather B | "
+        "reduce-scatter B | all-reduce B | peak MiB/rank | × torch |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in sorted(results, key=lambda r: r["world_size"]):
+        base = r["impls"]["torch_fsdp"]
+        for impl, v in r["impls"].items():
+            t, c = v["step_ms"], v["comm"]
+            rows.append(
+                f"| {r['world_size']} ({r['backend']}) | {impl} | {t['median']:.1f} "
+                f"({t['min']:.1f}–{t['max']:.1f}) | {t['median'] / base['step_ms']['median']:.2f} | "
+                f"{c['all_gather']['bytes']:,} | {c['reduce_scatter']['bytes']:,} | "
+                f"{c['all_reduce']['bytes']:,} | {v['peak_bytes'] / 2**20:.2f} | "
+                f"{v['peak_bytes'] / base['peak_bytes']:.2f} |"
+            )
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown([json.loads(p.read_text()) for p in sorted(RESULTS.glob("compare_ws*.json"))]))
