@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import CommCounter, PeakMemory, ddp_counting_hook  # noqa: E402
 from plot import render_comparison  # noqa: E402
 
+from fsdp_ref.demo import init_from_torchrun  # noqa: E402
 from fsdp_ref.gpt import GPT, GPTConfig  # noqa: E402
 
 IMPLS = ("fsdp_ref", "torch_fsdp", "ddp")
@@ -192,17 +193,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-per-rank", type=int, default=4)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    if "RANK" not in os.environ:
-        raise SystemExit("run under torchrun: torchrun --standalone --nproc_per_node 2 "
-                         "benchmarks/compare.py")
-
-    torch.set_num_threads(1)
-    backend = "nccl" if torch.cuda.is_available() else "gloo"
-    if backend == "nccl":
-        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    dist.init_process_group(backend)
-    rank, world = dist.get_rank(), dist.get_world_size()
-    device = torch.device("cuda", torch.cuda.current_device()) if backend == "nccl" else torch.device("cpu")
+    rank, world, device = init_from_torchrun("benchmarks/compare.py")
+    backend = dist.get_backend()
     cfg = GPTConfig(vocab_size=args.vocab, seq_len=args.seq_len, dim=args.dim,
                     n_layers=args.layers, n_heads=max(1, args.dim // 64))
 

@@ -18,7 +18,7 @@ import torch.distributed as dist
 from . import fully_shard
 from .gpt import GPT, GPTConfig
 
-__all__ = ["main", "sharded_param_bytes"]
+__all__ = ["init_from_torchrun", "main", "sharded_param_bytes"]
 
 
 def sharded_param_bytes(model: torch.nn.Module) -> int:
@@ -28,6 +28,32 @@ def sharded_param_bytes(model: torch.nn.Module) -> int:
         local = p.to_local() if hasattr(p, "to_local") else p
         total += local.numel() * local.element_size()
     return total
+
+
+def init_from_torchrun(target: str) -> tuple[int, int, torch.device]:
+    """Join the process group ``torchrun`` prepared: NCCL on GPUs (one per local rank),
+    gloo on CPU with one intra-op thread per rank.
+
+    Args:
+        target: what to run, for the error message (e.g. ``"-m fsdp_ref.demo"``).
+
+    Returns:
+        ``(rank, world_size, device)``.
+
+    Raises:
+        SystemExit: when not started by torchrun.
+    """
+    if "RANK" not in os.environ:
+        raise SystemExit(f"run under torchrun: torchrun --standalone --nproc_per_node 2 {target}")
+    torch.set_num_threads(1)
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if backend == "nccl":
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    dist.init_process_group(backend)
+    device = (
+        torch.device("cuda", torch.cuda.current_device()) if backend == "nccl" else torch.device("cpu")
+    )
+    return dist.get_rank(), dist.get_world_size(), device
 
 
 def _batch(step: int, rank: int, world: int, per_rank: int, cfg: GPTConfig):
@@ -47,15 +73,8 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--dim", type=int, default=64)
     args = parser.parse_args(argv)
 
-    if "RANK" not in os.environ:
-        raise SystemExit("run under torchrun: torchrun --standalone --nproc_per_node 2 -m fsdp_ref.demo")
-    torch.set_num_threads(1)
-    backend = "nccl" if torch.cuda.is_available() else "gloo"
-    if backend == "nccl":
-        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    dist.init_process_group(backend)
-    rank, world = dist.get_rank(), dist.get_world_size()
-    device = torch.device("cuda") if backend == "nccl" else torch.device("cpu")
+    rank, world, device = init_from_torchrun("-m fsdp_ref.demo")
+    backend = dist.get_backend()
 
     cfg = GPTConfig(dim=args.dim, n_layers=args.layers, seq_len=32, vocab_size=128)
     torch.manual_seed(0)
