@@ -181,8 +181,8 @@ class FSDPModule:
         """Require SUM-only collectives. fsdp_ref always reduces with SUM and divides
         separately (see :mod:`fsdp_ref.collectives`), so ``True`` is already in effect;
         ``False`` is accepted and changes nothing, as no other reduction op is used."""
-        for group in self._groups():
-            group.force_sum_reduction = bool(enable)
+        if not isinstance(enable, bool):
+            raise TypeError(f"enable must be a bool, got {type(enable).__name__}")
 
     # ---- resharding policy ---------------------------------------------------------
 

@@ -113,7 +113,6 @@ class FSDPParamGroup:
         self.custom_all_gather = None
         self.custom_reduce_scatter = None
         self.all_reduce_hook = None
-        self.force_sum_reduction = True
         self.max_reductions_in_flight = 1
         self.reduce_scatter_group = None
         self.allocate_from_process_group = False
@@ -143,6 +142,12 @@ class FSDPParamGroup:
     def is_unsharded(self) -> bool:
         """Whether the unsharded parameters are registered and hold data."""
         return self._is_unsharded
+
+    @property
+    def holds_gathered_data(self) -> bool:
+        """Whether anything beyond the shards is alive: unsharded parameters, an
+        all-gather in flight, or a post-forward shard over a smaller mesh."""
+        return self._is_unsharded or self._all_gather is not None or self._is_post_forward_sharded
 
     def unshard(self, async_op: bool = False) -> None:
         """Start the all-gather of this group's shards (no-op if done or in flight).

@@ -83,13 +83,10 @@ class FSDPState:
         self.backward_prefetch: list[FSDPState] = []
         self._modules_to_run: set[int] = set()
         self.path = self.label
-        self._hook_handles: list[Any] = []
         for module in modules:
             module.__dict__[_STATE_ATTR] = self
-            self._hook_handles.append(
-                module.register_forward_pre_hook(self._pre_forward, prepend=True, with_kwargs=True)
-            )
-            self._hook_handles.append(module.register_forward_hook(self._post_forward))
+            module.register_forward_pre_hook(self._pre_forward, prepend=True, with_kwargs=True)
+            module.register_forward_hook(self._post_forward)
             # state_dict / load_state_dict always see the sharded DTensors.
             module.register_state_dict_pre_hook(self._reshard_for_state_dict)
             module._register_load_state_dict_pre_hook(self._reshard_for_load, with_module=True)
@@ -176,7 +173,7 @@ class FSDPState:
                     )
 
     def _reshard_for_state_dict(self, *args: Any, **kwargs: Any) -> None:
-        if self.group is not None and (self.group.is_unsharded or self.group._all_gather):
+        if self.group is not None and self.group.holds_gathered_data:
             self.group.reshard()
 
     def _reshard_for_load(self, *args: Any, **kwargs: Any) -> None:
@@ -261,8 +258,8 @@ class FSDPState:
         groups = [s.group for s in reversed(ctx.all_states) if s.group is not None]
         for group in groups:
             if group.training_state != TrainingState.POST_BACKWARD and (
-                group.is_unsharded or any(p.unsharded_grad() is not None for p in group.fsdp_params)
-                or group._all_gather is not None or group._is_post_forward_sharded
+                group.holds_gathered_data
+                or any(p.unsharded_grad() is not None for p in group.fsdp_params)
             ):
                 group.post_backward()
             elif group.is_unsharded and group.reshard_after_backward:
