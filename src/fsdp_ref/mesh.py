@@ -32,6 +32,10 @@ class MeshInfo:
         replicate_mesh_dim: index of the replicate dim in ``mesh``, or ``None``.
         shard_group: process group of the ranks that share one parameter's shards.
         replicate_group: process group across replicas (HSDP), or ``None``.
+        spmd_mesh: with ``dp_mesh_dims``, the full mesh the user passed (parameters that
+            are DTensors must live on it); ``None`` otherwise. ``mesh`` differs from it
+            only when several dims were flattened into one.
+        dp_mesh_dims: the names given to ``fully_shard``, or ``None``.
     """
 
     mesh: DeviceMesh
@@ -39,6 +43,8 @@ class MeshInfo:
     replicate_mesh_dim: int | None
     shard_group: dist.ProcessGroup | None
     replicate_group: dist.ProcessGroup | None
+    spmd_mesh: DeviceMesh | None = None
+    dp_mesh_dims: DataParallelMeshDims | None = None
 
     @property
     def shard_size(self) -> int:
@@ -102,6 +108,7 @@ def mesh_info_for(mesh: DeviceMesh, dp_mesh_dims: DataParallelMeshDims | None) -
 
 
 def _spmd_mesh_info(mesh: DeviceMesh, dims: DataParallelMeshDims) -> MeshInfo:
+    spmd_mesh, user_dims = mesh, dims
     names = mesh.mesh_dim_names or ()
     for name in dims.shard_names + dims.replicate_names:
         if name not in names:
@@ -125,6 +132,8 @@ def _spmd_mesh_info(mesh: DeviceMesh, dims: DataParallelMeshDims) -> MeshInfo:
         rep_dim,
         mesh.get_group(shard_dim) if shard_dim is not None else None,
         mesh.get_group(rep_dim) if rep_dim is not None else None,
+        spmd_mesh,
+        user_dims,
     )
 
 
@@ -197,6 +206,8 @@ def post_forward_mesh_info(
         return None
     if k == size:
         return info
-    ranks = info.mesh.mesh.reshape(-1, k)
+    # Groups of k consecutive ranks *along the shard dim*: move it last so that other
+    # mesh dims (replicas, tensor-parallel peers) never land in one group.
+    ranks = info.mesh.mesh.movedim(info.shard_mesh_dim, -1).reshape(-1, k)
     sub = DeviceMesh(info.mesh.device_type, ranks, mesh_dim_names=("pf_outer", "pf_inner"))
     return MeshInfo(sub, 1, None, sub.get_group(1), None)

@@ -12,6 +12,11 @@ Each managed parameter has two faces, and the module shows one at a time:
   frees its storage (``untyped_storage().resize_(0)``) and unsharding re-allocates it
   before the all-gather output is copied in; the object survives both.
 
+A parameter that already is a ``DTensor`` (tensor parallel) is handled the same way on
+its *local* tensor: FSDP shards, gathers and reduces local tensors, the unsharded face is
+a DTensor with the user's placements again, and :mod:`fsdp_ref.spmd` says which placements
+describe the sharded face.
+
 Swapping which face is registered is a dict assignment on ``module._parameters`` for
 every (module, name) that holds the parameter, so tied parameters stay tied.
 """
@@ -26,6 +31,7 @@ from torch.distributed.tensor import DTensor
 
 from .layout import ShardLayout
 from .mesh import MeshInfo
+from .spmd import local_tensor, param_placement
 
 __all__ = ["FSDPParam", "ParamRef"]
 
@@ -38,19 +44,12 @@ class ParamRef:
     name: str
 
 
-def _contiguous_stride(shape: torch.Size) -> tuple[int, ...]:
-    stride, acc = [], 1
-    for size in reversed(shape):
-        stride.append(acc)
-        acc *= max(size, 1)
-    return tuple(reversed(stride))
-
-
 class FSDPParam:
     """State and transitions of one managed parameter.
 
     Args:
-        param: the original parameter (full shape; any device, including ``meta``).
+        param: the original parameter (full shape; any device, including ``meta``), a
+            plain tensor or a DTensor (tensor parallel: its local tensor is sharded).
         refs: every (module, name) that holds ``param``.
         mesh_info: the mesh and groups to shard over.
         device: the compute device (where unsharded parameters live).
@@ -75,12 +74,6 @@ class FSDPParam:
         pin_memory: bool = False,
         fqn: str = "",
     ) -> None:
-        if isinstance(param, DTensor):
-            raise NotImplementedError(
-                f"parameter {fqn or '?'} is already a DTensor; fsdp_ref shards plain tensors "
-                "only (2-D parallelism with tensor-parallel DTensor parameters is not "
-                "supported yet)"
-            )
         ndim = param.dim()
         if ndim == 0:
             raise ValueError(
@@ -105,18 +98,21 @@ class FSDPParam:
         self.reduce_dtype = reduce_dtype if reduce_dtype is not None else self.param_dtype
         self.offload_to_cpu = offload_to_cpu
         self.pin_memory = pin_memory
+        self.spec = param_placement(param, mesh_info, shard_dim, fqn)
+        local = local_tensor(param)
         self.layout = ShardLayout(
-            param.shape, shard_dim, mesh_info.shard_size, mesh_info.shard_rank
+            local.shape, shard_dim, mesh_info.shard_size, mesh_info.shard_rank
         )
         world = self.layout.world_size
-        if shard_dim != 0 and param.shape[shard_dim] % world != 0:
+        if shard_dim != 0 and local.shape[shard_dim] % world != 0:
+            what = "local (tensor-parallel) shape" if self.spec.is_dtensor else "shape"
             raise ValueError(
-                f"cannot shard {fqn or 'a parameter'} of shape {tuple(param.shape)} on dim "
-                f"{shard_dim}: size {param.shape[shard_dim]} is not divisible by the shard "
+                f"cannot shard {fqn or 'a parameter'} of {what} {tuple(local.shape)} on dim "
+                f"{shard_dim}: size {local.shape[shard_dim]} is not divisible by the shard "
                 f"world size {world}. Only dim 0 may be uneven; return Shard(0) (or None) "
                 "from shard_placement_fn for this parameter"
             )
-        self.placements = mesh_info.placements(shard_dim)
+        self.placements = self.spec.placements
         self.unsharded_param: nn.Parameter | None = None
         self.post_forward_layout: ShardLayout | None = None
         self.post_forward_shard: torch.Tensor | None = None
@@ -125,8 +121,9 @@ class FSDPParam:
     # ---- construction ---------------------------------------------------------------
 
     def _init_sharded(self, param: torch.Tensor) -> None:
-        """Cut this rank's chunk out of the full ``param`` into a padded buffer."""
+        """Cut this rank's chunk out of the full (local) ``param`` into a padded buffer."""
         lay = self.layout
+        param = local_tensor(param)
         store_device = param.device
         if param.device.type != "meta":
             store_device = torch.device("cpu") if self.offload_to_cpu else self.device
@@ -151,20 +148,9 @@ class FSDPParam:
             self.sharded_param = param
         else:
             with torch.no_grad():
-                dt = self._as_dtensor(local)
+                dt = self.spec.sharded(local)
             self.sharded_param = nn.Parameter(dt, requires_grad=self.requires_grad)
         self.to_sharded()
-
-    def _as_dtensor(self, local: torch.Tensor) -> DTensor:
-        """Wrap this rank's unpadded shard (data or gradient) as the global DTensor."""
-        return DTensor.from_local(
-            local,
-            self.mesh_info.mesh,
-            self.placements,
-            run_check=False,
-            shape=self.layout.full_shape,
-            stride=_contiguous_stride(self.layout.full_shape),
-        )
 
     def reset_sharded_param(self) -> None:
         """Re-adopt the parameter registered on the module after ``module._apply``.
@@ -208,30 +194,32 @@ class FSDPParam:
         """Register the unsharded parameter (its storage must already hold the data)."""
         self._register(self.unsharded_param)
 
-    def alloc_unsharded(self) -> list[torch.Tensor]:
-        """Make sure the unsharded parameter has storage; return it for copy-out."""
+    def alloc_unsharded(self) -> torch.Tensor:
+        """Make sure the unsharded parameter has storage; return the tensor to copy the
+        gathered data into (the parameter itself, or its local tensor for a DTensor)."""
         if self.unsharded_param is None:
             full = torch.empty(
                 self.layout.full_shape, dtype=self.param_dtype, device=self.device
             )
-            self.unsharded_param = nn.Parameter(full, requires_grad=self.requires_grad)
-        else:
-            storage = self.unsharded_param.untyped_storage()
-            nbytes = self.unsharded_param.numel() * self.unsharded_param.element_size()
-            if storage.size() != nbytes:
-                storage.resize_(nbytes)
-        return self.unsharded_param
+            self.unsharded_param = self.spec.unsharded(full, self.requires_grad)
+            return local_tensor(self.unsharded_param)
+        local = local_tensor(self.unsharded_param)
+        storage = local.untyped_storage()
+        nbytes = local.numel() * local.element_size()
+        if storage.size() != nbytes:
+            storage.resize_(nbytes)
+        return local
 
     def free_unsharded(self) -> None:
         """Release the unsharded parameter's memory; the tensor object stays."""
         if self.unsharded_param is not None:
-            self.unsharded_param.untyped_storage().resize_(0)
+            local_tensor(self.unsharded_param).untyped_storage().resize_(0)
 
     @property
     def is_unsharded_allocated(self) -> bool:
         """Whether the unsharded parameter currently holds memory."""
         p = self.unsharded_param
-        return p is not None and p.untyped_storage().size() > 0
+        return p is not None and local_tensor(p).untyped_storage().size() > 0
 
     # ---- data for the collectives ---------------------------------------------------
 
@@ -247,9 +235,19 @@ class FSDPParam:
             return self.padded_shard.to(self.device, non_blocking=True)
         return self.padded_shard
 
+    def has_unsharded_grad(self) -> bool:
+        """Whether autograd accumulated a gradient into the unsharded parameter."""
+        return self.unsharded_param is not None and self.unsharded_param.grad is not None
+
     def unsharded_grad(self) -> torch.Tensor | None:
-        """The gradient autograd accumulated into the unsharded parameter, if any."""
-        return None if self.unsharded_param is None else self.unsharded_param.grad
+        """The local tensor of the unsharded gradient, ready for the reduce-scatter, if any.
+
+        For a tensor-parallel parameter this redistributes the DTensor gradient over the
+        tensor-parallel dims (a collective there), so call it once per reduction.
+        """
+        if not self.has_unsharded_grad():
+            return None
+        return self.spec.grad_local(self.unsharded_param.grad)
 
     def clear_unsharded_grad(self) -> None:
         """Drop the unsharded gradient once it has been reduced."""
@@ -269,7 +267,7 @@ class FSDPParam:
             local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True)
         existing = self.sharded_param.grad
         if existing is None:
-            self.sharded_param.grad = self._as_dtensor(local)
+            self.sharded_param.grad = self.spec.sharded(local)
         else:
             existing._local_tensor.add_(local)
 
@@ -278,7 +276,7 @@ class FSDPParam:
     def to_post_forward_shard(self, layout: ShardLayout) -> None:
         """Keep a shard over a smaller group between forward and backward (int reshard)."""
         self.post_forward_layout = layout
-        full = self.unsharded_param.detach()
+        full = local_tensor(self.unsharded_param).detach()
         padded = torch.zeros(layout.padded_shard_numel, dtype=full.dtype, device=full.device)
         if layout.local_rows:
             chunk = full.narrow(layout.shard_dim, layout.row_offset, layout.local_rows)

@@ -333,7 +333,7 @@ class FSDPParamGroup:
             return
         params = [p for p in self.fsdp_params if p.requires_grad]
         if not self.reduce_scatter_unused_params:
-            params = [p for p in params if p.unsharded_grad() is not None]
+            params = [p for p in params if p.has_unsharded_grad()]
         grads = [p.unsharded_grad() for p in params]
         if not params:
             if self.reshard_after_backward:

@@ -59,10 +59,11 @@ def test_dp_mesh_dims_errors(pool2):
     err = res["unnamed_mesh"]
     assert err and err["type"] == "ValueError", res
     assert "mesh_dim_names" in err["msg"] or "names" in err["msg"], err
-    # parameters that already are DTensors (tensor parallel): not supported, clearly
+    # a DTensor parameter sharded on a dim dp_mesh_dims names as data parallel: FSDP
+    # shards there itself, so it must be Replicate() there (torch: ValueError too)
     err = res["dtensor_param"]
-    assert err and err["type"] == "NotImplementedError", res
-    assert "DTensor" in err["msg"] and "weight" in err["msg"], err
+    assert err and err["type"] == "ValueError", res
+    assert "Replicate()" in err["msg"] and "'dp'" in err["msg"] and "weight" in err["msg"], err
 
 
 @pytest.mark.parametrize("ws", [2, 4])
