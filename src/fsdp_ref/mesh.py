@@ -8,7 +8,6 @@ reduce-scattered within the row, then all-reduced across replicas.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -121,8 +120,8 @@ def _spmd_mesh_info(mesh: DeviceMesh, dims: DataParallelMeshDims) -> MeshInfo:
         mesh = _flattened_dp_mesh(mesh, dims)
         names = mesh.mesh_dim_names
         dims = DataParallelMeshDims(
-            shard="dp_shard" if dims.shard_names else None,
-            replicate="dp_replicate" if dims.replicate_names else None,
+            shard=_flat_name(dims.shard_names) if dims.shard_names else None,
+            replicate=_flat_name(dims.replicate_names) if dims.replicate_names else None,
         )
     shard_dim = names.index(dims.shard_names[0]) if dims.shard_names else None
     rep_dim = names.index(dims.replicate_names[0]) if dims.replicate_names else None
@@ -137,37 +136,39 @@ def _spmd_mesh_info(mesh: DeviceMesh, dims: DataParallelMeshDims) -> MeshInfo:
     )
 
 
-_flat_meshes: dict[tuple, DeviceMesh] = {}
+def _flat_name(names: tuple[str, ...]) -> str:
+    """Name of the dim that several dims are flattened into (torch's: joined by ``_``)."""
+    return "_".join(names)
 
 
 def _flattened_dp_mesh(mesh: DeviceMesh, dims: DataParallelMeshDims) -> DeviceMesh:
-    """A mesh over the same ranks whose data-parallel dims are merged into one each.
+    """The same ranks with each group of data-parallel dims merged into one dim.
 
-    The dims are ordered ``(dp_replicate, dp_shard, *other dims)``; a rank's index on a
-    merged dim is its row-major index over the merged dims, as ``DeviceMesh._flatten``
-    does. Built once per (mesh, dims), since creating a mesh creates process groups.
+    Dims come out as ``(replicate, shard, *other dims)``; a rank's index on a merged dim
+    is its row-major index over the merged dims. Built from slices of ``mesh``
+    (``_flatten`` makes, once, a process group for the merged dims and registers it on the
+    root mesh; ``_concatenate`` reuses the groups of the other dims), so the result shares
+    ``mesh``'s root and creates no group on later calls.
+
+    Raises:
+        ValueError: when the named dims cannot be sliced together (e.g. listed out of
+            the mesh's order).
     """
-    key = (id(mesh), dims.shard_names, dims.replicate_names)
-    if key in _flat_meshes:
-        return _flat_meshes[key]
-    names = list(mesh.mesh_dim_names)
-    dp = [n for n in dims.replicate_names + dims.shard_names]
-    others = [n for n in names if n not in dp]
-    order = [names.index(n) for n in dp + others]
-    ranks = mesh.mesh.permute(order)
-    sizes = dict(zip(names, mesh.mesh.shape))
-    new_shape, new_names = [], []
-    for label, group in (("dp_replicate", dims.replicate_names), ("dp_shard", dims.shard_names)):
-        if group:
-            new_shape.append(math.prod(sizes[n] for n in group))
-            new_names.append(label)
-    new_shape += [sizes[n] for n in others]
-    new_names += others
-    flat = DeviceMesh(
-        mesh.device_type, ranks.reshape(new_shape), mesh_dim_names=tuple(new_names)
-    )
-    _flat_meshes[key] = flat
-    return flat
+    parts = []
+    for group in (dims.replicate_names, dims.shard_names):
+        if not group:
+            continue
+        try:
+            parts.append(mesh[group[0]] if len(group) == 1 else
+                         mesh[group]._flatten(_flat_name(group)))
+        except (KeyError, ValueError, RuntimeError) as err:
+            raise ValueError(
+                f"cannot flatten mesh dims {group} of {mesh} into one data-parallel dim "
+                f"({err}); list them in the mesh's own order {mesh.mesh_dim_names}"
+            ) from err
+    dp = set(dims.replicate_names + dims.shard_names)
+    parts += [mesh[name] for name in mesh.mesh_dim_names if name not in dp]
+    return DeviceMesh._concatenate(parts)
 
 
 def post_forward_mesh_info(
