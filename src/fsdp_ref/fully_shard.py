@@ -70,15 +70,20 @@ def fully_shard(
         mp_policy: mixed precision (see :class:`~fsdp_ref.MixedPrecisionPolicy`).
         offload_policy: :class:`~fsdp_ref.CPUOffloadPolicy` keeps shards on the CPU.
         ignored_params: parameters left alone: not sharded, not moved, not reduced.
-        dp_mesh_dims: names the data-parallel dims when ``mesh`` is a larger SPMD mesh.
+        dp_mesh_dims: names the data-parallel dims when ``mesh`` is a larger SPMD mesh
+            (e.g. ``("dp", "tp")``); DTensor parameters must then live on ``mesh`` with
+            ``Replicate()`` on those dims. Without it, DTensor parameters (tensor parallel,
+            on another slice of the same mesh) are sharded on their local tensors; see
+            :mod:`fsdp_ref.spmd`.
 
     Returns:
         The same module object(s), now also instances of :class:`~fsdp_ref.FSDPModule`.
 
     Raises:
         ValueError: for a module already sharded, overlapping modules in a list, a mesh
-            of the wrong shape, an invalid ``reshard_after_forward``, or a group whose
-            parameters have different dtypes without a mixed-precision policy.
+            of the wrong shape, an invalid ``reshard_after_forward``, a group whose
+            parameters have different dtypes without a mixed-precision policy, or a DTensor
+            parameter FSDP cannot shard (see :func:`fsdp_ref.spmd.param_placement`).
     """
     modules = _validate_modules(module)
     mesh = mesh if mesh is not None else default_mesh()

@@ -388,3 +388,33 @@ def checkpoint(rank: int, world_size: int, save_impl: str, load_impl: str, tmpdi
     else:
         report.check(not full_sd, f"rank {rank} got a full state dict: {sorted(full_sd)[:3]}")
     return report.result()
+
+
+def meta_init(rank: int, world_size: int, impl: str, layout: str) -> dict[str, Any]:
+    """Build under ``torch.device("meta")``, parallelize and shard, ``to_empty``, load the
+    reference's full state dict (broadcast from rank 0), then train: the sharded
+    parameters hold only their shard and training matches the reference."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+
+    report = Report(rank, f"tp_meta[{layout}]")
+    world = _world(layout)
+    ref = build_model("stack", seed=0)
+    with torch.device("meta"):
+        net = build_2d(get_impl(impl), layout, world)
+    for name, p in net.named_parameters():
+        report.check(p.to_local().is_meta, f"{name} materialized before to_empty")
+    net.to_empty(device="cpu")
+    full = ref.state_dict() if rank == 0 else {}
+    set_model_state_dict(
+        net, full, options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
+    )
+    compare_named(report, net, ref, "loaded")
+    opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (net, ref))
+    x, y = global_batch("stack", 0, 8)
+    _loss(net(_inputs(x, world, layout)), _inputs(y, world, layout)).backward()
+    F.mse_loss(ref(x), y).backward()
+    compare_named(report, net, ref, "after meta init", grads=True)
+    opt.step()
+    ref_opt.step()
+    compare_named(report, net, ref, "after meta init step")
+    return report.result()

@@ -72,3 +72,9 @@ def test_errors_2d(pool4):
         assert err["type"] == "ValueError", (key, err)
         for word in words:
             assert word in err["msg"], (key, word, err["msg"])
+
+
+@pytest.mark.parametrize("layout", ["tp", "spmd"])
+def test_meta_init_2d(pool4, impl, layout):
+    """Meta-device model, to_empty, full state dict broadcast from rank 0, train."""
+    assert_reports_ok(pool4.run(SC + "meta_init", impl=impl, layout=layout))
