@@ -94,12 +94,18 @@ def all_gather_copy_in(
 def run_all_gather(
     out: torch.Tensor,
     inp: torch.Tensor,
-    group: dist.ProcessGroup,
+    group: dist.ProcessGroup | None,
     async_op: bool,
     custom=None,
     label: str = "",
 ):
-    """Launch the all-gather of ``inp`` into ``out``; returns the ``Work`` or ``None``."""
+    """Launch the all-gather of ``inp`` into ``out``; returns the ``Work`` or ``None``.
+
+    ``group=None`` means no shard dim (``dp_mesh_dims`` with ``replicate`` only): every
+    rank holds whole parameters, ``inp`` already is all of ``out``, nothing is sent.
+    """
+    if group is None:
+        return None
     recorder.log("collective", "all_gather", "all_gather", label)
     if custom is not None:
         return custom(out, inp, group, async_op=async_op)
@@ -144,12 +150,18 @@ def reduce_scatter_copy_in(
 
 def reduce_scatter(
     inp: torch.Tensor,
-    group: dist.ProcessGroup,
+    group: dist.ProcessGroup | None,
     async_op: bool,
     custom=None,
     label: str = "",
 ):
-    """Sum ``inp`` over ``group`` and keep this rank's row; returns ``(out, work)``."""
+    """Sum ``inp`` over ``group`` and keep this rank's row; returns ``(out, work)``.
+
+    ``group=None`` (no shard dim): the single row is ``inp`` itself; only the all-reduce
+    across replicas that follows reduces anything.
+    """
+    if group is None:
+        return inp, None
     out = torch.empty(inp.numel() // group.size(), dtype=inp.dtype, device=inp.device)
     recorder.log("collective", "reduce_scatter", "reduce_scatter", label)
     if custom is not None:

@@ -276,16 +276,24 @@ class FSDPModule:
 
     def set_separate_reduce_scatter_group(self, enable: bool = True, *, recurse: bool = True):
         """Run reduce-scatters on their own process group (one per set of shard ranks),
-        so they can progress concurrently with all-gathers. Collective: call on all ranks."""
-        made: dict[tuple[int, ...], dist.ProcessGroup] = {}
+        so they can progress concurrently with all-gathers. Collective: call on all ranks.
+
+        ``new_group`` must be called by every rank of the job with the same ranks, so the
+        groups of *all* shard lines of the mesh are created (in mesh order), under HSDP
+        and tensor parallelism too, and each rank keeps the one it belongs to.
+        """
+        made: dict[tuple[tuple[int, ...], ...], dict[tuple[int, ...], Any]] = {}
         for group in self._recursive_groups(recurse):
-            if not enable:
+            info = group.mesh_info
+            if not enable or info.shard_group is None:
                 group.reduce_scatter_group = None
                 continue
-            ranks = tuple(dist.get_process_group_ranks(group.mesh_info.shard_group))
-            if ranks not in made:
-                made[ranks] = dist.new_group(list(ranks))
-            group.reduce_scatter_group = made[ranks]
+            lines = info.mesh.mesh.movedim(info.shard_mesh_dim, -1).reshape(-1, info.shard_size)
+            key = tuple(tuple(line) for line in lines.tolist())
+            if key not in made:  # the same on every rank: the whole mesh's lines
+                made[key] = {line: dist.new_group(list(line)) for line in key}
+            mine = tuple(dist.get_process_group_ranks(info.shard_group))
+            group.reduce_scatter_group = made[key][mine]
 
     def set_allocate_memory_from_process_group_for_comm(self, enable: bool) -> None:
         """Allocate collective buffers from the process group's own allocator (NCCL's

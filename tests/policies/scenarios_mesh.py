@@ -110,7 +110,8 @@ def _check_placements(report: Report, net: nn.Module, placements: tuple, shard_c
 
 
 def hsdp(
-    rank: int, world_size: int, impl: str, accum: bool = False, hook: bool = False
+    rank: int, world_size: int, impl: str, accum: bool = False, hook: bool = False,
+    separate_rs: bool = False,
 ) -> dict[str, Any]:
     """2-D ``(replicate, shard)`` mesh: placements ``(Replicate(), Shard(0))``; training
     matches the single-process reference (and torch, trained alongside).
@@ -119,6 +120,9 @@ def hsdp(
     hook: ``set_all_reduce_hook`` on every FSDP module with a hook that doubles the
     reduced gradient in place: under HSDP torch calls it with the all-reduce output
     (after the all-reduce), so grads must be exactly 2x the reference's.
+    separate_rs: ``set_separate_reduce_scatter_group()`` on the root (collective: every
+    rank must create every shard line's group); fsdp_ref's groups then reduce-scatter on
+    a new group over the same ranks as their shard group.
     """
     report = Report(rank, "hsdp")
     mesh = init_device_mesh("cpu", (2, world_size // 2), mesh_dim_names=("replicate", "shard"))
@@ -131,6 +135,8 @@ def hsdp(
         net = build_model("stack", seed=0)
         _shard_stack(net, api, mesh)
         nets[label] = net
+        if separate_rs:
+            net.set_separate_reduce_scatter_group()
         if hook:
             calls[label] = []
             for m in fsdp_modules(net, api):
@@ -155,6 +161,17 @@ def hsdp(
         report, nets, ref, rank, world_size, rank, steps=steps,
         microbatches=3 if accum else 1, before_micro=before, grad_scale=2.0 if hook else 1.0,
     )
+    if separate_rs and impl == "fsdp_ref":
+        for m in fsdp_modules(nets[impl], get_impl(impl)):
+            group = m._get_fsdp_state().group
+            rs = group.reduce_scatter_group
+            report.check(
+                rs is not None and rs is not group.mesh_info.shard_group
+                and dist.get_process_group_ranks(rs)
+                == dist.get_process_group_ranks(group.mesh_info.shard_group),
+                f"{group.label}: reduce-scatter group {rs} is not a separate group over "
+                "the shard ranks",
+            )
     if hook:
         n_groups = len(fsdp_modules(nets[impl], get_impl(impl)))
         report.check(

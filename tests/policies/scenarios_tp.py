@@ -47,6 +47,8 @@ LAYOUTS: dict[str, dict[str, Any]] = {
                   "replicate": "rep"},
     # two dims flattened into one shard dim
     "spmd_flat": {"shape": (2, 1, 2), "names": ("a", "b", "tp"), "shard": ("a", "b")},
+    # replicate only (DDP over "rep"): no all-gather, no reduce-scatter, one all-reduce
+    "spmd_ddp": {"shape": (2, 2), "names": ("rep", "tp"), "replicate": "rep"},
 }
 
 # The tensor-parallel plan of every ResBlock's MLP: in_proj column-wise (weight and bias

@@ -15,8 +15,8 @@ SC = "tests.policies.scenarios_mesh:"
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, {"accum": True}],
-    ids=["train", "requires_all_reduce_false_microbatches"],
+    [{}, {"accum": True}, {"separate_rs": True}],
+    ids=["train", "requires_all_reduce_false_microbatches", "separate_reduce_scatter_group"],
 )
 def test_hsdp_2x2(pool4, impl, kwargs):
     """Mesh (replicate=2, shard=2): placements (Replicate(), Shard(0)); parity with the

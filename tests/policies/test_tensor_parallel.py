@@ -12,7 +12,7 @@ from tests.fsdp.common import assert_reports_ok
 
 SC = "tests.policies.scenarios_tp:"
 
-LAYOUTS = ["tp", "hsdp_tp", "spmd", "spmd_tp_first", "spmd_hsdp", "spmd_flat"]
+LAYOUTS = ["tp", "hsdp_tp", "spmd", "spmd_tp_first", "spmd_hsdp", "spmd_flat", "spmd_ddp"]
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
