@@ -220,7 +220,9 @@ def dp_mesh_dims(rank: int, world_size: int, impl: str, layout: str) -> dict[str
         replicated over ``tp``, sharded over ``dp``; both tp ranks see the same data;
       * ``"hsdp"``: mesh ``("rep", "dp")``, ``shard="dp", replicate="rep"``;
       * ``"flat"``: mesh ``("a", "b")``, ``shard=("a", "b")``: the two dims flattened into
-        one shard dim over all ranks.
+        one shard dim over all ranks;
+      * ``"ddp"``: mesh ``("rep",)``, ``replicate="rep"`` only: whole parameters on every
+        rank (placement ``Replicate()``), gradients all-reduced.
     """
     report = Report(rank, f"dp_mesh_dims[{layout}]")
     api = get_impl(impl)
@@ -239,6 +241,10 @@ def dp_mesh_dims(rank: int, world_size: int, impl: str, layout: str) -> dict[str
         dims, dp_size, dp_rank = D(shard="dp", replicate="rep"), world_size, rank
         placements = (Replicate(), Shard(0))
         shard_rank, shard_size = mesh.get_local_rank("dp"), world_size // 2
+    elif layout == "ddp":
+        mesh = init_device_mesh("cpu", (world_size,), mesh_dim_names=("rep",))
+        dims, dp_size, dp_rank = D(replicate="rep"), world_size, rank
+        placements, shard_rank, shard_size = (Replicate(),), 0, 1
     elif layout == "flat":
         mesh = init_device_mesh("cpu", (2, world_size // 2), mesh_dim_names=("a", "b"))
         dims, dp_size, dp_rank = D(shard=("a", "b")), world_size, rank

@@ -38,7 +38,7 @@ def test_fsdp_all_reduce_hook(dist_pools, impl, ws):
 
 @pytest.mark.parametrize(
     ("ws", "layout"),
-    [(2, "1d"), (4, "1d"), (4, "dp_tp"), (4, "hsdp"), (4, "flat")],
+    [(2, "1d"), (4, "1d"), (4, "dp_tp"), (4, "hsdp"), (4, "flat"), (2, "ddp")],
 )
 def test_dp_mesh_dims(dist_pools, ws, layout):
     """fsdp_ref accepts plain-tensor parameters on a named mesh with dp_mesh_dims
