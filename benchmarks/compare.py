@@ -20,6 +20,13 @@ in one process group. Two phases:
 Rank 0 prints a table with ratios against torch's ``fully_shard`` and writes
 ``benchmarks/results/compare_ws{N}.json`` and ``benchmarks/results/compare.svg`` (every
 world size found in the results folder).
+
+``--tp T`` measures 2-D parallelism instead: a ``(N/T, T)`` mesh ``("dp", "tp")``, every
+block's MLP tensor parallel (``fc`` column-wise, ``out`` row-wise) on ``tp``, then
+``fully_shard`` on ``dp``; DDP sits this one out. Results go to
+``benchmarks/results/compare2d_ws{N}_tp{T}.json`` (not plotted)::
+
+    torchrun --standalone --nproc_per_node 4 benchmarks/compare.py --tp 2
 """
 
 from __future__ import annotations
@@ -46,14 +53,31 @@ from fsdp_ref.demo import init_from_torchrun  # noqa: E402
 from fsdp_ref.gpt import GPT, GPTConfig  # noqa: E402
 
 IMPLS = ("fsdp_ref", "torch_fsdp", "ddp")
+IMPLS_2D = ("fsdp_ref", "torch_fsdp")
 BASELINE = "torch_fsdp"
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def build(impl: str, cfg: GPTConfig, device: torch.device, counter: CommCounter | None = None):
-    """The GPT of ``cfg`` (seed 0) wrapped by ``impl``, and its AdamW."""
+def build(impl: str, cfg: GPTConfig, device: torch.device, counter: CommCounter | None = None,
+          world_mesh=None):
+    """The GPT of ``cfg`` (seed 0) wrapped by ``impl``, and its AdamW.
+
+    ``world_mesh``: a ``("dp", "tp")`` mesh: tensor-parallel MLPs on ``tp``, FSDP on ``dp``.
+    """
     torch.manual_seed(0)
     model = GPT(cfg).to(device)
+    shard_kw = {}
+    if world_mesh is not None:
+        from torch.distributed.tensor.parallel import (
+            ColwiseParallel,
+            RowwiseParallel,
+            parallelize_module,
+        )
+
+        plan = {"fc": ColwiseParallel(), "out": RowwiseParallel()}
+        for block in model.blocks:
+            parallelize_module(block, world_mesh["tp"], plan)
+        shard_kw = {"mesh": world_mesh["dp"]}
     if impl == "ddp":
         from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -66,8 +90,8 @@ def build(impl: str, cfg: GPTConfig, device: torch.device, counter: CommCounter 
         else:
             from torch.distributed.fsdp import fully_shard
         for block in model.blocks:
-            fully_shard(block)
-        fully_shard(model)
+            fully_shard(block, **shard_kw)
+        fully_shard(model, **shard_kw)
     return model, torch.optim.AdamW(model.parameters(), lr=1e-3)
 
 
@@ -94,7 +118,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def measure_memory_and_bytes(impl, cfg, device, args, rank, world) -> dict:
+def measure_memory_and_bytes(impl, cfg, device, args, rank, world, world_mesh=None) -> dict:
     """Phase 1: a fresh model, two warm-up steps, then three tracked steps (bytes: the
     first of them; peak: the highest of the three)."""
     counter = CommCounter()
@@ -104,7 +128,7 @@ def measure_memory_and_bytes(impl, cfg, device, args, rank, world) -> dict:
     gc.collect()
     gc.disable()
     mem.start()
-    model, optim = build(impl, cfg, device, counter)
+    model, optim = build(impl, cfg, device, counter, world_mesh)
     with counter:
         for step in range(2):
             train_step(model, optim, *batch(step, rank, world, args.batch_per_rank, cfg, device))
@@ -129,16 +153,17 @@ def measure_memory_and_bytes(impl, cfg, device, args, rank, world) -> dict:
             "end_bytes": windows["step"]["end"], "loss_step2": float(loss)}
 
 
-def measure_time(cfg, device, args, rank, world) -> dict[str, list[float]]:
-    """Phase 2: all three models alive, interleaved rounds; per-step seconds."""
-    runs = {impl: build(impl, cfg, device) for impl in IMPLS}
-    times: dict[str, list[float]] = {impl: [] for impl in IMPLS}
+def measure_time(cfg, device, args, rank, world, impls=IMPLS, world_mesh=None
+                 ) -> dict[str, list[float]]:
+    """Phase 2: all models alive, interleaved rounds; per-step seconds."""
+    runs = {impl: build(impl, cfg, device, None, world_mesh) for impl in impls}
+    times: dict[str, list[float]] = {impl: [] for impl in impls}
     step = 0
-    for impl in IMPLS:  # warm-up: lazy init, optimizer state, allocator caches
+    for impl in impls:  # warm-up: lazy init, optimizer state, allocator caches
         for _ in range(args.warmup):
             train_step(*runs[impl], *batch(step, rank, world, args.batch_per_rank, cfg, device))
     for r in range(args.rounds):
-        order = IMPLS[r % len(IMPLS):] + IMPLS[: r % len(IMPLS)]
+        order = impls[r % len(impls):] + impls[: r % len(impls)]
         for impl in order:
             for _ in range(args.steps):
                 data = batch(step, rank, world, args.batch_per_rank, cfg, device)
@@ -162,8 +187,10 @@ def summarize(samples: list[float]) -> dict:
 def table(result: dict) -> str:
     """The printed comparison table, ratios against torch's ``fully_shard``."""
     base = result["impls"][BASELINE]
+    tp = result.get("tp", 1)
+    layout = f" (dp x tp={tp})" if tp > 1 else ""
     lines = [
-        f"GPT {result['config']['num_params']:,} params, {result['world_size']} ranks "
+        f"GPT {result['config']['num_params']:,} params, {result['world_size']} ranks{layout} "
         f"({result['backend']}), {result['rounds']} rounds x {result['steps']} steps",
         f"{'impl':<11} {'step ms (min-max)':>22} {'x torch':>8} {'all-gather B':>13} "
         f"{'red-scatter B':>14} {'all-reduce B':>13} {'peak MiB':>9} {'x torch':>8}",
@@ -191,25 +218,39 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seq-len", type=int, default=64)
     parser.add_argument("--vocab", type=int, default=512)
     parser.add_argument("--batch-per-rank", type=int, default=4)
+    parser.add_argument("--tp", type=int, default=1,
+                        help="tensor-parallel degree (>1: a (dp, tp) mesh, FSDP x TP)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     rank, world, device = init_from_torchrun("benchmarks/compare.py")
     backend = dist.get_backend()
+    impls, world_mesh, data_rank, data_world = IMPLS, None, rank, world
+    if args.tp > 1:
+        if world % args.tp:
+            parser.error(f"--tp {args.tp} must divide the number of ranks {world}")
+        from torch.distributed.device_mesh import init_device_mesh
+
+        world_mesh = init_device_mesh(device.type, (world // args.tp, args.tp),
+                                      mesh_dim_names=("dp", "tp"))
+        # tp peers see the same batch: the data-parallel index picks the slice
+        impls, data_rank, data_world = IMPLS_2D, world_mesh.get_local_rank("dp"), world // args.tp
     cfg = GPTConfig(vocab_size=args.vocab, seq_len=args.seq_len, dim=args.dim,
                     n_layers=args.layers, n_heads=max(1, args.dim // 64))
 
-    memory = {impl: measure_memory_and_bytes(impl, cfg, device, args, rank, world) for impl in IMPLS}
-    times = measure_time(cfg, device, args, rank, world)
+    memory = {impl: measure_memory_and_bytes(impl, cfg, device, args, data_rank, data_world,
+                                             world_mesh) for impl in impls}
+    times = measure_time(cfg, device, args, data_rank, data_world, impls, world_mesh)
     peaks = [None] * world
-    dist.all_gather_object(peaks, {impl: memory[impl]["peak_bytes"] for impl in IMPLS})
+    dist.all_gather_object(peaks, {impl: memory[impl]["peak_bytes"] for impl in impls})
     if os.environ.get("BENCH_MEMORY_DEBUG"):
         print(rank, {i: (memory[i]["start_bytes"], memory[i]["peak_bytes"], memory[i]["end_bytes"])
-                     for i in IMPLS}, flush=True)
+                     for i in impls}, flush=True)
     if rank == 0:
         result = {
             "command": f"torchrun --standalone --nproc_per_node {world} benchmarks/compare.py "
                        + " ".join(argv if argv is not None else sys.argv[1:]),
             "world_size": world,
+            "tp": args.tp,
             "backend": backend,
             "device": torch.cuda.get_device_name() if backend == "nccl" else platform.processor() or "cpu",
             "torch": torch.__version__,
@@ -219,7 +260,7 @@ def main(argv: list[str] | None = None) -> None:
                        "batch_per_rank": args.batch_per_rank},
             "impls": {},
         }
-        for impl in IMPLS:
+        for impl in impls:
             result["impls"][impl] = {
                 "step_ms": summarize(times[impl]),
                 "comm": memory[impl]["comm"],
@@ -239,10 +280,15 @@ def main(argv: list[str] | None = None) -> None:
         }
         print(table(result))
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"compare_ws{world}.json").write_text(json.dumps(result, indent=2) + "\n")
-        all_results = [json.loads(p.read_text()) for p in sorted(args.out.glob("compare_ws*.json"))]
-        (args.out / "compare.svg").write_text(render_comparison(all_results))
-        print(f"wrote {args.out / f'compare_ws{world}.json'} and {args.out / 'compare.svg'}")
+        if args.tp > 1:
+            path = args.out / f"compare2d_ws{world}_tp{args.tp}.json"
+            path.write_text(json.dumps(result, indent=2) + "\n")
+            print(f"wrote {path}")
+        else:
+            (args.out / f"compare_ws{world}.json").write_text(json.dumps(result, indent=2) + "\n")
+            all_results = [json.loads(p.read_text()) for p in sorted(args.out.glob("compare_ws*.json"))]
+            (args.out / "compare.svg").write_text(render_comparison(all_results))
+            print(f"wrote {args.out / f'compare_ws{world}.json'} and {args.out / 'compare.svg'}")
     dist.barrier()
     dist.destroy_process_group()
 

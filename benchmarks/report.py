@@ -1,4 +1,4 @@
-"""Print the Markdown table of ``benchmarks/results/compare_ws*.json`` for the docs.
+"""Print the Markdown tables of ``benchmarks/results/compare*.json`` for the docs.
 
 ``python benchmarks/report.py`` (no process group needed).
 """
@@ -18,12 +18,14 @@ def markdown(results: list[dict]) -> str:
         "reduce-scatter B | all-reduce B | peak MiB/rank | × torch |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in sorted(results, key=lambda r: r["world_size"]):
+    for r in sorted(results, key=lambda r: (r["world_size"], r.get("tp", 1))):
         base = r["impls"]["torch_fsdp"]
+        tp = r.get("tp", 1)
+        ranks = f"{r['world_size'] // tp} dp × {tp} tp" if tp > 1 else str(r["world_size"])
         for impl, v in r["impls"].items():
             t, c = v["step_ms"], v["comm"]
             rows.append(
-                f"| {r['world_size']} ({r['backend']}) | {impl} | {t['median']:.1f} "
+                f"| {ranks} ({r['backend']}) | {impl} | {t['median']:.1f} "
                 f"({t['min']:.1f}–{t['max']:.1f}) | {t['median'] / base['step_ms']['median']:.2f} | "
                 f"{c['all_gather']['bytes']:,} | {c['reduce_scatter']['bytes']:,} | "
                 f"{c['all_reduce']['bytes']:,} | {v['peak_bytes'] / 2**20:.2f} | "
@@ -34,3 +36,7 @@ def markdown(results: list[dict]) -> str:
 
 if __name__ == "__main__":
     print(markdown([json.loads(p.read_text()) for p in sorted(RESULTS.glob("compare_ws*.json"))]))
+    two_d = sorted(RESULTS.glob("compare2d_*.json"))
+    if two_d:
+        print("\nFSDP x tensor parallelism:\n")
+        print(markdown([json.loads(p.read_text()) for p in two_d]))
