@@ -4,6 +4,10 @@ A 1-D mesh means plain FSDP: every rank holds one shard (placement ``(Shard(0),)
 A 2-D mesh ``(replicate, shard)`` means HSDP: parameters are sharded within each row of
 the mesh and replicated across rows (placement ``(Replicate(), Shard(0))``); gradients are
 reduce-scattered within the row, then all-reduced across replicas.
+With ``dp_mesh_dims`` the mesh may have more dims (tensor parallelism, context
+parallelism): the named dims are the data-parallel ones, several names are flattened into
+one dim, and the other dims are left to the parameters' own DTensor placements
+(:mod:`fsdp_ref.spmd`).
 """
 
 from __future__ import annotations

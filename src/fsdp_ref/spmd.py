@@ -89,16 +89,20 @@ class ParamPlacement:
         """Whether the unsharded parameter is a DTensor (the original parameter was one)."""
         return self.unsharded_mesh is not None
 
-    def sharded(self, local: torch.Tensor) -> DTensor:
-        """Wrap this rank's unpadded shard (data or gradient) as the sharded DTensor."""
+    def _wrap(self, local: torch.Tensor, mesh: DeviceMesh, placements: tuple) -> DTensor:
+        """``local`` as this rank's piece of the global tensor (no communication)."""
         return DTensor.from_local(
             local,
-            self.mesh,
-            self.placements,
+            mesh,
+            placements,
             run_check=False,
             shape=self.global_shape,
             stride=_contiguous_stride(self.global_shape),
         )
+
+    def sharded(self, local: torch.Tensor) -> DTensor:
+        """Wrap this rank's unpadded shard (data or gradient) as the sharded DTensor."""
+        return self._wrap(local, self.mesh, self.placements)
 
     def unsharded(self, local: torch.Tensor, requires_grad: bool) -> nn.Parameter:
         """The unsharded parameter around ``local`` (the all-gathered local tensor).
@@ -109,14 +113,7 @@ class ParamPlacement:
         if self.unsharded_mesh is None:
             return nn.Parameter(local, requires_grad=requires_grad)
         with torch.no_grad():
-            dt = DTensor.from_local(
-                local,
-                self.unsharded_mesh,
-                self.unsharded_placements,
-                run_check=False,
-                shape=self.global_shape,
-                stride=_contiguous_stride(self.global_shape),
-            )
+            dt = self._wrap(local, self.unsharded_mesh, self.unsharded_placements)
         return nn.Parameter(dt, requires_grad=requires_grad)
 
     def grad_local(self, grad: torch.Tensor) -> torch.Tensor:
