@@ -69,6 +69,16 @@ class MeshInfo:
         """Whether gradients need an all-reduce across replicas after the reduce-scatter."""
         return self.replicate_group is not None and self.replicate_size > 1
 
+    def shard_lines(self, size: int) -> torch.Tensor:
+        """The mesh's ranks in groups of ``size`` consecutive ranks *along the shard dim*.
+
+        Row ``i`` of the result is one group. With ``size == shard_size`` the rows are all
+        the shard groups of the mesh; a divisor gives the smaller groups of an int
+        ``reshard_after_forward``. Moving the shard dim last first keeps other mesh dims
+        (replicas, tensor-parallel peers) out of any one group.
+        """
+        return self.mesh.mesh.movedim(self.shard_mesh_dim, -1).reshape(-1, size)
+
     def placements(self, shard_dim: int) -> tuple:
         """DTensor placements of a parameter sharded on ``shard_dim`` of its tensor."""
         out = [Replicate()] * self.mesh.ndim
@@ -211,8 +221,5 @@ def post_forward_mesh_info(
         return None
     if k == size:
         return info
-    # Groups of k consecutive ranks *along the shard dim*: move it last so that other
-    # mesh dims (replicas, tensor-parallel peers) never land in one group.
-    ranks = info.mesh.mesh.movedim(info.shard_mesh_dim, -1).reshape(-1, k)
-    sub = DeviceMesh(info.mesh.device_type, ranks, mesh_dim_names=("pf_outer", "pf_inner"))
+    sub = DeviceMesh(info.mesh.device_type, info.shard_lines(k), mesh_dim_names=("pf_outer", "pf_inner"))
     return MeshInfo(sub, 1, None, sub.get_group(1), None)

@@ -288,8 +288,7 @@ class FSDPModule:
             if not enable or info.shard_group is None:
                 group.reduce_scatter_group = None
                 continue
-            lines = info.mesh.mesh.movedim(info.shard_mesh_dim, -1).reshape(-1, info.shard_size)
-            key = tuple(tuple(line) for line in lines.tolist())
+            key = tuple(tuple(line) for line in info.shard_lines(info.shard_size).tolist())
             if key not in made:  # the same on every rank: the whole mesh's lines
                 made[key] = {line: dist.new_group(list(line)) for line in key}
             mine = tuple(dist.get_process_group_ranks(info.shard_group))

@@ -112,7 +112,6 @@ class FSDPParam:
                 f"world size {world}. Only dim 0 may be uneven; return Shard(0) (or None) "
                 "from shard_placement_fn for this parameter"
             )
-        self.placements = self.spec.placements
         self.unsharded_param: nn.Parameter | None = None
         self.post_forward_layout: ShardLayout | None = None
         self.post_forward_shard: torch.Tensor | None = None
