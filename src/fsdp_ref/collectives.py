@@ -43,6 +43,22 @@ __all__ = [
 ]
 
 
+# torch 2.13 names the flat collectives all_gather_single / reduce_scatter_single; older
+# releases (2.11, as found on some GPU machines) call them all_gather_into_tensor /
+# reduce_scatter_tensor, with the same arguments. Look the name up at call time, so that a
+# wrapper installed on torch.distributed (a test's counter, the race detector) sees it.
+def _all_gather_single(out, inp, **kwargs):
+    if hasattr(dist, "all_gather_single"):
+        return dist.all_gather_single(out, inp, **kwargs)
+    return dist.all_gather_into_tensor(out, inp, **kwargs)
+
+
+def _reduce_scatter_single(out, inp, **kwargs):
+    if hasattr(dist, "reduce_scatter_single"):
+        return dist.reduce_scatter_single(out, inp, **kwargs)
+    return dist.reduce_scatter_tensor(out, inp, **kwargs)
+
+
 def group_offsets(layouts: Sequence[ShardLayout]) -> tuple[list[int], int]:
     """Column offset of each parameter in the flat group buffer, and the total width."""
     offsets, total = [], 0
@@ -109,7 +125,7 @@ def run_all_gather(
     recorder.log("collective", "all_gather", "all_gather", label)
     if custom is not None:
         return custom(out, inp, group, async_op=async_op)
-    return dist.all_gather_single(out, inp, group=group, async_op=async_op)
+    return _all_gather_single(out, inp, group=group, async_op=async_op)
 
 
 def all_gather_copy_out(
@@ -167,7 +183,7 @@ def reduce_scatter(
     if custom is not None:
         work = custom(out, inp, group, dist.ReduceOp.SUM, async_op=async_op)
     else:
-        work = dist.reduce_scatter_single(
+        work = _reduce_scatter_single(
             out, inp, op=dist.ReduceOp.SUM, group=group, async_op=async_op
         )
     return out, work

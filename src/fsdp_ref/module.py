@@ -96,7 +96,11 @@ class FSDPModule:
         for group in groups:
             # Works before the first forward too: the group then uses its own streams
             # until the root's lazy init hands it the shared ones.
-            group.comm_ctx.lazy_init(group.device)
+            ctx = group.comm_ctx
+            ctx.lazy_init(group.device)
+            # Called from user code (e.g. right after optim.step()): the copy-in reads the
+            # shards, so it must come after everything queued on compute so far.
+            ctx.all_gather_copy_in.wait_stream(ctx.current(), "copy_in_after_user_unshard")
             group.unshard(async_op=async_op)
         handle = UnshardHandle(groups)
         if async_op:

@@ -32,6 +32,7 @@ from torch.distributed.tensor import DTensor
 from .layout import ShardLayout
 from .mesh import MeshInfo
 from .spmd import local_tensor, param_placement
+from .streams import recorder
 
 __all__ = ["FSDPParam", "ParamRef"]
 
@@ -141,6 +142,7 @@ class FSDPParam:
         if self.offload_to_cpu and self.pin_memory and torch.cuda.is_available():
             padded = padded.pin_memory()
         self.padded_shard = padded
+        recorder.name_buffer(padded, f"sharded {self.fqn or 'parameter'}", host=self.offload_to_cpu)
         local = self.layout.local_view(padded)
         if param is not None:
             param._local_tensor = local
@@ -201,12 +203,14 @@ class FSDPParam:
                 self.layout.full_shape, dtype=self.param_dtype, device=self.device
             )
             self.unsharded_param = self.spec.unsharded(full, self.requires_grad)
-            return local_tensor(self.unsharded_param)
-        local = local_tensor(self.unsharded_param)
-        storage = local.untyped_storage()
-        nbytes = local.numel() * local.element_size()
-        if storage.size() != nbytes:
-            storage.resize_(nbytes)
+            local = local_tensor(self.unsharded_param)
+        else:
+            local = local_tensor(self.unsharded_param)
+            storage = local.untyped_storage()
+            nbytes = local.numel() * local.element_size()
+            if storage.size() != nbytes:
+                storage.resize_(nbytes)
+        recorder.name_buffer(local, f"unsharded {self.fqn or 'parameter'}")
         return local
 
     def free_unsharded(self) -> None:
@@ -230,8 +234,12 @@ class FSDPParam:
                 "model first: model.to_empty(device=...) then reset_parameters() (or load a "
                 "checkpoint) before running forward"
             )
-        if self.padded_shard.device != self.device:
-            return self.padded_shard.to(self.device, non_blocking=True)
+        if self.offload_to_cpu or self.padded_shard.device != self.device:
+            # Host to device on the copy-in stream. Offloaded shards are copied on a CPU
+            # mesh too (where it is a host copy) so that CPU runs take the GPU's path.
+            copy = self.padded_shard.to(self.device, non_blocking=True, copy=True)
+            recorder.name_buffer(copy, f"device copy of sharded {self.fqn or 'parameter'}")
+            return copy
         return self.padded_shard
 
     def has_unsharded_grad(self) -> bool:
@@ -262,7 +270,13 @@ class FSDPParam:
         """
         local = self.layout.local_view(padded_grad)
         target_device = self.padded_shard.device
-        if local.dtype != self.orig_dtype or local.device != target_device:
+        if self.offload_to_cpu:
+            # Device to host (always a copy, as on a GPU): the host waits for it before
+            # the optimizer reads it (FSDPParamGroup.finish).
+            local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True,
+                             copy=True)
+            recorder.name_buffer(local, f"grad of {self.fqn or 'parameter'}", host=True)
+        elif local.dtype != self.orig_dtype or local.device != target_device:
             local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True)
         existing = self.sharded_param.grad
         if existing is None:
@@ -280,6 +294,7 @@ class FSDPParam:
         if layout.local_rows:
             chunk = full.narrow(layout.shard_dim, layout.row_offset, layout.local_rows)
             layout.local_view(padded).copy_(chunk)
+        recorder.name_buffer(padded, f"post-forward shard of {self.fqn or 'parameter'}")
         self._register(self.sharded_param)
         self.free_unsharded()
         self.post_forward_shard = padded

@@ -36,7 +36,7 @@ from . import collectives as C
 from .layout import ShardLayout
 from .mesh import MeshInfo
 from .param import FSDPParam
-from .streams import CommContext, Event, recorder
+from .streams import CommContext, Event, recorder, wait_work
 
 __all__ = ["FSDPParamGroup", "TrainingState"]
 
@@ -124,6 +124,7 @@ class FSDPParamGroup:
         self._partial_reduce: torch.Tensor | None = None
         self._is_unsharded = False
         self._is_post_forward_sharded = False
+        self._post_forward_event: Event | None = None
 
     def _check_uniform_dtypes(self) -> None:
         dtypes = {p.param_dtype for p in self.fsdp_params}
@@ -158,28 +159,35 @@ class FSDPParamGroup:
         if self._all_gather is not None or self._is_unsharded or not self.fsdp_params:
             return
         ctx = self.comm_ctx
-        if self._is_post_forward_sharded:
-            info = self.post_forward_mesh_info
-            layouts = [p.post_forward_layout for p in self.fsdp_params]
-            sources = [p.post_forward_shard for p in self.fsdp_params]
-        else:
-            info = self.mesh_info
-            layouts = [p.layout for p in self.fsdp_params]
-            sources = [p.all_gather_input() for p in self.fsdp_params]
+        post_forward = self._is_post_forward_sharded
+        info = self.post_forward_mesh_info if post_forward else self.mesh_info
+        if post_forward:
+            # The post-forward shards were written on compute after this group's forward.
+            ctx.all_gather_copy_in.wait_event(
+                self._post_forward_event, "copy_in_after_post_forward_shard", self.label
+            )
         ctx.release_all_gather_output()
         dtype = self.fsdp_params[0].param_dtype
         allocate = self._allocator(self.custom_all_gather, symmetric=self.use_symm_mem)
         with ctx.all_gather_copy_in.use():
             recorder.log("copy_in", ctx.all_gather_copy_in.name, "all_gather_input", self.label)
+            if post_forward:
+                layouts = [p.post_forward_layout for p in self.fsdp_params]
+                sources = [p.post_forward_shard for p in self.fsdp_params]
+            else:  # (offloaded shards are copied to the device here, on this stream)
+                layouts = [p.layout for p in self.fsdp_params]
+                sources = [p.all_gather_input() for p in self.fsdp_params]
             inp, out = C.all_gather_copy_in(
                 sources, layouts, info.shard_rank, dtype, self.device, allocate
             )
+            recorder.name_buffer(out, "all-gather buffer", self.label)
             copy_in_done = ctx.all_gather_copy_in.record_event("copy_in_done", self.label)
-        ctx.all_gather.wait_event(copy_in_done, "copy_in_done", self.label)
+        ctx.all_gather.wait_event(copy_in_done, "all_gather_after_copy_in", self.label)
         with ctx.all_gather.use():
-            # On CPU (gloo) the host must not block: keep the Work and wait later. On a
-            # GPU the side stream already makes the collective asynchronous to compute.
-            use_work = self.device.type == "cpu" or async_op
+            # Without streams (CPU, gloo) the host must not block: keep the Work and wait
+            # later. With streams the side stream already makes the collective
+            # asynchronous to compute.
+            use_work = not ctx.has_streams or async_op
             work = C.run_all_gather(
                 out, inp, info.shard_group, use_work, self.custom_all_gather, self.label
             )
@@ -192,13 +200,13 @@ class FSDPParamGroup:
         if ag is None:
             return
         self._all_gather = None
-        if ag.work is not None:
-            ag.work.wait()
         ctx = self.comm_ctx
         compute = ctx.current()
-        compute.wait_event(ag.event, "all_gather_done", self.label)
-        fulls = [p.alloc_unsharded() for p in self.fsdp_params]
+        if ag.work is not None:
+            wait_work(ag.work, compute, "all_gather_work", self.label)
+        compute.wait_event(ag.event, "compute_after_all_gather", self.label)
         recorder.log("copy_out", compute.name, "unsharded_params", self.label)
+        fulls = [p.alloc_unsharded() for p in self.fsdp_params]
         with torch.no_grad():
             guards = [torch.autograd._unsafe_preserve_version_counter(t) for t in fulls]
             for guard in guards:
@@ -209,14 +217,8 @@ class FSDPParamGroup:
                 for guard in reversed(guards):
                     guard.__exit__(None, None, None)
         copied = compute.record_event("copy_out_done", self.label)
-        # The output buffer may be freed only once compute has read it; the next copy-in
-        # waits for `copied` before dropping this reference (see CommContext).
-        ctx.release_all_gather_output()
-        ctx.pending_all_gather_free = (ag.out, copied, self.label)
-        if compute.raw is None:
-            # No device streams (CPU): compute has finished reading the buffer already,
-            # so release it now instead of at the next copy-in; one buffer less at peak.
-            ctx.release_all_gather_output()
+        # The output buffer may be freed only once compute has read it (a deferred free).
+        ctx.defer_all_gather_free(ag.out, copied, self.label)
         for p in self.fsdp_params:
             p.to_unsharded()
         self._is_unsharded = True
@@ -249,6 +251,9 @@ class FSDPParamGroup:
                 ShardLayout(p.layout.full_shape, p.layout.shard_dim, info.shard_size,
                             info.shard_rank)
             )
+        self._post_forward_event = self.comm_ctx.current().record_event(
+            "post_forward_shard_done", self.label
+        )
         recorder.log("free", "compute", "unsharded_params", self.label)
         self._is_unsharded = False
         self._is_post_forward_sharded = True
@@ -358,12 +363,13 @@ class FSDPParamGroup:
             rs_input = C.reduce_scatter_copy_in(
                 grads, [p.layout for p in params], reduce_dtype, self.device, allocate
             )
+        recorder.name_buffer(rs_input, "reduce-scatter input", self.label)
         for p in params:
             p.clear_unsharded_grad()
         if self.reshard_after_backward:
             self.reshard()
-        ctx.reduce_scatter.wait_stream(compute)
-        use_work = self.device.type == "cpu"
+        ctx.reduce_scatter.wait_stream(compute, "reduce_scatter_after_grads")
+        use_work = not ctx.has_streams
         with ctx.reduce_scatter.use():
             pre, _ = self._divide_factors(reduce_dtype)
             if pre != 1.0:
@@ -375,15 +381,17 @@ class FSDPParamGroup:
                 self.custom_reduce_scatter,
                 self.label,
             )
+            recorder.name_buffer(out, "reduce-scatter output", self.label)
             done = ctx.reduce_scatter.record_event("reduce_scatter_done", self.label)
         ctx.pending_reductions.append(_Reduction(self, rs_input, out, work, done, params))
 
     def finish(self, red: _Reduction) -> None:
         """Complete a reduction: wait, divide, all-reduce (HSDP), assign sharded grads."""
         ctx = self.comm_ctx
-        if red.work is not None:
-            red.work.wait()
         compute = ctx.current()
+        recorder.log("reduce", ctx.reduce_scatter.name, "finish_reduction", self.label)
+        if red.work is not None:
+            wait_work(red.work, compute, "reduction_work", self.label)
         out = red.rs_output
         _, post = self._divide_factors(out.dtype)
         with ctx.reduce_scatter.use():
@@ -392,19 +400,20 @@ class FSDPParamGroup:
                     self._partial_reduce = (
                         out if self._partial_reduce is None else self._partial_reduce + out
                     )
-                    compute.wait_event(red.event, "reduce_scatter_done", self.label)
+                    compute.wait_event(red.event, "compute_after_partial_reduce", self.label)
                     recorder.log("free", compute.name, "reduce_scatter_input", self.label)
                     return
                 if self._partial_reduce is not None:
                     out = out + self._partial_reduce
                     self._partial_reduce = None
-                ctx.all_reduce.wait_event(red.event, "reduce_scatter_done", self.label)
+                # (after the add above: wait for the stream as it is now, not red.event)
+                ctx.all_reduce.wait_stream(ctx.reduce_scatter, "all_reduce_after_reduce_scatter")
                 with ctx.all_reduce.use():
                     C.all_reduce(out, self.mesh_info.replicate_group, self.label)
                     if self.all_reduce_hook is not None:
                         self.all_reduce_hook(out)
                     ar_done = ctx.all_reduce.record_event("all_reduce_done", self.label)
-                ctx.reduce_scatter.wait_event(ar_done, "all_reduce_done", self.label)
+                ctx.reduce_scatter.wait_event(ar_done, "reduce_scatter_after_all_reduce", self.label)
             elif self.all_reduce_hook is not None:
                 self.all_reduce_hook(out)
             if post != 1.0:
@@ -413,11 +422,11 @@ class FSDPParamGroup:
             for off, p in zip(offsets, red.params):
                 p.accumulate_sharded_grad(out.narrow(0, off, p.layout.padded_shard_numel))
             finished = ctx.reduce_scatter.record_event("reduction_done", self.label)
-        compute.wait_event(finished, "reduction_done", self.label)
-        if self.device.type != "cpu" and any(p.offload_to_cpu for p in red.params):
+        compute.wait_event(finished, "compute_after_reduction", self.label)
+        if ctx.has_streams and any(p.offload_to_cpu for p in red.params):
             # CPU offload: the optimizer steps on the host, so the host itself must wait
             # for the device-to-host gradient copies, not just the compute stream.
-            finished.synchronize()
+            finished.synchronize("host_after_offload_copy", self.label)
         recorder.log("free", compute.name, "reduce_scatter_input", self.label)
 
     def _allocator(self, comm, symmetric: bool):
@@ -476,9 +485,13 @@ class FSDPParamGroup:
         Any in-flight collective is completed first, so every rank leaves with the same
         collectives issued, then the group reshards and discards unreduced gradients.
         """
-        if self._all_gather is not None and self._all_gather.work is not None:
-            self._all_gather.work.wait()
-        self._all_gather = None
+        ag, self._all_gather = self._all_gather, None
+        if ag is not None:
+            if ag.work is not None:
+                wait_work(ag.work, self.comm_ctx.current(), "reset_all_gather_work", self.label)
+            # Nobody copied it out, but the all-gather stream may still be writing it: free
+            # it like a used output, once the copy-in stream waited for the all-gather.
+            self.comm_ctx.defer_all_gather_free(ag.out, ag.event, self.label)
         for p in self.fsdp_params:
             p.clear_unsharded_grad()
         self.reshard()

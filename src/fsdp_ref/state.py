@@ -30,7 +30,7 @@ from torch.utils._pytree import tree_map
 
 from .api import MixedPrecisionPolicy
 from .param_group import FSDPParamGroup, TrainingState
-from .streams import CommContext, Event, recorder
+from .streams import CommContext, Event, recorder, wait_work
 
 __all__ = ["FSDPState", "IterContext", "get_state"]
 
@@ -208,15 +208,16 @@ class FSDPState:
     def _root_pre_forward(self) -> None:
         """Order the first all-gathers after the optimizer's writes to the shards."""
         ctx = self.comm_ctx
+        ctx.lazy_init(self.device)  # new streams if the stream backend changed
         event = self.iter_ctx.post_optim_event
         if event is not None:
-            ctx.all_gather_copy_in.wait_event(event, "post_optim")
-            ctx.all_gather.wait_event(event, "post_optim")
+            ctx.all_gather_copy_in.wait_event(event, "copy_in_after_optim_event")
+            ctx.all_gather.wait_event(event, "all_gather_after_optim_event")
             self.iter_ctx.post_optim_event = None
         else:
             compute = ctx.current()
-            ctx.all_gather_copy_in.wait_stream(compute)
-            ctx.all_gather.wait_stream(compute)
+            ctx.all_gather_copy_in.wait_stream(compute, "copy_in_after_optim")
+            ctx.all_gather.wait_stream(compute, "all_gather_after_optim")
 
     def _post_forward(self, module: nn.Module, args: Any, output: Any) -> Any:
         if self.group is not None:
@@ -291,8 +292,11 @@ class FSDPState:
         pending = self.comm_ctx.pending_reductions
         while pending:
             red = pending.pop(0)
+            compute = self.comm_ctx.current()
             if red.work is not None:
-                red.work.wait()
+                wait_work(red.work, compute, "reset_reduction_work", red.group.label)
+            # Its input (allocated on compute) is freed when `red` goes: after the wait.
+            compute.wait_event(red.event, "reset_after_reduction", red.group.label)
         for state in ctx.all_states:
             state._modules_to_run.clear()
             if state.group is not None:
