@@ -22,12 +22,16 @@ Modules, one concept each:
 * :mod:`fsdp_ref.state`: hooks, the root, and the end-of-backward callback;
 * :mod:`fsdp_ref.collectives` and :mod:`fsdp_ref.layout`: pure buffer math and the
   all-gather / reduce-scatter / all-reduce calls;
-* :mod:`fsdp_ref.streams`: streams, events and the recorder that logs their ordering;
+* :mod:`fsdp_ref.streams`: streams, events, where device streams come from, and the
+  recorder that logs their ordering;
 * :mod:`fsdp_ref.mesh`: reading a ``DeviceMesh`` (FSDP, HSDP, ``dp_mesh_dims``);
 * :mod:`fsdp_ref.spmd`: the DTensor placements of tensor-parallel parameters, sharded
   and unsharded (FSDP on top of TP);
 * :mod:`fsdp_ref.module`: the ``FSDPModule`` methods;
-* :mod:`fsdp_ref.api`: the policy dataclasses.
+* :mod:`fsdp_ref.api`: the policy dataclasses;
+* :mod:`fsdp_ref.sanitizer`: a race detector that runs the GPU stream path on CPU and
+  checks every tensor access (not imported by the package: ``from fsdp_ref.sanitizer
+  import detect``).
 """
 
 from .api import (

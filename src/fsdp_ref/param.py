@@ -192,8 +192,11 @@ class FSDPParam:
         self.post_forward_shard = None
 
     def to_unsharded(self) -> None:
-        """Register the unsharded parameter (its storage must already hold the data)."""
+        """Register the unsharded parameter (its storage must already hold the data) and
+        drop the post-forward shard it was gathered from, if any: compute has waited for
+        that all-gather, so nothing reads the shard any more."""
         self._register(self.unsharded_param)
+        self.post_forward_shard = None
 
     def alloc_unsharded(self) -> torch.Tensor:
         """Make sure the unsharded parameter has storage; return the tensor to copy the

@@ -219,6 +219,8 @@ class FSDPParamGroup:
         copied = compute.record_event("copy_out_done", self.label)
         # The output buffer may be freed only once compute has read it (a deferred free).
         ctx.defer_all_gather_free(ag.out, copied, self.label)
+        if self._is_post_forward_sharded:
+            recorder.log("free", compute.name, "post_forward_shard", self.label)
         for p in self.fsdp_params:
             p.to_unsharded()
         self._is_unsharded = True

@@ -209,15 +209,14 @@ class FSDPState:
         """Order the first all-gathers after the optimizer's writes to the shards."""
         ctx = self.comm_ctx
         ctx.lazy_init(self.device)  # new streams if the stream backend changed
+        # Only the copy-in stream reads what the optimizer wrote (the shards); the
+        # all-gather stream is ordered after the copy-in by an event in every unshard.
         event = self.iter_ctx.post_optim_event
         if event is not None:
             ctx.all_gather_copy_in.wait_event(event, "copy_in_after_optim_event")
-            ctx.all_gather.wait_event(event, "all_gather_after_optim_event")
             self.iter_ctx.post_optim_event = None
         else:
-            compute = ctx.current()
-            ctx.all_gather_copy_in.wait_stream(compute, "copy_in_after_optim")
-            ctx.all_gather.wait_stream(compute, "all_gather_after_optim")
+            ctx.all_gather_copy_in.wait_stream(ctx.current(), "copy_in_after_optim")
 
     def _post_forward(self, module: nn.Module, args: Any, output: Any) -> Any:
         if self.group is not None:

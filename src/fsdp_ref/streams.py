@@ -78,9 +78,11 @@ class TraceEvent:
 class TraceListener(Protocol):
     """What a recorder listener (the race detector) is told."""
 
-    def on_trace(self, event: TraceEvent) -> None: ...
+    def on_trace(self, event: TraceEvent) -> None:
+        """One protocol step was logged (whether or not the recorder is enabled)."""
 
-    def on_buffer(self, tensor: torch.Tensor, what: str, group: str, host: bool) -> None: ...
+    def on_buffer(self, tensor: torch.Tensor, what: str, group: str, host: bool) -> None:
+        """``tensor``'s memory is ``what`` (of ``group``), in host memory if ``host``."""
 
 
 @dataclass
@@ -150,11 +152,14 @@ class DeviceStreams(Protocol):
     ``wait_event(raw_event)``, and raw events ``synchronize()``, as ``torch.cuda``'s do.
     """
 
-    def new_stream(self, name: str) -> Any: ...
+    def new_stream(self, name: str) -> Any:
+        """A new (high-priority) side stream; ``name`` is for logs and reports."""
 
-    def current_stream(self) -> Any: ...
+    def current_stream(self) -> Any:
+        """The stream kernels are issued on now: the compute stream."""
 
-    def use(self, raw: Any) -> contextlib.AbstractContextManager: ...
+    def use(self, raw: Any) -> contextlib.AbstractContextManager:
+        """A context manager issuing the enclosed kernels on ``raw``."""
 
 
 class _TorchDeviceStreams:

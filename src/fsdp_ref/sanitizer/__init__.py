@@ -100,10 +100,8 @@ class Detector:
         engine = self.engine
         buf = engine.lookup(storage) or engine.allocate(storage, 0, seen=False)
         buf.what, buf.group = what, group or buf.group
-        if host and not buf.host:
-            buf.host = True
-            engine.watched.get(buf.stream, {}).pop(buf.uid, None)
-            buf.cross_stream = False
+        if host:
+            engine.mark_host(buf)
 
 
 @contextlib.contextmanager
@@ -116,13 +114,20 @@ def _listening(detector: Detector) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def detect(*, raise_on_race: bool = True, device_module: Any = None) -> Iterator[Detector]:
+def detect(
+    *, gpu_path: bool = True, raise_on_race: bool = True, device_module: Any = None
+) -> Iterator[Detector]:
     """Run fsdp_ref's GPU code path on virtual streams and check every tensor access.
 
     Enter it before the model's first forward under it (fsdp_ref's stream contexts are
     re-created for the virtual streams at the next root forward).
 
     Args:
+        gpu_path: ``True``: fsdp_ref takes the accelerator's path (side streams, events,
+            the GPU's buffer lifetimes). ``False``: it keeps its CPU path (no side
+            streams; gloo's asynchronous collectives waited on through ``Work``), and the
+            detector checks that path: each asynchronous collective on a stream of its
+            own (gloo's thread), joined by ``work.wait()``.
         raise_on_race: raise :class:`RaceDetected` when the block ends and races were
             found (not when the block raised: that exception wins).
         device_module: a device module (``torch.cuda``) whose real streams the virtual
@@ -143,11 +148,12 @@ def detect(*, raise_on_race: bool = True, device_module: Any = None) -> Iterator
     _active = detector
     try:
         with contextlib.ExitStack() as stack:
-            stack.enter_context(override_device_streams(device))
+            if gpu_path:
+                stack.enter_context(override_device_streams(device))
             stack.enter_context(_listening(detector))
             stack.enter_context(track_collectives(engine, device))
             stack.enter_context(track_storage_resize(engine, device))
-            stack.enter_context(AccessMode(engine, device))
+            stack.enter_context(AccessMode(engine, device, host_ops=gpu_path))
             yield detector
     finally:
         _active = None

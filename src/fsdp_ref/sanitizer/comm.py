@@ -1,25 +1,30 @@
-"""Collectives under the detector: a kernel on the issuing stream, and ``Work.wait``.
+"""Collectives under the detector: kernels on a stream, and ``Work.wait``.
 
 The c10d op itself is seen by :class:`~fsdp_ref.sanitizer.dispatch.AccessMode` like any
-kernel: it reads its input and writes its output on the stream it is issued on (on a GPU,
-NCCL's own stream first waits for that stream, and with ``async_op=False`` that stream
-then waits for NCCL). What the dispatcher cannot see is ``work.wait()`` of an
-``async_op=True`` collective, which makes the *current* stream wait for it. So the
+kernel: it reads its input and writes its output. Where it runs:
+
+* ``async_op=False``: on the stream it is issued on. On a GPU, NCCL's stream first
+  waits for that stream and that stream then waits for NCCL; gloo blocks the host.
+* ``async_op=True``: on a stream of its own (NCCL's internal stream, or gloo's worker
+  thread) that starts after the work queued on the issuing stream, and that nothing
+  waits for until ``work.wait()``, which makes the *then-current* stream wait for it.
+
+The dispatcher sees neither the choice of stream nor ``work.wait()``, so the
 ``torch.distributed`` functions are wrapped while the detector runs: an asynchronous call
-records an event after its kernel and returns a :class:`TrackedWork` whose ``wait()``
-makes the then-current stream wait for that event.
+returns a :class:`TrackedWork` whose ``wait()`` tells the engine.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
 import torch.distributed as dist
 
 from .engine import Engine
-from .virtual import VirtualDevice
+from .virtual import VirtualDevice, VirtualStream
 
 __all__ = ["TrackedWork", "track_collectives"]
 
@@ -69,20 +74,27 @@ def track_collectives(engine: Engine, device: VirtualDevice) -> Iterator[None]:
     """Wrap ``torch.distributed``'s collectives while the block runs."""
     originals = {name: getattr(dist, name) for name in _WRAPPED if hasattr(dist, name)}
 
-    def wrap(fn):
+    def wrap(name, fn):
+        signature = inspect.signature(fn)
+
         def tracked(*args: Any, **kwargs: Any) -> Any:
-            with _inside(engine):
+            if not signature.bind(*args, **kwargs).arguments.get("async_op", False):
+                with _inside(engine):
+                    return fn(*args, **kwargs)
+            work_stream = VirtualStream(engine, engine.new_stream(f"{name} work"))
+            engine.wait_stream(work_stream.sid, device.current.sid)
+            with device.use(work_stream), _inside(engine):
                 work = fn(*args, **kwargs)
             if work is None:
                 return None
-            event = engine.record(device.current.sid)
+            event = engine.record(work_stream.sid)
             return TrackedWork(work, event, engine, device)
 
         tracked.__wrapped__ = fn
         return tracked
 
     for name, fn in originals.items():
-        setattr(dist, name, wrap(fn))
+        setattr(dist, name, wrap(name, fn))
     try:
         yield
     finally:

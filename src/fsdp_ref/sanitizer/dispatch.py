@@ -65,12 +65,17 @@ def _tensors(value: Any) -> list[torch.Tensor]:
 
 
 class AccessMode(TorchDispatchMode):
-    """Report each aten op's accesses to ``engine``, on ``device``'s current stream."""
+    """Report each aten op's accesses to ``engine``, on ``device``'s current stream.
 
-    def __init__(self, engine: Engine, device: VirtualDevice) -> None:
+    ``host_ops=False`` (the CPU path, where the compute stream *is* the host thread)
+    puts ops on host memory on the current stream too.
+    """
+
+    def __init__(self, engine: Engine, device: VirtualDevice, host_ops: bool = True) -> None:
         super().__init__()
         self.engine = engine
         self.device = device
+        self.host_ops = host_ops
         self._thread = threading.get_ident()
         self._in_collective = False
 
@@ -131,7 +136,12 @@ class AccessMode(TorchDispatchMode):
             if buf is not None:
                 buffers[buf.uid] = buf
                 (writes if written else reads).setdefault(buf.uid, []).append(name)
-        if buffers and func not in _TRANSFERS and all(b.host for b in buffers.values()):
+        if (
+            self.host_ops
+            and buffers
+            and func not in _TRANSFERS
+            and all(b.host for b in buffers.values())
+        ):
             stream = HOST
         returns = func._schema.returns
         values = out if len(returns) > 1 else (out,)

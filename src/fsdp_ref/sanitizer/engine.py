@@ -39,7 +39,9 @@ from torch.multiprocessing.reductions import StorageWeakRef
 __all__ = ["COMPUTE", "HOST", "Buffer", "Conflict", "Engine", "zip_arguments", "is_factory"]
 
 COMPUTE = csan.DEFAULT_STREAM_ID
+"""Stream id of the compute stream (CSAN's default stream)."""
 HOST = -1
+"""Stream id of the host thread: ops whose every tensor is host memory run there."""
 
 zip_arguments = csan.zip_arguments
 """Pair an op's schema arguments with the values it was called with (CSAN's helper)."""
@@ -207,6 +209,26 @@ class Engine:
         """``buf``'s memory was returned to its stream's pool (``storage.resize_(0)``)."""
         if self.by_ptr.get(buf.ptr) is buf:
             self._retire(buf)
+
+    def mark_host(self, buf: Buffer) -> None:
+        """``buf`` is host memory (CPU offload), as fsdp_ref says after creating it.
+
+        Host memory is not in a stream's pool: no reuse check. The op that last wrote it
+        ran on the host, unless it was a device-to-host transfer (``_to_copy``, a kernel
+        on a stream that the host must synchronize with); the detector, on CPU, could not
+        tell the two apart when the op ran, so such a write is moved to the host now.
+        """
+        if buf.host:
+            return
+        buf.host, buf.cross_stream = True, False
+        self.watched.get(buf.stream, {}).pop(buf.uid, None)
+        info = self.handler.tensors_accessed.accesses.get(buf.uid)
+        last = info.write if info is not None else None
+        if last is not None and last.stream != HOST and not last.operator.startswith(
+            "aten::_to_copy"
+        ):
+            last.stream = HOST
+            last.seq_num = self.handler.syncs.current_sync_states[HOST][HOST]
 
     def mark_cross_stream(self, buf: Buffer, stream: int) -> None:
         """Note an access from ``stream``; a buffer used across streams is checked on reuse."""
