@@ -169,6 +169,8 @@ class AccessMode(TorchDispatchMode):
         buf = self.engine.lookup(storage)
         if buf is None:
             buf = self.engine.allocate(storage, stream, str(func._schema), seen=fresh)
+            if t.is_cpu and self.device.real_module is not None:
+                self.engine.mark_host(buf)  # on a real accelerator, CPU memory is host memory
         return buf
 
 
