@@ -62,3 +62,36 @@ def collective_counts(rank, world_size, impl, reshard_after_forward=None, n_bloc
         loss.backward()
     optim.step()
     return {"forward": dict(fwd), "backward": dict(bwd)}
+
+
+def older_torch_collectives(rank, world_size):
+    """As on torch 2.11, which has no ``all_gather_single`` / ``reduce_scatter_single``:
+    training still matches the reference, through ``all_gather_into_tensor`` and
+    ``reduce_scatter_tensor``. Returns the reference check and the calls of the old names."""
+    import warnings
+
+    from tests.fsdp.scenarios_parity import vs_reference
+
+    new = {name: getattr(dist, name) for name in ("all_gather_single", "reduce_scatter_single")}
+    old = {name: getattr(dist, name) for name in ("all_gather_into_tensor", "reduce_scatter_tensor")}
+    calls: Counter = Counter()
+
+    def counted(name):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # deprecated in 2.13 only
+                return old[name](*args, **kwargs)
+
+        return call
+
+    for name in new:
+        delattr(dist, name)
+    for name in old:
+        setattr(dist, name, counted(name))
+    try:
+        report = vs_reference(rank, world_size, impl="fsdp_ref", steps=2)
+    finally:
+        for name, fn in {**new, **old}.items():
+            setattr(dist, name, fn)
+    return {"report": report, "calls": dict(calls)}

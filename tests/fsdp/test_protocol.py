@@ -32,3 +32,11 @@ def test_collective_counts_no_reshard(pool2, impl):
         assert res["forward"].get("all_gather_single", 0) == GROUPS
         assert res["backward"].get("all_gather_single", 0) == 0
         assert res["backward"].get("reduce_scatter_single", 0) == GROUPS
+
+
+def test_older_torch_without_single_collectives(pool2):
+    """torch 2.11 (found on GPU machines) lacks all_gather_single/reduce_scatter_single."""
+    for res in pool2.run(f"{PROTO}:older_torch_collectives"):
+        assert res["report"]["errors"] == []
+        assert res["calls"]["all_gather_into_tensor"] > 0
+        assert res["calls"]["reduce_scatter_tensor"] > 0
