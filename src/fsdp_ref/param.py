@@ -264,28 +264,31 @@ class FSDPParam:
         if self.unsharded_param is not None:
             self.unsharded_param.grad = None
 
-    def accumulate_sharded_grad(self, padded_grad: torch.Tensor) -> None:
-        """Set (or add to) the sharded parameter's DTensor gradient.
+    def reduced_grad(self, padded_grad: torch.Tensor) -> torch.Tensor:
+        """This rank's gradient shard from its slice of the reduce-scatter output: the
+        unpadded rows, in the parameter's dtype, where the shard lives.
 
-        Args:
-            padded_grad: this rank's reduced gradient shard, flat and padded, in any dtype;
-                it is cast to the parameter's dtype and moved to the CPU when offloading.
+        Under CPU offload this is a device-to-host copy (always a copy, as on a GPU) that
+        the host must wait for before it reads it (``FSDPParamGroup.finish``).
         """
         local = self.layout.local_view(padded_grad)
         target_device = self.padded_shard.device
         if self.offload_to_cpu:
-            # Device to host (always a copy, as on a GPU): the host waits for it before
-            # the optimizer reads it (FSDPParamGroup.finish).
             local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True,
                              copy=True)
             recorder.name_buffer(local, f"grad of {self.fqn or 'parameter'}", host=True)
         elif local.dtype != self.orig_dtype or local.device != target_device:
             local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True)
+        return local
+
+    def accumulate_sharded_grad(self, grad: torch.Tensor) -> None:
+        """Set the sharded parameter's DTensor gradient to ``grad`` (from
+        :meth:`reduced_grad`), or add it to the gradient already there."""
         existing = self.sharded_param.grad
         if existing is None:
-            self.sharded_param.grad = self.spec.sharded(local)
+            self.sharded_param.grad = self.spec.sharded(grad)
         else:
-            existing._local_tensor.add_(local)
+            existing._local_tensor.add_(grad)
 
     # ---- reshard_after_forward=<int> ------------------------------------------------
 

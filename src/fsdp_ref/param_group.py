@@ -395,6 +395,7 @@ class FSDPParamGroup:
         if red.work is not None:
             wait_work(red.work, compute, "reduction_work", self.label)
         out = red.rs_output
+        offload = any(p.offload_to_cpu for p in red.params)
         _, post = self._divide_factors(out.dtype)
         with ctx.reduce_scatter.use():
             if self.mesh_info.is_hsdp:
@@ -421,14 +422,20 @@ class FSDPParamGroup:
             if post != 1.0:
                 out.div_(post)
             offsets, _ = C.group_offsets([p.layout for p in red.params])
-            for off, p in zip(offsets, red.params):
-                p.accumulate_sharded_grad(out.narrow(0, off, p.layout.padded_shard_numel))
+            grads = [p.reduced_grad(out.narrow(0, off, p.layout.padded_shard_numel))
+                     for off, p in zip(offsets, red.params)]
+            if not offload:
+                for p, grad in zip(red.params, grads):
+                    p.accumulate_sharded_grad(grad)
             finished = ctx.reduce_scatter.record_event("reduction_done", self.label)
         compute.wait_event(finished, "compute_after_reduction", self.label)
-        if ctx.has_streams and any(p.offload_to_cpu for p in red.params):
-            # CPU offload: the optimizer steps on the host, so the host itself must wait
-            # for the device-to-host gradient copies, not just the compute stream.
-            finished.synchronize("host_after_offload_copy", self.label)
+        if offload:
+            # The optimizer steps on the host, and accumulating into a host gradient is a
+            # host op: the host itself must wait for the device-to-host copies first.
+            if ctx.has_streams:
+                finished.synchronize("host_after_offload_copy", self.label)
+            for p, grad in zip(red.params, grads):
+                p.accumulate_sharded_grad(grad)
         recorder.log("free", compute.name, "reduce_scatter_input", self.label)
 
     def _allocator(self, comm, symmetric: bool):

@@ -150,6 +150,20 @@ def offload(rank, world_size, detector) -> None:
     _train(model, rank, world_size, 3)
 
 
+def offload_accum(rank, world_size, detector) -> None:
+    """CPU offload, two backwards per optimizer step: the second reduction accumulates
+    into the host gradient left by the first."""
+    from fsdp_ref import CPUOffloadPolicy
+
+    model = _model(world_size, offload_policy=CPUOffloadPolicy(pin_memory=False))
+    optim = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(2):
+        for micro in range(2):
+            _loss(model, 2 * step + micro, rank, world_size).backward()
+        optim.step()
+        optim.zero_grad()
+
+
 def reset_forward(rank, world_size, detector) -> None:
     """An exception in a block's forward while the next block's all-gather is in flight
     (implicit prefetch, from the second step on); ``reset_iter_state()``, train on."""
@@ -201,7 +215,7 @@ def reset_backward(rank, world_size, detector) -> None:
 SCENARIOS: dict[str, Callable[[int, int, Any], None]] = {
     fn.__name__: fn
     for fn in (default, post_optim, user_unshard, int_reshard, hsdp, hsdp_accum, offload,
-               reset_forward, reset_backward)
+               offload_accum, reset_forward, reset_backward)
 }
 
 # ---- mutations -----------------------------------------------------------------------------
