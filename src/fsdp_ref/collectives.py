@@ -33,6 +33,7 @@ from .layout import ShardLayout, gather_from_ranked, scatter_to_ranked
 from .streams import recorder
 
 __all__ = [
+    "buffer_allocator",
     "all_gather_copy_in",
     "all_gather_copy_out",
     "all_reduce",
@@ -193,3 +194,34 @@ def all_reduce(tensor: torch.Tensor, group: dist.ProcessGroup, label: str = ""):
     """Sum ``tensor`` in place across ``group`` (the HSDP replica reduction)."""
     recorder.log("collective", "all_reduce", "all_reduce", label)
     dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=group)
+
+
+def buffer_allocator(custom=None, *, symmetric_group=None, pool_group=None, device=None):
+    """How a collective's flat buffer is allocated: ``(numel, dtype, device) -> Tensor``,
+    or ``None`` for plain ``torch.empty``.
+
+    In order of precedence: a custom comm's ``allocate`` (``set_custom_all_gather`` /
+    ``set_custom_reduce_scatter``); symmetric memory registered with ``symmetric_group``
+    (NCCL copy-engine collectives); NCCL's own memory pool of ``pool_group`` (zero-copy
+    capable). The first two are given by the caller; only one applies.
+    """
+    if custom is not None:
+        return lambda numel, dt, dev: custom.allocate((numel,), dtype=dt, device=dev)
+    if symmetric_group is not None:
+        from torch.distributed import _symmetric_memory as symm_mem
+
+        def symmetric_alloc(numel, dt, dev):
+            buf = symm_mem.empty(numel, dtype=dt, device=dev)
+            symm_mem.rendezvous(buf, group=symmetric_group)
+            return buf
+
+        return symmetric_alloc
+    if pool_group is not None:
+        pool = torch.cuda.MemPool(pool_group._get_backend(device).mem_allocator)
+
+        def pool_alloc(numel, dt, dev):
+            with torch.cuda.use_mem_pool(pool):
+                return torch.empty(numel, dtype=dt, device=dev)
+
+        return pool_alloc
+    return None

@@ -91,22 +91,20 @@ class FSDPParam:
         self.mesh_info = mesh_info
         self.device = device
         self.fqn = fqn
-        self.orig_dtype = param.dtype
         self._user_param_dtype = param_dtype
         self._user_reduce_dtype = reduce_dtype
+        self._resolve_dtypes(param.dtype)
         self.requires_grad = param.requires_grad
-        self.param_dtype = param_dtype if param_dtype is not None else param.dtype
-        self.reduce_dtype = reduce_dtype if reduce_dtype is not None else self.param_dtype
         self.offload_to_cpu = offload_to_cpu
         self.pin_memory = pin_memory
-        self.spec = param_placement(param, mesh_info, shard_dim, fqn)
+        self.placement = param_placement(param, mesh_info, shard_dim, fqn)
         local = local_tensor(param)
         self.layout = ShardLayout(
             local.shape, shard_dim, mesh_info.shard_size, mesh_info.shard_rank
         )
         world = self.layout.world_size
         if shard_dim != 0 and local.shape[shard_dim] % world != 0:
-            what = "local (tensor-parallel) shape" if self.spec.is_dtensor else "shape"
+            what = "local (tensor-parallel) shape" if self.placement.is_dtensor else "shape"
             raise ValueError(
                 f"cannot shard {fqn or 'a parameter'} of {what} {tuple(local.shape)} on dim "
                 f"{shard_dim}: size {local.shape[shard_dim]} is not divisible by the shard "
@@ -120,18 +118,20 @@ class FSDPParam:
 
     # ---- construction ---------------------------------------------------------------
 
+    def _resolve_dtypes(self, orig_dtype: torch.dtype) -> None:
+        """The parameter's own dtype, and those it is gathered (``param_dtype``) and
+        reduced (``reduce_dtype``) in: the policy's where given, else the one before."""
+        self.orig_dtype = orig_dtype
+        self.param_dtype = self._user_param_dtype or orig_dtype
+        self.reduce_dtype = self._user_reduce_dtype or self.param_dtype
+
     def _init_sharded(self, param: torch.Tensor) -> None:
         """Cut this rank's chunk out of the full (local) ``param`` into a padded buffer."""
-        lay = self.layout
-        param = local_tensor(param)
+        param = local_tensor(param).detach()
         store_device = param.device
         if param.device.type != "meta":
             store_device = torch.device("cpu") if self.offload_to_cpu else self.device
-        padded = torch.zeros(lay.padded_shard_numel, dtype=param.dtype, device=store_device)
-        if param.device.type != "meta" and lay.local_rows:
-            chunk = param.detach().narrow(lay.shard_dim, lay.row_offset, lay.local_rows)
-            lay.local_view(padded).copy_(chunk)
-        self._set_padded_shard(padded)
+        self._set_padded_shard(self.layout.padded_shard(param, store_device))
 
     def _set_padded_shard(self, padded: torch.Tensor, param: nn.Parameter | None = None) -> None:
         """Adopt ``padded`` as this rank's shard storage and (re)build the DTensor on it.
@@ -149,7 +149,7 @@ class FSDPParam:
             self.sharded_param = param
         else:
             with torch.no_grad():
-                dt = self.spec.sharded(local)
+                dt = self.placement.sharded(local)
             self.sharded_param = nn.Parameter(dt, requires_grad=self.requires_grad)
         self.to_sharded()
 
@@ -166,18 +166,10 @@ class FSDPParam:
                 f"{self.fqn or 'a parameter'} is no longer a sharded DTensor after a module "
                 "conversion; do not replace FSDP-managed parameters by hand"
             )
-        local = current._local_tensor
-        self.orig_dtype = current.dtype
-        self.param_dtype = self._user_param_dtype or current.dtype
-        self.reduce_dtype = self._user_reduce_dtype or self.param_dtype
-        padded = torch.zeros(
-            self.layout.padded_shard_numel, dtype=current.dtype, device=local.device
-        )
-        if local.device.type != "meta":
-            self.layout.local_view(padded).copy_(local)
+        self._resolve_dtypes(current.dtype)
         self.requires_grad = current.requires_grad
         self.unsharded_param = None
-        self._set_padded_shard(padded, current)
+        self._set_padded_shard(self.layout.pad(current._local_tensor), current)
 
     # ---- the two faces --------------------------------------------------------------
 
@@ -205,7 +197,7 @@ class FSDPParam:
             full = torch.empty(
                 self.layout.full_shape, dtype=self.param_dtype, device=self.device
             )
-            self.unsharded_param = self.spec.unsharded(full, self.requires_grad)
+            self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
             local = local_tensor(self.unsharded_param)
         else:
             local = local_tensor(self.unsharded_param)
@@ -257,7 +249,7 @@ class FSDPParam:
         """
         if not self.has_unsharded_grad():
             return None
-        return self.spec.grad_local(self.unsharded_param.grad)
+        return self.placement.grad_local(self.unsharded_param.grad)
 
     def clear_unsharded_grad(self) -> None:
         """Drop the unsharded gradient once it has been reduced."""
@@ -286,7 +278,7 @@ class FSDPParam:
         :meth:`reduced_grad`), or add it to the gradient already there."""
         existing = self.sharded_param.grad
         if existing is None:
-            self.sharded_param.grad = self.spec.sharded(grad)
+            self.sharded_param.grad = self.placement.sharded(grad)
         else:
             existing._local_tensor.add_(grad)
 
@@ -295,11 +287,7 @@ class FSDPParam:
     def to_post_forward_shard(self, layout: ShardLayout) -> None:
         """Keep a shard over a smaller group between forward and backward (int reshard)."""
         self.post_forward_layout = layout
-        full = local_tensor(self.unsharded_param).detach()
-        padded = torch.zeros(layout.padded_shard_numel, dtype=full.dtype, device=full.device)
-        if layout.local_rows:
-            chunk = full.narrow(layout.shard_dim, layout.row_offset, layout.local_rows)
-            layout.local_view(padded).copy_(chunk)
+        padded = layout.padded_shard(local_tensor(self.unsharded_param).detach())
         recorder.name_buffer(padded, f"post-forward shard of {self.fqn or 'parameter'}")
         self._register(self.sharded_param)
         self.free_unsharded()

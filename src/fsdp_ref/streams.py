@@ -303,7 +303,8 @@ class CommContext:
     Attributes:
         pending_all_gather_free: the previous all-gather output with the compute event
             after which it may be freed (the deferred free of the all-gather output).
-        pending_reductions: reduce-scatters in flight, oldest first.
+        pending_reductions: reduce-scatters in flight, oldest first
+            (:class:`fsdp_ref.reduction.Reduction`).
         forward_order, last_forward_order, post_forward_order: the groups in the order
             this (and the previous) forward ran them, for implicit prefetching.
     """
@@ -343,6 +344,16 @@ class CommContext:
         if self.backend is None:
             return Stream("compute")
         return Stream("compute", self.backend.current_stream(), self.backend)
+
+    def finish_reductions(self, keep: int = 0) -> None:
+        """Finish the oldest pending reductions until at most ``keep`` are in flight."""
+        while len(self.pending_reductions) > keep:
+            self.pending_reductions.pop(0).finish()
+
+    def abandon_reductions(self) -> None:
+        """After an exception: complete every pending reduce-scatter without using it."""
+        while self.pending_reductions:
+            self.pending_reductions.pop(0).abandon()
 
     def defer_all_gather_free(self, out: torch.Tensor, copied: Event, group: str) -> None:
         """Keep the all-gather output ``out`` alive until compute passed ``copied``.

@@ -255,7 +255,9 @@ def _without_wait(site: str, hits: list[str]) -> list[tuple[Any, str, Any]]:
     A dropped ``wait_work`` still blocks the host on the real ``Work`` (gloo's data must
     arrive for the run to go on), but the detector is not told: only the ordering is gone.
     """
-    from fsdp_ref import param_group, state, streams
+    import sys
+
+    from fsdp_ref import streams
 
     Stream, Event = streams.Stream, streams.Event
     wait_event, wait_stream, synchronize, wait_work = (
@@ -286,9 +288,11 @@ def _without_wait(site: str, hits: list[str]) -> list[tuple[Any, str, Any]]:
         else:
             wait_work(work, stream, name, group)
 
+    importers = [m for name, m in sys.modules.items()
+                 if name.startswith("fsdp_ref") and getattr(m, "wait_work", None) is wait_work]
     return [(Stream, "wait_event", wait_event_), (Stream, "wait_stream", wait_stream_),
             (Event, "synchronize", synchronize_)] + [
-        (module, "wait_work", wait_work_) for module in (streams, param_group, state)
+        (module, "wait_work", wait_work_) for module in importers
     ]
 
 
@@ -340,3 +344,21 @@ EARLY_FREES = {
     "reduce_scatter_input": _free_reduce_scatter_input_early,
     "post_forward_shard": _free_post_forward_shard_early,
 }
+
+
+def unshard_async_setting(rank: int, world_size: int, enable: bool) -> dict[str, Any]:
+    """Two steps on the GPU path with ``_set_unshard_async_op(enable)`` on every module:
+    the races, and how many all-gathers were waited on through their ``Work``."""
+    from fsdp_ref import FSDPModule
+    from fsdp_ref.sanitizer import detect
+    from fsdp_ref.streams import record
+
+    with detect(raise_on_race=False) as det:
+        model = _model(world_size)
+        for module in model.modules():
+            if isinstance(module, FSDPModule):
+                module._set_unshard_async_op(enable)
+        with record() as events:
+            _train(model, rank, world_size, 2)
+            waits = sum(e.kind == "wait_work" and e.detail == "all_gather_work" for e in events)
+    return {"work_waits": waits, **_races(det)}

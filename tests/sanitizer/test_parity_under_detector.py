@@ -59,3 +59,13 @@ def test_parity_without_races(dist_pools, ws, target, kwargs, gpu_path):
     assert_reports_ok([res["result"] for res in results])
     for res in results:
         assert res["races"] == [], "\n".join(res["reports"])
+
+
+def test_unshard_async_op_setting(pool2):
+    """``_set_unshard_async_op(True)`` (upstream's private switch) issues the forward and
+    backward all-gathers with ``async_op=True`` and waits on their ``Work``; still race-free."""
+    target = "tests.sanitizer.scenarios:unshard_async_setting"
+    for on, off in zip(pool2.run(target, enable=True), pool2.run(target, enable=False)):
+        assert on["races"] == [] and off["races"] == []
+        assert off["work_waits"] == 0
+        assert on["work_waits"] >= 2 * 4  # 4 groups, every step, forward at least
