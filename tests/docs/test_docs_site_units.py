@@ -1,12 +1,12 @@
-"""Unit tests of ``tools/docs_site``: navigation, figures, upstream pairing, roles, API pages."""
+"""Unit tests of ``tools/docs_site``: navigation, upstream pairing, roles, API pages.
+
+The figures are tested in ``test_figures.py``."""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
-from docs_site import apipages, figures, griffe_roles, navgen, upstream
+from docs_site import apipages, griffe_roles, navgen, upstream
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -80,54 +80,6 @@ def test_every_mkdocs_nav_page_exists_or_is_generated():
 
     missing = [p for p in pages(config["nav"]) if not (REPO / "docs" / p).is_file()]
     assert not missing
-
-
-# ---------------------------------------------------------------- figures
-
-def test_schedule_is_fifo_per_stream_and_honours_waits():
-    ops = [figures.Op("a", "s1", "forward", 2.0), figures.Op("b", "s2", "all_gather", 1.0),
-           figures.Op("c", "s2", "all_gather", 1.0, ("a",)), figures.Op("d", "s1", "forward", 1.0)]
-    spans = {s.op.name: s for s in figures.schedule(ops)}
-    assert (spans["b"].start, spans["b"].end) == (0.0, 1.0)
-    assert spans["c"].start == 2.0 and spans["c"].waited_on == ("a",)
-    assert spans["d"].start == 2.0 and spans["d"].waited_on == ()
-
-
-def test_schedule_rejects_unknown_dependencies():
-    with pytest.raises(ValueError):
-        figures.schedule([figures.Op("a", "s", "forward", 1.0, ("later",))])
-
-
-def test_iteration_model_overlaps_and_bounds_memory():
-    spans = figures.schedule(figures.fsdp2_iteration(num_layers=6))
-    by_name = {s.op.name: s for s in spans}
-    # the all-gather of layer 2 overlaps the forward of layer 1
-    assert by_name["AG2"].start < by_name["F1"].end
-    # every compute op starts after the all-gather it needs
-    for layer in range(1, 7):
-        assert by_name[f"F{layer}"].start >= by_name[f"AG{layer}"].end
-        assert by_name[f"B{layer}"].start >= by_name[f"AG{layer}b"].end
-        assert by_name[f"RS{layer}"].start >= by_name[f"B{layer}"].end
-    assert by_name["optim"].start >= max(s.end for s in spans if s.op.kind == "reduce_scatter")
-    # unsharded layers stay bounded however deep the model is
-    peak = max(count for _, count in figures.unsharded_layers(spans))
-    assert peak <= 4
-    assert figures.unsharded_layers(spans)[-1][1] == 0
-
-
-def test_hsdp_adds_all_reduce_after_each_reduce_scatter():
-    spans = {s.op.name: s for s in figures.schedule(figures.fsdp2_iteration(2, hsdp=True))}
-    for layer in range(3):
-        assert spans[f"AR{layer}"].start >= spans[f"RS{layer}"].end
-        assert spans[f"AR{layer}"].op.stream == "all_reduce"
-
-
-def test_all_figures_are_well_formed_svg():
-    for name, svg in figures.all_figures().items():
-        assert name.startswith("figures/") and name.endswith(".svg")
-        root = ET.fromstring(svg)
-        assert root.tag == "{http://www.w3.org/2000/svg}svg"
-        assert root.find("{http://www.w3.org/2000/svg}title") is not None
 
 
 # ---------------------------------------------------------------- upstream pairing

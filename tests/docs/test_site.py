@@ -40,7 +40,9 @@ def test_quickstart_snippet_is_inlined(site):
 def test_figures_are_generated_svg(site, name):
     root = ET.fromstring(site.page(f"figures/{name}.svg"))
     assert root.tag.endswith("svg")
-    assert len(root.findall(".//{http://www.w3.org/2000/svg}rect")) > 10
+    # drawn: matplotlib's bars are paths, its labels text
+    assert len(root.findall(".//{http://www.w3.org/2000/svg}path")) > 10
+    assert len(root.findall(".//{http://www.w3.org/2000/svg}text")) > 10
 
 
 def test_api_pages_render_docstrings(site):
