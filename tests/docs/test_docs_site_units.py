@@ -1,12 +1,14 @@
-"""Unit tests of ``tools/docs_site``: navigation, upstream pairing, roles, API pages.
+"""Unit tests of ``tools/docs_site``: navigation, upstream pairing, roles, API pages, table
+code breaks.
 
 The figures are tested in ``test_figures.py``."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from docs_site import apipages, griffe_roles, navgen, upstream
+from docs_site import apipages, breaks, griffe_roles, navgen, upstream
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -152,3 +154,18 @@ def test_api_pages_cover_every_module(tmp_path):
     assert pages["api/pkg/sub.md"].source == "pkg/sub/__init__.py"
     missing = apipages.api_pages(tmp_path, [apipages.Package("nope", "nope", "x")])
     assert missing["api/nope/index.md"].source is None
+
+
+# ---------------------------------------------------------------- table code breaks
+
+def test_code_in_tables_gets_break_opportunities_after_separators():
+    html = ('<p><code>a_b.c</code></p><table><tr><td><code>stage3_max_live</code> and '
+            '<code class="x"><a href="u_v.html">torch.distributed</a>/x</code> a_b '
+            '<code>_private(x=1)</code></td></tr></table>')
+    out = breaks.add_code_breaks(html)
+    assert out.startswith("<p><code>a_b.c</code></p>")  # outside tables: untouched
+    assert "<code>stage3_<wbr>max_<wbr>live</code>" in out
+    assert '<a href="u_v.html">torch.<wbr>distributed</a>/x</code>' in out  # not in tags
+    assert "</code> a_b <code>" in out  # prose: untouched
+    assert "<code>_private(<wbr>x=1)</code>" in out  # not after a leading separator
+    assert re.sub(r"<[^>]+>", "", out) == re.sub(r"<[^>]+>", "", html)  # same text

@@ -16,6 +16,8 @@ Event by event:
     pages and back; gives per-file pages a full title for the browser tab
     and search ("src/fsdp_ref/api.py · analysis"); fills the
     ``<!-- upstream:... -->`` and ``<!-- loc:... -->`` markers.
+``on_page_content``
+    Adds line-break opportunities to code in tables (:mod:`docs_site.breaks`).
 ``on_post_build``
     Deletes the temporary upstream folder.
 
@@ -39,7 +41,7 @@ _TOOLS = Path(__file__).resolve().parents[1]
 if str(_TOOLS) not in sys.path:
     sys.path.insert(0, str(_TOOLS))
 
-from docs_site import apipages, figures, navgen, upstream  # noqa: E402
+from docs_site import apipages, breaks, figures, navgen, upstream  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.docs_site")
 
@@ -306,6 +308,21 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         markdown = markdown.replace("<!-- upstream:pairs -->", _pairs_table(uri, state))
     box = _counterpart_box(uri, state)
     return _insert_after_title(markdown, box) if box else markdown
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """Let code in tables wrap at its separators (see :mod:`docs_site.breaks`).
+
+    Args:
+        html: The page's rendered HTML.
+        page: The page.
+        config: The MkDocs config.
+        files: The site's files.
+
+    Returns:
+        The HTML to show.
+    """
+    return breaks.add_code_breaks(html)
 
 
 _LOC = re.compile(r"<!-- loc:([^ ]+) -->")
