@@ -100,6 +100,40 @@ def test_rendering_rejects_a_stream_the_library_does_not_have():
         figures.render_timeline(spans)
 
 
+def test_phases_split_forward_from_backward():
+    spans = figures.schedule(figures.fsdp2_iteration(num_layers=3))
+    forward, backward = figures.split_phases(spans)
+    assert {s.op.kind for s in forward} == {"copy_in", "all_gather", "copy_out", "forward"}
+    assert {s.op.name for s in forward} >= {"F0", "F1", "F2", "F3", "AG3"}
+    assert {"B0", "B3", "RS0", "RS3", "AG3b", "AG1b"} <= {s.op.name for s in backward}
+    assert "optim" not in {s.op.name for s in backward}
+    assert len(forward) + len(backward) == len(spans) - 1
+
+
+def test_lifecycle_rows_are_the_groups_and_reshards_are_marked():
+    spans = figures.schedule(figures.fsdp2_iteration(num_layers=3))
+    forward, _ = figures.split_phases(spans)
+    root = ET.fromstring(figures.render_lifecycle(forward, "t"))
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    assert {"R (root)", "B0", "B1", "B2"} <= set(texts)
+    assert texts.count("kept") == 1  # only the root keeps its parameters after forward
+    assert "fwd" in texts and "AG" in texts
+
+
+def test_stream_waits_are_numbered_by_the_streams_page_table():
+    page = (REPO / "docs/design/streams.md").read_text()
+    table = page[page.index("## Who waits on whom"):]
+    rows = {int(m.group(1)): m.group(0) for m in re.finditer(r"^\| (\d) \|.*$", table, re.M)}
+    # the stream that waits in the model is the row's "waiter"
+    stream_of = {op.kind: op.stream for op in figures.fsdp2_iteration(2, hsdp=True)}
+    for (_, waiting_kind), number in figures.WAIT_ROWS.items():
+        waiter = rows[number].split("|")[2]
+        assert f"`{stream_of[waiting_kind]}`" in waiter, (number, rows[number])
+    svg = figures.all_figures()["figures/stream-waits.svg"]
+    texts = {t.text for t in ET.fromstring(svg).iter(f"{SVG}text")}
+    assert {"2", "3", "4", "5", "6"} <= texts
+
+
 # ---------------------------------------------------------------- every figure
 
 def test_generated_figures_are_readable_deterministic_svg():

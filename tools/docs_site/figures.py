@@ -43,6 +43,10 @@ __all__ = [
     "unsharded_layers",
     "render_timeline",
     "render_stream_diagram",
+    "render_lifecycle",
+    "split_phases",
+    "group_name",
+    "WAIT_ROWS",
     "all_figures",
 ]
 
@@ -476,6 +480,94 @@ def render_stream_diagram(spans: list[Span], title: str = "Streams and events",
     return svg_text(fig, title)
 
 
+#: The row of the "Who waits on whom" table of ``docs/design/streams.md`` that each
+#: event wait of the model illustrates, by (kind of the op that recorded the event, kind
+#: of the op whose stream waits). Row 1 (the first copy-in waits for the previous
+#: optimizer step) happens before the modelled iteration starts.
+WAIT_ROWS: dict[tuple[str, str], int] = {
+    ("copy_in", "all_gather"): 2,
+    ("all_gather", "copy_out"): 3,
+    ("copy_out", "copy_in"): 4,
+    ("rs_copy_in", "reduce_scatter"): 5,
+    ("reduce_scatter", "all_reduce"): 6,
+    ("reduce_scatter", "rs_copy_in"): 7,
+    ("reduce_scatter", "optimizer"): 7,
+    ("all_reduce", "optimizer"): 7,
+}
+
+#: Short bar labels of the per-group figures, by kind.
+SHORT_LABELS: dict[str, str] = {
+    "forward": "fwd", "backward": "bwd", "copy_in": "CI", "copy_out": "CO",
+    "all_gather": "AG", "rs_copy_in": "RC", "reduce_scatter": "RS", "all_reduce": "AR",
+}
+
+
+def group_name(layer: int | None) -> str:
+    """Name of a layer's parameter group as the lifecycle page writes it.
+
+    Layer 0 is the root's own group ``R``; layers ``1..n`` are the blocks ``B0..B(n-1)``.
+    """
+    if layer is None:
+        return "model"
+    return "R (root)" if layer == 0 else f"B{layer - 1}"
+
+
+def split_phases(spans: list[Span]) -> tuple[list[Span], list[Span]]:
+    """Spans of forward and of backward (without the optimizer step), in issue order.
+
+    Backward starts with the first op that belongs to it: a backward compute or an
+    all-gather issued for backward (names ending in ``b``, see :func:`fsdp2_iteration`).
+    """
+    start = next((i for i, s in enumerate(spans)
+                  if s.op.kind == "backward" or s.op.name.endswith("b")), len(spans))
+    return spans[:start], [s for s in spans[start:] if s.op.layer is not None]
+
+
+def render_lifecycle(spans: list[Span], title: str) -> str:
+    """One row per parameter group: what happens to each group, and when.
+
+    Bars are coloured by kind of work and labelled with :data:`SHORT_LABELS`; a red
+    tick marks where a group frees its unsharded parameters (after forward, when it
+    reshards; after its post-backward otherwise), and the root's forward is marked
+    ``kept`` (the root does not reshard after forward).
+
+    Args:
+        spans: Spans of one phase (see :func:`split_phases`).
+        title: Title drawn above the figure, also its accessible title.
+
+    Returns:
+        A standalone SVG document.
+    """
+    layers = sorted({s.op.layer for s in spans if s.op.layer is not None})
+    rows = [group_name(layer) for layer in layers]
+    row_of = {name: i for i, name in enumerate(rows)}
+    t0, t1 = min(s.start for s in spans), max(s.end for s in spans)
+    with figure_style():
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(FIGURE_WIDTH_IN, 0.32 * len(rows) + 1.55), layout="constrained")
+        ax = fig.subplots()
+        _lane_axes(ax, rows)
+        key = lambda s: group_name(s.op.layer)  # noqa: E731
+        _draw_bars(ax, spans, row_of, key=key)
+        ax.set_xlim(t0, t1 + 0.08 * (t1 - t0))
+        ax.set_xlabel("time (illustrative units)")
+        for span in spans:
+            op = span.op
+            frees = (op.kind == "forward" and op.layer != 0) or op.kind == "rs_copy_in"
+            if frees:
+                y = row_of[key(span)]
+                ax.plot([span.end, span.end], [y - 0.42, y + 0.42], color="#c00000",
+                        linewidth=1.5, zorder=4)
+            elif op.kind == "forward":
+                ax.text(span.end + 0.05, row_of[key(span)], "kept", va="center",
+                        fontsize=7, color="#4b5563")
+        _legend(fig, spans, "red tick: the group frees its unsharded parameters (reshard)")
+        fig.suptitle(title)
+        _label_bars(fig, ax, spans, row_of, key=key, text=lambda op: SHORT_LABELS[op.kind])
+    return svg_text(fig, title)
+
+
 def all_figures() -> dict[str, str]:
     """Every figure of the site, keyed by its path under ``docs/``.
 
@@ -484,10 +576,20 @@ def all_figures() -> dict[str, str]:
     """
     iteration = schedule(fsdp2_iteration())
     zoom = schedule(fsdp2_iteration(num_layers=2, hsdp=True))
+    forward, backward = split_phases(schedule(fsdp2_iteration(num_layers=3)))
     return {
         "figures/timeline.svg": render_timeline(iteration),
         "figures/streams.svg": render_stream_diagram(
             zoom, "Streams and events: 2 layers + root, HSDP (2-D mesh)"
+        ),
+        "figures/stream-waits.svg": render_stream_diagram(
+            zoom, "Who waits on whom: 2 layers + root, HSDP (2-D mesh)", WAIT_ROWS
+        ),
+        "figures/lifecycle-forward.svg": render_lifecycle(
+            forward, "Forward, per parameter group: blocks B0-B2 and the root R"
+        ),
+        "figures/lifecycle-backward.svg": render_lifecycle(
+            backward, "Backward, per parameter group: in reverse, reduce-scatters trail"
         ),
     }
 
