@@ -1,6 +1,6 @@
-"""The figures: the stream model behind the design pages' pictures, and every SVG the
-site shows (generated at build time or committed) being readable in the page column,
-deterministic, and in step with its data."""
+"""The figures: the stream model (``docs_site.stream_model``) behind the design pages'
+pictures, and every SVG the site shows (generated at build time or committed) being
+readable in the page column, deterministic, and in step with its data."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from docs_site import figures
+from docs_site import figures, stream_model
 
 from fsdp_ref.timeline import FIGURE_WIDTH_IN, STREAMS
 
@@ -19,6 +19,11 @@ SVG = "{http://www.w3.org/2000/svg}"
 #: Smallest font size in points: at the figures' natural width (1 pt = 4/3 px) 7 pt
 #: shows at 9.3 px, above the browser test's 9 px floor.
 MIN_PT = 7.0
+
+
+@pytest.fixture(scope="module")
+def site_figures() -> dict[str, str]:
+    return figures.all_figures()
 
 
 def _plot():
@@ -52,9 +57,9 @@ def readable(svg: str) -> list[str]:
 # ---------------------------------------------------------------- the stream model
 
 def test_schedule_is_fifo_per_stream_and_honours_waits():
-    ops = [figures.Op("a", "s1", "forward", 2.0), figures.Op("b", "s2", "all_gather", 1.0),
-           figures.Op("c", "s2", "all_gather", 1.0, ("a",)), figures.Op("d", "s1", "forward", 1.0)]
-    spans = {s.op.name: s for s in figures.schedule(ops)}
+    ops = [stream_model.Op("a", "s1", "forward", 2.0), stream_model.Op("b", "s2", "all_gather", 1.0),
+           stream_model.Op("c", "s2", "all_gather", 1.0, ("a",)), stream_model.Op("d", "s1", "forward", 1.0)]
+    spans = {s.op.name: s for s in stream_model.schedule(ops)}
     assert (spans["b"].start, spans["b"].end) == (0.0, 1.0)
     assert spans["c"].start == 2.0 and spans["c"].waited_on == ("a",)
     assert spans["d"].start == 2.0 and spans["d"].waited_on == ()
@@ -62,11 +67,11 @@ def test_schedule_is_fifo_per_stream_and_honours_waits():
 
 def test_schedule_rejects_unknown_dependencies():
     with pytest.raises(ValueError):
-        figures.schedule([figures.Op("a", "s", "forward", 1.0, ("later",))])
+        stream_model.schedule([stream_model.Op("a", "s", "forward", 1.0, ("later",))])
 
 
 def test_iteration_model_overlaps_and_bounds_memory():
-    spans = figures.schedule(figures.fsdp2_iteration(num_layers=6))
+    spans = stream_model.schedule(stream_model.fsdp2_iteration(num_layers=6))
     by_name = {s.op.name: s for s in spans}
     # the all-gather of layer 2 overlaps the forward of layer 1
     assert by_name["AG2"].start < by_name["F1"].end
@@ -77,32 +82,32 @@ def test_iteration_model_overlaps_and_bounds_memory():
         assert by_name[f"RS{layer}"].start >= by_name[f"B{layer}"].end
     assert by_name["optim"].start >= max(s.end for s in spans if s.op.kind == "reduce_scatter")
     # unsharded layers stay bounded however deep the model is
-    peak = max(count for _, count in figures.unsharded_layers(spans))
+    peak = max(count for _, count in stream_model.unsharded_layers(spans))
     assert peak <= 4
-    assert figures.unsharded_layers(spans)[-1][1] == 0
+    assert stream_model.unsharded_layers(spans)[-1][1] == 0
 
 
 def test_hsdp_adds_all_reduce_after_each_reduce_scatter():
-    spans = {s.op.name: s for s in figures.schedule(figures.fsdp2_iteration(2, hsdp=True))}
+    spans = {s.op.name: s for s in stream_model.schedule(stream_model.fsdp2_iteration(2, hsdp=True))}
     for layer in range(3):
         assert spans[f"AR{layer}"].start >= spans[f"RS{layer}"].end
         assert spans[f"AR{layer}"].op.stream == "all_reduce"
 
 
 def test_model_uses_the_librarys_stream_names():
-    ops = figures.fsdp2_iteration(2, hsdp=True)
+    ops = stream_model.fsdp2_iteration(2, hsdp=True)
     assert {op.stream for op in ops} == set(STREAMS)
 
 
 def test_rendering_rejects_a_stream_the_library_does_not_have():
-    spans = figures.schedule([figures.Op("a", "ag_copy_in", "copy_in", 1.0)])
+    spans = stream_model.schedule([stream_model.Op("a", "ag_copy_in", "copy_in", 1.0)])
     with pytest.raises(ValueError, match="unknown streams.*'ag_copy_in'"):
         figures.render_timeline(spans)
 
 
 def test_phases_split_forward_from_backward():
-    spans = figures.schedule(figures.fsdp2_iteration(num_layers=3))
-    forward, backward = figures.split_phases(spans)
+    spans = stream_model.schedule(stream_model.fsdp2_iteration(num_layers=3))
+    forward, backward = stream_model.split_phases(spans)
     assert {s.op.kind for s in forward} == {"copy_in", "all_gather", "copy_out", "forward"}
     assert {s.op.name for s in forward} >= {"F0", "F1", "F2", "F3", "AG3"}
     assert {"B0", "B3", "RS0", "RS3", "AG3b", "AG1b"} <= {s.op.name for s in backward}
@@ -111,8 +116,8 @@ def test_phases_split_forward_from_backward():
 
 
 def test_lifecycle_rows_are_the_groups_and_reshards_are_marked():
-    spans = figures.schedule(figures.fsdp2_iteration(num_layers=3))
-    forward, _ = figures.split_phases(spans)
+    spans = stream_model.schedule(stream_model.fsdp2_iteration(num_layers=3))
+    forward, _ = stream_model.split_phases(spans)
     root = ET.fromstring(figures.render_lifecycle(forward, "t"))
     texts = [t.text for t in root.iter(f"{SVG}text")]
     assert {"R (root)", "B0", "B1", "B2"} <= set(texts)
@@ -120,32 +125,31 @@ def test_lifecycle_rows_are_the_groups_and_reshards_are_marked():
     assert "fwd" in texts and "AG" in texts
 
 
-def test_stream_waits_are_numbered_by_the_streams_page_table():
+def test_stream_waits_are_numbered_by_the_streams_page_table(site_figures):
     page = (REPO / "docs/design/streams.md").read_text()
     table = page[page.index("## Who waits on whom"):]
     rows = {int(m.group(1)): m.group(0) for m in re.finditer(r"^\| (\d) \|.*$", table, re.M)}
     # the stream that waits in the model is the row's "waiter"
-    stream_of = {op.kind: op.stream for op in figures.fsdp2_iteration(2, hsdp=True)}
+    stream_of = {op.kind: op.stream for op in stream_model.fsdp2_iteration(2, hsdp=True)}
     for (_, waiting_kind), number in figures.WAIT_ROWS.items():
         waiter = rows[number].split("|")[2]
         assert f"`{stream_of[waiting_kind]}`" in waiter, (number, rows[number])
-    svg = figures.all_figures()["figures/stream-waits.svg"]
+    svg = site_figures["figures/stream-waits.svg"]
     texts = {t.text for t in ET.fromstring(svg).iter(f"{SVG}text")}
     assert {"2", "3", "4", "5", "6"} <= texts
 
 
 # ---------------------------------------------------------------- every figure
 
-def test_generated_figures_are_readable_deterministic_svg():
-    first = figures.all_figures()
-    assert first == figures.all_figures()
-    for name, svg in first.items():
+def test_generated_figures_are_readable_deterministic_svg(site_figures):
+    assert site_figures == figures.all_figures()
+    for name, svg in site_figures.items():
         assert name.startswith("figures/") and name.endswith(".svg")
         assert readable(svg) == [], name
 
 
-def test_stream_rows_are_named_as_the_library_names_them():
-    svg = figures.all_figures()["figures/streams.svg"]
+def test_stream_rows_are_named_as_the_library_names_them(site_figures):
+    svg = site_figures["figures/streams.svg"]
     texts = {t.text for t in ET.fromstring(svg).iter(f"{SVG}text")}
     assert set(STREAMS) <= texts
 
