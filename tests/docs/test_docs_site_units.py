@@ -1,5 +1,5 @@
 """Unit tests of ``tools/docs_site``: navigation, upstream pairing, roles, API pages, table
-code breaks.
+code breaks, icon shortcodes.
 
 The figures are tested in ``test_figures.py``."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from docs_site import apipages, breaks, griffe_roles, navgen, upstream
+from docs_site import apipages, breaks, griffe_roles, icons, navgen, upstream
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -169,3 +169,14 @@ def test_code_in_tables_gets_break_opportunities_after_separators():
     assert "</code> a_b <code>" in out  # prose: untouched
     assert "<code>_private(<wbr>x=1)</code>" in out  # not after a leading separator
     assert re.sub(r"<[^>]+>", "", out) == re.sub(r"<[^>]+>", "", html)  # same text
+
+
+# ---------------------------------------------------------------- icons, no emoji
+
+def test_icons_only_keeps_local_icons_and_drops_emoji():
+    from material.extensions import emoji
+
+    index = icons.icons_only(emoji.twemoji)({}, None)
+    assert ":material-api:" in index["emoji"]
+    assert ":flag_py:" not in index["emoji"] and not index["aliases"]  # `:py:` stays text
+    assert all("path" in entry for entry in index["emoji"].values())
