@@ -227,6 +227,7 @@ reference/tools/docs_site/doc/
 reference/tools/docs_site/figures.py_docs/
 reference/tools/docs_site/griffe_roles.py_docs/
 reference/tools/docs_site/hooks.py_docs/
+reference/tools/docs_site/icons.py_docs/
 reference/tools/docs_site/navgen.py_docs/
 reference/tools/docs_site/stream_model.py_docs/
 reference/tools/docs_site/upstream.py_docs/
