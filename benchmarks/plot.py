@@ -1,102 +1,78 @@
-"""A dependency-free SVG bar chart of ``compare.py`` results (deterministic output).
+"""The bar chart of ``compare.py`` results, drawn with matplotlib (deterministic SVG).
 
-Two panels: median step time with min–max whiskers, and peak memory per rank; one group
-of bars per world size, one bar per contender.
+Two panels: median step time with a min–max error range, and peak memory per rank; one
+group of bars per world size, one bar per contender. ``python benchmarks/plot.py OUT.svg``
+redraws it from ``benchmarks/results/compare_ws*.json`` without running anything.
 """
 
 from __future__ import annotations
 
-from html import escape
+import json
+import sys
+from pathlib import Path
+
+from fsdp_ref.timeline import FIGURE_WIDTH_IN, figure_style, svg_text
 
 __all__ = ["render_comparison"]
 
 COLORS = {"fsdp_ref": "#1f77b4", "torch_fsdp": "#ff7f0e", "ddp": "#7f7f7f"}
 LABELS = {"fsdp_ref": "fsdp_ref fully_shard", "torch_fsdp": "torch fully_shard", "ddp": "torch DDP"}
-
-
-def _nice_max(value: float) -> float:
-    """The smallest 1/2/5 x 10^k at or above ``value``."""
-    if value <= 0:
-        return 1.0
-    scale = 1.0
-    while scale * 10 < value:
-        scale *= 10
-    while scale > value:
-        scale /= 10
-    for step in (1, 2, 5, 10):
-        if step * scale >= value:
-            return step * scale
-    return 10 * scale
-
-
-def _panel(x0, y0, w, h, title, unit, groups, impls, value, whisker=None):
-    """One bar panel; ``groups`` is a list of (label, result)."""
-    out = []
-    top = max(
-        (whisker(r, i)[1] if whisker else value(r, i)) for _, r in groups for i in impls
-    )
-    ymax = _nice_max(top * 1.1)
-    out.append(f'<text x="{x0 + w / 2:.1f}" y="{y0 - 10}" text-anchor="middle" '
-               f'font-weight="bold">{escape(title)}</text>')
-    for k in range(6):
-        v = ymax * k / 5
-        y = y0 + h - h * k / 5
-        out.append(f'<line x1="{x0}" y1="{y:.1f}" x2="{x0 + w}" y2="{y:.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{x0 - 6}" y="{y + 4:.1f}" text-anchor="end">{v:g}</text>')
-    out.append(f'<text x="{x0 - 42}" y="{y0 + h / 2:.1f}" text-anchor="middle" '
-               f'transform="rotate(-90 {x0 - 42} {y0 + h / 2:.1f})">{escape(unit)}</text>')
-    gw = w / len(groups)
-    bw = gw * 0.8 / len(impls)
-    for g, (label, r) in enumerate(groups):
-        gx = x0 + g * gw + gw * 0.1
-        for j, impl in enumerate(impls):
-            v = value(r, impl)
-            bh = h * v / ymax
-            bx = gx + j * bw
-            out.append(f'<rect x="{bx:.1f}" y="{y0 + h - bh:.1f}" width="{bw * 0.9:.1f}" '
-                       f'height="{bh:.1f}" fill="{COLORS[impl]}"><title>{escape(impl)}: '
-                       f'{v:.2f} {escape(unit)}</title></rect>')
-            out.append(f'<text x="{bx + bw * 0.45:.1f}" y="{y0 + h - bh - 4:.1f}" '
-                       f'text-anchor="middle" font-size="10">{v:.1f}</text>')
-            if whisker:
-                lo, hi = whisker(r, impl)
-                cx = bx + bw * 0.45
-                ylo, yhi = y0 + h - h * lo / ymax, y0 + h - h * hi / ymax
-                out.append(f'<line x1="{cx:.1f}" y1="{ylo:.1f}" x2="{cx:.1f}" y2="{yhi:.1f}" '
-                           'stroke="#000"/>')
-                for yy in (ylo, yhi):
-                    out.append(f'<line x1="{cx - 4:.1f}" y1="{yy:.1f}" x2="{cx + 4:.1f}" '
-                               f'y2="{yy:.1f}" stroke="#000"/>')
-        out.append(f'<text x="{x0 + g * gw + gw / 2:.1f}" y="{y0 + h + 18}" '
-                   f'text-anchor="middle">{escape(label)}</text>')
-    out.append(f'<line x1="{x0}" y1="{y0 + h}" x2="{x0 + w}" y2="{y0 + h}" stroke="#000"/>')
-    return out
+TITLE = "Step time and peak memory per rank against torch's fully_shard"
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def render_comparison(results: list[dict]) -> str:
-    """SVG text comparing the contenders at every world size in ``results``."""
+    """SVG text comparing the contenders at every world size in ``results``.
+
+    Args:
+        results: the JSON documents ``compare.py`` writes, one per world size.
+
+    Returns:
+        A standalone SVG document.
+    """
+    from matplotlib.figure import Figure
+
     results = sorted(results, key=lambda r: r["world_size"])
     impls = [i for i in COLORS if all(i in r["impls"] for r in results)]
-    groups = [(f"{r['world_size']} ranks ({r['backend']})", r) for r in results]
-    width, height = 820, 380
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{width}" height="{height}" fill="#fff"/>',
-    ]
-    parts += _panel(
-        80, 50, 300, 250, "step time (median, min-max)", "ms", groups, impls,
-        lambda r, i: r["impls"][i]["step_ms"]["median"],
-        lambda r, i: (r["impls"][i]["step_ms"]["min"], r["impls"][i]["step_ms"]["max"]),
-    )
-    parts += _panel(
-        490, 50, 300, 250, "peak memory per rank", "MiB", groups, impls,
-        lambda r, i: r["impls"][i]["peak_bytes"] / 2**20,
-    )
-    for j, impl in enumerate(impls):
-        x = 120 + j * 220
-        parts.append(f'<rect x="{x}" y="{height - 30}" width="12" height="12" '
-                     f'fill="{COLORS[impl]}"/>')
-        parts.append(f'<text x="{x + 18}" y="{height - 20}">{escape(LABELS[impl])}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+    groups = [f"{r['world_size']} ranks ({r['backend']})" for r in results]
+    width = 0.8 / len(impls)
+    with figure_style():
+        fig = Figure(figsize=(FIGURE_WIDTH_IN, 3.2), layout="constrained")
+        time_ax, mem_ax = fig.subplots(1, 2)
+        for j, impl in enumerate(impls):
+            xs = [g + (j - (len(impls) - 1) / 2) * width for g in range(len(results))]
+            step = [r["impls"][impl]["step_ms"] for r in results]
+            median = [s["median"] for s in step]
+            spread = [[m - s["min"] for m, s in zip(median, step)],
+                      [s["max"] - m for m, s in zip(median, step)]]
+            bars = time_ax.bar(xs, median, width * 0.9, yerr=spread, capsize=2.5,
+                               color=COLORS[impl], label=LABELS[impl],
+                               error_kw={"linewidth": 0.8})
+            for x, m in zip(xs, median):  # at the foot of the bar, clear of the range
+                time_ax.annotate(f"{m:.0f}", (x, 0), xytext=(0, 2), textcoords="offset points",
+                                 ha="center", va="bottom", fontsize=7, color="white")
+            peak = [r["impls"][impl]["peak_bytes"] / 2**20 for r in results]
+            bars = mem_ax.bar(xs, peak, width * 0.9, color=COLORS[impl])
+            mem_ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)
+        for ax, name, unit in ((time_ax, "step time (median, min–max)", "ms"),
+                               (mem_ax, "peak memory per rank", "MiB")):
+            ax.set_title(name, fontweight="bold")
+            ax.set_ylabel(unit)
+            ax.set_xticks(range(len(groups)), groups)
+            ax.tick_params(axis="x", length=0)
+            ax.grid(axis="y", color="#dddddd", linewidth=0.6)
+            ax.set_axisbelow(True)
+        mem_ax.margins(y=0.12)
+        fig.legend(loc="outside lower center", ncols=len(impls), frameon=False)
+    return svg_text(fig, TITLE)
+
+
+def committed_results() -> list[dict]:
+    """The 1-D results under ``benchmarks/results`` (``compare_ws*.json``)."""
+    return [json.loads(p.read_text()) for p in sorted(RESULTS.glob("compare_ws*.json"))]
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else RESULTS / "compare.svg")
+    out.write_text(render_comparison(committed_results()))
+    print(f"wrote {out}")

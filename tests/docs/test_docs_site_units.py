@@ -1,12 +1,14 @@
-"""Unit tests of ``tools/docs_site``: navigation, figures, upstream pairing, roles, API pages."""
+"""Unit tests of ``tools/docs_site``: navigation, upstream pairing, roles, API pages, table
+code breaks, icon shortcodes.
+
+The figures are tested in ``test_figures.py``."""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
+import re
 from pathlib import Path
 
-import pytest
-from docs_site import apipages, figures, griffe_roles, navgen, upstream
+from docs_site import apipages, breaks, griffe_roles, icons, navgen, upstream
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -82,54 +84,6 @@ def test_every_mkdocs_nav_page_exists_or_is_generated():
     assert not missing
 
 
-# ---------------------------------------------------------------- figures
-
-def test_schedule_is_fifo_per_stream_and_honours_waits():
-    ops = [figures.Op("a", "s1", "forward", 2.0), figures.Op("b", "s2", "all_gather", 1.0),
-           figures.Op("c", "s2", "all_gather", 1.0, ("a",)), figures.Op("d", "s1", "forward", 1.0)]
-    spans = {s.op.name: s for s in figures.schedule(ops)}
-    assert (spans["b"].start, spans["b"].end) == (0.0, 1.0)
-    assert spans["c"].start == 2.0 and spans["c"].waited_on == ("a",)
-    assert spans["d"].start == 2.0 and spans["d"].waited_on == ()
-
-
-def test_schedule_rejects_unknown_dependencies():
-    with pytest.raises(ValueError):
-        figures.schedule([figures.Op("a", "s", "forward", 1.0, ("later",))])
-
-
-def test_iteration_model_overlaps_and_bounds_memory():
-    spans = figures.schedule(figures.fsdp2_iteration(num_layers=6))
-    by_name = {s.op.name: s for s in spans}
-    # the all-gather of layer 2 overlaps the forward of layer 1
-    assert by_name["AG2"].start < by_name["F1"].end
-    # every compute op starts after the all-gather it needs
-    for layer in range(1, 7):
-        assert by_name[f"F{layer}"].start >= by_name[f"AG{layer}"].end
-        assert by_name[f"B{layer}"].start >= by_name[f"AG{layer}b"].end
-        assert by_name[f"RS{layer}"].start >= by_name[f"B{layer}"].end
-    assert by_name["optim"].start >= max(s.end for s in spans if s.op.kind == "reduce_scatter")
-    # unsharded layers stay bounded however deep the model is
-    peak = max(count for _, count in figures.unsharded_layers(spans))
-    assert peak <= 4
-    assert figures.unsharded_layers(spans)[-1][1] == 0
-
-
-def test_hsdp_adds_all_reduce_after_each_reduce_scatter():
-    spans = {s.op.name: s for s in figures.schedule(figures.fsdp2_iteration(2, hsdp=True))}
-    for layer in range(3):
-        assert spans[f"AR{layer}"].start >= spans[f"RS{layer}"].end
-        assert spans[f"AR{layer}"].op.stream == "all_reduce"
-
-
-def test_all_figures_are_well_formed_svg():
-    for name, svg in figures.all_figures().items():
-        assert name.startswith("figures/") and name.endswith(".svg")
-        root = ET.fromstring(svg)
-        assert root.tag == "{http://www.w3.org/2000/svg}svg"
-        assert root.find("{http://www.w3.org/2000/svg}title") is not None
-
-
 # ---------------------------------------------------------------- upstream pairing
 
 def test_normalized_stem():
@@ -200,3 +154,29 @@ def test_api_pages_cover_every_module(tmp_path):
     assert pages["api/pkg/sub.md"].source == "pkg/sub/__init__.py"
     missing = apipages.api_pages(tmp_path, [apipages.Package("nope", "nope", "x")])
     assert missing["api/nope/index.md"].source is None
+
+
+# ---------------------------------------------------------------- table code breaks
+
+def test_code_in_tables_gets_break_opportunities_after_separators():
+    html = ('<p><code>a_b.c</code></p><table><tr><td><code>stage3_max_live</code> and '
+            '<code class="x"><a href="u_v.html">torch.distributed</a>/x</code> a_b '
+            '<code>_private(x=1)</code></td></tr></table>')
+    out = breaks.add_code_breaks(html)
+    assert out.startswith("<p><code>a_b.c</code></p>")  # outside tables: untouched
+    assert "<code>stage3_<wbr>max_<wbr>live</code>" in out
+    assert '<a href="u_v.html">torch.<wbr>distributed</a>/x</code>' in out  # not in tags
+    assert "</code> a_b <code>" in out  # prose: untouched
+    assert "<code>_private(<wbr>x=1)</code>" in out  # not after a leading separator
+    assert re.sub(r"<[^>]+>", "", out) == re.sub(r"<[^>]+>", "", html)  # same text
+
+
+# ---------------------------------------------------------------- icons, no emoji
+
+def test_icons_only_keeps_local_icons_and_drops_emoji():
+    from material.extensions import emoji
+
+    index = icons.icons_only(emoji.twemoji)({}, None)
+    assert ":material-api:" in index["emoji"]
+    assert ":flag_py:" not in index["emoji"] and not index["aliases"]  # `:py:` stays text
+    assert all("path" in entry for entry in index["emoji"].values())

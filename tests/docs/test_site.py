@@ -40,7 +40,9 @@ def test_quickstart_snippet_is_inlined(site):
 def test_figures_are_generated_svg(site, name):
     root = ET.fromstring(site.page(f"figures/{name}.svg"))
     assert root.tag.endswith("svg")
-    assert len(root.findall(".//{http://www.w3.org/2000/svg}rect")) > 10
+    # drawn: matplotlib's bars are paths, its labels text
+    assert len(root.findall(".//{http://www.w3.org/2000/svg}path")) > 10
+    assert len(root.findall(".//{http://www.w3.org/2000/svg}text")) > 10
 
 
 def test_api_pages_render_docstrings(site):
@@ -81,3 +83,19 @@ def test_upstream_section_and_cross_links(site):
     assert "_fsdp_param_group.py" in ref.read_text(encoding="utf-8")
     api = site.page("api/fsdp_ref/param_group/index.html")
     assert "Upstream counterpart" in api and "_fsdp_param_group.py_docs" in api
+
+
+def test_api_page_shows_the_real_signature_before_the_overloads(site):
+    import inspect
+    import typing
+
+    from fsdp_ref.fully_shard import fully_shard
+
+    assert typing.get_overloads(fully_shard), "fully_shard no longer has @overload stubs"
+    html = site.page("api/fsdp_ref/fully_shard/index.html")
+    entry = html[html.index('id="fsdp_ref.fully_shard.fully_shard"'):]
+    first, second = re.findall(r'doc-signature.*?</pre>', entry, re.S)[:2]
+    first_text = re.sub(r"<[^>]+>", "", first)
+    for name in inspect.signature(fully_shard).parameters:
+        assert re.search(rf"\b{name}\b", first_text), (name, first_text)
+    assert "kwargs" not in first_text and "kwargs" in re.sub(r"<[^>]+>", "", second)

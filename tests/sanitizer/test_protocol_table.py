@@ -29,7 +29,7 @@ _WAITS = {"wait_event": 1, "wait_stream": 1, "synchronize": 0, "wait_work": 2}
 
 
 def _table(heading: str) -> list[list[str]]:
-    """The rows (cells) of the first table after ``heading`` on the page."""
+    """The rows (cells) of the first table after ``heading`` on the page, header first."""
     text = PAGE.read_text().split(heading, 1)[1]
     rows = []
     for line in text.splitlines():
@@ -39,7 +39,7 @@ def _table(heading: str) -> list[list[str]]:
                 rows.append(cells)
         elif rows:
             break
-    return rows[1:]  # without the header
+    return rows  # the header first
 
 
 def _proofs(cell: str) -> list[tuple[str, bool]]:
@@ -48,8 +48,15 @@ def _proofs(cell: str) -> list[tuple[str, bool]]:
     return [(name, path == "GPU") for name, path in found]
 
 
-WAIT_ROWS = {row[0].strip("`"): _proofs(row[-1]) for row in _table("## Every wait")}
-FREE_ROWS = {row[0].strip("`"): _proofs(row[-1]) for row in _table("## Deferred frees")}
+def _rows(heading: str, key: str) -> dict[str, list[tuple[str, bool]]]:
+    """``{row's key cell: its proofs}`` for the table after ``heading``."""
+    header, *rows = _table(heading)
+    col, proof = header.index(key), header.index("proved by")
+    return {row[col].strip("`"): _proofs(row[proof]) for row in rows}
+
+
+WAIT_ROWS = _rows("## Every wait", "site")
+FREE_ROWS = _rows("## Deferred frees", "buffer")
 # "Frees that need no deferral: `a` (why), `b` (why)."
 NOT_DEFERRED = re.findall(r"`(\w+)` \(", PAGE.read_text().split("Frees that need no deferral:")[1]
                           .split("\n\n")[0])

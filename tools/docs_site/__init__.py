@@ -15,8 +15,7 @@ like the rest of the repository:
   ``torch/distributed/fsdp`` and pairs each ``fsdp_ref`` module with the
   upstream module it re-implements.
 * :mod:`docs_site.figures` -- a tiny stream scheduler that models one FSDP2
-  training iteration and renders it as hand-written SVG (timeline and stream
-  diagram).
+  training iteration and draws it with matplotlib (timeline, stream diagram).
 
 Nothing here needs a GPU or the network.
 """

@@ -1,23 +1,13 @@
-"""Figures of the design pages, generated as SVG from a small stream model.
+"""Figures of the design pages, drawn with matplotlib from the stream model.
 
-The figures are not drawings: they are the output of a tiny discrete-event
-scheduler that replays the order in which FSDP2 issues work on its streams.
-Each :class:`Op` is placed on one stream; a stream runs its ops in issue
-order (FIFO, like a CUDA stream) and an op additionally waits for the ops in
-``deps`` to finish (like ``stream.wait_event(event)`` on an event recorded
-after them). :func:`schedule` turns the ops into timed :class:`Span` objects
-and the ``render_*`` functions draw them.
-
-The default workload (:func:`fsdp2_iteration`) models one training iteration
-of a model whose layers were each wrapped with ``fully_shard`` and whose root
-keeps its parameters after forward (``reshard_after_forward=False`` at the
-root). Durations are illustrative units, not measurements; the *shape* of
-the schedule (which stream waits on which, what overlaps with what, how many
-layers are unsharded at once) is the point.
-
-The renderers only need a list of spans, so a recorded event log (for
-example from ``fsdp_ref``'s stream recorder) can be drawn the same way by
-building :class:`Span` objects from it.
+:mod:`docs_site.stream_model` schedules the ops of one FSDP2 iteration on its
+streams; the ``render_*`` functions here draw the resulting spans
+(``broken_barh`` lanes, one row per stream or per parameter group) under
+:func:`fsdp_ref.timeline.figure_style`, the same settings as the recorded
+timeline, and name the streams with the same vocabulary
+(:data:`fsdp_ref.timeline.STREAMS`, the attribute names of
+:class:`fsdp_ref.streams.CommContext`). Their output is deterministic SVG,
+sized for the site's article column.
 
 Typical use (what the MkDocs hook does)::
 
@@ -28,29 +18,28 @@ Typical use (what the MkDocs hook does)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from xml.sax.saxutils import escape
+from typing import Any
+
+from docs_site.stream_model import (
+    Span,
+    fsdp2_iteration,
+    group_name,
+    schedule,
+    split_phases,
+    unsharded_layers,
+)
+from fsdp_ref.timeline import FIGURE_WIDTH_IN, STREAMS, figure_style, svg_text
 
 __all__ = [
-    "Op",
-    "Span",
-    "STREAMS",
-    "schedule",
-    "fsdp2_iteration",
-    "unsharded_layers",
+    "COLORS",
+    "KIND_LABELS",
+    "WAIT_ROWS",
+    "SHORT_LABELS",
     "render_timeline",
     "render_stream_diagram",
+    "render_lifecycle",
     "all_figures",
 ]
-
-#: Streams of one FSDP2 process, in drawing order: (key, label shown on the figure).
-STREAMS: tuple[tuple[str, str], ...] = (
-    ("compute", "default (compute)"),
-    ("ag_copy_in", "all-gather copy-in"),
-    ("all_gather", "all-gather"),
-    ("reduce_scatter", "reduce-scatter"),
-    ("all_reduce", "all-reduce (HSDP)"),
-)
 
 #: Fill colour per op kind.
 COLORS: dict[str, str] = {
@@ -79,276 +68,113 @@ KIND_LABELS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Op:
-    """One unit of work issued on a stream.
+#: The row (``#``) of the table of waits in ``docs/design/streams.md`` that each event
+#: wait of the model illustrates, by (kind of the op that recorded the event, kind of the
+#: op whose stream waits). Row 1 (the first copy-in waits for the previous optimizer
+#: step) happens before the modelled iteration starts.
+WAIT_ROWS: dict[tuple[str, str], int] = {
+    ("copy_in", "all_gather"): 5,        # all_gather_after_copy_in
+    ("all_gather", "copy_out"): 6,       # compute_after_all_gather
+    ("copy_out", "copy_in"): 8,          # free_all_gather_output
+    ("rs_copy_in", "reduce_scatter"): 9,  # reduce_scatter_after_grads
+    ("reduce_scatter", "all_reduce"): 12,  # all_reduce_after_reduce_scatter
+    ("reduce_scatter", "rs_copy_in"): 14,  # compute_after_reduction
+    ("reduce_scatter", "optimizer"): 14,
+    ("all_reduce", "optimizer"): 14,
+}
 
-    Attributes:
-        name: Unique name, also used as the label drawn on the figure.
-        stream: Key of the stream (see :data:`STREAMS`) the op runs on.
-        kind: Kind of work; selects the colour (see :data:`COLORS`).
-        duration: Run time in arbitrary units.
-        deps: Names of earlier ops this op waits for (event waits).
-        layer: Layer the op belongs to, or ``None`` for whole-model ops.
-    """
-
-    name: str
-    stream: str
-    kind: str
-    duration: float
-    deps: tuple[str, ...] = ()
-    layer: int | None = None
-
-
-@dataclass(frozen=True)
-class Span:
-    """An op placed in time by :func:`schedule`.
-
-    Attributes:
-        op: The scheduled op.
-        start: Start time.
-        end: End time (``start + op.duration``).
-        waited_on: Names of the deps that actually delayed the start (the
-            arrows drawn on the stream diagram).
-    """
-
-    op: Op
-    start: float
-    end: float
-    waited_on: tuple[str, ...] = field(default=())
-
-
-def schedule(ops: list[Op]) -> list[Span]:
-    """Place ops in time: FIFO per stream plus cross-stream event waits.
-
-    Args:
-        ops: Ops in CPU issue order. Every name in ``deps`` must refer to an
-            op earlier in the list.
-
-    Returns:
-        One span per op, in the same order.
-
-    Raises:
-        ValueError: If an op depends on an unknown or later op, or names are
-            not unique.
-    """
-    stream_free: dict[str, float] = {}
-    ends: dict[str, float] = {}
-    spans: list[Span] = []
-    for op in ops:
-        if op.name in ends:
-            raise ValueError(f"duplicate op name {op.name!r}")
-        missing = [d for d in op.deps if d not in ends]
-        if missing:
-            raise ValueError(f"{op.name!r} depends on unknown or later ops {missing}")
-        ready = stream_free.get(op.stream, 0.0)
-        start = max([ready] + [ends[d] for d in op.deps])
-        waited = tuple(d for d in op.deps if ends[d] > ready and ends[d] == start)
-        end = start + op.duration
-        stream_free[op.stream] = end
-        ends[op.name] = end
-        spans.append(Span(op, start, end, waited))
-    return spans
-
-
-def fsdp2_iteration(
-    num_layers: int = 4,
-    forward: float = 1.0,
-    backward: float = 2.0,
-    copy_in: float = 0.15,
-    copy_out: float = 0.15,
-    all_gather: float = 0.8,
-    reduce_scatter: float = 0.9,
-    all_reduce: float = 0.6,
-    optimizer: float = 0.8,
-    hsdp: bool = False,
-) -> list[Op]:
-    """Ops of one FSDP2 iteration in the order FSDP2 issues them.
-
-    Layer ``0`` is the root's own parameter group (e.g. embeddings); the root
-    does not reshard after forward, so it is not all-gathered again in
-    backward. Layers ``1..num_layers`` reshard after forward.
-
-    Forward, per layer (``pre_forward``): copy-in of the ``Shard(0)`` shards
-    into the flat all-gather input on the copy-in stream, the all-gather on
-    the all-gather stream, then the compute stream waits for it, copies out
-    into the unsharded (``Replicate()``) parameters and runs the forward.
-    Because the CPU runs ahead of the GPU, layer ``i+1``'s all-gather runs
-    while layer ``i`` computes (implicit forward prefetching); the copy-in of
-    layer ``i+1`` waits for the copy-out of layer ``i-1``, which bounds how
-    far ahead the all-gathers can run.
-
-    Backward, per layer in reverse (``pre_backward``): copy-out of the
-    layer's all-gather (already issued as a prefetch), then the all-gather of
-    the previous layer is prefetched, then the backward compute. In
-    ``post_backward`` the compute stream waits for the previous
-    reduce-scatter (one reduce-scatter input buffer in flight by default),
-    copies the unsharded ``Partial()`` gradients into the flat reduce-scatter
-    input, and the reduce-scatter stream reduces them to ``Shard(0)``; with
-    HSDP an all-reduce across replicas follows on its own stream. The
-    optimizer step waits for the last reduction (``finalize_backward``).
-
-    Args:
-        num_layers: Number of ``fully_shard``-ed layers below the root.
-        forward: Forward compute time of one layer.
-        backward: Backward compute time of one layer.
-        copy_in: Time to copy shards into the all-gather input buffer.
-        copy_out: Time to copy the all-gather output into the parameters.
-        all_gather: All-gather time of one layer.
-        reduce_scatter: Reduce-scatter time of one layer.
-        all_reduce: HSDP all-reduce time of one layer.
-        optimizer: Optimizer step time (whole model, on shards).
-        hsdp: Whether to add the replica all-reduce (2-D mesh).
-
-    Returns:
-        Ops in issue order, ready for :func:`schedule`.
-
-    Raises:
-        ValueError: If ``num_layers`` is smaller than 1.
-    """
-    if num_layers < 1:
-        raise ValueError("num_layers must be >= 1")
-    ops: list[Op] = []
-    layers = list(range(num_layers + 1))
-
-    def gather(layer: int, tag: str, *after: str) -> None:
-        deps = tuple(after)
-        ops.append(Op(f"CI{layer}{tag}", "ag_copy_in", "copy_in", copy_in, deps, layer))
-        ops.append(Op(f"AG{layer}{tag}", "all_gather", "all_gather", all_gather,
-                      (f"CI{layer}{tag}",), layer))
-
-    def copy_out_op(layer: int, tag: str) -> None:
-        ops.append(Op(f"CO{layer}{tag}", "compute", "copy_out", copy_out,
-                      (f"AG{layer}{tag}",), layer))
-
-    # Forward.
-    for layer in layers:
-        gather(layer, "", *([f"CO{layer - 2}"] if layer >= 2 else []))
-        copy_out_op(layer, "")
-        ops.append(Op(f"F{layer}", "compute", "forward", forward, (), layer))
-
-    # Backward: reverse order; the root (layer 0) kept its unsharded parameters.
-    last = layers[-1]
-    # The all-gather streams wait for the reshard-after-forward event.
-    gather(last, "b", f"F{last}")
-    reductions: list[str] = []
-    prev_rs: str | None = None
-    for layer in reversed(layers):
-        if layer >= 1:
-            copy_out_op(layer, "b")
-        if layer - 1 >= 1:
-            gather(layer - 1, "b", f"F{layer - 1}", f"CO{layer}b")
-        ops.append(Op(f"B{layer}", "compute", "backward", backward, (), layer))
-        ops.append(Op(f"RC{layer}", "compute", "rs_copy_in", copy_in,
-                      (prev_rs,) if prev_rs else (), layer))
-        ops.append(Op(f"RS{layer}", "reduce_scatter", "reduce_scatter", reduce_scatter,
-                      (f"RC{layer}",), layer))
-        prev_rs = f"RS{layer}"
-        reductions.append(prev_rs)
-        if hsdp:
-            ops.append(Op(f"AR{layer}", "all_reduce", "all_reduce", all_reduce,
-                          (f"RS{layer}",), layer))
-            reductions.append(f"AR{layer}")
-    ops.append(Op("optim", "compute", "optimizer", optimizer, tuple(reductions[-2:]), None))
-    return ops
-
-
-def unsharded_layers(spans: list[Span]) -> list[tuple[float, int]]:
-    """Step function of how many layers hold unsharded parameters.
-
-    A layer's unsharded buffer is allocated when its copy-in starts and freed
-    when the compute that used it ends (forward for resharding layers,
-    backward otherwise). The root (layer 0) is freed only after its backward.
-
-    Args:
-        spans: Output of :func:`schedule` for :func:`fsdp2_iteration` ops.
-
-    Returns:
-        ``(time, count)`` points, sorted by time; the count holds until the
-        next point.
-    """
-    deltas: list[tuple[float, int]] = []
-    for span in spans:
-        op = span.op
-        if op.kind == "copy_in":
-            deltas.append((span.start, +1))
-        elif op.kind == "forward" and op.layer not in (None, 0):
-            deltas.append((span.end, -1))
-        elif op.kind == "backward":
-            deltas.append((span.end, -1))
-    deltas.sort(key=lambda d: (d[0], d[1]))
-    points: list[tuple[float, int]] = [(0.0, 0)]
-    count = 0
-    for time, delta in deltas:
-        count += delta
-        if points and points[-1][0] == time:
-            points[-1] = (time, count)
-        else:
-            points.append((time, count))
-    return points
+#: Short bar labels of the per-group figures, by kind.
+SHORT_LABELS: dict[str, str] = {
+    "forward": "fwd", "backward": "bwd", "copy_in": "CI", "copy_out": "CO",
+    "all_gather": "AG", "rs_copy_in": "RC", "reduce_scatter": "RS", "all_reduce": "AR",
+}
 
 
 # ---------------------------------------------------------------------------
-# SVG rendering (hand-written; no plotting library needed)
+# Rendering (matplotlib, one lane per stream)
 # ---------------------------------------------------------------------------
 
-_FONT = "font-family:Inter,Roboto,Helvetica,Arial,sans-serif"
-_LABEL_W = 150
-_LANE_H = 34
-_BAR_H = 24
+_BAR_H = 0.64        # bar height, in lanes
+_LABEL_PT = 7.0      # bar labels; 9.3 px at the figure's natural width
 
 
-def _svg_open(width: float, height: float, title: str) -> list[str]:
-    return [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
-        f'width="{width:.0f}" height="{height:.0f}" role="img" aria-label="{escape(title)}">',
-        f"<title>{escape(title)}</title>",
-        f'<rect x="0" y="0" width="{width:.0f}" height="{height:.0f}" rx="8" fill="#fcfcfd" stroke="#d0d4db"/>',
-    ]
-
-
-def _text(x: float, y: float, s: str, size: int = 12, anchor: str = "start",
-          fill: str = "#1f2937", weight: str = "normal") -> str:
-    return (
-        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" '
-        f'fill="{fill}" font-weight="{weight}" style="{_FONT}">{escape(s)}</text>'
-    )
-
-
-def _lanes(spans: list[Span]) -> list[tuple[str, str]]:
+def _lanes(spans: list[Span]) -> list[str]:
+    """The streams the spans use, in the order of :data:`fsdp_ref.timeline.STREAMS`."""
     used = {s.op.stream for s in spans}
-    return [(key, label) for key, label in STREAMS if key in used]
+    unknown = sorted(used - set(STREAMS))
+    if unknown:
+        raise ValueError(f"ops on unknown streams {unknown}; known: {list(STREAMS)}")
+    return [name for name in STREAMS if name in used]
 
 
-def _legend(kinds: list[str], x0: float, y: float, width: float) -> tuple[list[str], float]:
-    """Draw legend entries, wrapping at ``width``; return the elements and the last row's y."""
-    out: list[str] = []
-    x = x0
-    for kind in kinds:
-        label = KIND_LABELS[kind]
-        item_w = 24 + 6.2 * len(label)
-        if x + item_w > width - 10 and x > x0:
-            x, y = x0, y + 20
-        out.append(f'<rect x="{x:.1f}" y="{y - 10:.1f}" width="12" height="12" rx="2" fill="{COLORS[kind]}"/>')
-        out.append(_text(x + 17, y, label, 11))
-        x += item_w
-    return out, y
+def _lane_axes(ax: Any, names: list[str], header: float = 0.0) -> None:
+    """One row per name, top to bottom, shaded every other row; ``header`` lanes on top."""
+    for row in range(0, len(names), 2):
+        ax.axhspan(row - 0.5, row + 0.5, color="#f3f4f6", linewidth=0, zorder=0)
+    ax.set_ylim(len(names) - 0.5, -0.5 - header)
+    ax.set_yticks(range(len(names)), names)
+    ax.tick_params(axis="y", length=0)
+    ax.spines["left"].set_visible(False)
 
 
-def _bars(spans: list[Span], lane_y: dict[str, float], x0: float, scale: float) -> list[str]:
-    out: list[str] = []
+def _draw_bars(ax: Any, spans: list[Span], row_of: dict[str, int], key: Any) -> None:
+    """``broken_barh`` per (kind, row): one colour per kind of work."""
+    ranges: dict[tuple[str, int], list[tuple[float, float]]] = {}
     for span in spans:
-        op = span.op
-        x = x0 + span.start * scale
-        w = max(1.0, (span.end - span.start) * scale)
-        y = lane_y[op.stream] + (_LANE_H - _BAR_H) / 2
-        out.append(
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{_BAR_H}" rx="3" '
-            f'fill="{COLORS[op.kind]}"><title>{escape(op.name)}: {span.start:g}–{span.end:g}</title></rect>'
-        )
-        if w >= 7 * len(op.name):
-            out.append(_text(x + w / 2, y + _BAR_H / 2 + 4, op.name, 11, "middle", "#ffffff", "bold"))
-    return out
+        ranges.setdefault((span.op.kind, row_of[key(span)]), []).append(
+            (span.start, span.end - span.start))
+    for (kind, row), xranges in ranges.items():
+        ax.broken_barh(xranges, (row - _BAR_H / 2, _BAR_H), facecolors=COLORS[kind], zorder=2)
+
+
+def _fits(fig: Any, ax: Any) -> Any:
+    """A test ``(text, x_from, x_to, size) -> bool``: does the text fit between the two
+    x values of ``ax`` once the figure is laid out?"""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    fig.draw_without_rendering()
+    x0, x1 = ax.get_xlim()
+    pt_per_unit = ax.get_window_extent().width * 72 / fig.dpi / (x1 - x0)
+    bold = FontProperties(weight="bold")
+
+    def fits(text: str, start: float, end: float, size: float) -> bool:
+        width_pt = TextPath((0, 0), text, size=size, prop=bold).get_extents().width
+        return bool(text) and width_pt + 3 <= (end - start) * pt_per_unit
+
+    return fits
+
+
+def _label_bars(fig: Any, ax: Any, spans: list[Span], row_of: dict[str, int], key: Any,
+                text: Any = lambda op: op.name) -> None:
+    """Write each bar's label inside it where it fits (measured after layout)."""
+    fits = _fits(fig, ax)
+    for span in spans:
+        label = text(span.op)
+        if fits(label, span.start, span.end, _LABEL_PT):
+            ax.text((span.start + span.end) / 2, row_of[key(span)], label, ha="center",
+                    va="center", fontsize=_LABEL_PT, fontweight="bold", color="white", zorder=3)
+
+
+def _legend(fig: Any, spans: list[Span], note: str = "") -> None:
+    from matplotlib.patches import Patch
+
+    kinds = [k for k in COLORS if any(s.op.kind == k for s in spans)]
+    fig.legend(handles=[Patch(color=COLORS[k], label=KIND_LABELS[k]) for k in kinds],
+               loc="outside lower center", ncols=3, frameon=False, title=note or None,
+               title_fontsize=7.5)
+
+
+def _phases(spans: list[Span]) -> dict[str, tuple[float, float]]:
+    """Forward / backward / optimizer extent on the compute stream (forward from 0)."""
+    phases: dict[str, tuple[float, float]] = {}
+    for s in spans:
+        if s.op.stream == "compute" and s.op.kind in ("forward", "backward", "optimizer"):
+            start = phases.get(s.op.kind, (s.start, s.end))[0]
+            phases[s.op.kind] = (start, s.end)
+    if "forward" in phases:
+        phases["forward"] = (0.0, phases["forward"][1])
+    return phases
 
 
 def render_timeline(spans: list[Span], title: str = "One FSDP2 training iteration") -> str:
@@ -356,68 +182,57 @@ def render_timeline(spans: list[Span], title: str = "One FSDP2 training iteratio
 
     Args:
         spans: Scheduled spans (see :func:`schedule`).
-        title: Accessible title of the figure.
+        title: Title drawn above the figure, also its accessible title.
 
     Returns:
         A standalone SVG document.
     """
     lanes = _lanes(spans)
+    row_of = {name: i for i, name in enumerate(lanes)}
     t_end = max(s.end for s in spans)
-    width = 1000.0
-    scale = (width - _LABEL_W - 30) / t_end
-    top = 56.0
-    lane_y = {key: top + i * _LANE_H for i, (key, _) in enumerate(lanes)}
-    mem_top = top + len(lanes) * _LANE_H + 26
-    mem_h = 60.0
-    height = mem_top + mem_h + 70
-    out = _svg_open(width, height, title)
-    out.append(_text(16, 26, title, 15, weight="bold"))
-
-    # Phase bands: forward / backward / optimizer, from the compute spans.
-    phases: dict[str, list[float]] = {}
-    for s in spans:
-        if s.op.stream == "compute" and s.op.kind in ("forward", "backward", "optimizer"):
-            phases.setdefault(s.op.kind, [s.start, s.end])
-            phases[s.op.kind][1] = s.end
-    if "forward" in phases:
-        phases["forward"][0] = 0.0
-    for kind, (a, b) in phases.items():
-        xa, xb = _LABEL_W + a * scale, _LABEL_W + b * scale
-        out.append(f'<rect x="{xa:.1f}" y="{top - 14:.1f}" width="{xb - xa:.1f}" '
-                   f'height="{mem_top + mem_h - top + 14:.1f}" fill="{COLORS[kind]}" opacity="0.06"/>')
-        out.append(_text((xa + xb) / 2, top - 4, kind, 11, "middle", "#4b5563"))
-
-    for key, label in lanes:
-        y = lane_y[key]
-        out.append(f'<line x1="{_LABEL_W}" y1="{y + _LANE_H:.1f}" x2="{width - 20}" y2="{y + _LANE_H:.1f}" stroke="#e5e7eb"/>')
-        out.append(_text(_LABEL_W - 10, y + _LANE_H / 2 + 4, label, 12, "end"))
-    out += _bars(spans, lane_y, _LABEL_W, scale)
-
-    # Memory strip: number of layers holding unsharded (Replicate()) parameters.
     points = unsharded_layers(spans)
-    peak = max(c for _, c in points) or 1
-    out.append(_text(_LABEL_W - 10, mem_top + mem_h / 2, "unsharded layers", 12, "end"))
-    out.append(_text(_LABEL_W - 10, mem_top + mem_h / 2 + 14, f"(peak {peak})", 11, "end", "#6b7280"))
-    path = [f"M{_LABEL_W:.1f},{mem_top + mem_h:.1f}"]
-    for i, (t, c) in enumerate(points):
-        x = _LABEL_W + t * scale
-        y = mem_top + mem_h - c / peak * (mem_h - 6)
-        if i:
-            prev_y = mem_top + mem_h - points[i - 1][1] / peak * (mem_h - 6)
-            path.append(f"L{x:.1f},{prev_y:.1f}")
-        path.append(f"L{x:.1f},{y:.1f}")
-    path.append(f"L{_LABEL_W + t_end * scale:.1f},{mem_top + mem_h:.1f}Z")
-    out.append(f'<path d="{" ".join(path)}" fill="#2f9e77" fill-opacity="0.25" stroke="#2f9e77"/>')
-    out.append(f'<line x1="{_LABEL_W}" y1="{mem_top + mem_h:.1f}" x2="{width - 20}" y2="{mem_top + mem_h:.1f}" stroke="#9ca3af"/>')
+    peak = max(c for _, c in points)
+    with figure_style():
+        from matplotlib.figure import Figure
 
-    kinds = [k for k in COLORS if any(s.op.kind == k for s in spans)]
-    legend, _ = _legend(kinds, 16, height - 36, width)
-    out += legend
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+        fig = Figure(figsize=(FIGURE_WIDTH_IN, 0.3 * len(lanes) + 2.6), layout="constrained")
+        ax, mem = fig.subplots(2, 1, sharex=True, height_ratios=[len(lanes) + 0.8, 1.6])
+        _lane_axes(ax, lanes, header=0.8)
+        phases = _phases(spans)
+        for kind, (a, b) in phases.items():
+            for axis in (ax, mem):
+                axis.axvspan(a, b, color=COLORS[kind], alpha=0.07, linewidth=0, zorder=0)
+        _draw_bars(ax, spans, row_of, key=lambda s: s.op.stream)
+        ax.set_xlim(0, t_end)
+        ax.tick_params(axis="x", length=0, labelbottom=False)
+        ax.spines["bottom"].set_visible(False)
+        times = [t for t, _ in points] + [t_end]
+        counts = [c for _, c in points] + [points[-1][1]]
+        mem.fill_between(times, counts, step="post", color="#2f9e77", alpha=0.25, linewidth=0)
+        mem.step(times, counts, where="post", color="#2f9e77", linewidth=1)
+        mem.set_ylim(0, peak + 0.5)
+        mem.set_yticks(range(0, peak + 1, max(1, peak // 2)))
+        mem.set_ylabel(f"unsharded\nlayers (peak {peak})", rotation=0, ha="right", va="center")
+        mem.set_xlabel("time (illustrative units)")
+        _legend(fig, spans)
+        fig.suptitle(title)
+        _label_bars(fig, ax, spans, row_of, key=lambda s: s.op.stream)
+        fits = _fits(fig, ax)
+        for kind, (a, b) in phases.items():
+            if fits(kind, a, b, 8.0):
+                ax.text((a + b) / 2, -0.85, kind, ha="center", va="center", color="#4b5563")
+    return svg_text(fig, title)
 
 
-def render_stream_diagram(spans: list[Span], title: str = "Streams and events") -> str:
+def _arrow_ends(src: Span, dst: Span, row_of: dict[str, int]) -> tuple[tuple[float, float], ...]:
+    """From the end of ``src``'s bar to the start of ``dst``'s, on the facing bar edges."""
+    y1, y2 = row_of[src.op.stream], row_of[dst.op.stream]
+    down = 1 if y2 > y1 else -1
+    return (src.end, y1 + down * _BAR_H / 2), (dst.start, y2 - down * _BAR_H / 2)
+
+
+def render_stream_diagram(spans: list[Span], title: str = "Streams and events",
+                          wait_rows: dict[tuple[str, str], int] | None = None) -> str:
     """Render spans per stream with an arrow for every event wait that mattered.
 
     An arrow goes from the end of the op that recorded the event to the start
@@ -426,54 +241,91 @@ def render_stream_diagram(spans: list[Span], title: str = "Streams and events") 
 
     Args:
         spans: Scheduled spans (see :func:`schedule`).
-        title: Accessible title of the figure.
+        title: Title drawn above the figure, also its accessible title.
+        wait_rows: Optional number per (kind of the recording op, kind of the
+            waiting op), drawn on the arrow (the rows of a table on the page).
 
     Returns:
         A standalone SVG document.
     """
     lanes = _lanes(spans)
-    t_end = max(s.end for s in spans)
-    width = 1000.0
-    scale = (width - _LABEL_W - 30) / t_end
-    top = 48.0
-    lane_h = _LANE_H + 22
-    lane_y = {key: top + i * lane_h for i, (key, _) in enumerate(lanes)}
-    height = top + len(lanes) * lane_h + 80
-    out = _svg_open(width, height, title)
-    out.append(
-        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#111827"/></marker></defs>'
-    )
-    out.append(_text(16, 26, title, 15, weight="bold"))
-    for key, label in lanes:
-        y = lane_y[key]
-        out.append(f'<rect x="{_LABEL_W}" y="{y:.1f}" width="{width - _LABEL_W - 20:.1f}" height="{_LANE_H}" fill="#f3f4f6" rx="4"/>')
-        out.append(_text(_LABEL_W - 10, y + _LANE_H / 2 + 4, label, 12, "end"))
-    out += _bars(spans, lane_y, _LABEL_W, scale)
+    row_of = {name: i for i, name in enumerate(lanes)}
     by_name = {s.op.name: s for s in spans}
-    for span in spans:
-        for dep in span.waited_on:
-            src = by_name[dep]
-            x1 = _LABEL_W + src.end * scale
-            y1 = lane_y[src.op.stream] + _LANE_H / 2
-            x2 = _LABEL_W + span.start * scale
-            y2 = lane_y[span.op.stream] + _LANE_H / 2
-            if src.op.stream == span.op.stream:
-                continue
-            y1 += _BAR_H / 2 if y2 > y1 else -_BAR_H / 2
-            y2 += -_BAR_H / 2 if y2 > y1 else _BAR_H / 2
-            out.append(
-                f'<path d="M{x1:.1f},{y1:.1f} C{x1 + 14:.1f},{y1:.1f} {x2 - 14:.1f},{y2:.1f} {x2:.1f},{y2:.1f}" '
-                f'fill="none" stroke="#111827" stroke-width="1.2" marker-end="url(#arrow)">'
-                f"<title>{escape(span.op.name)} waits on event recorded after {escape(dep)}</title></path>"
-            )
-    out.append(_text(16, height - 54, "Arrow: record_event() after the source op, wait_event() on the target op's stream "
-                     "before it runs. Stream order alone serialises ops on one lane.", 11, fill="#4b5563"))
-    kinds = [k for k in COLORS if any(s.op.kind == k for s in spans)]
-    legend, _ = _legend(kinds, 16, height - 32, width)
-    out += legend
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    with figure_style():
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(FIGURE_WIDTH_IN, 0.45 * len(lanes) + 1.7), layout="constrained")
+        ax = fig.subplots()
+        _lane_axes(ax, lanes)
+        _draw_bars(ax, spans, row_of, key=lambda s: s.op.stream)
+        ax.set_xlim(0, max(s.end for s in spans))
+        ax.set_xlabel("time (illustrative units)")
+        for span in spans:
+            for dep in span.waited_on:
+                src = by_name[dep]
+                if src.op.stream == span.op.stream:
+                    continue  # stream order alone
+                start, end = _arrow_ends(src, span, row_of)
+                ax.annotate("", xy=end, xytext=start, zorder=4, arrowprops={
+                    "arrowstyle": "-|>", "color": "#111827", "linewidth": 0.8,
+                    "shrinkA": 0, "shrinkB": 0, "mutation_scale": 7})
+                number = (wait_rows or {}).get((src.op.kind, span.op.kind))
+                if number is not None:
+                    ax.text((start[0] + end[0]) / 2, (start[1] + end[1]) / 2, str(number),
+                            ha="center", va="center", fontsize=7, zorder=5, bbox={
+                                "boxstyle": "circle,pad=0.2", "facecolor": "white",
+                                "edgecolor": "#111827", "linewidth": 0.6})
+        _legend(fig, spans, "Arrow: record_event() after the source op, wait_event() on the "
+                            "target op's stream before it runs.\nStream order alone "
+                            "serialises the ops of one lane.")
+        fig.suptitle(title)
+        _label_bars(fig, ax, spans, row_of, key=lambda s: s.op.stream)
+    return svg_text(fig, title)
+
+
+def render_lifecycle(spans: list[Span], title: str) -> str:
+    """One row per parameter group: what happens to each group, and when.
+
+    Bars are coloured by kind of work and labelled with :data:`SHORT_LABELS`; a red
+    tick marks where a group frees its unsharded parameters (after forward, when it
+    reshards; after its post-backward otherwise), and the root's forward is marked
+    ``kept`` (the root does not reshard after forward).
+
+    Args:
+        spans: Spans of one phase (see :func:`split_phases`).
+        title: Title drawn above the figure, also its accessible title.
+
+    Returns:
+        A standalone SVG document.
+    """
+    layers = sorted({s.op.layer for s in spans if s.op.layer is not None})
+    rows = [group_name(layer) for layer in layers]
+    row_of = {name: i for i, name in enumerate(rows)}
+    t0, t1 = min(s.start for s in spans), max(s.end for s in spans)
+    with figure_style():
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(FIGURE_WIDTH_IN, 0.32 * len(rows) + 1.55), layout="constrained")
+        ax = fig.subplots()
+        _lane_axes(ax, rows)
+        key = lambda s: group_name(s.op.layer)  # noqa: E731
+        _draw_bars(ax, spans, row_of, key=key)
+        ax.set_xlim(t0, t1 + 0.08 * (t1 - t0))
+        ax.set_xlabel("time (illustrative units)")
+        for span in spans:
+            op = span.op
+            frees = (op.kind == "forward" and op.layer != 0) or op.kind == "rs_copy_in"
+            if frees:
+                y = row_of[key(span)]
+                ax.plot([span.end, span.end], [y - 0.42, y + 0.42], color="#c00000",
+                        linewidth=1.5, zorder=4)
+            elif op.kind == "forward":
+                ax.text(span.end + 0.05, row_of[key(span)], "kept", va="center",
+                        fontsize=7, color="#4b5563")
+        _legend(fig, spans, "red tick: the group frees its unsharded parameters (reshard)")
+        fig.suptitle(title)
+        _label_bars(fig, ax, spans, row_of, key=key, text=lambda op: SHORT_LABELS[op.kind])
+    return svg_text(fig, title)
 
 
 def all_figures() -> dict[str, str]:
@@ -484,10 +336,20 @@ def all_figures() -> dict[str, str]:
     """
     iteration = schedule(fsdp2_iteration())
     zoom = schedule(fsdp2_iteration(num_layers=2, hsdp=True))
+    forward, backward = split_phases(schedule(fsdp2_iteration(num_layers=3)))
     return {
         "figures/timeline.svg": render_timeline(iteration),
         "figures/streams.svg": render_stream_diagram(
             zoom, "Streams and events: 2 layers + root, HSDP (2-D mesh)"
+        ),
+        "figures/stream-waits.svg": render_stream_diagram(
+            zoom, "Who waits on whom: 2 layers + root, HSDP (2-D mesh)", WAIT_ROWS
+        ),
+        "figures/lifecycle-forward.svg": render_lifecycle(
+            forward, "Forward, per parameter group: blocks B0-B2 and the root R"
+        ),
+        "figures/lifecycle-backward.svg": render_lifecycle(
+            backward, "Backward, per parameter group: in reverse, reduce-scatters trail"
         ),
     }
 

@@ -3,7 +3,8 @@
 Event by event:
 
 ``on_config``
-    Remembers the repository layout and the hand-written ``nav``.
+    Remembers the repository layout and the hand-written ``nav``; narrows the
+    emoji shortcodes to the theme's icons (:mod:`docs_site.icons`).
 ``on_files``
     Adds the generated files: the SVG figures (:mod:`docs_site.figures`),
     the mkdocstrings API pages (:mod:`docs_site.apipages`) and the
@@ -16,6 +17,8 @@ Event by event:
     pages and back; gives per-file pages a full title for the browser tab
     and search ("src/fsdp_ref/api.py · analysis"); fills the
     ``<!-- upstream:... -->`` and ``<!-- loc:... -->`` markers.
+``on_page_content``
+    Adds line-break opportunities to code in tables (:mod:`docs_site.breaks`).
 ``on_post_build``
     Deletes the temporary upstream folder.
 
@@ -39,7 +42,7 @@ _TOOLS = Path(__file__).resolve().parents[1]
 if str(_TOOLS) not in sys.path:
     sys.path.insert(0, str(_TOOLS))
 
-from docs_site import apipages, figures, navgen, upstream  # noqa: E402
+from docs_site import apipages, breaks, figures, icons, navgen, upstream  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.docs_site")
 
@@ -88,18 +91,21 @@ def _rel(from_page: str, to_uri: str) -> str:
 
 
 def on_config(config: Any) -> Any:
-    """Record the repository layout and the unexpanded ``nav``.
+    """Record the repository layout and the unexpanded ``nav``; icons, no emoji.
 
     Args:
         config: The MkDocs config.
 
     Returns:
-        The config, unchanged.
+        The config, with the emoji index narrowed to icons.
     """
     global _state
     root = Path(config.config_file_path).resolve().parent
     docs_rel = Path(config.docs_dir).resolve().relative_to(root).as_posix()
     _state = BuildState(root=root, docs_rel=docs_rel, nav=list(config.nav or []))
+    emoji = config.mdx_configs.get("pymdownx.emoji")
+    if emoji and emoji.get("emoji_index"):
+        emoji["emoji_index"] = icons.icons_only(emoji["emoji_index"])
     return config
 
 
@@ -306,6 +312,21 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         markdown = markdown.replace("<!-- upstream:pairs -->", _pairs_table(uri, state))
     box = _counterpart_box(uri, state)
     return _insert_after_title(markdown, box) if box else markdown
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """Let code in tables wrap at its separators (see :mod:`docs_site.breaks`).
+
+    Args:
+        html: The page's rendered HTML.
+        page: The page.
+        config: The MkDocs config.
+        files: The site's files.
+
+    Returns:
+        The HTML to show.
+    """
+    return breaks.add_code_breaks(html)
 
 
 _LOC = re.compile(r"<!-- loc:([^ ]+) -->")

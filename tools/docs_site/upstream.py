@@ -55,7 +55,8 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
     "state.py": ("_fully_shard/_fsdp_state.py",),
     "fully_shard.py": ("_fully_shard/_fully_shard.py", "_fully_shard/_fsdp_init.py"),
     "module.py": ("_fully_shard/_fully_shard.py",),
-    "init.py": ("_fully_shard/_fsdp_init.py",),
+    "group_state.py": ("_fully_shard/_fsdp_common.py", "_fully_shard/_fsdp_param.py"),
+    "reduction.py": ("_fully_shard/_fsdp_collectives.py", "_fully_shard/_fsdp_param_group.py"),
 }
 
 
