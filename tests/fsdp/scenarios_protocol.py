@@ -95,3 +95,49 @@ def older_torch_collectives(rank, world_size):
         for name, fn in {**new, **old}.items():
             setattr(dist, name, fn)
     return {"report": report, "calls": dict(calls)}
+
+
+def prefetch_order(rank, world_size, impl, explicit: bool):
+    """What prefetching changes, observed from outside either implementation, in the first
+    iteration (before any implicit forward prefetch has an order to follow).
+
+    With ``explicit``, every block prefetches the two blocks after it in forward and the
+    two before it in backward (further than any implicit prefetch reaches), and the root
+    the first two blocks in forward and the last one in backward. Returns how many
+    all-gathers were issued when each block's forward started, and the sequence of
+    collectives in backward (``"AG"`` / ``"RS"``)."""
+    lib = get_impl(impl)
+    model = build_model("stack", n_blocks=4)
+    apply_fsdp(model, lib, make_mesh(world_size))
+    blocks = list(model.blocks)
+    if explicit:
+        for i, block in enumerate(blocks):
+            block.set_modules_to_forward_prefetch(blocks[i + 1 : i + 3])
+            block.set_modules_to_backward_prefetch(blocks[max(0, i - 2) : i][::-1])
+        model.set_modules_to_forward_prefetch(blocks[:2])
+        model.set_modules_to_backward_prefetch(blocks[-1:])
+    issued: list[str] = []
+    at_forward = []
+    for block in blocks:
+        block.register_forward_pre_hook(lambda *_: at_forward.append(issued.count("AG")))
+    names = {"all_gather_single": "AG", "all_gather_into_tensor": "AG",
+             "reduce_scatter_single": "RS", "reduce_scatter_tensor": "RS"}
+    originals = {name: getattr(dist, name) for name in names}
+
+    def logged(name):
+        def call(*args, **kwargs):
+            issued.append(names[name])
+            return originals[name](*args, **kwargs)
+
+        return call
+
+    for name in names:
+        setattr(dist, name, logged(name))
+    try:
+        loss = _step(model, "stack", 0, rank, world_size)
+        n_forward = len(issued)
+        loss.backward()
+    finally:
+        for name, fn in originals.items():
+            setattr(dist, name, fn)
+    return {"at_forward": at_forward, "backward": issued[n_forward:]}

@@ -7,6 +7,8 @@ order between streams is checked access by access by the race detector
 
 from __future__ import annotations
 
+import pytest
+
 PROTO = "tests.fsdp.scenarios_protocol"
 N_BLOCKS = 3
 GROUPS = N_BLOCKS + 1  # every block, plus the root (Stack's own input/output layers)
@@ -40,3 +42,21 @@ def test_older_torch_without_single_collectives(pool2):
         assert res["report"]["errors"] == []
         assert res["calls"]["all_gather_into_tensor"] > 0
         assert res["calls"]["reduce_scatter_tensor"] > 0
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["implicit", "explicit"])
+def test_prefetching_issues_all_gathers_early(pool2, impl, explicit):
+    """4 blocks and the root, first iteration. Without explicit prefetch: block i's forward
+    starts after the root's and blocks 0..i's all-gathers (no forward prefetch without a
+    recorded order), and backward prefetches one block back (implicitly, both impls).
+    With blocks prefetching two ahead / two back and the root the first two / last one:
+    the root's pre-forward gathers itself and blocks 0, 1; block 0 adds block 2 and block 1
+    adds block 3; in backward the root gathers block 3 and block 3 gathers blocks 2 and 1
+    before the first reduce-scatter."""
+    res = pool2.run(f"{PROTO}:prefetch_order", impl=impl, explicit=explicit)[0]
+    if explicit:
+        assert res["at_forward"] == [4, 5, 5, 5]
+        assert res["backward"] == ["AG", "AG", "AG", "RS", "AG", "RS", "RS", "RS", "RS"]
+    else:
+        assert res["at_forward"] == [2, 3, 4, 5]
+        assert res["backward"] == ["AG", "AG", "RS", "AG", "RS", "AG", "RS", "RS", "RS"]
