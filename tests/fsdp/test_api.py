@@ -9,10 +9,11 @@ import pytest
 from tests.fsdp.common import assert_reports_ok
 
 API = "tests.fsdp.scenarios_api:"
+GROUPS = "tests.fsdp.scenarios_groups:"
 
 
-def run_ok(pool, name, **kwargs):
-    results = pool.run(API + name, **kwargs)
+def run_ok(pool, name, module=API, **kwargs):
+    results = pool.run(module + name, **kwargs)
     assert_reports_ok(results)
     return results
 
@@ -49,13 +50,13 @@ def test_requires_gradient_sync_false_defers_reduction(pool, impl):
 
 
 def test_list_of_modules_is_one_group(pool, impl):
-    run_ok(pool, "list_one_group", impl=impl)
+    run_ok(pool, "list_one_group", GROUPS, impl=impl)
 
 
 def test_register_fsdp_forward_method(pool, impl):
-    run_ok(pool, "forward_method", impl=impl)
+    run_ok(pool, "forward_method", GROUPS, impl=impl)
 
 
 def test_tied_siblings_in_one_list_group(pool, impl):
     """Not misuse: siblings that tie a weight, grouped with fully_shard([a, b])."""
-    run_ok(pool, "tied_siblings_in_one_group", impl=impl)
+    run_ok(pool, "tied_siblings_in_one_group", GROUPS, impl=impl)

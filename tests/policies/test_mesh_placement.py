@@ -11,6 +11,7 @@ import pytest
 from tests.fsdp.common import assert_reports_ok
 
 SC = "tests.policies.scenarios_mesh:"
+SP = "tests.policies.scenarios_placement:"
 
 
 @pytest.mark.parametrize(
@@ -68,14 +69,14 @@ def test_dp_mesh_dims_errors(pool2):
 
 @pytest.mark.parametrize("ws", [2, 4])
 def test_shard_placement_fn_dim1(dist_pools, impl, ws):
-    assert_reports_ok(dist_pools.get(ws).run(SC + "shard_placement", impl=impl))
+    assert_reports_ok(dist_pools.get(ws).run(SP + "shard_placement", impl=impl))
 
 
 @pytest.mark.parametrize("ws", [2, 4])
 def test_shard_placement_fn_uneven_dim_raises(dist_pools, ws):
     """Shard(1) on a (8, 7) weight: a ValueError that names the parameter (its path in
     the module, enc.weight) and says how to fix it (Shard(0) / shard_placement_fn)."""
-    err = dist_pools.get(ws).run(SC + "shard_placement_uneven", impl="fsdp_ref")[0]
+    err = dist_pools.get(ws).run(SP + "shard_placement_uneven", impl="fsdp_ref")[0]
     assert err is not None, "fully_shard accepted Shard(1) on a dim of 7"
     assert err["type"] == "ValueError", err
     msg = err["msg"]
@@ -85,4 +86,4 @@ def test_shard_placement_fn_uneven_dim_raises(dist_pools, ws):
 
 @pytest.mark.parametrize("ws", [2, 4])
 def test_ignored_params(dist_pools, impl, ws):
-    assert_reports_ok(dist_pools.get(ws).run(SC + "ignored_params", impl=impl))
+    assert_reports_ok(dist_pools.get(ws).run(SP + "ignored_params", impl=impl))

@@ -11,6 +11,7 @@ import pytest
 from tests.fsdp.common import assert_reports_ok
 
 SC = "tests.policies.scenarios_tp:"
+ST = "tests.policies.scenarios_tp_state:"
 
 LAYOUTS = ["tp", "hsdp_tp", "spmd", "spmd_tp_first", "spmd_hsdp", "spmd_flat", "spmd_ddp"]
 
@@ -53,13 +54,13 @@ def test_checkpoint_2d(pool4, tmp_path, save_impl, load_impl, load_layout):
     """DCP checkpoints of 2-D models load back exactly, across implementations and
     into a model without tensor parallelism; the full state dict is on rank 0 only."""
     assert_reports_ok(
-        pool4.run(SC + "checkpoint", save_impl=save_impl, load_impl=load_impl,
+        pool4.run(ST + "checkpoint", save_impl=save_impl, load_impl=load_impl,
                   tmpdir=str(tmp_path), load_layout=load_layout)
     )
 
 
 def test_errors_2d(pool4):
-    res = pool4.run(SC + "errors")[0]
+    res = pool4.run(ST + "errors")[0]
     for key, words in {
         "partial": ["Partial", "weight"],
         "overlapping": ["one named mesh", "weight"],
@@ -77,4 +78,4 @@ def test_errors_2d(pool4):
 @pytest.mark.parametrize("layout", ["tp", "spmd"])
 def test_meta_init_2d(pool4, impl, layout):
     """Meta-device model, to_empty, full state dict broadcast from rank 0, train."""
-    assert_reports_ok(pool4.run(SC + "meta_init", impl=impl, layout=layout))
+    assert_reports_ok(pool4.run(ST + "meta_init", impl=impl, layout=layout))
