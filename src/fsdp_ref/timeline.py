@@ -111,8 +111,10 @@ def svg_text(fig: Any, title: str) -> str:
 def record_step(n_layers: int = 4, steps_before: int = 1) -> list[TraceEvent]:
     """Train a small GPT under ``fully_shard`` and record one steady-state step.
 
-    Uses the default process group when one exists, else a one-rank gloo group in this
-    process (destroyed afterwards).
+    Records the accelerator's code path (side streams, events, the GPU's buffer
+    lifetimes) on the race detector's virtual streams, which also checks that the
+    recorded step is race-free. Uses the default process group when one exists, else a
+    one-rank gloo group in this process (destroyed afterwards).
 
     Args:
         n_layers: transformer blocks, each its own ``fully_shard`` group.
@@ -126,32 +128,34 @@ def record_step(n_layers: int = 4, steps_before: int = 1) -> list[TraceEvent]:
 
     from . import fully_shard
     from .gpt import GPT, GPTConfig
+    from .sanitizer import detect
     from .streams import record
 
     owned = not dist.is_initialized()
     if owned:
         dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     try:
-        torch.manual_seed(0)
-        cfg = GPTConfig(vocab_size=32, seq_len=8, dim=16, n_layers=n_layers, n_heads=2)
-        model = GPT(cfg)
-        for block in model.blocks:
-            fully_shard(block)
-        fully_shard(model)
-        optim = torch.optim.SGD(model.parameters(), lr=0.1)
-        tokens = torch.randint(0, cfg.vocab_size, (2, cfg.seq_len + 1))
+        with detect():  # the GPU path, checked race-free
+            torch.manual_seed(0)
+            cfg = GPTConfig(vocab_size=32, seq_len=8, dim=16, n_layers=n_layers, n_heads=2)
+            model = GPT(cfg)
+            for block in model.blocks:
+                fully_shard(block)
+            fully_shard(model)
+            optim = torch.optim.SGD(model.parameters(), lr=0.1)
+            tokens = torch.randint(0, cfg.vocab_size, (2, cfg.seq_len + 1))
 
-        def step() -> None:
-            logits = model(tokens[:, :-1])
-            F.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten()).backward()
-            optim.step()
-            optim.zero_grad()
+            def step() -> None:
+                logits = model(tokens[:, :-1])
+                F.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten()).backward()
+                optim.step()
+                optim.zero_grad()
 
-        for _ in range(steps_before):
-            step()
-        with record() as events:
-            step()
-            return list(events)
+            for _ in range(steps_before):
+                step()
+            with record() as events:
+                step()
+                return list(events)
     finally:
         if owned:
             dist.destroy_process_group()
