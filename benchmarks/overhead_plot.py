@@ -48,7 +48,8 @@ def plot_phases(result: dict, path: Path) -> None:
                    label=LABELS[contender])
         plain = entry["step_ms"]["plain"]["median"]
         ax.set_title(f"{n} groups (plain model: {plain:.1f} ms/step)")
-        ax.set_xticks(range(len(BARS)), [b.replace("_", "\n") for b in BARS], fontsize=8)
+        ax.set_xticks(range(len(BARS)), [b.replace("_", " ") for b in BARS], fontsize=8,
+                      rotation=35, ha="right")
         ax.axhline(0, color="#888", linewidth=0.6)
         ax.grid(axis="y", color="#ddd")
         ax.set_axisbelow(True)
@@ -58,43 +59,47 @@ def plot_phases(result: dict, path: Path) -> None:
     _save(fig, path)
 
 
+# One distinct colour per profile area (overhead_profile.AREA_NAMES order), grey for rest.
+_AREA_COLORS = ("#9e9e9e", "#1f77b4", "#2ca02c", "#17becf", "#e377c2", "#8c564b", "#bcbd22",
+                "#ff7f0e", "#d62728", "#9467bd", "#393b79", "#aec7e8", "#f7b6d2", "#c7c7c7",
+                "#7f7f7f")
+
+
 def plot_profile(result: dict, path: Path, min_share: float = 0.03) -> None:
     """Per phase and implementation, ms per step stacked by area (sampled profile)."""
+    from overhead_profile import AREA_NAMES
+
     contenders = list(result["contenders"])
     phases = [p for p in (*BARS[1:-1], "compute")
               if any(p in result["contenders"][c]["phases"] for c in contenders)]
-    areas: list[str] = []
-    for c in contenders:
-        for p in result["contenders"][c]["phases"].values():
-            for area, share in p["areas"].items():
-                if share >= min_share and area not in areas:
-                    areas.append(area)
-    cmap = plt.get_cmap("tab20")
-    colors = {a: cmap(i % 20) for i, a in enumerate([*areas, "rest"])}
+    shown = {a for c in contenders for p in result["contenders"][c]["phases"].values()
+             for a, share in p["areas"].items() if share >= min_share}
+    areas = [a for a in AREA_NAMES if a in shown]
+    colors = {a: _AREA_COLORS[i % len(_AREA_COLORS)] for i, a in enumerate(AREA_NAMES)}
+    colors["rest"] = "#e0e0e0"
     fig, ax = plt.subplots(figsize=(10, 0.55 * len(phases) * len(contenders) + 1.5))
-    labels, y = [], 0.0
-    ticks = []
+    labels, ticks, y = [], [], 0.0
     for phase in phases:
         for c in contenders:
             p = result["contenders"][c]["phases"].get(phase)
             left = 0.0
             if p is not None:
-                shares = {a: s for a, s in p["areas"].items() if a in areas}
-                shares["rest"] = 1.0 - sum(shares.values())
+                shares = {a: p["areas"].get(a, 0.0) for a in areas}
+                shares["rest"] = max(0.0, 1.0 - sum(shares.values()))
                 for area, share in shares.items():
                     ms = share * p["ms_per_step"]
                     ax.barh(y, ms, left=left, height=0.8, color=colors[area],
                             edgecolor="white", linewidth=0.4)
                     left += ms
             ticks.append(y)
-            labels.append(f"{phase}  {c}")
+            labels.append(f"{phase}  {LABELS[c].split()[0]}")
             y += 1
         y += 0.6
     for area in [*areas, "rest"]:
         ax.barh(0, 0, color=colors[area], label=area)
     ax.set_yticks(ticks, labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("ms per step")
+    ax.set_xlabel("ms per step (share of samples x median step time)")
     ax.grid(axis="x", color="#ddd")
     ax.set_axisbelow(True)
     ax.legend(fontsize=8, loc="lower right", title="innermost Python frame in", title_fontsize=8)

@@ -11,7 +11,8 @@ Each sample is assigned to the phase whose wrapper frame (``phase_pre_forward`` 
 on its stack, to ``optimizer`` under ``optimizer_step``, else to ``compute`` (forward and
 backward outside FSDP's callbacks: the model's own ops, ``nn.Module.__call__``, the
 autograd engine). Within a phase, each function's *inclusive* share (samples with the
-function anywhere below the phase frame) and *self* share (samples with it as the
+function anywhere below the phase frame; the benchmark's own wrapper frames are left
+out of this list) and *self* share (samples with it as the
 innermost Python frame; time in a C++ torch op counts for the Python function that
 called it) are reported, and self time is also summed by *area*: the FSDP code itself,
 DTensor, autograd, pytree, ``nn.Module``, TorchDynamo's disable wrapper, ...
@@ -43,29 +44,37 @@ from phases import PHASES, PhaseClock  # noqa: E402
 
 from fsdp_ref.simulate import fake_process_group  # noqa: E402
 
-__all__ = ["AREAS", "analyse", "area_of", "parse_raw", "profiled_steps"]
+__all__ = ["AREAS", "AREA_NAMES", "analyse", "area_of", "parse_raw", "profiled_steps"]
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "profiled_steps"
 COMPUTE = "compute"
 
-# (area, path fragment): the first fragment found in a frame's file names its area.
+# (area, path fragment): the first fragment found in a frame's file names its area. py-spy
+# prints files relative to their sys.path entry (``fsdp_ref/param.py``, ``phases.py``).
 AREAS = (
-    ("benchmark wrapper", "benchmarks/phases.py"),
+    ("benchmark wrapper", "phases.py"),
     ("FSDP code + its tensor ops", "fsdp_ref/"),
     ("FSDP code + its tensor ops", "torch/distributed/fsdp/"),
     ("DTensor", "torch/distributed/tensor/"),
     ("DTensor", "torch/distributed/device_mesh"),
+    ("c10d Python", "torch/distributed/distributed_c10d"),
+    ("c10d Python", "torch/distributed/c10d_logger"),
+    ("torch.ops calls", "torch/_ops.py"),
     ("dynamo disable", "torch/_dynamo/"),
+    ("dynamo disable", "torch/_compile.py"),
     ("pytree", "torch/utils/_pytree"),
+    ("profiler ranges", "torch/autograd/profiler"),
     ("autograd", "torch/autograd/"),
     ("autograd", "torch/utils/hooks"),
     ("nn.Module / Parameter", "torch/nn/modules/module.py"),
     ("nn.Module / Parameter", "torch/nn/parameter.py"),
     ("optimizer", "torch/optim/"),
-    ("model compute", "benchmarks/overhead.py"),
+    ("model compute", "overhead.py"),
     ("model compute", "torch/nn/"),
 )
+AREA_NAMES = tuple(dict.fromkeys([a for a, _ in AREAS] + ["other torch", "other"]))
+"""Every area, in a fixed order (the figure's colours follow it)."""
 
 _FRAME = re.compile(r"^(?P<fn>.*) \((?P<file>.*?)(?::(?P<line>\d+))?\)$")
 
@@ -157,7 +166,7 @@ def analyse(stacks, step_ms: float, top: int = 25) -> dict:
         leaf_fn, leaf_file = frames[-1]
         areas[phase][area_of(leaf_file)] += n
         self_time[phase][f"{leaf_fn} ({_short(leaf_file)})"] += n
-        for key in {f"{fn} ({_short(file)})" for fn, file in below}:
+        for key in {f"{fn} ({_short(file)})" for fn, file in below if file != "phases.py"}:
             inclusive[phase][key] += n
     result = {"samples": total, "step_ms": step_ms, "phases": {}}
     for phase in (*PHASES, COMPUTE):
