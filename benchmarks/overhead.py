@@ -31,6 +31,7 @@ run right after it in the same round.
 
     python benchmarks/overhead.py                       # all sizes; JSON + plot
     python benchmarks/overhead.py --groups 48 --rounds 3
+    python benchmarks/overhead.py --markdown            # the docs' tables from the JSON
 
 Writes ``benchmarks/results/overhead.json`` and the figure ``docs/assets/overhead.svg``.
 """
@@ -54,7 +55,7 @@ from phases import HOOK_PHASES, PHASES, PhaseClock  # noqa: E402
 
 from fsdp_ref.simulate import fake_process_group  # noqa: E402
 
-__all__ = ["Block", "Tower", "build", "main", "measure", "summarize"]
+__all__ = ["Block", "Tower", "build", "main", "markdown", "measure", "summarize"]
 
 CONTENDERS = ("fsdp_ref", "torch_fsdp", "plain")
 FSDP_CONTENDERS = ("fsdp_ref", "torch_fsdp")
@@ -221,6 +222,30 @@ def table(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def markdown(result: dict) -> str:
+    """The docs' tables: per size the step times and overhead per group (median, min-max),
+    then per phase the medians for every size."""
+    def cell(v: dict, digits: int = 2) -> str:
+        return f"{v['median']:.{digits}f} ({v['min']:.{digits}f}–{v['max']:.{digits}f})"
+
+    sizes = result["sizes"]
+    rows = ["| groups | plain step ms | fsdp_ref step ms | torch step ms | fsdp_ref ms/group "
+            "| torch ms/group | fsdp_ref ÷ torch, paired |", "|---:|---:|---:|---:|---:|---:|---:|"]
+    for n, e in sizes.items():
+        ov, steps = e["overhead_per_group_ms"], e["step_ms"]
+        rows.append(f"| {n} | {steps['plain']['median']:.1f} | {steps['fsdp_ref']['median']:.1f} | "
+                    f"{steps['torch_fsdp']['median']:.1f} | {cell(ov['fsdp_ref']['total'])} | "
+                    f"{cell(ov['torch_fsdp']['total'])} | {cell(e['overhead_vs_torch']['fsdp_ref'])} |")
+    head = " | ".join(f"{n}: fsdp_ref | {n}: torch" for n in sizes)
+    rows += ["", f"| ms per group per step | {head} |", "|---|" + "---:|" * (2 * len(sizes))]
+    for k in ("pre_forward", "post_forward", "pre_backward", "post_backward", "final_callback",
+              "optimizer", "other", "total"):
+        vals = " | ".join(f"{e['overhead_per_group_ms'][c][k]['median']:.3f}"
+                          for e in sizes.values() for c in FSDP_CONTENDERS)
+        rows.append(f"| {k.replace('_', ' ')} | {vals} |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Measure, print the table, write the JSON (and the plot unless ``--no-plot``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -233,7 +258,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--figure", type=Path, default=FIGURE)
     parser.add_argument("--no-plot", action="store_true", help="JSON only (no matplotlib)")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print the docs' tables from the JSON in --out; measure nothing")
     args = parser.parse_args(argv)
+    if args.markdown:
+        result = json.loads((args.out / "overhead.json").read_text())
+        print(markdown(result))
+        return result
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
     with fake_process_group(WORLD_SIZE):

@@ -127,6 +127,8 @@ def test_smoke_run_writes_a_result_with_every_phase(tmp_path):
             assert phases[phase]["median"] > 0, (contender, phase)
         parts = sum(phases[k]["median"] for k in (*HOOK_PHASES, "optimizer", "other"))
         assert abs(parts - phases["total"]["median"]) < 1e-9
+    tables = overhead.markdown(result)
+    assert tables.count("\n| 2 |") == 1 and "| post backward |" in tables
 
 
 RAW = """\
