@@ -11,10 +11,11 @@ Three contenders per size: fsdp_ref's ``fully_shard``, torch's ``fully_shard`` a
 plain model. All models (three per size, sizes 16, 48 and 96 blocks by default) live in
 one process; after warm-up, every round runs ``--steps`` steps of each model in an order
 that rotates each round. A step is forward, loss, backward, ``optim.step()`` and
-``zero_grad()``, timed with ``perf_counter``; a round's value is the median of its steps.
+``zero_grad()``; a round's value is the median of its steps.
 
 Overhead per group per step = (step time - the plain model's step time in the same
-round) / N, reported as median and min-max over rounds. It is split by phase with
+round) / N, reported as median and min-max over rounds; fsdp_ref's overhead over torch's
+is also taken per round (same load on the machine) before the median. It is split by phase with
 :class:`phases.PhaseClock` (see ``phases.py``): wrappers around the module hooks, the
 tensor hooks and autograd Functions those hooks register, and the autograd engine's
 queued callback, which every FSDP2-style implementation has to go through, so both

@@ -77,7 +77,7 @@ _RUNNERS = {
         _run_timed.__globals__,
         f"phase_{phase}",
     )
-    for phase in PHASES
+    for phase in HOOK_PHASES
 }
 
 
@@ -98,6 +98,10 @@ class _EngineProxy:
 class PhaseClock:
     """Seconds spent in each phase since the last :meth:`reset`.
 
+    Use :meth:`installed` around the whole run (it patches process-wide PyTorch entry
+    points and restores them on exit) and :meth:`attach` once per model, after
+    ``fully_shard`` and before the first forward.
+
     Args:
         now: the clock, by default this thread's CPU time (``time.thread_time``): the
             measured work is single-threaded and host-bound, and on a shared machine CPU
@@ -105,10 +109,6 @@ class PhaseClock:
             ``time.perf_counter`` for wall time. Reading a CPU clock is a system call
             (about 3 us here), so time step totals with the clock :attr:`enabled` off and
             phases in separate steps with it on.
-
-    Use :meth:`installed` around the whole run (it patches process-wide PyTorch entry
-    points and restores them on exit) and :meth:`attach` once per model, after
-    ``fully_shard`` and before the first forward.
     """
 
     def __init__(self, now: Callable[[], float] = time.thread_time) -> None:
