@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test lint demo docs docs-check bench clean
+.PHONY: install test lint demo docs docs-check bench bench-overhead clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,18 @@ docs-check: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/torchrun --standalone --nproc_per_node 2 benchmarks/compare.py
+
+# Host overhead per fully_shard group per step, by phase (fake process group, one process),
+# then a py-spy profile of one 48-group step per implementation (issue 12). Writes
+# benchmarks/results/overhead*.json and docs/assets/overhead*.svg.
+BENCH_STAMP := $(VENV)/.bench-stamp
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+bench-overhead: $(BENCH_STAMP)
+	$(PY) benchmarks/overhead.py
+	$(PY) benchmarks/overhead_profile.py
 
 clean:
 	rm -rf $(VENV) site .pytest_cache
