@@ -27,7 +27,10 @@ Modules, one concept each:
 * :mod:`fsdp_ref.spmd`: the DTensor placements of tensor-parallel parameters, sharded
   and unsharded (FSDP on top of TP);
 * :mod:`fsdp_ref.module`: the ``FSDPModule`` methods;
-* :mod:`fsdp_ref.api`: the policy dataclasses.
+* :mod:`fsdp_ref.api`: the policy dataclasses;
+* :mod:`fsdp_ref.loading`: all-or-nothing ``load_state_dict`` and a staged checkpoint load;
+* :mod:`fsdp_ref.debug`: the debug mode that names mismatched and stalled collectives;
+* :mod:`fsdp_ref.clean_exit`: the exit handler that lets gloo's threads finish first.
 """
 
 from .api import (
@@ -39,20 +42,27 @@ from .api import (
     OffloadPolicy,
     ReduceScatter,
 )
+from .debug import CollectiveMismatchError, CollectiveTimeoutError, set_debug
 from .fully_shard import fully_shard
+from .loading import StateDictLoadError, load_checkpoint_staged
 from .module import FSDPModule, UnshardHandle, register_fsdp_forward_method, share_comm_ctx
 
 __all__ = [
     "AllGather",
     "CPUOffloadPolicy",
+    "CollectiveMismatchError",
+    "CollectiveTimeoutError",
     "Comm",
     "DataParallelMeshDims",
     "FSDPModule",
     "MixedPrecisionPolicy",
     "OffloadPolicy",
     "ReduceScatter",
+    "StateDictLoadError",
     "UnshardHandle",
     "fully_shard",
+    "load_checkpoint_staged",
     "register_fsdp_forward_method",
+    "set_debug",
     "share_comm_ctx",
 ]

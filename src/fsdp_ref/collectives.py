@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import torch
 import torch.distributed as dist
 
+from .debug import before_collective
 from .layout import ShardLayout, gather_from_ranked, scatter_to_ranked
 from .streams import recorder
 
@@ -104,6 +105,7 @@ def run_all_gather(
     ``group=None`` means no shard dim (``dp_mesh_dims`` with ``replicate`` only): every
     rank holds whole parameters, ``inp`` already is all of ``out``, nothing is sent.
     """
+    before_collective("all_gather", group, label, inp, out)
     if group is None:
         return None
     recorder.log("collective", "all_gather", "all_gather", label)
@@ -160,6 +162,7 @@ def reduce_scatter(
     ``group=None`` (no shard dim): the single row is ``inp`` itself; only the all-reduce
     across replicas that follows reduces anything.
     """
+    before_collective("reduce_scatter", group, label, inp)
     if group is None:
         return inp, None
     out = torch.empty(inp.numel() // group.size(), dtype=inp.dtype, device=inp.device)
@@ -175,5 +178,6 @@ def reduce_scatter(
 
 def all_reduce(tensor: torch.Tensor, group: dist.ProcessGroup, label: str = ""):
     """Sum ``tensor`` in place across ``group`` (the HSDP replica reduction)."""
+    before_collective("all_reduce", group, label, tensor)
     recorder.log("collective", "all_reduce", "all_reduce", label)
     dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=group)
