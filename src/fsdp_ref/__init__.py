@@ -28,7 +28,8 @@ Modules, one concept each:
   and unsharded (FSDP on top of TP);
 * :mod:`fsdp_ref.module`: the ``FSDPModule`` methods;
 * :mod:`fsdp_ref.api`: the policy dataclasses;
-* :mod:`fsdp_ref.loading`: all-or-nothing ``load_state_dict`` and a staged checkpoint load;
+* :mod:`fsdp_ref.loading` and :mod:`fsdp_ref.staged_load`: all-or-nothing
+  ``load_state_dict`` and DCP checkpoint loads;
 * :mod:`fsdp_ref.debug`: the debug mode that names mismatched and stalled collectives;
 * :mod:`fsdp_ref.clean_exit`: the exit handler that lets gloo's threads finish first.
 """
@@ -44,8 +45,9 @@ from .api import (
 )
 from .debug import CollectiveMismatchError, CollectiveTimeoutError, set_debug
 from .fully_shard import fully_shard
-from .loading import StateDictLoadError, load_checkpoint_staged
+from .loading import StateDictLoadError
 from .module import FSDPModule, UnshardHandle, register_fsdp_forward_method, share_comm_ctx
+from .staged_load import load_checkpoint_staged
 
 __all__ = [
     "AllGather",

@@ -26,14 +26,12 @@ mid-copy, plus two it does not check):
   becomes the sharded parameter itself;
 * with ``strict=True``, no missing and no unexpected keys.
 
-:func:`load_checkpoint_staged` applies the same idea to a DCP checkpoint: DCP reads into
-the tensors it is given, so reading straight into ``model.state_dict()`` changes the model
-even when the read fails on some rank. Reading into a staging copy, agreeing that every
-rank succeeded, then loading the copy keeps the model intact on failure.
+The same agreement guards a DCP checkpoint load in :mod:`fsdp_ref.staged_load`.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -50,12 +48,12 @@ __all__ = [
     "agree_across_ranks",
     "check_before_load",
     "check_entry",
-    "load_checkpoint_staged",
+    "describe_refusal",
+    "mesh_groups",
     "problems_in",
     "register",
 ]
 
-_CHECKED = "_fsdp_ref_checked_prefixes"
 _MAX_LISTED = 20
 
 
@@ -176,7 +174,7 @@ def problems_in(
     return problems
 
 
-def _groups_of(module: nn.Module) -> list[dist.ProcessGroup]:
+def mesh_groups(module: nn.Module) -> list[dist.ProcessGroup]:
     """The process groups of every mesh a DTensor of ``module`` lives on, in a rank-
     independent order (first appearance), without duplicates or single-rank groups."""
     groups: list[dist.ProcessGroup] = []
@@ -215,7 +213,9 @@ def agree_across_ranks(
     return by_problem
 
 
-def _describe(by_problem: dict[str, list[int]], what: str) -> str:
+def describe_refusal(by_problem: dict[str, list[int]], what: str) -> str:
+    """The message of a :class:`StateDictLoadError`: ``what`` was refused, then each
+    problem with the ranks that found it (at most 20 listed)."""
     lines = [
         f"{what}: nothing was copied, the model is unchanged. "
         f"{len(by_problem)} problem(s), by the ranks that found them:"
@@ -225,6 +225,27 @@ def _describe(by_problem: dict[str, list[int]], what: str) -> str:
     if len(by_problem) > _MAX_LISTED:
         lines.append(f"  ... and {len(by_problem) - _MAX_LISTED} more")
     return "\n".join(lines)
+
+
+def _load_state_dict_strict(default: bool) -> bool:
+    """The ``strict`` the user passed to ``load_state_dict``.
+
+    Torch hands every module's ``_load_from_state_dict`` (and so its pre-hooks)
+    ``strict=True`` and applies the caller's flag only after copying, so the flag is read
+    from the innermost ``nn.Module.load_state_dict`` call on the stack; ``default`` (the
+    hook's argument) when there is none (a direct ``_load_from_state_dict`` call).
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is nn.Module.load_state_dict.__code__:
+            return bool(frame.f_locals.get("strict", default))
+        frame = frame.f_back
+    return default
+
+
+_last_check: tuple[list[str], str] | None = None
+"""``(error_msgs, prefix)`` of the last checked load: torch passes the same
+``error_msgs`` list to every module of one load, so it identifies the load."""
 
 
 def check_before_load(
@@ -243,62 +264,24 @@ def check_before_load(
     Runs once per load: nested ``fully_shard`` modules of a subtree already checked skip.
     This is a collective over the module's meshes, like the load itself.
     """
-    checked = getattr(state_dict, _CHECKED, ())
-    if any(prefix.startswith(p) for p in checked):
-        return
-    try:
-        setattr(state_dict, _CHECKED, (*checked, prefix))
-    except AttributeError:  # a plain dict passed to _load_from_state_dict directly
-        pass
+    global _last_check
+    if _last_check is not None and _last_check[0] is error_msgs:
+        if prefix.startswith(_last_check[1]):
+            return
+    _last_check = (error_msgs, prefix)
     for sub in module.modules():  # state dicts hold the sharded parameters
         if isinstance(sub, FSDPModule):
             sub.reshard()
     assign = bool(local_metadata.get("assign_to_params_buffers", False))
+    strict = _load_state_dict_strict(strict)
     mine = problems_in(module, state_dict, prefix, strict, assign)
-    by_problem = agree_across_ranks(mine, _groups_of(module))
+    by_problem = agree_across_ranks(mine, mesh_groups(module))
     if by_problem:
         where = f"{type(module).__name__}" + (f" at {prefix[:-1]!r}" if prefix else "")
-        raise StateDictLoadError(_describe(by_problem, f"load_state_dict into {where} refused"))
+        raise StateDictLoadError(describe_refusal(by_problem, f"load_state_dict into {where} refused"))
 
 
 def register(modules: Iterable[nn.Module]) -> None:
     """Install :func:`check_before_load` on each module given to ``fully_shard``."""
     for module in modules:
         module.register_load_state_dict_pre_hook(check_before_load)
-
-
-def load_checkpoint_staged(model: nn.Module, checkpoint_id: Any, **load_kwargs: Any) -> None:
-    """Load a DCP checkpoint into ``model`` only if every rank read it completely.
-
-    ``torch.distributed.checkpoint.load`` reads into the tensors it is given; handed
-    ``model.state_dict()``, it writes the model's own shards and a truncated file leaves
-    them partly overwritten (and other ranks fully loaded). Here it reads into a staging
-    copy (one extra copy of this rank's shards), the ranks agree that all reads succeeded,
-    and only then is the copy loaded (checked again by :func:`check_before_load`).
-
-    Args:
-        model: a module (usually the ``fully_shard`` root).
-        checkpoint_id: the checkpoint directory (or any ``checkpoint_id`` DCP accepts).
-        **load_kwargs: passed to ``torch.distributed.checkpoint.load`` (``storage_reader``,
-            ``planner``, ``process_group``).
-
-    Raises:
-        StateDictLoadError: on every rank, when any rank failed to read; the model is
-            unchanged everywhere.
-    """
-    import torch.distributed.checkpoint as dcp
-
-    staging = {
-        k: torch.empty_like(v) if isinstance(v, torch.Tensor) else v
-        for k, v in model.state_dict().items()
-    }
-    try:
-        dcp.load(staging, checkpoint_id=checkpoint_id, **load_kwargs)
-        mine: list[str] = []
-    except Exception as e:  # noqa: BLE001 - reported on every rank below
-        first = str(e).strip().splitlines()
-        mine = [f"reading {checkpoint_id}: {type(e).__name__}: {first[0] if first else ''}"]
-    by_problem = agree_across_ranks(mine, _groups_of(model))
-    if by_problem:
-        raise StateDictLoadError(_describe(by_problem, "checkpoint load refused"))
-    model.load_state_dict(staging)
