@@ -42,9 +42,11 @@ import torch.nn as nn
 from torch.distributed.tensor import DTensor
 
 from .module import FSDPModule
+from .state import get_state
 
 __all__ = [
     "StateDictLoadError",
+    "adopt_assigned",
     "agree_across_ranks",
     "check_before_load",
     "check_entry",
@@ -281,7 +283,28 @@ def check_before_load(
         raise StateDictLoadError(describe_refusal(by_problem, f"load_state_dict into {where} refused"))
 
 
+def adopt_assigned(module: nn.Module, incompatible_keys: Any) -> None:
+    """Load-state-dict post-hook: after ``load_state_dict(..., assign=True)`` the module
+    holds the state dict's DTensors as parameters; make them the group's sharded
+    parameters (as after ``module.to(...)``), or the next unshard would gather, and
+    re-register, the old ones."""
+    state = get_state(module)
+    if state is None or state.group is None:
+        return
+    replaced = False
+    for param in state.group.fsdp_params:
+        ref = param.refs[0]
+        if ref.module._parameters.get(ref.name) is not param.sharded_param:
+            with torch.no_grad():
+                param.reset_sharded_param()
+            replaced = True
+    if replaced:
+        state.group.refresh_after_apply()
+
+
 def register(modules: Iterable[nn.Module]) -> None:
-    """Install :func:`check_before_load` on each module given to ``fully_shard``."""
+    """Install :func:`check_before_load` and :func:`adopt_assigned` on each module given
+    to ``fully_shard``."""
     for module in modules:
         module.register_load_state_dict_pre_hook(check_before_load)
+        module.register_load_state_dict_post_hook(adopt_assigned)

@@ -225,3 +225,16 @@ def dcp_staged_roundtrip(rank, world_size):
         dist.barrier()
         if rank == 0:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def assign_same_layout(rank, world_size, impl):
+    """``assign=True`` with the model's own layout (values 0.5): the next forward must use
+    the assigned values, and they must still be the parameters' values afterwards."""
+    model = _sharded(impl, world_size)
+    sd = {k: torch.full_like(v, 0.5) for k, v in model.state_dict().items()}
+    model.load_state_dict(sd, assign=True)
+    out = model(torch.ones(2, 16))
+    return {
+        "out": out.detach().flatten().tolist(),
+        "values": sorted({x for v in model.state_dict().values() for x in v.to_local().flatten().tolist()}),
+    }

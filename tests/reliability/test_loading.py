@@ -160,3 +160,13 @@ def test_staged_load_keeps_the_model_on_a_truncated_file(pool2):
 
 def test_staged_load_of_a_good_checkpoint_is_exact(pool2):
     assert pool2.run(S + "dcp_staged_roundtrip") == [[], []]
+
+
+def test_assign_with_the_sharded_layout_is_used(pool2):
+    """``assign=True`` swaps the parameter objects; the next forward must gather the new
+    ones (it used the old ones until fsdp_ref adopted them in a post-hook), as torch does."""
+    ours = pool2.run(S + "assign_same_layout", impl="fsdp_ref")
+    theirs = pool2.run(S + "assign_same_layout", impl="torch")
+    for mine, ref in zip(ours, theirs):
+        assert mine["out"] == ref["out"]
+        assert mine["values"] == [0.5]
