@@ -7,7 +7,7 @@ active exception`` (SIGABRT):
    by FSDP's groups and by torch's DTensor caches) keeps its ``ProcessGroup`` alive, so
    ``dist.destroy_process_group()`` does not destroy it and gloo's two worker threads
    (``pt_gloo_runloop``) live on until the interpreter's own teardown.
-2. A worker thread releases each collective's ``Work`` after running it. Since torch 2.10,
+2. A worker thread releases each collective's ``Work`` after running it. In torch 2.13,
    dropping a C++ reference to a tensor that has a Python object takes the GIL.
 3. If the process is at its end when that happens (the last collective of a script, a
    worker thread starved of CPU on a busy machine), the worker asks for the GIL after
