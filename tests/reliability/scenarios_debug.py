@@ -13,30 +13,13 @@ import types
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
-from tests.fsdp.common import (
-    apply_fsdp,
-    build_model,
-    exc_info,
-    get_impl,
-    global_batch,
-    make_mesh,
-    rank_slice,
-    run_with,
-)
-
-
-def _stack(impl: str, world_size: int, mesh=None, **kw):
-    model = build_model("stack", seed=0)
-    apply_fsdp(model, get_impl(impl), mesh if mesh is not None else make_mesh(world_size), **kw)
-    return model
+from tests.fsdp.common import exc_info, run_with
+from tests.reliability.common import forward_backward, shard_bytes, sharded_stack
 
 
 def _step(model, opt, rank: int, world_size: int, step: int) -> None:
-    x, y = global_batch("stack", step, 4 * world_size)
-    out = model(rank_slice(x, rank, world_size))
-    F.mse_loss(out, rank_slice(y, rank, world_size)).backward()
+    forward_backward(model, rank, world_size, step)
     opt.step()
     opt.zero_grad()
 
@@ -59,7 +42,7 @@ def one_rank_raises(rank, world_size, watchdog_s, then):
     calls ``reset_iter_state()`` and goes on to the next step, out of step with the rest."""
     _debug(True, watchdog_s)
     try:
-        model = _stack("fsdp_ref", world_size)
+        model = sharded_stack("fsdp_ref", world_size)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         _step(model, opt, rank, world_size, 0)
         failing = rank == world_size - 1
@@ -85,7 +68,7 @@ def different_models(rank, world_size, impl, debug, watchdog_s=10.0):
     """The last rank's model runs its (identically shaped) blocks in reverse order."""
     _debug(debug, watchdog_s)
     try:
-        model = _stack(impl, world_size)
+        model = sharded_stack(impl, world_size)
         if rank == world_size - 1:
             model.forward = types.MethodType(_reversed_forward, model)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -100,7 +83,7 @@ def different_reshard(rank, world_size, watchdog_s=10.0):
     _debug(True, watchdog_s)
     try:
         keep = rank == world_size - 1
-        model = _stack("fsdp_ref", world_size, reshard_after_forward=not keep)
+        model = sharded_stack("fsdp_ref", world_size, reshard_after_forward=not keep)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         return _timed(lambda: _step(model, opt, rank, world_size, 0))
     finally:
@@ -111,7 +94,7 @@ def stalled_peer(rank, world_size, watchdog_s, stall_s):
     """At step 1 the last rank sleeps ``stall_s`` before its forward."""
     _debug(True, watchdog_s)
     try:
-        model = _stack("fsdp_ref", world_size)
+        model = sharded_stack("fsdp_ref", world_size)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         _step(model, opt, rank, world_size, 0)
 
@@ -134,10 +117,10 @@ def clean_training(rank, world_size, debug, hsdp=False, steps=3):
     _debug(debug, 30.0)
     try:
         mesh = init_device_mesh("cpu", (2, world_size // 2)) if hsdp else None
-        model = _stack("fsdp_ref", world_size, mesh=mesh)
+        model = sharded_stack("fsdp_ref", world_size, mesh=mesh)
         opt = torch.optim.AdamW(model.parameters(), lr=0.01)
         for step in range(steps):
             _step(model, opt, rank, world_size, step)
-        return {k: v.to_local().numpy().tobytes() for k, v in model.state_dict().items()}
+        return shard_bytes(model)
     finally:
         _debug(False)

@@ -11,45 +11,29 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
-from tests.fsdp.common import (
-    apply_fsdp,
-    build_model,
-    exc_info,
-    get_impl,
-    global_batch,
-    make_mesh,
-    rank_slice,
-)
+from tests.fsdp.common import exc_info
+from tests.reliability.common import forward_backward, shard_bytes, sharded_stack
 
 
 def _train(impl: str, rank: int, world_size: int, steps: int, fail_at: int | None):
-    model = build_model("stack", seed=0)
-    apply_fsdp(model, get_impl(impl), make_mesh(world_size))
+    model = sharded_stack(impl, world_size)
     opt = torch.optim.AdamW(model.parameters(), lr=0.01)
     caught: list[Any] = []
-
-    def run_step(step: int) -> None:
-        x, y = global_batch("stack", step, 4 * world_size)
-        out = model(rank_slice(x, rank, world_size))
-        F.mse_loss(out, rank_slice(y, rank, world_size)).backward()
-
     for step in range(steps):
         if step == fail_at:
             handle = model.blocks[1].register_forward_hook(_raise_in_backward)
             try:
-                run_step(step)
+                forward_backward(model, rank, world_size, step)
             except RuntimeError as e:
                 caught.append(exc_info(e))
             handle.remove()
             model.reset_iter_state()
             opt.zero_grad(set_to_none=True)
-        run_step(step)
+        forward_backward(model, rank, world_size, step)
         opt.step()
         opt.zero_grad(set_to_none=True)
-    shards = {k: v.to_local().numpy().tobytes() for k, v in model.state_dict().items()}
-    return shards, caught
+    return shard_bytes(model), caught
 
 
 def _raise_in_backward(module, args, output):

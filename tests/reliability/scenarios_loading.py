@@ -16,13 +16,8 @@ import torch
 import torch.distributed as dist
 from torch.distributed.tensor import DTensor, Shard, distribute_tensor
 
-from tests.fsdp.common import apply_fsdp, build_model, exc_info, get_impl, make_mesh, run_with
-
-
-def _sharded(impl: str, world_size: int, seed: int = 0):
-    model = build_model("stack", seed=seed)
-    apply_fsdp(model, get_impl(impl), make_mesh(world_size))
-    return model
+from tests.fsdp.common import exc_info, run_with
+from tests.reliability.common import sharded_stack
 
 
 def _locals(model) -> dict[str, torch.Tensor]:
@@ -50,7 +45,7 @@ def _load(model, sd, **kw) -> dict[str, Any]:
 
 def wrong_shape_last(rank, world_size, impl):
     """Every entry fits except the last one (a bias of the wrong length)."""
-    model = _sharded(impl, world_size)
+    model = sharded_stack(impl, world_size)
     sd = _shifted(model)
     mesh = sd["out_proj.bias"].device_mesh
     sd["out_proj.bias"] = distribute_tensor(torch.zeros(5), mesh, [Shard(0)])
@@ -60,7 +55,7 @@ def wrong_shape_last(rank, world_size, impl):
 def bad_on_one_rank(rank, world_size, impl, problem):
     """Only the last rank's state dict has a bad entry: ``"dtype"`` (an int64 weight),
     ``"missing"`` (a key dropped) or ``"plain"`` (a plain tensor for a DTensor)."""
-    model = _sharded(impl, world_size)
+    model = sharded_stack(impl, world_size)
     sd = _shifted(model)
     key = "blocks.1.mlp.in_proj.weight"
     full = sd[key].full_tensor()  # a collective: every rank computes it
@@ -76,7 +71,7 @@ def bad_on_one_rank(rank, world_size, impl, problem):
 
 def strictness(rank, world_size, impl, strict, extra):
     """A missing key plus (``extra``) an unexpected one, under ``strict``."""
-    model = _sharded(impl, world_size)
+    model = sharded_stack(impl, world_size)
     sd = _shifted(model)
     del sd["in_proj.bias"]
     if extra:
@@ -86,7 +81,7 @@ def strictness(rank, world_size, impl, strict, extra):
 
 def dtype_kinds(rank, world_size, impl, dtype):
     """Every entry cast to ``dtype`` (a string such as ``"bfloat16"``)."""
-    model = _sharded(impl, world_size)
+    model = sharded_stack(impl, world_size)
     sd = {k: v.to(getattr(torch, dtype)) for k, v in _shifted(model, 0.5).items()}
     out = _load(model, sd)
     out["dtypes"] = sorted({str(v.dtype) for v in model.state_dict().values()})
@@ -97,7 +92,7 @@ def assign_other_placement(rank, world_size, impl):
     """``assign=True`` with replicated DTensors (FSDP needs its ``Shard(0)`` shards)."""
     from torch.distributed.tensor import Replicate
 
-    model = _sharded(impl, world_size)
+    model = sharded_stack(impl, world_size)
     sd = {k: v.redistribute(v.device_mesh, [Replicate()]) for k, v in _shifted(model).items()}
     return _load(model, sd, assign=True)
 
@@ -107,7 +102,7 @@ def good_loads(rank, world_size, impl):
     and a nested fully_shard module loaded on its own."""
     from torch.distributed.tensor import Replicate
 
-    model = _sharded(impl, world_size)
+    model = sharded_stack(impl, world_size)
     results = {}
     results["shifted"] = _load(model, _shifted(model))
     repl = {k: v.redistribute(v.device_mesh, [Replicate()]) for k, v in _shifted(model).items()}
@@ -126,7 +121,7 @@ def set_model_state_dict_full(rank, world_size, impl, bad, broadcast):
     last key's shape wrong."""
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
 
-    model = _sharded(impl, world_size)
+    model = sharded_stack(impl, world_size)
     full = {k: (v + 1).full_tensor() for k, v in model.state_dict().items()}
     if bad:
         full["out_proj.bias"] = torch.zeros(5)
@@ -173,7 +168,7 @@ def dcp_damaged(rank, world_size, impl, how, staged):
     with :func:`fsdp_ref.load_checkpoint_staged`."""
     import torch.distributed.checkpoint as dcp
 
-    model = _sharded(impl, world_size)
+    model = sharded_stack(impl, world_size)
     path = _shared_dir(rank)
     try:
         dcp.save(model.state_dict(), checkpoint_id=path)
@@ -212,12 +207,12 @@ def dcp_staged_roundtrip(rank, world_size):
 
     from fsdp_ref import load_checkpoint_staged
 
-    model = _sharded("fsdp_ref", world_size)
+    model = sharded_stack("fsdp_ref", world_size)
     path = _shared_dir(rank)
     try:
         dcp.save(model.state_dict(), checkpoint_id=path)
         saved = _locals(model)
-        other = _sharded("fsdp_ref", world_size, seed=1)
+        other = sharded_stack("fsdp_ref", world_size, seed=1)
         load_checkpoint_staged(other, path)
         now = _locals(other)
         return sorted(k for k in saved if not torch.equal(now[k], saved[k]))
@@ -230,7 +225,7 @@ def dcp_staged_roundtrip(rank, world_size):
 def assign_same_layout(rank, world_size, impl):
     """``assign=True`` with the model's own layout (values 0.5): the next forward must use
     the assigned values, and they must still be the parameters' values afterwards."""
-    model = _sharded(impl, world_size)
+    model = sharded_stack(impl, world_size)
     sd = {k: torch.full_like(v, 0.5) for k, v in model.state_dict().items()}
     model.load_state_dict(sd, assign=True)
     out = model(torch.ones(2, 16))
