@@ -133,12 +133,18 @@ def is_enabled() -> bool:
 
 
 def before_collective(
-    collective: str, group: dist.ProcessGroup | None, label: str, *tensors: torch.Tensor
+    collective: str,
+    group: dist.ProcessGroup | None,
+    label: str,
+    *tensors: torch.Tensor,
+    phase: str | None = None,
 ) -> None:
     """Check, with every rank of ``group``, that all are about to run the same collective.
 
     Called first thing in each function of :mod:`fsdp_ref.collectives`. A no-op when debug
     mode is off, for ``group=None`` (nothing is communicated) and for fake process groups.
+    ``phase`` names the group's training state when the caller knows it; otherwise it is
+    ``"backward"`` inside an autograd backward pass and ``"forward"`` outside.
 
     Raises:
         CollectiveMismatchError: ranks are about to run different collectives.
@@ -149,7 +155,8 @@ def before_collective(
     name = group.group_name
     seq = _debug.seq.get(name, 0)
     _debug.seq[name] = seq + 1
-    phase = "backward" if torch._C._current_graph_task_id() != -1 else "forward"
+    if phase is None:
+        phase = "backward" if torch._C._current_graph_task_id() != -1 else "forward"
     sizes = tuple(t.numel() for t in tensors)
     dtype = str(tensors[0].dtype).removeprefix("torch.") if tensors else ""
     mine = Fingerprint(label, phase, collective, sizes, dtype, seq)

@@ -1,4 +1,4 @@
-"""All-or-nothing ``load_state_dict`` into sharded modules, and a staged checkpoint load.
+"""All-or-nothing ``load_state_dict`` into sharded modules.
 
 ``nn.Module.load_state_dict`` copies tensor by tensor and reports size mismatches,
 missing and unexpected keys only at the end: a state dict with one wrong shape leaves the
@@ -26,6 +26,8 @@ mid-copy, plus two it does not check):
   becomes the sharded parameter itself;
 * with ``strict=True``, no missing and no unexpected keys.
 
+A second hook, :func:`adopt_assigned`, runs after a load: with ``assign=True`` the
+module's parameters are new objects, which must become the group's sharded parameters.
 The same agreement guards a DCP checkpoint load in :mod:`fsdp_ref.staged_load`.
 """
 

@@ -124,3 +124,20 @@ def clean_training(rank, world_size, debug, hsdp=False, steps=3):
         return shard_bytes(model)
     finally:
         _debug(False)
+
+
+def explicit_phase(rank, world_size):
+    """``before_collective`` called directly with a phase that differs across ranks (the
+    core may pass its groups' training state)."""
+    import torch.distributed as dist
+
+    from fsdp_ref.debug import before_collective
+
+    _debug(True, 10.0)
+    try:
+        phase = "pre_backward" if rank == 0 else "forward"
+        t = torch.zeros(4)
+        return _timed(lambda: before_collective("all_gather", dist.group.WORLD, "blocks.0", t,
+                                                phase=phase))
+    finally:
+        _debug(False)

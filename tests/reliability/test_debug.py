@@ -119,3 +119,10 @@ def test_environment_variable_and_off_path():
     env.pop("FSDP_REF_DEBUG")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.split()[0] == "False", out.stderr
+
+
+def test_explicit_phase_is_part_of_the_fingerprint(pool2):
+    for res in pool2.run(S + "explicit_phase"):
+        msg = _err(res, "CollectiveMismatchError")
+        assert "rank 0 is about to run all_gather #0 of group 'blocks.0' (pre_backward)" in msg
+        assert "rank 1 is about to run all_gather #0 of group 'blocks.0' (forward)" in msg
