@@ -21,6 +21,13 @@ Rank 0 prints a table with ratios against torch's ``fully_shard`` and writes
 ``benchmarks/results/compare_ws{N}.json`` and ``benchmarks/results/compare.svg`` (every
 world size found in the results folder).
 
+On a GPU, ``--bf16`` (both ``fully_shard`` s in bf16 with fp32 reduction; DDP sits out)
+on a GPT of about 110M parameters is the reference measurement (results go to
+``benchmarks/results/compare_cuda_bf16_ws{N}.json``)::
+
+    torchrun --standalone --nproc_per_node 1 benchmarks/compare.py --bf16 \
+        --dim 768 --layers 12 --vocab 32000 --seq-len 512 --batch-per-rank 8 --rounds 8
+
 ``--tp T`` measures 2-D parallelism instead: a ``(N/T, T)`` mesh ``("dp", "tp")``, every
 block's MLP tensor parallel (``fc`` column-wise, ``out`` row-wise) on ``tp``, then
 ``fully_shard`` on ``dp``; DDP sits this one out. Results go to
@@ -59,10 +66,11 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def build(impl: str, cfg: GPTConfig, device: torch.device, counter: CommCounter | None = None,
-          world_mesh=None):
+          world_mesh=None, bf16: bool = False):
     """The GPT of ``cfg`` (seed 0) wrapped by ``impl``, and its AdamW.
 
     ``world_mesh``: a ``("dp", "tp")`` mesh: tensor-parallel MLPs on ``tp``, FSDP on ``dp``.
+    ``bf16``: both ``fully_shard`` s gather and compute in bf16 and reduce in fp32.
     """
     torch.manual_seed(0)
     model = GPT(cfg).to(device)
@@ -86,9 +94,13 @@ def build(impl: str, cfg: GPTConfig, device: torch.device, counter: CommCounter 
             model.register_comm_hook(None, ddp_counting_hook(counter))
     else:
         if impl == "fsdp_ref":
-            from fsdp_ref import fully_shard
+            from fsdp_ref import MixedPrecisionPolicy, fully_shard
         else:
-            from torch.distributed.fsdp import fully_shard
+            from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+        if bf16:
+            shard_kw["mp_policy"] = MixedPrecisionPolicy(
+                param_dtype=torch.bfloat16, reduce_dtype=torch.float32
+            )
         for block in model.blocks:
             fully_shard(block, **shard_kw)
         fully_shard(model, **shard_kw)
@@ -128,7 +140,7 @@ def measure_memory_and_bytes(impl, cfg, device, args, rank, world, world_mesh=No
     gc.collect()
     gc.disable()
     mem.start()
-    model, optim = build(impl, cfg, device, counter, world_mesh)
+    model, optim = build(impl, cfg, device, counter, world_mesh, args.bf16)
     with counter:
         for step in range(2):
             train_step(model, optim, *batch(step, rank, world, args.batch_per_rank, cfg, device))
@@ -156,7 +168,7 @@ def measure_memory_and_bytes(impl, cfg, device, args, rank, world, world_mesh=No
 def measure_time(cfg, device, args, rank, world, impls=IMPLS, world_mesh=None
                  ) -> dict[str, list[float]]:
     """Phase 2: all models alive, interleaved rounds; per-step seconds."""
-    runs = {impl: build(impl, cfg, device, None, world_mesh) for impl in impls}
+    runs = {impl: build(impl, cfg, device, None, world_mesh, args.bf16) for impl in impls}
     times: dict[str, list[float]] = {impl: [] for impl in impls}
     step = 0
     for impl in impls:  # warm-up: lazy init, optimizer state, allocator caches
@@ -220,6 +232,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-per-rank", type=int, default=4)
     parser.add_argument("--tp", type=int, default=1,
                         help="tensor-parallel degree (>1: a (dp, tp) mesh, FSDP x TP)")
+    parser.add_argument("--bf16", action="store_true",
+                        help="bf16 parameters and compute, fp32 reduction (FSDP only)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     rank, world, device = init_from_torchrun("benchmarks/compare.py")
@@ -234,6 +248,8 @@ def main(argv: list[str] | None = None) -> None:
                                       mesh_dim_names=("dp", "tp"))
         # tp peers see the same batch: the data-parallel index picks the slice
         impls, data_rank, data_world = IMPLS_2D, world_mesh.get_local_rank("dp"), world // args.tp
+    if args.bf16:
+        impls = IMPLS_2D  # DDP has no mixed-precision policy to match
     cfg = GPTConfig(vocab_size=args.vocab, seq_len=args.seq_len, dim=args.dim,
                     n_layers=args.layers, n_heads=max(1, args.dim // 64))
 
@@ -251,6 +267,7 @@ def main(argv: list[str] | None = None) -> None:
                        + " ".join(argv if argv is not None else sys.argv[1:]),
             "world_size": world,
             "tp": args.tp,
+            "bf16": args.bf16,
             "backend": backend,
             "device": torch.cuda.get_device_name() if backend == "nccl" else platform.processor() or "cpu",
             "torch": torch.__version__,
@@ -280,8 +297,11 @@ def main(argv: list[str] | None = None) -> None:
         }
         print(table(result))
         args.out.mkdir(parents=True, exist_ok=True)
-        if args.tp > 1:
-            path = args.out / f"compare2d_ws{world}_tp{args.tp}.json"
+        special = "_cuda" * (backend == "nccl") + "_bf16" * args.bf16
+        if args.tp > 1 or special:
+            name = (f"compare2d{special}_ws{world}_tp{args.tp}" if args.tp > 1
+                    else f"compare{special}_ws{world}")  # (the CPU plot globs compare_ws*)
+            path = args.out / f"{name}.json"
             path.write_text(json.dumps(result, indent=2) + "\n")
             print(f"wrote {path}")
         else:

@@ -22,7 +22,8 @@ Modules, one concept each:
 * :mod:`fsdp_ref.state`: hooks, the root, and the end-of-backward callback;
 * :mod:`fsdp_ref.collectives` and :mod:`fsdp_ref.layout`: pure buffer math and the
   all-gather / reduce-scatter / all-reduce calls;
-* :mod:`fsdp_ref.streams`: streams, events and the recorder that logs their ordering;
+* :mod:`fsdp_ref.streams`: streams, events, where device streams come from, and the
+  recorder that logs their ordering;
 * :mod:`fsdp_ref.mesh`: reading a ``DeviceMesh`` (FSDP, HSDP, ``dp_mesh_dims``);
 * :mod:`fsdp_ref.spmd`: the DTensor placements of tensor-parallel parameters, sharded
   and unsharded (FSDP on top of TP);
@@ -31,7 +32,10 @@ Modules, one concept each:
 * :mod:`fsdp_ref.loading` and :mod:`fsdp_ref.staged_load`: all-or-nothing
   ``load_state_dict`` and DCP checkpoint loads;
 * :mod:`fsdp_ref.debug`: the debug mode that names mismatched and stalled collectives;
-* :mod:`fsdp_ref.clean_exit`: the exit handler that lets gloo's threads finish first.
+* :mod:`fsdp_ref.clean_exit`: the exit handler that lets gloo's threads finish first;
+* :mod:`fsdp_ref.sanitizer`: a race detector that runs the GPU stream path on CPU and
+  checks every tensor access (not imported by the package: ``from fsdp_ref.sanitizer
+  import detect``).
 """
 
 from .api import (

@@ -34,6 +34,7 @@ from .layout import ShardLayout, gather_from_ranked, scatter_to_ranked
 from .streams import recorder
 
 __all__ = [
+    "buffer_allocator",
     "all_gather_copy_in",
     "all_gather_copy_out",
     "all_reduce",
@@ -42,6 +43,22 @@ __all__ = [
     "reduce_scatter",
     "run_all_gather",
 ]
+
+
+# torch 2.13 names the flat collectives all_gather_single / reduce_scatter_single; older
+# releases (2.11, as found on some GPU machines) call them all_gather_into_tensor /
+# reduce_scatter_tensor, with the same arguments. Look the name up at call time, so that a
+# wrapper installed on torch.distributed (a test's counter, the race detector) sees it.
+def _all_gather_single(out, inp, **kwargs):
+    if hasattr(dist, "all_gather_single"):
+        return dist.all_gather_single(out, inp, **kwargs)
+    return dist.all_gather_into_tensor(out, inp, **kwargs)
+
+
+def _reduce_scatter_single(out, inp, **kwargs):
+    if hasattr(dist, "reduce_scatter_single"):
+        return dist.reduce_scatter_single(out, inp, **kwargs)
+    return dist.reduce_scatter_tensor(out, inp, **kwargs)
 
 
 def group_offsets(layouts: Sequence[ShardLayout]) -> tuple[list[int], int]:
@@ -111,7 +128,7 @@ def run_all_gather(
     recorder.log("collective", "all_gather", "all_gather", label)
     if custom is not None:
         return custom(out, inp, group, async_op=async_op)
-    return dist.all_gather_single(out, inp, group=group, async_op=async_op)
+    return _all_gather_single(out, inp, group=group, async_op=async_op)
 
 
 def all_gather_copy_out(
@@ -170,7 +187,7 @@ def reduce_scatter(
     if custom is not None:
         work = custom(out, inp, group, dist.ReduceOp.SUM, async_op=async_op)
     else:
-        work = dist.reduce_scatter_single(
+        work = _reduce_scatter_single(
             out, inp, op=dist.ReduceOp.SUM, group=group, async_op=async_op
         )
     return out, work
@@ -181,3 +198,34 @@ def all_reduce(tensor: torch.Tensor, group: dist.ProcessGroup, label: str = ""):
     before_collective("all_reduce", group, label, tensor)
     recorder.log("collective", "all_reduce", "all_reduce", label)
     dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=group)
+
+
+def buffer_allocator(custom=None, *, symmetric_group=None, pool_group=None, device=None):
+    """How a collective's flat buffer is allocated: ``(numel, dtype, device) -> Tensor``,
+    or ``None`` for plain ``torch.empty``.
+
+    In order of precedence: a custom comm's ``allocate`` (``set_custom_all_gather`` /
+    ``set_custom_reduce_scatter``); symmetric memory registered with ``symmetric_group``
+    (NCCL copy-engine collectives); NCCL's own memory pool of ``pool_group`` (zero-copy
+    capable). The first two are given by the caller; only one applies.
+    """
+    if custom is not None:
+        return lambda numel, dt, dev: custom.allocate((numel,), dtype=dt, device=dev)
+    if symmetric_group is not None:
+        from torch.distributed import _symmetric_memory as symm_mem
+
+        def symmetric_alloc(numel, dt, dev):
+            buf = symm_mem.empty(numel, dtype=dt, device=dev)
+            symm_mem.rendezvous(buf, group=symmetric_group)
+            return buf
+
+        return symmetric_alloc
+    if pool_group is not None:
+        pool = torch.cuda.MemPool(pool_group._get_backend(device).mem_allocator)
+
+        def pool_alloc(numel, dt, dev):
+            with torch.cuda.use_mem_pool(pool):
+                return torch.empty(numel, dtype=dt, device=dev)
+
+        return pool_alloc
+    return None

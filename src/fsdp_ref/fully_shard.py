@@ -20,8 +20,8 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
 from . import clean_exit, loading
-from .api import DataParallelMeshDims, MixedPrecisionPolicy, OffloadPolicy
-from .mesh import default_mesh, mesh_info_for, post_forward_mesh_info
+from .api import CPUOffloadPolicy, DataParallelMeshDims, MixedPrecisionPolicy, OffloadPolicy
+from .mesh import check_reshard_after_forward, default_mesh, mesh_info_for
 from .module import FSDPModule
 from .param import FSDPParam, ParamRef
 from .param_group import FSDPParamGroup
@@ -91,19 +91,13 @@ def fully_shard(
     modules = _validate_modules(module)
     mesh = mesh if mesh is not None else default_mesh()
     info = mesh_info_for(mesh, dp_mesh_dims)
-    if reshard_after_forward is not None and not isinstance(reshard_after_forward, (bool, int)):
-        raise ValueError(
-            f"reshard_after_forward must be True, False, an int or None, "
-            f"got {reshard_after_forward!r}"
-        )
-    auto = reshard_after_forward is None
-    post_info = post_forward_mesh_info(True if auto else reshard_after_forward, info)
+    check_reshard_after_forward(reshard_after_forward, info.shard_size)
     device = _mesh_device(mesh)
     ignored = set(map(id, ignored_params or ()))
-    offload = offload_policy is not None and hasattr(offload_policy, "pin_memory")
-    pin = bool(getattr(offload_policy, "pin_memory", False))
+    offload = isinstance(offload_policy, CPUOffloadPolicy)
+    pin = offload and offload_policy.pin_memory
 
-    state = FSDPState(modules, device, mp_policy, auto)
+    state = FSDPState(modules, device, mp_policy)
     loading.register(modules)  # after the state's reshard-before-load hook
     clean_exit.install()
     fsdp_params = []
@@ -125,7 +119,9 @@ def fully_shard(
         setattr(fsdp_param.sharded_param, _MANAGED, True)
         fsdp_params.append(fsdp_param)
     if fsdp_params:
-        state.group = FSDPParamGroup(fsdp_params, modules, info, post_info, device, state.label)
+        state.group = FSDPParamGroup(
+            fsdp_params, info, device, state.name, reshard_after_forward, state.comm_ctx
+        )
     _move_buffers(modules, device)
     for m in modules:
         cls = type(m)

@@ -86,13 +86,6 @@ class ShardLayout:
         return chunk_sizes(self.full_shape[self.shard_dim], self.world_size)[self.rank]
 
     @property
-    def local_shape(self) -> torch.Size:
-        """Shape of this rank's unpadded shard: the DTensor's local tensor shape."""
-        shape = list(self.full_shape)
-        shape[self.shard_dim] = self.local_rows
-        return torch.Size(shape)
-
-    @property
     def row_offset(self) -> int:
         """Index along the shard dim where this rank's shard starts in the full tensor."""
         return min(self.rank * self.rows_per_rank, self.full_shape[self.shard_dim])
@@ -101,6 +94,19 @@ class ShardLayout:
         """The unpadded shard as a view of a padded shard buffer (flat or shaped)."""
         shaped = padded_shard.view(self.padded_shard_shape)
         return shaped.narrow(self.shard_dim, 0, self.local_rows)
+
+    def pad(self, shard: torch.Tensor, device: torch.device | None = None) -> torch.Tensor:
+        """A new flat padded buffer holding the unpadded ``shard`` (zeros in the padding;
+        nothing is copied from or to the meta device)."""
+        device = shard.device if device is None else device
+        padded = torch.zeros(self.padded_shard_numel, dtype=shard.dtype, device=device)
+        if self.local_rows and "meta" not in (shard.device.type, padded.device.type):
+            self.local_view(padded).copy_(shard)
+        return padded
+
+    def padded_shard(self, full: torch.Tensor, device: torch.device | None = None) -> torch.Tensor:
+        """This rank's rows of the ``full`` tensor, cut out into a new padded buffer."""
+        return self.pad(full.narrow(self.shard_dim, self.row_offset, self.local_rows), device)
 
     def ranked_view(self, flat_ranks: torch.Tensor) -> torch.Tensor:
         """View a ``(world, padded_shard_numel)`` buffer as ``(world, *padded_shard_shape)``."""

@@ -22,7 +22,13 @@ from torch.distributed.tensor import Replicate, Shard
 
 from .api import DataParallelMeshDims
 
-__all__ = ["MeshInfo", "default_mesh", "mesh_info_for", "post_forward_mesh_info"]
+__all__ = [
+    "MeshInfo",
+    "check_reshard_after_forward",
+    "default_mesh",
+    "mesh_info_for",
+    "post_forward_mesh_info",
+]
 
 
 @dataclass
@@ -185,41 +191,47 @@ def _flattened_dp_mesh(mesh: DeviceMesh, dims: DataParallelMeshDims) -> DeviceMe
     return DeviceMesh._concatenate(parts)
 
 
-def post_forward_mesh_info(
-    reshard_after_forward: bool | int, info: MeshInfo
-) -> MeshInfo | None:
-    """The smaller mesh to keep parameters on between forward and backward, if any.
+def check_reshard_after_forward(value: object, shard_size: int) -> None:
+    """Raise unless ``value`` is a valid ``reshard_after_forward`` for ``shard_size`` ranks.
 
-    ``True`` reshards to the full shard mesh (return ``info``); ``False`` keeps the
-    parameters unsharded (``None``); an ``int`` k reshards to groups of k consecutive
-    shard ranks so the backward all-gather spans only k ranks.
+    Valid: ``None``, ``True``, ``False``, or an int that divides the shard size (1 means
+    ``False`` and the shard size means ``True``, as in torch; 1 warns).
 
     Raises:
-        ValueError: when an int is not a divisor of the shard size (1 means ``False``
-            and the shard size means ``True``, as in torch).
+        ValueError: naming the value and the valid choices.
     """
-    if isinstance(reshard_after_forward, bool):
-        return info if reshard_after_forward else None
-    if not isinstance(reshard_after_forward, int):
+    if value is None or isinstance(value, bool):
+        return
+    if not isinstance(value, int):
         raise ValueError(
-            f"reshard_after_forward must be a bool, an int or None, got {reshard_after_forward!r}"
+            f"reshard_after_forward must be True, False, an int or None, got {value!r}"
         )
-    size = info.shard_size
-    k = reshard_after_forward
-    if k < 1 or k > size or size % k != 0:
+    if value < 1 or value > shard_size or shard_size % value != 0:
         raise ValueError(
-            f"reshard_after_forward={k} must be a divisor of the shard world size {size} "
-            f"(e.g. the number of ranks per node); valid choices here: "
-            f"{[d for d in range(1, size + 1) if size % d == 0]}, or True/False"
+            f"reshard_after_forward={value} must be a divisor of the shard world size "
+            f"{shard_size} (e.g. the number of ranks per node); valid choices here: "
+            f"{[d for d in range(1, shard_size + 1) if shard_size % d == 0]}, or True/False"
         )
-    if k == 1:
+    if value == 1:
         warnings.warn(
             "reshard_after_forward=1 keeps full parameters between forward and backward, "
             "the same as reshard_after_forward=False; pass False to say so",
             stacklevel=3,
         )
+
+
+def post_forward_mesh_info(reshard_after_forward: int, info: MeshInfo) -> MeshInfo | None:
+    """The mesh to keep parameters on between forward and backward for an int
+    ``reshard_after_forward`` k (checked by :func:`check_reshard_after_forward`).
+
+    ``1`` keeps them unsharded (``None``), the shard size reshards fully (``info``), any
+    other divisor reshards to groups of k consecutive shard ranks (a new 2-D mesh, whose
+    process groups every rank creates here), so the backward all-gather spans only k.
+    """
+    k = reshard_after_forward
+    if k == 1:
         return None
-    if k == size:
+    if k == info.shard_size:
         return info
     sub = DeviceMesh(info.mesh.device_type, info.shard_lines(k), mesh_dim_names=("pf_outer", "pf_inner"))
     return MeshInfo(sub, 1, None, sub.get_group(1), None)

@@ -96,7 +96,11 @@ class FSDPModule:
         for group in groups:
             # Works before the first forward too: the group then uses its own streams
             # until the root's lazy init hands it the shared ones.
-            group.comm_ctx.lazy_init(group.device)
+            ctx = group.comm_ctx
+            ctx.lazy_init(group.device)
+            # Called from user code (e.g. right after optim.step()): the copy-in reads the
+            # shards, so it must come after everything queued on compute so far.
+            ctx.all_gather_copy_in.wait_stream(ctx.current(), "copy_in_after_user_unshard")
             group.unshard(async_op=async_op)
         handle = UnshardHandle(groups)
         if async_op:
@@ -122,7 +126,7 @@ class FSDPModule:
         if state.is_root is False:
             raise RuntimeError(
                 f"reset_iter_state must be called on the root FSDP module, not on "
-                f"{state.label}; call it on the model you run forward on"
+                f"{state.name}; call it on the model you run forward on"
             )
         state.lazy_init()
         state.reset_iter_state()
@@ -145,13 +149,13 @@ class FSDPModule:
         ``no_sync``. Under HSDP it turns off the all-reduce too.
         """
         for group in self._recursive_groups(recurse):
-            group.requires_gradient_sync = requires_gradient_sync
-            group.requires_all_reduce = requires_gradient_sync
+            group.settings.requires_gradient_sync = requires_gradient_sync
+            group.settings.requires_all_reduce = requires_gradient_sync
 
     def set_requires_all_reduce(self, requires_all_reduce: bool, *, recurse: bool = True):
         """HSDP only: reduce-scatter but skip the all-reduce (accumulate partial sums)."""
         for group in self._recursive_groups(recurse):
-            group.requires_all_reduce = requires_all_reduce
+            group.settings.requires_all_reduce = requires_all_reduce
 
     def set_reduce_scatter_unused_params(
         self, reduce_scatter_unused_params: bool, *, recurse: bool = True
@@ -159,14 +163,14 @@ class FSDPModule:
         """Reduce zeros for parameters without a gradient, so all ranks issue the same
         reduce-scatter even when control flow differs between ranks."""
         for group in self._recursive_groups(recurse):
-            group.reduce_scatter_unused_params = reduce_scatter_unused_params
+            group.settings.reduce_scatter_unused_params = reduce_scatter_unused_params
 
     def set_gradient_divide_factor(self, factor: float) -> None:
         """Divide reduced gradients by ``factor`` instead of the data-parallel size."""
         if factor <= 0:
             raise ValueError(f"gradient divide factor must be positive, got {factor}")
         for group in self._groups():
-            group.gradient_divide_factor = float(factor)
+            group.settings.gradient_divide_factor = float(factor)
 
     def set_reduce_scatter_divide_factor(self, factor: float) -> None:
         """Deprecated spelling of :meth:`set_gradient_divide_factor`."""
@@ -192,24 +196,20 @@ class FSDPModule:
             raise ValueError(
                 f"reshard_after_forward must be a bool here, got {reshard_after_forward!r}"
             )
-        for module in self._fsdp_modules(recurse):
-            state = module._get_fsdp_state()
-            state.auto_reshard_after_forward = False
-            if state.group is not None:
-                group = state.group
-                group.post_forward_mesh_info = group.mesh_info if reshard_after_forward else None
+        for group in self._recursive_groups(recurse):
+            group.settings.reshard_after_forward = reshard_after_forward
 
     def set_reshard_after_backward(self, reshard_after_backward: bool, *, recurse: bool = True):
         """Whether to free unsharded parameters after backward (``False`` keeps them for
         the next forward, e.g. between gradient-accumulation microbatches)."""
         for group in self._recursive_groups(recurse):
-            group.reshard_after_backward = reshard_after_backward
+            group.settings.reshard_after_backward = reshard_after_backward
 
     def set_unshard_in_backward(self, unshard_in_backward: bool) -> None:
         """Skip the backward all-gather for groups whose backward does not read the
         parameters (an expert setting, e.g. an embedding)."""
         for group in self._groups():
-            group.unshard_in_backward = unshard_in_backward
+            group.settings.unshard_in_backward = unshard_in_backward
 
     # ---- prefetching ---------------------------------------------------------------
 
@@ -237,7 +237,7 @@ class FSDPModule:
         if not callable(comm) or not hasattr(comm, "allocate"):
             raise ValueError("set_custom_all_gather expects an AllGather (allocate + __call__)")
         for group in self._groups():
-            group.custom_all_gather = comm
+            group.settings.custom_all_gather = comm
 
     def set_custom_reduce_scatter(self, comm: ReduceScatter) -> None:
         """Use ``comm`` to allocate and run this module's reduce-scatter."""
@@ -246,7 +246,7 @@ class FSDPModule:
                 "set_custom_reduce_scatter expects a ReduceScatter (allocate + __call__)"
             )
         for group in self._groups():
-            group.custom_reduce_scatter = comm
+            group.settings.custom_reduce_scatter = comm
 
     def set_all_reduce_hook(
         self, hook: Callable[[torch.Tensor], None], *, stream: Any = None
@@ -261,7 +261,7 @@ class FSDPModule:
         for group in self._groups():
             if stream is not None and group.mesh_info.is_hsdp:
                 raise ValueError("stream cannot be set when using HSDP (native all-reduce stream)")
-            group.all_reduce_hook = hook
+            group.settings.all_reduce_hook = hook
 
     def set_reduce_scatter_max_input_buffers(
         self, max_input_buffers: int, *, recurse: bool = True
@@ -272,7 +272,7 @@ class FSDPModule:
         if max_input_buffers < 1:
             raise ValueError(f"max_input_buffers must be >= 1, got {max_input_buffers}")
         for group in self._recursive_groups(recurse):
-            group.max_reductions_in_flight = max_input_buffers
+            group.settings.max_reductions_in_flight = max_input_buffers
 
     def set_separate_reduce_scatter_group(self, enable: bool = True, *, recurse: bool = True):
         """Run reduce-scatters on their own process group (one per set of shard ranks),
@@ -286,13 +286,13 @@ class FSDPModule:
         for group in self._recursive_groups(recurse):
             info = group.mesh_info
             if not enable or info.shard_group is None:
-                group.reduce_scatter_group = None
+                group.settings.reduce_scatter_group = None
                 continue
             key = tuple(tuple(line) for line in info.shard_lines(info.shard_size).tolist())
             if key not in made:  # the same on every rank: the whole mesh's lines
                 made[key] = {line: dist.new_group(list(line)) for line in key}
             mine = tuple(dist.get_process_group_ranks(info.shard_group))
-            group.reduce_scatter_group = made[key][mine]
+            group.settings.reduce_scatter_group = made[key][mine]
 
     def set_allocate_memory_from_process_group_for_comm(self, enable: bool) -> None:
         """Allocate collective buffers from the process group's own allocator (NCCL's
@@ -304,12 +304,12 @@ class FSDPModule:
         for group in self._groups():
             if enable:
                 _require_nccl(group, "set_allocate_memory_from_process_group_for_comm")
-                if group.custom_all_gather or group.custom_reduce_scatter:
+                if group.settings.custom_all_gather or group.settings.custom_reduce_scatter:
                     raise ValueError(
                         "cannot combine process-group allocation with set_custom_all_gather/"
                         "set_custom_reduce_scatter; choose one"
                     )
-            group.allocate_from_process_group = enable
+            group.settings.allocate_from_process_group = enable
 
     def set_symm_mem_for_comm(self, backend: str = "NCCL") -> None:
         """Allocate all-gather buffers in symmetric memory (NCCL copy-engine collectives).
@@ -321,13 +321,13 @@ class FSDPModule:
             raise ValueError(f"only backend='NCCL' is supported, got {backend!r}")
         for group in self._groups():
             _require_nccl(group, "set_symm_mem_for_comm")
-            group.use_symm_mem = True
+            group.settings.use_symm_mem = True
 
     def _set_unshard_async_op(self, async_op: bool) -> None:
         """Use ``async_op=True`` collectives (wait on the ``Work``) for the pre-forward and
         pre-backward all-gathers instead of stream events. On CPU this is always the case."""
         for group in self._groups():
-            group.unshard_async_op = async_op
+            group.settings.unshard_async_op = async_op
 
     def _apply(self, *args: Any, **kwargs: Any) -> Any:
         # `to_empty`, `.to()` and `.double()` replace parameter tensors; re-adopt them.
@@ -403,6 +403,4 @@ def share_comm_ctx(modules: list[FSDPModule]) -> None:
         for sub in module.modules():  # type: ignore[attr-defined]
             state = get_state(sub)
             if state is not None:
-                state.comm_ctx = shared
-                if state.group is not None:
-                    state.group.comm_ctx = shared
+                state.use_comm_ctx(shared)

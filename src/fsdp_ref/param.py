@@ -32,6 +32,7 @@ from torch.distributed.tensor import DTensor
 from .layout import ShardLayout
 from .mesh import MeshInfo
 from .spmd import local_tensor, param_placement
+from .streams import recorder
 
 __all__ = ["FSDPParam", "ParamRef"]
 
@@ -90,22 +91,20 @@ class FSDPParam:
         self.mesh_info = mesh_info
         self.device = device
         self.fqn = fqn
-        self.orig_dtype = param.dtype
         self._user_param_dtype = param_dtype
         self._user_reduce_dtype = reduce_dtype
+        self._resolve_dtypes(param.dtype)
         self.requires_grad = param.requires_grad
-        self.param_dtype = param_dtype if param_dtype is not None else param.dtype
-        self.reduce_dtype = reduce_dtype if reduce_dtype is not None else self.param_dtype
         self.offload_to_cpu = offload_to_cpu
         self.pin_memory = pin_memory
-        self.spec = param_placement(param, mesh_info, shard_dim, fqn)
+        self.placement = param_placement(param, mesh_info, shard_dim, fqn)
         local = local_tensor(param)
         self.layout = ShardLayout(
             local.shape, shard_dim, mesh_info.shard_size, mesh_info.shard_rank
         )
         world = self.layout.world_size
         if shard_dim != 0 and local.shape[shard_dim] % world != 0:
-            what = "local (tensor-parallel) shape" if self.spec.is_dtensor else "shape"
+            what = "local (tensor-parallel) shape" if self.placement.is_dtensor else "shape"
             raise ValueError(
                 f"cannot shard {fqn or 'a parameter'} of {what} {tuple(local.shape)} on dim "
                 f"{shard_dim}: size {local.shape[shard_dim]} is not divisible by the shard "
@@ -119,18 +118,20 @@ class FSDPParam:
 
     # ---- construction ---------------------------------------------------------------
 
+    def _resolve_dtypes(self, orig_dtype: torch.dtype) -> None:
+        """The parameter's own dtype, and those it is gathered (``param_dtype``) and
+        reduced (``reduce_dtype``) in: the policy's where given, else the one before."""
+        self.orig_dtype = orig_dtype
+        self.param_dtype = self._user_param_dtype or orig_dtype
+        self.reduce_dtype = self._user_reduce_dtype or self.param_dtype
+
     def _init_sharded(self, param: torch.Tensor) -> None:
         """Cut this rank's chunk out of the full (local) ``param`` into a padded buffer."""
-        lay = self.layout
-        param = local_tensor(param)
+        param = local_tensor(param).detach()
         store_device = param.device
         if param.device.type != "meta":
             store_device = torch.device("cpu") if self.offload_to_cpu else self.device
-        padded = torch.zeros(lay.padded_shard_numel, dtype=param.dtype, device=store_device)
-        if param.device.type != "meta" and lay.local_rows:
-            chunk = param.detach().narrow(lay.shard_dim, lay.row_offset, lay.local_rows)
-            lay.local_view(padded).copy_(chunk)
-        self._set_padded_shard(padded)
+        self._set_padded_shard(self.layout.padded_shard(param, store_device))
 
     def _set_padded_shard(self, padded: torch.Tensor, param: nn.Parameter | None = None) -> None:
         """Adopt ``padded`` as this rank's shard storage and (re)build the DTensor on it.
@@ -141,13 +142,14 @@ class FSDPParam:
         if self.offload_to_cpu and self.pin_memory and torch.cuda.is_available():
             padded = padded.pin_memory()
         self.padded_shard = padded
+        recorder.name_buffer(padded, f"sharded {self.fqn or 'parameter'}", host=self.offload_to_cpu)
         local = self.layout.local_view(padded)
         if param is not None:
             param._local_tensor = local
             self.sharded_param = param
         else:
             with torch.no_grad():
-                dt = self.spec.sharded(local)
+                dt = self.placement.sharded(local)
             self.sharded_param = nn.Parameter(dt, requires_grad=self.requires_grad)
         self.to_sharded()
 
@@ -164,18 +166,10 @@ class FSDPParam:
                 f"{self.fqn or 'a parameter'} is no longer a sharded DTensor after a module "
                 "conversion; do not replace FSDP-managed parameters by hand"
             )
-        local = current._local_tensor
-        self.orig_dtype = current.dtype
-        self.param_dtype = self._user_param_dtype or current.dtype
-        self.reduce_dtype = self._user_reduce_dtype or self.param_dtype
-        padded = torch.zeros(
-            self.layout.padded_shard_numel, dtype=current.dtype, device=local.device
-        )
-        if local.device.type != "meta":
-            self.layout.local_view(padded).copy_(local)
+        self._resolve_dtypes(current.dtype)
         self.requires_grad = current.requires_grad
         self.unsharded_param = None
-        self._set_padded_shard(padded, current)
+        self._set_padded_shard(self.layout.pad(current._local_tensor), current)
 
     # ---- the two faces --------------------------------------------------------------
 
@@ -190,8 +184,11 @@ class FSDPParam:
         self.post_forward_shard = None
 
     def to_unsharded(self) -> None:
-        """Register the unsharded parameter (its storage must already hold the data)."""
+        """Register the unsharded parameter (its storage must already hold the data) and
+        drop the post-forward shard it was gathered from, if any: compute has waited for
+        that all-gather, so nothing reads the shard any more."""
         self._register(self.unsharded_param)
+        self.post_forward_shard = None
 
     def alloc_unsharded(self) -> torch.Tensor:
         """Make sure the unsharded parameter has storage; return the tensor to copy the
@@ -200,13 +197,15 @@ class FSDPParam:
             full = torch.empty(
                 self.layout.full_shape, dtype=self.param_dtype, device=self.device
             )
-            self.unsharded_param = self.spec.unsharded(full, self.requires_grad)
-            return local_tensor(self.unsharded_param)
-        local = local_tensor(self.unsharded_param)
-        storage = local.untyped_storage()
-        nbytes = local.numel() * local.element_size()
-        if storage.size() != nbytes:
-            storage.resize_(nbytes)
+            self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
+            local = local_tensor(self.unsharded_param)
+        else:
+            local = local_tensor(self.unsharded_param)
+            storage = local.untyped_storage()
+            nbytes = local.numel() * local.element_size()
+            if storage.size() != nbytes:
+                storage.resize_(nbytes)
+        recorder.name_buffer(local, f"unsharded {self.fqn or 'parameter'}")
         return local
 
     def free_unsharded(self) -> None:
@@ -230,8 +229,12 @@ class FSDPParam:
                 "model first: model.to_empty(device=...) then reset_parameters() (or load a "
                 "checkpoint) before running forward"
             )
-        if self.padded_shard.device != self.device:
-            return self.padded_shard.to(self.device, non_blocking=True)
+        if self.offload_to_cpu or self.padded_shard.device != self.device:
+            # Host to device on the copy-in stream. Offloaded shards are copied on a CPU
+            # mesh too (where it is a host copy) so that CPU runs take the GPU's path.
+            copy = self.padded_shard.to(self.device, non_blocking=True, copy=True)
+            recorder.name_buffer(copy, f"device copy of sharded {self.fqn or 'parameter'}")
+            return copy
         return self.padded_shard
 
     def has_unsharded_grad(self) -> bool:
@@ -246,40 +249,46 @@ class FSDPParam:
         """
         if not self.has_unsharded_grad():
             return None
-        return self.spec.grad_local(self.unsharded_param.grad)
+        return self.placement.grad_local(self.unsharded_param.grad)
 
     def clear_unsharded_grad(self) -> None:
         """Drop the unsharded gradient once it has been reduced."""
         if self.unsharded_param is not None:
             self.unsharded_param.grad = None
 
-    def accumulate_sharded_grad(self, padded_grad: torch.Tensor) -> None:
-        """Set (or add to) the sharded parameter's DTensor gradient.
+    def reduced_grad(self, padded_grad: torch.Tensor) -> torch.Tensor:
+        """This rank's gradient shard from its slice of the reduce-scatter output: the
+        unpadded rows, in the parameter's dtype, where the shard lives.
 
-        Args:
-            padded_grad: this rank's reduced gradient shard, flat and padded, in any dtype;
-                it is cast to the parameter's dtype and moved to the CPU when offloading.
+        Under CPU offload this is a device-to-host copy (always a copy, as on a GPU) that
+        the host must wait for before it reads it (``FSDPParamGroup.finish``).
         """
         local = self.layout.local_view(padded_grad)
         target_device = self.padded_shard.device
-        if local.dtype != self.orig_dtype or local.device != target_device:
+        if self.offload_to_cpu:
+            local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True,
+                             copy=True)
+            recorder.name_buffer(local, f"grad of {self.fqn or 'parameter'}", host=True)
+        elif local.dtype != self.orig_dtype or local.device != target_device:
             local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True)
+        return local
+
+    def accumulate_sharded_grad(self, grad: torch.Tensor) -> None:
+        """Set the sharded parameter's DTensor gradient to ``grad`` (from
+        :meth:`reduced_grad`), or add it to the gradient already there."""
         existing = self.sharded_param.grad
         if existing is None:
-            self.sharded_param.grad = self.spec.sharded(local)
+            self.sharded_param.grad = self.placement.sharded(grad)
         else:
-            existing._local_tensor.add_(local)
+            existing._local_tensor.add_(grad)
 
     # ---- reshard_after_forward=<int> ------------------------------------------------
 
     def to_post_forward_shard(self, layout: ShardLayout) -> None:
         """Keep a shard over a smaller group between forward and backward (int reshard)."""
         self.post_forward_layout = layout
-        full = local_tensor(self.unsharded_param).detach()
-        padded = torch.zeros(layout.padded_shard_numel, dtype=full.dtype, device=full.device)
-        if layout.local_rows:
-            chunk = full.narrow(layout.shard_dim, layout.row_offset, layout.local_rows)
-            layout.local_view(padded).copy_(chunk)
+        padded = layout.padded_shard(local_tensor(self.unsharded_param).detach())
+        recorder.name_buffer(padded, f"post-forward shard of {self.fqn or 'parameter'}")
         self._register(self.sharded_param)
         self.free_unsharded()
         self.post_forward_shard = padded

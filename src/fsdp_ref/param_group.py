@@ -12,42 +12,36 @@ One training iteration, for a group whose ``reshard_after_forward`` is ``True``:
     pre-backward     unshard again (often already prefetched by the next group)
                      prefetch the group that ran forward before this one
     backward         autograd accumulates into the unsharded parameters' .grad
-    post-backward    reduce-scatter copy-in (compute stream) ; reshard ;
-                     reduce-scatter SUM (side stream) ; [HSDP: all-reduce] ; divide
-    final callback   (root) wait for every reduction, assign the sharded DTensor grads
+    post-backward    reduce-scatter copy-in (compute) ; reshard ; reduce-scatter SUM (side
+                     stream): fsdp_ref.reduction
+    final callback   (root) finish every reduction: [HSDP: all-reduce] ; divide ; assign
+                     the sharded DTensor grads
 
-State lives here and in :class:`~fsdp_ref.streams.CommContext` only: the training state,
-the in-flight all-gather, the pending reductions. :mod:`fsdp_ref.state` decides *when*
-each transition runs; this module decides *what* it does.
+State lives in few places: the group's :class:`~fsdp_ref.group_state.ShardedState`,
+:class:`~fsdp_ref.group_state.TrainingState` and
+:class:`~fsdp_ref.group_state.GroupSettings`, the all-gather in flight here, and the
+streams and pending reductions of the shared :class:`~fsdp_ref.streams.CommContext`.
+:mod:`fsdp_ref.state` decides *when* each transition runs; this module decides *what* it
+does.
 """
 
 from __future__ import annotations
 
-import enum
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.nn as nn
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from . import collectives as C
+from . import collectives
+from .group_state import GroupSettings, ShardedState, TrainingState, check_transition
 from .layout import ShardLayout
-from .mesh import MeshInfo
+from .mesh import MeshInfo, post_forward_mesh_info
 from .param import FSDPParam
-from .streams import CommContext, Event, recorder
+from .reduction import start_reduction
+from .streams import CommContext, Event, recorder, wait_work
 
-__all__ = ["FSDPParamGroup", "TrainingState"]
-
-
-class TrainingState(enum.Enum):
-    """Where a group is in the iteration."""
-
-    IDLE = "idle"
-    FORWARD = "forward"
-    PRE_BACKWARD = "pre_backward"
-    POST_BACKWARD = "post_backward"
+__all__ = ["FSDPParamGroup"]
 
 
 @dataclass
@@ -60,94 +54,112 @@ class _AllGather:
     layouts: list[ShardLayout]
 
 
-@dataclass
-class _Reduction:
-    """A reduce-scatter in flight for one group, finished by :meth:`FSDPParamGroup.finish`."""
-
-    group: FSDPParamGroup
-    rs_input: torch.Tensor
-    rs_output: torch.Tensor
-    work: Any
-    event: Event
-    params: list[FSDPParam]
-
-
 class FSDPParamGroup:
     """The parameters of one ``fully_shard`` call and the transitions they go through.
 
     Args:
         fsdp_params: the group's managed parameters.
-        modules: the module(s) passed to ``fully_shard``.
         mesh_info: groups to shard (and replicate) over.
-        post_forward_mesh_info: where parameters live between forward and backward:
-            ``mesh_info`` (reshard fully), ``None`` (stay unsharded) or a smaller mesh.
         device: compute device.
-        label: a readable name for logs and errors (the module's class or path).
+        name: a readable name for logs and errors (the module's class until the root
+            names it by its path in the model).
+        reshard_after_forward: as given to ``fully_shard`` (validated there).
+        comm_ctx: the streams to use until the root's lazy init shares its own.
     """
 
     def __init__(
         self,
         fsdp_params: list[FSDPParam],
-        modules: list[nn.Module],
         mesh_info: MeshInfo,
-        post_forward_mesh_info: MeshInfo | None,
         device: torch.device,
-        label: str,
+        name: str,
+        reshard_after_forward: bool | int | None,
+        comm_ctx: CommContext,
     ) -> None:
         self.fsdp_params = fsdp_params
-        self.modules = modules
         self.mesh_info = mesh_info
-        self.post_forward_mesh_info = post_forward_mesh_info
         self.device = device
-        self.label = label
-        self.comm_ctx = CommContext()
+        self.name = name
+        self.comm_ctx = comm_ctx
+        self.settings = GroupSettings(reshard_after_forward=reshard_after_forward)
+        self.is_root = False
+        self.sharded_state = ShardedState.SHARDED
         self.training_state = TrainingState.IDLE
+        # reshard_after_forward=<int>: the smaller mesh, built once (it creates groups).
+        self._int_post_forward_mesh = (
+            post_forward_mesh_info(reshard_after_forward, mesh_info)
+            if isinstance(reshard_after_forward, int)
+            and not isinstance(reshard_after_forward, bool)
+            else None
+        )
         self._check_uniform_dtypes()
-        # Settings changed through FSDPModule.set_* methods.
-        self.reshard_after_backward = True
-        self.requires_gradient_sync = True
-        self.requires_all_reduce = True
-        self.gradient_divide_factor: float | None = None
-        self.reduce_scatter_unused_params = False
-        self.unshard_in_backward = True
-        self.custom_all_gather = None
-        self.custom_reduce_scatter = None
-        self.all_reduce_hook = None
-        self.max_reductions_in_flight = 1
-        self.reduce_scatter_group = None
-        self.allocate_from_process_group = False
-        self.use_symm_mem = False
-        self.unshard_async_op = False
         # Per-iteration state.
         self._all_gather: _AllGather | None = None
+        self._post_forward_event: Event | None = None
         self._post_forward_indices: list[int] = []
-        self._partial_reduce: torch.Tensor | None = None
-        self._is_unsharded = False
-        self._is_post_forward_sharded = False
+        self.partial_grad: torch.Tensor | None = None  # HSDP sums kept without all-reduce
+
+    def attach(self, comm_ctx: CommContext, name: str, fqns: dict[int, str], is_root: bool):
+        """Join a root's iteration (at its lazy init): its streams, the group's name by its
+        path in the model, the parameters' names, and whether this is the root's group."""
+        self.comm_ctx, self.name, self.is_root = comm_ctx, name, is_root
+        for p in self.fsdp_params:
+            p.fqn = fqns.get(id(p.sharded_param), p.fqn)
 
     def _check_uniform_dtypes(self) -> None:
         dtypes = {p.param_dtype for p in self.fsdp_params}
         if len(dtypes) > 1:
             names = ", ".join(f"{p.fqn or '?'}:{p.param_dtype}" for p in self.fsdp_params[:6])
             raise ValueError(
-                f"fully_shard group {self.label} mixes parameter dtypes {sorted(map(str, dtypes))} "
+                f"fully_shard group {self.name} mixes parameter dtypes {sorted(map(str, dtypes))} "
                 f"({names}); one all-gather needs one dtype. Pass "
                 "mp_policy=MixedPrecisionPolicy(param_dtype=...) to gather in one dtype, or "
                 "shard the differently typed submodules in their own fully_shard calls"
             )
 
-    # ---- unshard -------------------------------------------------------------------
+    # ---- state ---------------------------------------------------------------------
+
+    @property
+    def post_forward_mesh_info(self) -> MeshInfo | None:
+        """Where the parameters live between forward and backward: ``mesh_info`` (reshard
+        fully), ``None`` (stay unsharded) or a smaller mesh (``reshard_after_forward=<int>``).
+
+        ``None`` resolves here, and only here: ``True``, except for the root.
+        """
+        value = self.settings.reshard_after_forward
+        if value is None:
+            value = not self.is_root
+        if isinstance(value, bool):
+            return self.mesh_info if value else None
+        return self._int_post_forward_mesh
+
+    def _become(self, new: ShardedState) -> None:
+        if new is not self.sharded_state:
+            check_transition(self.sharded_state, new, self.name)
+            self.sharded_state = new
 
     @property
     def is_unsharded(self) -> bool:
         """Whether the unsharded parameters are registered and hold data."""
-        return self._is_unsharded
+        return self.sharded_state is ShardedState.UNSHARDED
 
     @property
     def holds_gathered_data(self) -> bool:
         """Whether anything beyond the shards is alive: unsharded parameters, an
         all-gather in flight, or a post-forward shard over a smaller mesh."""
-        return self._is_unsharded or self._all_gather is not None or self._is_post_forward_sharded
+        return self.sharded_state is not ShardedState.SHARDED or self._all_gather is not None
+
+    def buffer_allocator(self, all_gather: bool):
+        """The allocation policy of this group's all-gather (or reduce-scatter) buffers."""
+        s, group = self.settings, self.mesh_info.shard_group
+        return collectives.buffer_allocator(
+            s.custom_all_gather if all_gather else s.custom_reduce_scatter,
+            symmetric_group=group if all_gather and s.use_symm_mem else None,
+            pool_group=group if s.allocate_from_process_group else None,
+            device=self.device,
+        )
+
+    # ---- unshard -------------------------------------------------------------------
 
     def unshard(self, async_op: bool = False) -> None:
         """Start the all-gather of this group's shards (no-op if done or in flight).
@@ -155,72 +167,86 @@ class FSDPParamGroup:
         Copy-in runs on the copy-in stream, the collective on the all-gather stream. The
         caller later calls :meth:`wait_for_unshard` to make compute wait and to copy out.
         """
-        if self._all_gather is not None or self._is_unsharded or not self.fsdp_params:
+        if self._all_gather is not None or self.is_unsharded or not self.fsdp_params:
             return
         ctx = self.comm_ctx
-        if self._is_post_forward_sharded:
-            info = self.post_forward_mesh_info
-            layouts = [p.post_forward_layout for p in self.fsdp_params]
-            sources = [p.post_forward_shard for p in self.fsdp_params]
-        else:
-            info = self.mesh_info
-            layouts = [p.layout for p in self.fsdp_params]
-            sources = [p.all_gather_input() for p in self.fsdp_params]
+        post_forward = self.sharded_state is ShardedState.SHARDED_POST_FORWARD
+        info = self.post_forward_mesh_info if post_forward else self.mesh_info
+        if post_forward:
+            # The post-forward shards were written on compute after this group's forward.
+            ctx.all_gather_copy_in.wait_event(
+                self._post_forward_event, "copy_in_after_post_forward_shard", self.name
+            )
         ctx.release_all_gather_output()
         dtype = self.fsdp_params[0].param_dtype
-        allocate = self._allocator(self.custom_all_gather, symmetric=self.use_symm_mem)
         with ctx.all_gather_copy_in.use():
-            recorder.log("copy_in", ctx.all_gather_copy_in.name, "all_gather_input", self.label)
-            inp, out = C.all_gather_copy_in(
-                sources, layouts, info.shard_rank, dtype, self.device, allocate
+            recorder.log("copy_in", ctx.all_gather_copy_in.name, "all_gather_input", self.name)
+            if post_forward:
+                layouts = [p.post_forward_layout for p in self.fsdp_params]
+                sources = [p.post_forward_shard for p in self.fsdp_params]
+            else:  # (offloaded shards are copied to the device here, on this stream)
+                layouts = [p.layout for p in self.fsdp_params]
+                sources = [p.all_gather_input() for p in self.fsdp_params]
+            inp, out = collectives.all_gather_copy_in(
+                sources, layouts, info.shard_rank, dtype, self.device,
+                self.buffer_allocator(all_gather=True),
             )
-            copy_in_done = ctx.all_gather_copy_in.record_event("copy_in_done", self.label)
-        ctx.all_gather.wait_event(copy_in_done, "copy_in_done", self.label)
+            recorder.name_buffer(out, "all-gather buffer", self.name)
+            copy_in_done = ctx.all_gather_copy_in.record_event("copy_in_done", self.name)
+        ctx.all_gather.wait_event(copy_in_done, "all_gather_after_copy_in", self.name)
         with ctx.all_gather.use():
-            # On CPU (gloo) the host must not block: keep the Work and wait later. On a
-            # GPU the side stream already makes the collective asynchronous to compute.
-            use_work = self.device.type == "cpu" or async_op
-            work = C.run_all_gather(
-                out, inp, info.shard_group, use_work, self.custom_all_gather, self.label
+            # Without streams (CPU, gloo) the host must not block: keep the Work and wait
+            # later. With streams the side stream already makes the collective
+            # asynchronous to compute.
+            work = collectives.run_all_gather(
+                out, inp, info.shard_group, not ctx.has_streams or async_op,
+                self.settings.custom_all_gather, self.name,
             )
-            done = ctx.all_gather.record_event("all_gather_done", self.label)
+            done = ctx.all_gather.record_event("all_gather_done", self.name)
         self._all_gather = _AllGather(out, done, work, layouts)
 
     def wait_for_unshard(self) -> None:
         """Make compute wait for the all-gather, copy out, and register unsharded params."""
-        ag = self._all_gather
+        ag, self._all_gather = self._all_gather, None
         if ag is None:
             return
-        self._all_gather = None
-        if ag.work is not None:
-            ag.work.wait()
         ctx = self.comm_ctx
         compute = ctx.current()
-        compute.wait_event(ag.event, "all_gather_done", self.label)
+        if ag.work is not None:
+            wait_work(ag.work, compute, "all_gather_work", self.name)
+        compute.wait_event(ag.event, "compute_after_all_gather", self.name)
+        recorder.log("copy_out", compute.name, "unsharded_params", self.name)
         fulls = [p.alloc_unsharded() for p in self.fsdp_params]
-        recorder.log("copy_out", compute.name, "unsharded_params", self.label)
         with torch.no_grad():
             guards = [torch.autograd._unsafe_preserve_version_counter(t) for t in fulls]
             for guard in guards:
                 guard.__enter__()
             try:
-                C.all_gather_copy_out(ag.out, ag.layouts, fulls)
+                collectives.all_gather_copy_out(ag.out, ag.layouts, fulls)
             finally:
                 for guard in reversed(guards):
                     guard.__exit__(None, None, None)
-        copied = compute.record_event("copy_out_done", self.label)
-        # The output buffer may be freed only once compute has read it; the next copy-in
-        # waits for `copied` before dropping this reference (see CommContext).
-        ctx.release_all_gather_output()
-        ctx.pending_all_gather_free = (ag.out, copied, self.label)
-        if compute.raw is None:
-            # No device streams (CPU): compute has finished reading the buffer already,
-            # so release it now instead of at the next copy-in; one buffer less at peak.
-            ctx.release_all_gather_output()
+        copied = compute.record_event("copy_out_done", self.name)
+        # The output buffer may be freed only once compute has read it (a deferred free).
+        ctx.defer_all_gather_free(ag.out, copied, self.name)
+        if self.sharded_state is ShardedState.SHARDED_POST_FORWARD:
+            recorder.log("free", compute.name, "post_forward_shard", self.name)
         for p in self.fsdp_params:
             p.to_unsharded()
-        self._is_unsharded = True
-        self._is_post_forward_sharded = False
+        self._become(ShardedState.UNSHARDED)
+
+    def prefetch(self, direction: str) -> None:
+        """Start this group's all-gather ahead of its use (``"forward"`` or
+        ``"backward"``), unless it already is (or is about to be) unsharded then."""
+        if direction == "forward" and self.training_state is not TrainingState.IDLE:
+            return
+        if direction == "backward" and (
+            not self.settings.unshard_in_backward
+            or self.training_state is TrainingState.PRE_BACKWARD
+        ):
+            return
+        recorder.log("prefetch", "compute", direction, self.name)
+        self.unshard(self.settings.unshard_async_op)
 
     # ---- reshard -------------------------------------------------------------------
 
@@ -231,15 +257,14 @@ class FSDPParamGroup:
             self.wait_for_unshard()
         for p in self.fsdp_params:
             p.to_sharded()
-        if self._is_unsharded or self._is_post_forward_sharded:
-            recorder.log("free", "compute", "unsharded_params", self.label)
-        self._is_unsharded = False
-        self._is_post_forward_sharded = False
+        if self.sharded_state is not ShardedState.SHARDED:
+            recorder.log("free", "compute", "unsharded_params", self.name)
+        self._become(ShardedState.SHARDED)
 
     def reshard_post_forward(self) -> None:
         """Apply ``reshard_after_forward``: fully, to a smaller mesh, or not at all."""
         info = self.post_forward_mesh_info
-        if info is None or not self._is_unsharded:
+        if info is None or not self.is_unsharded:
             return
         if info is self.mesh_info:
             self.reshard()
@@ -249,9 +274,11 @@ class FSDPParamGroup:
                 ShardLayout(p.layout.full_shape, p.layout.shard_dim, info.shard_size,
                             info.shard_rank)
             )
-        recorder.log("free", "compute", "unsharded_params", self.label)
-        self._is_unsharded = False
-        self._is_post_forward_sharded = True
+        self._post_forward_event = self.comm_ctx.current().record_event(
+            "post_forward_shard_done", self.name
+        )
+        recorder.log("free", "compute", "unsharded_params", self.name)
+        self._become(ShardedState.SHARDED_POST_FORWARD)
 
     # ---- forward -------------------------------------------------------------------
 
@@ -259,9 +286,9 @@ class FSDPParamGroup:
         """Unshard for forward and hook the post-backward onto the inputs."""
         self.training_state = TrainingState.FORWARD
         self.comm_ctx.forward_order.append(self)
-        self.unshard(self.unshard_async_op)
+        self.unshard(self.settings.unshard_async_op)
         self.wait_for_unshard()
-        recorder.log("forward", "compute", "module_forward", self.label)
+        recorder.log("forward", "compute", "module_forward", self.name)
         return self._register_post_backward(args, kwargs)
 
     def prefetch_next_forward(self) -> None:
@@ -269,15 +296,10 @@ class FSDPParamGroup:
         right after this one in the previous iteration, so it overlaps with this group's
         forward compute. The first iteration has no order yet and prefetches nothing."""
         order = self.comm_ctx.last_forward_order
-        try:
+        if self in order:
             index = order.index(self)
-        except ValueError:
-            return
-        if index + 1 < len(order):
-            target = order[index + 1]
-            if target is not self and target.training_state == TrainingState.IDLE:
-                recorder.log("prefetch", "compute", "forward", target.label)
-                target.unshard(target.unshard_async_op)
+            if index + 1 < len(order) and order[index + 1] is not self:
+                order[index + 1].prefetch("forward")
 
     def post_forward(self) -> None:
         """Reshard per ``reshard_after_forward`` and remember the forward order."""
@@ -302,173 +324,39 @@ class FSDPParamGroup:
 
     def pre_backward(self, prefetch: bool) -> None:
         """Unshard before this group's backward and prefetch the previous group's."""
-        if self.training_state == TrainingState.PRE_BACKWARD:
+        if self.training_state is TrainingState.PRE_BACKWARD:
             return
         self.training_state = TrainingState.PRE_BACKWARD
-        if self.unshard_in_backward:
-            self.unshard(self.unshard_async_op)
+        if self.settings.unshard_in_backward:
+            self.unshard(self.settings.unshard_async_op)
             self.wait_for_unshard()
-        recorder.log("backward", "compute", "module_backward", self.label)
-        if prefetch:
-            self._prefetch_previous()
-
-    def _prefetch_previous(self) -> None:
-        """Implicit backward prefetch: start the all-gather of the group that ran forward
-        just before this one, so it overlaps with this group's backward compute."""
-        if not self._post_forward_indices:
-            return
-        index = self._post_forward_indices.pop()
-        if index > 0:
-            target = self.comm_ctx.post_forward_order[index - 1]
-            if target.training_state != TrainingState.PRE_BACKWARD and target.unshard_in_backward:
-                recorder.log("prefetch", "compute", "backward", target.label)
-                target.unshard()
+        recorder.log("backward", "compute", "module_backward", self.name)
+        if prefetch and self._post_forward_indices:
+            # Implicit backward prefetch: the group that ran forward just before this one.
+            index = self._post_forward_indices.pop()
+            if index > 0:
+                self.comm_ctx.post_forward_order[index - 1].prefetch("backward")
 
     def post_backward(self) -> None:
         """Reduce this group's gradients (or keep accumulating them) and reshard."""
         self.training_state = TrainingState.POST_BACKWARD
-        if not self.requires_gradient_sync:
-            if self.reshard_after_backward:
-                self.reshard()
-            return
         params = [p for p in self.fsdp_params if p.requires_grad]
-        if not self.reduce_scatter_unused_params:
+        if not self.settings.reduce_scatter_unused_params:
             params = [p for p in params if p.has_unsharded_grad()]
-        grads = [p.unsharded_grad() for p in params]
-        if not params:
-            if self.reshard_after_backward:
-                self.reshard()
-            return
-        ctx = self.comm_ctx
-        compute = ctx.current()
-        reduce_dtype = params[0].reduce_dtype
-        # Bound the reduce-scatter inputs alive at once (1 by default, as upstream): finish
-        # the oldest reduction before allocating this one's input, so its buffer is freed
-        # first. More in flight (set_reduce_scatter_max_input_buffers) trades memory for
-        # overlap.
-        while len(ctx.pending_reductions) >= self.max_reductions_in_flight:
-            previous = ctx.pending_reductions.pop(0)
-            previous.group.finish(previous)
-        # Copy-in on the compute stream: the gradients were written there, so they can be
-        # dropped right after without another event.
-        recorder.log("grad_ready", compute.name, "unsharded_grads", self.label)
-        recorder.log("copy_in", compute.name, "reduce_scatter_input", self.label)
-        allocate = self._allocator(self.custom_reduce_scatter, symmetric=False)
-        with torch.no_grad():
-            rs_input = C.reduce_scatter_copy_in(
-                grads, [p.layout for p in params], reduce_dtype, self.device, allocate
-            )
-        for p in params:
-            p.clear_unsharded_grad()
-        if self.reshard_after_backward:
+        if self.settings.requires_gradient_sync and params:
+            start_reduction(self, params)  # reshards once the gradients are packed
+        elif self.settings.reshard_after_backward:
             self.reshard()
-        ctx.reduce_scatter.wait_stream(compute)
-        use_work = self.device.type == "cpu"
-        with ctx.reduce_scatter.use():
-            pre, _ = self._divide_factors(reduce_dtype)
-            if pre != 1.0:
-                rs_input.div_(pre)
-            out, work = C.reduce_scatter(
-                rs_input,
-                self.reduce_scatter_group or self.mesh_info.shard_group,
-                use_work,
-                self.custom_reduce_scatter,
-                self.label,
-            )
-            done = ctx.reduce_scatter.record_event("reduce_scatter_done", self.label)
-        ctx.pending_reductions.append(_Reduction(self, rs_input, out, work, done, params))
 
-    def finish(self, red: _Reduction) -> None:
-        """Complete a reduction: wait, divide, all-reduce (HSDP), assign sharded grads."""
-        ctx = self.comm_ctx
-        if red.work is not None:
-            red.work.wait()
-        compute = ctx.current()
-        out = red.rs_output
-        _, post = self._divide_factors(out.dtype)
-        with ctx.reduce_scatter.use():
-            if self.mesh_info.is_hsdp:
-                if not self.requires_all_reduce:
-                    self._partial_reduce = (
-                        out if self._partial_reduce is None else self._partial_reduce + out
-                    )
-                    compute.wait_event(red.event, "reduce_scatter_done", self.label)
-                    recorder.log("free", compute.name, "reduce_scatter_input", self.label)
-                    return
-                if self._partial_reduce is not None:
-                    out = out + self._partial_reduce
-                    self._partial_reduce = None
-                ctx.all_reduce.wait_event(red.event, "reduce_scatter_done", self.label)
-                with ctx.all_reduce.use():
-                    C.all_reduce(out, self.mesh_info.replicate_group, self.label)
-                    if self.all_reduce_hook is not None:
-                        self.all_reduce_hook(out)
-                    ar_done = ctx.all_reduce.record_event("all_reduce_done", self.label)
-                ctx.reduce_scatter.wait_event(ar_done, "all_reduce_done", self.label)
-            elif self.all_reduce_hook is not None:
-                self.all_reduce_hook(out)
-            if post != 1.0:
-                out.div_(post)
-            offsets, _ = C.group_offsets([p.layout for p in red.params])
-            for off, p in zip(offsets, red.params):
-                p.accumulate_sharded_grad(out.narrow(0, off, p.layout.padded_shard_numel))
-            finished = ctx.reduce_scatter.record_event("reduction_done", self.label)
-        compute.wait_event(finished, "reduction_done", self.label)
-        if self.device.type != "cpu" and any(p.offload_to_cpu for p in red.params):
-            # CPU offload: the optimizer steps on the host, so the host itself must wait
-            # for the device-to-host gradient copies, not just the compute stream.
-            finished.synchronize()
-        recorder.log("free", compute.name, "reduce_scatter_input", self.label)
+    # ---- end of iteration ----------------------------------------------------------
 
-    def _allocator(self, comm, symmetric: bool):
-        """How collective buffers are allocated: a custom comm's ``allocate``, the NCCL
-        process group's memory pool, symmetric memory, or plain ``torch.empty``."""
-        if comm is not None:
-            return lambda numel, dt, dev: comm.allocate((numel,), dtype=dt, device=dev)
-        if symmetric:
-            from torch.distributed import _symmetric_memory as symm_mem
-
-            group = self.mesh_info.shard_group
-
-            def symmetric_alloc(numel, dt, dev):
-                buf = symm_mem.empty(numel, dtype=dt, device=dev)
-                symm_mem.rendezvous(buf, group=group)
-                return buf
-
-            return symmetric_alloc
-        if self.allocate_from_process_group:
-            group = self.mesh_info.shard_group
-            backend = group._get_backend(self.device)
-            pool = torch.cuda.MemPool(backend.mem_allocator)
-
-            def pool_alloc(numel, dt, dev):
-                with torch.cuda.use_mem_pool(pool):
-                    return torch.empty(numel, dtype=dt, device=dev)
-
-            return pool_alloc
-        return None
+    def end_iteration(self) -> None:
+        """Forget the forward order this iteration recorded (root's final callback)."""
+        self._post_forward_indices.clear()
 
     def refresh_after_apply(self) -> None:
         """Re-derive cached facts after ``module._apply`` changed dtypes or devices."""
         self._check_uniform_dtypes()
-        self._is_unsharded = False
-        self._is_post_forward_sharded = False
-
-    def _divide_factors(self, dtype: torch.dtype) -> tuple[float, float]:
-        """Factors to divide by before and after the SUM reduction.
-
-        fp32 and wider: all after. fp16/bf16: split around the sum (sqrt each side) so
-        that neither the summands nor the sum overflow or underflow.
-        """
-        total = self.gradient_divide_factor
-        if total is None:
-            total = self.mesh_info.shard_size * self.mesh_info.replicate_size
-        if dtype in (torch.float16, torch.bfloat16) and total > 1:
-            pre = 2 ** math.floor(math.log2(math.sqrt(total)))
-            return float(pre), total / pre
-        return 1.0, float(total)
-
-    # ---- end of iteration ----------------------------------------------------------
 
     def reset(self) -> None:
         """Forget per-iteration state after an aborted iteration (an exception).
@@ -476,14 +364,18 @@ class FSDPParamGroup:
         Any in-flight collective is completed first, so every rank leaves with the same
         collectives issued, then the group reshards and discards unreduced gradients.
         """
-        if self._all_gather is not None and self._all_gather.work is not None:
-            self._all_gather.work.wait()
-        self._all_gather = None
+        ag, self._all_gather = self._all_gather, None
+        if ag is not None:
+            if ag.work is not None:
+                wait_work(ag.work, self.comm_ctx.current(), "reset_all_gather_work", self.name)
+            # Nobody copied it out, but the all-gather stream may still be writing it: free
+            # it like a used output, once the copy-in stream waited for the all-gather.
+            self.comm_ctx.defer_all_gather_free(ag.out, ag.event, self.name)
         for p in self.fsdp_params:
             p.clear_unsharded_grad()
         self.reshard()
         self._post_forward_indices.clear()
-        self._partial_reduce = None
+        self.partial_grad = None
         self.training_state = TrainingState.IDLE
 
 
@@ -505,4 +397,3 @@ class _PostBackward(torch.autograd.Function):
     def backward(ctx, *grads: torch.Tensor):
         ctx.group.post_backward()
         return (None, *grads)
-

@@ -29,8 +29,9 @@ from torch.autograd import Variable
 from torch.utils._pytree import tree_map
 
 from .api import MixedPrecisionPolicy
-from .param_group import FSDPParamGroup, TrainingState
-from .streams import CommContext, Event, recorder
+from .group_state import TrainingState
+from .param_group import FSDPParamGroup
+from .streams import CommContext, Event
 
 __all__ = ["FSDPState", "IterContext", "get_state"]
 
@@ -60,21 +61,19 @@ class FSDPState:
         modules: the module(s) passed to ``fully_shard``.
         device: compute device.
         mp_policy: the mixed precision policy (for input/output casting).
-        auto_reshard_after_forward: ``reshard_after_forward`` was ``None``: the root will
-            keep its parameters unsharded after forward.
+
+    Attributes:
+        name: readable name for logs and errors: the module's class name(s) until the
+            root's lazy init names it by its path in the model.
     """
 
     def __init__(
-        self,
-        modules: list[nn.Module],
-        device: torch.device,
-        mp_policy: MixedPrecisionPolicy,
-        auto_reshard_after_forward: bool,
+        self, modules: list[nn.Module], device: torch.device, mp_policy: MixedPrecisionPolicy
     ) -> None:
         self.modules = modules
         self.device = device
         self.mp_policy = mp_policy
-        self.auto_reshard_after_forward = auto_reshard_after_forward
+        self.name = "+".join(type(m).__name__.removeprefix("FSDP") for m in modules)
         self.group: FSDPParamGroup | None = None
         self.is_root: bool | None = None
         self.iter_ctx = IterContext()
@@ -82,20 +81,19 @@ class FSDPState:
         self.forward_prefetch: list[FSDPState] = []
         self.backward_prefetch: list[FSDPState] = []
         self._modules_to_run: set[int] = set()
-        self.path = self.label
         for module in modules:
             module.__dict__[_STATE_ATTR] = self
             module.register_forward_pre_hook(self._pre_forward, prepend=True, with_kwargs=True)
             module.register_forward_hook(self._post_forward)
             # state_dict / load_state_dict always see the sharded DTensors.
             module.register_state_dict_pre_hook(self._reshard_for_state_dict)
-            module._register_load_state_dict_pre_hook(self._reshard_for_load, with_module=True)
+            module._register_load_state_dict_pre_hook(self._reshard_for_state_dict)
 
-    @property
-    def label(self) -> str:
-        """Readable name: the class name(s) of the module(s) (``path`` names the place
-        in the model once the root is known)."""
-        return "+".join(type(m).__name__.removeprefix("FSDP") for m in self.modules)
+    def use_comm_ctx(self, comm_ctx: CommContext) -> None:
+        """Communicate on ``comm_ctx``'s streams (this state's and its group's)."""
+        self.comm_ctx = comm_ctx
+        if self.group is not None:
+            self.group.comm_ctx = comm_ctx
 
     # ---- lazy initialization -------------------------------------------------------
 
@@ -105,7 +103,7 @@ class FSDPState:
             return
         if len(self.modules) > 1:
             raise RuntimeError(
-                f"the first module to run forward ({self.label}) was sharded as part of a "
+                f"the first module to run forward ({self.name}) was sharded as part of a "
                 "list; the root must be a single module: call fully_shard(model) on the "
                 "top-level model after sharding its submodules"
             )
@@ -119,27 +117,26 @@ class FSDPState:
             state = get_state(module)
             if state is None or state in self.iter_ctx.all_states:
                 continue
-            state.path = "+".join(names.get(id(m), "?") or "root" for m in state.modules)
-            if state is not self:
-                if state.is_root is not None:
-                    raise RuntimeError(
-                        f"fully_shard state of {state.label} was already initialized as a "
-                        "root: run forward through the top-level model first (its forward "
-                        "initializes every submodule), or call reset on a fresh model"
-                    )
-                state.is_root = False
-            state.iter_ctx = self.iter_ctx
-            state.comm_ctx = self.comm_ctx
-            self.iter_ctx.all_states.append(state)
-            if state.group is not None:
-                state.group.comm_ctx = self.comm_ctx
-                state.group.label = state.path
-                for p in state.group.fsdp_params:
-                    p.fqn = fqns.get(id(p.sharded_param), p.fqn)
+            if state is not self and state.is_root is not None:
+                raise RuntimeError(
+                    f"fully_shard state of {state.name} was already initialized as a "
+                    "root: run forward through the top-level model first (its forward "
+                    "initializes every submodule), or call reset on a fresh model"
+                )
+            path = "+".join(names.get(id(m), "?") or "root" for m in state.modules)
+            state._attach(self, path, fqns)
         self.comm_ctx.lazy_init(self.device)
-        if self.auto_reshard_after_forward and self.group is not None:
-            self.group.post_forward_mesh_info = None
         self._check_ranks_agree()
+
+    def _attach(self, root: FSDPState, path: str, fqns: dict[int, str]) -> None:
+        """Join ``root``'s iteration: its contexts, and names from the root's model."""
+        self.is_root = self is root
+        self.name = path
+        self.iter_ctx = root.iter_ctx
+        self.use_comm_ctx(root.comm_ctx)
+        root.iter_ctx.all_states.append(self)
+        if self.group is not None:
+            self.group.attach(root.comm_ctx, path, fqns, self.is_root)
 
     def _check_ranks_agree(self) -> None:
         """Fail on every rank, instead of hanging, if ranks built different models."""
@@ -176,9 +173,6 @@ class FSDPState:
         if self.group is not None and self.group.holds_gathered_data:
             self.group.reshard()
 
-    def _reshard_for_load(self, *args: Any, **kwargs: Any) -> None:
-        self._reshard_for_state_dict()
-
     # ---- forward -------------------------------------------------------------------
 
     def _pre_forward(self, module: nn.Module, args: tuple, kwargs: dict):
@@ -198,8 +192,7 @@ class FSDPState:
                 self.group.prefetch_next_forward()
             for target in self.forward_prefetch:
                 if target.group is not None:
-                    recorder.log("prefetch", "compute", "forward", target.group.label)
-                    target.group.unshard()
+                    target.group.prefetch("forward")
         elif not self.group.is_unsharded:
             # Another module of a grouped fully_shard([a, b]) after a reshard.
             args, kwargs = self.group.pre_forward(args, kwargs)
@@ -208,15 +201,15 @@ class FSDPState:
     def _root_pre_forward(self) -> None:
         """Order the first all-gathers after the optimizer's writes to the shards."""
         ctx = self.comm_ctx
+        ctx.lazy_init(self.device)  # new streams if the stream backend changed
+        # Only the copy-in stream reads what the optimizer wrote (the shards); the
+        # all-gather stream is ordered after the copy-in by an event in every unshard.
         event = self.iter_ctx.post_optim_event
         if event is not None:
-            ctx.all_gather_copy_in.wait_event(event, "post_optim")
-            ctx.all_gather.wait_event(event, "post_optim")
+            ctx.all_gather_copy_in.wait_event(event, "copy_in_after_optim_event")
             self.iter_ctx.post_optim_event = None
         else:
-            compute = ctx.current()
-            ctx.all_gather_copy_in.wait_stream(compute)
-            ctx.all_gather.wait_stream(compute)
+            ctx.all_gather_copy_in.wait_stream(ctx.current(), "copy_in_after_optim")
 
     def _post_forward(self, module: nn.Module, args: Any, output: Any) -> Any:
         if self.group is not None:
@@ -246,9 +239,8 @@ class FSDPState:
         if self.group is not None:
             self.group.pre_backward(prefetch=not self.backward_prefetch)
         for target in self.backward_prefetch:
-            if target.group is not None and target.group.unshard_in_backward:
-                recorder.log("prefetch", "compute", "backward", target.group.label)
-                target.group.unshard()
+            if target.group is not None:
+                target.group.prefetch("backward")
         return grad
 
     def _final_callback(self) -> None:
@@ -262,25 +254,18 @@ class FSDPState:
                 or any(p.unsharded_grad() is not None for p in group.fsdp_params)
             ):
                 group.post_backward()
-            elif group.is_unsharded and group.reshard_after_backward:
+            elif group.is_unsharded and group.settings.reshard_after_backward:
                 group.reshard()
             group.training_state = TrainingState.IDLE
         for state in ctx.all_states:
             state._modules_to_run.clear()
         if ctx.is_last_backward:
-            self.finish_reductions()
+            self.comm_ctx.finish_reductions()
             # Nothing gathered outlives the step: drop the last all-gather output too.
             self.comm_ctx.release_all_gather_output()
             self.comm_ctx.post_forward_order.clear()
             for group in groups:
-                group._post_forward_indices.clear()
-
-    def finish_reductions(self) -> None:
-        """Wait for every pending reduce-scatter and assign the sharded gradients."""
-        pending = self.comm_ctx.pending_reductions
-        while pending:
-            red = pending.pop(0)
-            red.group.finish(red)
+                group.end_iteration()
 
     def reset_iter_state(self) -> None:
         """Bring every state under this root back to idle after an exception."""
@@ -288,11 +273,7 @@ class FSDPState:
         ctx.iter_forward_root = None
         ctx.final_callback_queued = False
         # Complete in-flight reductions so no rank is left waiting, then drop them.
-        pending = self.comm_ctx.pending_reductions
-        while pending:
-            red = pending.pop(0)
-            if red.work is not None:
-                red.work.wait()
+        self.comm_ctx.abandon_reductions()
         for state in ctx.all_states:
             state._modules_to_run.clear()
             if state.group is not None:

@@ -3,22 +3,29 @@
 On a GPU, FSDP overlaps communication with compute by running collectives on side
 streams and ordering them against the compute stream with events. The protocol (who
 waits on whom, and when each buffer may be freed) is written once, against the small
-:class:`Stream` / :class:`Event` wrappers below. On CUDA they wrap real
-``torch.cuda.Stream`` / ``torch.cuda.Event`` objects; on CPU every operation is already
-ordered by the host thread, so they do nothing, but they still *log* what they would do.
+:class:`Stream` / :class:`Event` wrappers below, which get their device objects from a
+:class:`DeviceStreams` backend:
 
-The :class:`Recorder` is that log. A test turns it on with :func:`record`, runs a step,
-and checks the invariants of the protocol on the list of :class:`TraceEvent` s, the same
-on CPU as on a GPU:
+* on CUDA (or any accelerator with streams) the backend is the device module itself
+  (``torch.cuda``): real streams, real events;
+* on CPU there is no backend: every operation is already ordered by the host thread, so
+  the wrappers hold nothing and do nothing, but they still *log* what they would do;
+* under the race detector (:mod:`fsdp_ref.sanitizer`) the backend is a set of virtual
+  streams, so that the accelerator's code path runs on CPU and every tensor access is
+  checked against the waits below.
 
-* compute never reads an unsharded parameter before it waited for that all-gather;
-* an all-gather output is not freed while compute may still read it;
-* a reduce-scatter input is not reused before that reduce-scatter finished;
-* the optimizer's writes are ordered before the next all-gather reads the shards.
+Every wait has a *site* name (its ``detail`` argument, unique in the code base): the
+design page ``design/streams.md`` lists each site, the race it prevents and the scenario
+that proves it, and the mutation tests remove one site at a time.
+
+The :class:`Recorder` is the log. A test turns it on with :func:`record`; a listener
+(the race detector) can follow it and learns from :meth:`Recorder.name_buffer` what a
+buffer is (an all-gather output, a parameter's gradient...) and whether it lives in host
+memory.
 
 No ``record_stream`` is used anywhere: a buffer allocated on a side stream is kept alive
 by a Python reference until an event proves that every reader is done, and only then is
-the reference dropped.
+the reference dropped (the *deferred frees*).
 """
 
 from __future__ import annotations
@@ -27,18 +34,22 @@ import contextlib
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
 __all__ = [
     "CommContext",
+    "DeviceStreams",
     "Event",
     "Recorder",
     "Stream",
     "TraceEvent",
+    "device_streams",
+    "override_device_streams",
     "record",
     "recorder",
+    "wait_work",
 ]
 
 
@@ -47,11 +58,12 @@ class TraceEvent:
     """One logged step of the protocol.
 
     Attributes:
-        kind: what happened: ``"wait_stream"``, ``"wait_event"``, ``"record_event"``,
-            ``"collective"``, ``"copy_in"``, ``"copy_out"``, ``"free"``, ``"forward"``,
-            ``"backward"``, ``"grad_ready"`` or ``"optim_event"``.
+        kind: what happened: ``"wait_stream"``, ``"wait_event"``, ``"wait_work"``,
+            ``"synchronize"``, ``"record_event"``, ``"collective"``, ``"copy_in"``,
+            ``"copy_out"``, ``"free"``, ``"forward"``, ``"backward"``, ``"prefetch"``,
+            ``"grad_ready"`` or ``"reduce"`` (a reduction's completion begins).
         stream: the stream the step is issued on (``"compute"``, ``"all_gather"`` ...).
-        detail: a short label: the collective's name, the group, the event id.
+        detail: a short label: the wait's site name, the collective, the buffer freed.
         group: label of the parameter group concerned, or ``""``.
         event_id: id of the event recorded or waited on, or ``-1``.
     """
@@ -63,17 +75,51 @@ class TraceEvent:
     event_id: int = -1
 
 
+class TraceListener(Protocol):
+    """What a recorder listener (the race detector) is told."""
+
+    def on_trace(self, event: TraceEvent) -> None:
+        """One protocol step was logged (whether or not the recorder is enabled)."""
+
+    def on_buffer(self, tensor: torch.Tensor, what: str, group: str, host: bool) -> None:
+        """``tensor``'s memory is ``what`` (of ``group``), in host memory if ``host``."""
+
+
 @dataclass
 class Recorder:
-    """An append-only log of :class:`TraceEvent` s, off unless a test turns it on."""
+    """An append-only log of :class:`TraceEvent` s, off unless a test turns it on.
+
+    Attributes:
+        enabled: whether :meth:`log` appends to ``events``.
+        events: the log.
+        listener: an object told about every event and named buffer while set, whether
+            or not ``enabled`` (the race detector sets it).
+    """
 
     enabled: bool = False
     events: list[TraceEvent] = field(default_factory=list)
+    listener: TraceListener | None = None
 
     def log(self, kind: str, stream: str, detail: str = "", group: str = "", event_id=-1):
         """Append one event when recording is on; a cheap no-op otherwise."""
-        if self.enabled:
-            self.events.append(TraceEvent(kind, stream, detail, group, event_id))
+        if self.enabled or self.listener is not None:
+            event = TraceEvent(kind, stream, detail, group, event_id)
+            if self.enabled:
+                self.events.append(event)
+            if self.listener is not None:
+                self.listener.on_trace(event)
+
+    def name_buffer(
+        self, tensor: torch.Tensor, what: str, group: str = "", host: bool = False
+    ) -> None:
+        """Say what ``tensor``'s memory is, for the race detector's reports.
+
+        ``host`` marks (pinned) host memory of CPU offload: on a GPU its device says so,
+        but when the detector runs the GPU path on CPU every tensor is a CPU tensor.
+        A no-op unless a listener is set.
+        """
+        if self.listener is not None:
+            self.listener.on_buffer(tensor, what, group, host)
 
     def clear(self) -> None:
         """Forget all logged events."""
@@ -96,6 +142,73 @@ def record() -> Iterator[list[TraceEvent]]:
         recorder.enabled = prev
 
 
+# ---- where device streams come from -----------------------------------------------------
+
+
+class DeviceStreams(Protocol):
+    """A source of device streams: the three things FSDP asks of a device module.
+
+    The raw streams it returns must offer ``wait_stream(raw)``, ``record_event()`` and
+    ``wait_event(raw_event)``, and raw events ``synchronize()``, as ``torch.cuda``'s do.
+    """
+
+    def new_stream(self, name: str) -> Any:
+        """A new (high-priority) side stream; ``name`` is for logs and reports."""
+
+    def current_stream(self) -> Any:
+        """The stream kernels are issued on now: the compute stream."""
+
+    def use(self, raw: Any) -> contextlib.AbstractContextManager:
+        """A context manager issuing the enclosed kernels on ``raw``."""
+
+
+class _TorchDeviceStreams:
+    """The accelerator's own streams (``torch.cuda`` and friends), high priority."""
+
+    def __init__(self, device_type: str) -> None:
+        self.module = torch.get_device_module(device_type)
+
+    def new_stream(self, name: str) -> Any:
+        return self.module.Stream(priority=-1)
+
+    def current_stream(self) -> Any:
+        return self.module.current_stream()
+
+    def use(self, raw: Any) -> contextlib.AbstractContextManager:
+        return self.module.stream(raw)
+
+
+_override: DeviceStreams | None = None
+_generation = 0  # bumped whenever the override changes; contexts re-create their streams
+
+
+def device_streams(device: torch.device) -> DeviceStreams | None:
+    """The stream backend for ``device``: the override if one is set, ``None`` on CPU."""
+    if _override is not None:
+        return _override
+    if device.type in ("cpu", "meta"):
+        return None
+    return _TorchDeviceStreams(device.type)
+
+
+@contextlib.contextmanager
+def override_device_streams(backend: DeviceStreams) -> Iterator[None]:
+    """Make every :class:`CommContext` use ``backend``'s streams while the block runs.
+
+    Contexts notice at their next root pre-forward (or ``unshard()``) and create their
+    side streams anew; the race detector installs its virtual streams this way.
+    """
+    global _override, _generation
+    prev = _override
+    _override, _generation = backend, _generation + 1
+    try:
+        yield
+    finally:
+        _override, _generation = prev, _generation + 1
+
+
+# ---- the wrappers the protocol is written against ----------------------------------------
+
 _event_ids = itertools.count()
 
 
@@ -113,25 +226,27 @@ class Event:
         self.stream_name = stream_name
         self.id = next(_event_ids)
 
-    def synchronize(self) -> None:
-        """Block the host until the event has completed (no-op on CPU)."""
+    def synchronize(self, site: str, group: str = "") -> None:
+        """Block the host until the event has completed (no-op without streams)."""
+        recorder.log("synchronize", "host", site, group, self.id)
         if self.raw is not None:
             self.raw.synchronize()
 
 
 class Stream:
-    """A named execution stream: a device stream on accelerators, the host thread on CPU."""
+    """A named execution stream: a device stream, or the host thread when ``raw`` is None."""
 
-    __slots__ = ("name", "raw")
+    __slots__ = ("backend", "name", "raw")
 
-    def __init__(self, name: str, raw: Any = None) -> None:
+    def __init__(self, name: str, raw: Any = None, backend: DeviceStreams | None = None) -> None:
         self.name = name
         self.raw = raw
+        self.backend = backend
 
-    def wait_stream(self, other: Stream) -> None:
+    def wait_stream(self, other: Stream, site: str) -> None:
         """Make future work on this stream wait for all work queued on ``other``."""
-        recorder.log("wait_stream", self.name, other.name)
-        if self.raw is not None and other.raw is not None and self.raw != other.raw:
+        recorder.log("wait_stream", self.name, site)
+        if self.raw is not None and other.raw is not None and self.raw is not other.raw:
             self.raw.wait_stream(other.raw)
 
     def record_event(self, detail: str = "", group: str = "") -> Event:
@@ -140,20 +255,31 @@ class Stream:
         recorder.log("record_event", self.name, detail, group, event.id)
         return event
 
-    def wait_event(self, event: Event, detail: str = "", group: str = "") -> None:
+    def wait_event(self, event: Event, site: str, group: str = "") -> None:
         """Make future work on this stream wait until ``event`` has completed."""
-        recorder.log("wait_event", self.name, detail or event.stream_name, group, event.id)
+        recorder.log("wait_event", self.name, site, group, event.id)
         if self.raw is not None and event.raw is not None:
             self.raw.wait_event(event.raw)
 
     @contextlib.contextmanager
     def use(self) -> Iterator[None]:
         """Run the enclosed kernels on this stream (no-op on CPU)."""
-        if self.raw is None:
+        if self.backend is None:
             yield
             return
-        with torch.get_device_module(self.raw.device.type).stream(self.raw):
+        with self.backend.use(self.raw):
             yield
+
+
+def wait_work(work: Any, stream: Stream, site: str, group: str = "") -> None:
+    """Wait for an ``async_op=True`` collective's ``Work``.
+
+    With NCCL the *current* stream (``stream``) waits for the collective; with gloo the
+    host blocks until the data has arrived. Either way, nothing after this reads the
+    collective's output early.
+    """
+    recorder.log("wait_work", stream.name, site, group)
+    work.wait()
 
 
 class CommContext:
@@ -164,27 +290,29 @@ class CommContext:
     ======================  ==========================================================
     ``all_gather_copy_in``  copies (and casts) shards into the flat all-gather input
     ``all_gather``          runs the all-gather collective
-    ``reduce_scatter``      builds the reduce-scatter input and runs the collective
+    ``reduce_scatter``      runs the reduce-scatter collective, divides, assigns grads
     ``all_reduce``          runs the HSDP all-reduce across replicas
-    ``compute``             the current stream: forward, backward, optimizer
+    ``compute``             the current stream: forward, backward, optimizer, the
+                            all-gather copy-out and the reduce-scatter copy-in
     ======================  ==========================================================
 
-    Who waits on whom (each arrow is an event or stream wait):
+    Who waits on whom is tabulated, site by site, in ``docs/design/streams.md``. Without
+    streams (plain CPU) :attr:`has_streams` is false and the groups wait on ``Work``
+    handles instead.
 
-    * root pre-forward: ``all_gather_copy_in`` and ``all_gather`` wait for ``compute``
-      (or for the user's post-optimizer event) so the shards the optimizer wrote are
-      read only after the write;
-    * ``all_gather`` waits for the copy-in event; ``compute`` waits for the all-gather
-      event before copy-out into the unsharded parameters;
-    * the next copy-in waits for the previous copy-out event, and only then drops the
-      previous all-gather output (compute has finished reading it);
-    * ``reduce_scatter`` waits for ``compute`` (gradients written), ``all_reduce`` waits
-      for the reduce-scatter event, and ``compute`` waits for the last reduction event in
-      the final backward callback before the optimizer may read gradients.
+    Attributes:
+        pending_all_gather_free: the previous all-gather output with the compute event
+            after which it may be freed (the deferred free of the all-gather output).
+        pending_reductions: reduce-scatters in flight, oldest first
+            (:class:`fsdp_ref.reduction.Reduction`).
+        forward_order, last_forward_order, post_forward_order: the groups in the order
+            this (and the previous) forward ran them, for implicit prefetching.
     """
 
     def __init__(self) -> None:
         self.device: torch.device | None = None
+        self.backend: DeviceStreams | None = None
+        self._generation = -1
         self.all_gather_copy_in = Stream("all_gather_copy_in")
         self.all_gather = Stream("all_gather")
         self.reduce_scatter = Stream("reduce_scatter")
@@ -196,33 +324,59 @@ class CommContext:
         self.pending_reductions: list[Any] = []
 
     def lazy_init(self, device: torch.device) -> None:
-        """Create real side streams when ``device`` is an accelerator with streams."""
-        if self.device is not None:
+        """Create the side streams for ``device`` (again, if the backend changed)."""
+        if self.device == device and self._generation == _generation:
             return
-        self.device = device
-        if device.type == "cpu":
-            return
-        module = torch.get_device_module(device.type)
-        high_priority = -1
-        for stream in (self.all_gather_copy_in, self.all_gather, self.reduce_scatter):
-            stream.raw = module.Stream(priority=high_priority)
-        self.all_reduce.raw = module.Stream(priority=high_priority)
+        self.device, self._generation = device, _generation
+        self.backend = device_streams(device)
+        for stream in (self.all_gather_copy_in, self.all_gather, self.reduce_scatter,
+                       self.all_reduce):
+            stream.backend = self.backend
+            stream.raw = self.backend.new_stream(stream.name) if self.backend else None
+
+    @property
+    def has_streams(self) -> bool:
+        """Whether work is ordered by device streams (else by the host and ``Work``)."""
+        return self.backend is not None
 
     def current(self) -> Stream:
         """The compute stream (the device's current stream)."""
-        if self.device is None or self.device.type == "cpu":
+        if self.backend is None:
             return Stream("compute")
-        return Stream("compute", torch.get_device_module(self.device.type).current_stream())
+        return Stream("compute", self.backend.current_stream(), self.backend)
+
+    def finish_reductions(self, keep: int = 0) -> None:
+        """Finish the oldest pending reductions until at most ``keep`` are in flight."""
+        while len(self.pending_reductions) > keep:
+            self.pending_reductions.pop(0).finish()
+
+    def abandon_reductions(self) -> None:
+        """After an exception: complete every pending reduce-scatter without using it."""
+        while self.pending_reductions:
+            self.pending_reductions.pop(0).abandon()
+
+    def defer_all_gather_free(self, out: torch.Tensor, copied: Event, group: str) -> None:
+        """Keep the all-gather output ``out`` alive until compute passed ``copied``.
+
+        With streams, the next copy-in drops it after waiting for ``copied`` (one output
+        lives on beside the next all-gather's). Without streams compute has finished
+        reading already, so it is dropped now: one buffer less at peak.
+        """
+        self.release_all_gather_output()
+        self.pending_all_gather_free = (out, copied, group)
+        if not self.has_streams:
+            self.release_all_gather_output()
 
     def release_all_gather_output(self) -> None:
         """Drop the previous all-gather output once compute has finished reading it.
 
         The copy-in stream waits for the copy-out event first, so on a GPU the memory is
-        returned to the allocator only after the reading kernels ran.
+        returned to the allocator (and handed to the copy-in stream's next allocation)
+        only after the reading kernels ran.
         """
         if self.pending_all_gather_free is None:
             return
         _buffer, event, group = self.pending_all_gather_free
-        self.all_gather_copy_in.wait_event(event, "copy_out_done", group)
+        self.all_gather_copy_in.wait_event(event, "free_all_gather_output", group)
         recorder.log("free", self.all_gather_copy_in.name, "all_gather_output", group)
         self.pending_all_gather_free = None

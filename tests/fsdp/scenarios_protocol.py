@@ -1,8 +1,8 @@
-"""Scenarios that observe the communication protocol: collective counts and stream order.
+"""Scenarios that observe the communication protocol: collective counts per step.
 
 Collective counts are taken by wrapping ``torch.distributed``'s collectives, so the same
 scenario runs against upstream ``fully_shard`` (which proves the expected numbers) and
-``fsdp_ref``. Stream/event order is read from ``fsdp_ref.streams.record()``.
+``fsdp_ref``.
 """
 
 from __future__ import annotations
@@ -64,41 +64,34 @@ def collective_counts(rank, world_size, impl, reshard_after_forward=None, n_bloc
     return {"forward": dict(fwd), "backward": dict(bwd)}
 
 
-def protocol_trace(rank, world_size, reshard_after_forward=None, prefetch=False, steps=2):
-    """The recorder's events for ``steps`` training steps of a 3-block stack (fsdp_ref).
+def older_torch_collectives(rank, world_size):
+    """As on torch 2.11, which has no ``all_gather_single`` / ``reduce_scatter_single``:
+    training still matches the reference, through ``all_gather_into_tensor`` and
+    ``reduce_scatter_tensor``. Returns the reference check and the calls of the old names."""
+    import warnings
 
-    An ``optim_step`` marker is logged on the compute stream after each optimizer step.
-    Returns plain tuples so the parent can check the invariants.
-    """
-    import fsdp_ref
-    from fsdp_ref.streams import record, recorder
+    from tests.fsdp.scenarios_parity import vs_reference
 
-    model = build_model("stack", n_blocks=3)
-    apply_fsdp(
-        model,
-        get_impl("fsdp_ref"),
-        make_mesh(world_size),
-        reshard_after_forward=reshard_after_forward,
-    )
-    if prefetch:
-        blocks = list(model.blocks)
-        for i, block in enumerate(blocks[:-1]):
-            block.set_modules_to_forward_prefetch([blocks[i + 1]])
-        for i, block in enumerate(blocks[1:], start=1):
-            block.set_modules_to_backward_prefetch([blocks[i - 1]])
-    optim = torch.optim.SGD(model.parameters(), lr=0.1)
-    with record() as events:
-        for step in range(steps):
-            _step(model, "stack", step, rank, world_size).backward()
-            optim.step()
-            recorder.log("optim_step", "compute")
-            optim.zero_grad()
-        trace = [(e.kind, e.stream, e.detail, e.group, e.event_id) for e in events]
-    unsharded_left = [
-        p.fqn
-        for m in model.modules()
-        if isinstance(m, fsdp_ref.FSDPModule)
-        for p in m._get_fsdp_state().group.fsdp_params
-        if p.is_unsharded_allocated
-    ]
-    return {"trace": trace, "unsharded_left": unsharded_left}
+    new = {name: getattr(dist, name) for name in ("all_gather_single", "reduce_scatter_single")}
+    old = {name: getattr(dist, name) for name in ("all_gather_into_tensor", "reduce_scatter_tensor")}
+    calls: Counter = Counter()
+
+    def counted(name):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # deprecated in 2.13 only
+                return old[name](*args, **kwargs)
+
+        return call
+
+    for name in new:
+        delattr(dist, name)
+    for name in old:
+        setattr(dist, name, counted(name))
+    try:
+        report = vs_reference(rank, world_size, impl="fsdp_ref", steps=2)
+    finally:
+        for name, fn in {**new, **old}.items():
+            setattr(dist, name, fn)
+    return {"report": report, "calls": dict(calls)}

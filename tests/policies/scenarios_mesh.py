@@ -164,12 +164,12 @@ def hsdp(
     if separate_rs and impl == "fsdp_ref":
         for m in fsdp_modules(nets[impl], get_impl(impl)):
             group = m._get_fsdp_state().group
-            rs = group.reduce_scatter_group
+            rs = group.settings.reduce_scatter_group
             report.check(
                 rs is not None and rs is not group.mesh_info.shard_group
                 and dist.get_process_group_ranks(rs)
                 == dist.get_process_group_ranks(group.mesh_info.shard_group),
-                f"{group.label}: reduce-scatter group {rs} is not a separate group over "
+                f"{group.name}: reduce-scatter group {rs} is not a separate group over "
                 "the shard ranks",
             )
     if hook:
