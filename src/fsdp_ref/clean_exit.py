@@ -61,7 +61,7 @@ def busy_threads(name: str = GLOO_WORKER_THREAD) -> list[int] | None:
                 state = f.read().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue  # the thread ended between listdir and open
-        if state not in ("S", "I"):
+        if state in ("R", "D"):  # running or runnable; uninterruptible sleep
             busy.append(int(tid))
     return busy
 
