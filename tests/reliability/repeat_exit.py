@@ -30,10 +30,15 @@ def main() -> int:
     failed = 0
     for i in range(1, args.runs + 1):
         proc = subprocess.run(torchrun + target, capture_output=True, text=True)
-        bad = proc.returncode != 0 or "terminate called" in proc.stdout + proc.stderr
+        out = proc.stdout + proc.stderr
+        bad = proc.returncode != 0 or "terminate called" in out
         failed += bad
         print(f"run {i}: rc={proc.returncode}{'  CRASH' if bad else ''}  ({failed} of {i} failed)",
               flush=True)
+        if bad:  # the evidence: the abort line and torchrun's exit codes
+            for line in out.splitlines():
+                if "terminate called" in line or "exitcode" in line or "Error" in line[:40]:
+                    print(f"    {line.strip()}", flush=True)
         time.sleep(args.pause)
     print(f"{failed} of {args.runs} runs failed", flush=True)
     return 1 if failed else 0
