@@ -29,6 +29,10 @@ Modules, one concept each:
   and unsharded (FSDP on top of TP);
 * :mod:`fsdp_ref.module`: the ``FSDPModule`` methods;
 * :mod:`fsdp_ref.api`: the policy dataclasses;
+* :mod:`fsdp_ref.loading` and :mod:`fsdp_ref.staged_load`: all-or-nothing
+  ``load_state_dict`` and DCP checkpoint loads;
+* :mod:`fsdp_ref.debug`: the debug mode that names mismatched and stalled collectives;
+* :mod:`fsdp_ref.clean_exit`: the exit handler that lets gloo's threads finish first;
 * :mod:`fsdp_ref.sanitizer`: a race detector that runs the GPU stream path on CPU and
   checks every tensor access (not imported by the package: ``from fsdp_ref.sanitizer
   import detect``).
@@ -43,20 +47,28 @@ from .api import (
     OffloadPolicy,
     ReduceScatter,
 )
+from .debug import CollectiveMismatchError, CollectiveTimeoutError, set_debug
 from .fully_shard import fully_shard
+from .loading import StateDictLoadError
 from .module import FSDPModule, UnshardHandle, register_fsdp_forward_method, share_comm_ctx
+from .staged_load import load_checkpoint_staged
 
 __all__ = [
     "AllGather",
     "CPUOffloadPolicy",
+    "CollectiveMismatchError",
+    "CollectiveTimeoutError",
     "Comm",
     "DataParallelMeshDims",
     "FSDPModule",
     "MixedPrecisionPolicy",
     "OffloadPolicy",
     "ReduceScatter",
+    "StateDictLoadError",
     "UnshardHandle",
     "fully_shard",
+    "load_checkpoint_staged",
     "register_fsdp_forward_method",
+    "set_debug",
     "share_comm_ctx",
 ]

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import torch
 import torch.distributed as dist
 
+from .debug import before_collective
 from .layout import ShardLayout, gather_from_ranked, scatter_to_ranked
 from .streams import recorder
 
@@ -115,12 +116,14 @@ def run_all_gather(
     async_op: bool,
     custom=None,
     label: str = "",
+    phase: str | None = None,
 ):
     """Launch the all-gather of ``inp`` into ``out``; returns the ``Work`` or ``None``.
 
     ``group=None`` means no shard dim (``dp_mesh_dims`` with ``replicate`` only): every
     rank holds whole parameters, ``inp`` already is all of ``out``, nothing is sent.
     """
+    before_collective("all_gather", group, label, inp, out, phase=phase)
     if group is None:
         return None
     recorder.log("collective", "all_gather", "all_gather", label)
@@ -171,12 +174,14 @@ def reduce_scatter(
     async_op: bool,
     custom=None,
     label: str = "",
+    phase: str | None = None,
 ):
     """Sum ``inp`` over ``group`` and keep this rank's row; returns ``(out, work)``.
 
     ``group=None`` (no shard dim): the single row is ``inp`` itself; only the all-reduce
     across replicas that follows reduces anything.
     """
+    before_collective("reduce_scatter", group, label, inp, phase=phase)
     if group is None:
         return inp, None
     out = torch.empty(inp.numel() // group.size(), dtype=inp.dtype, device=inp.device)
@@ -190,8 +195,15 @@ def reduce_scatter(
     return out, work
 
 
-def all_reduce(tensor: torch.Tensor, group: dist.ProcessGroup, label: str = ""):
-    """Sum ``tensor`` in place across ``group`` (the HSDP replica reduction)."""
+def all_reduce(
+    tensor: torch.Tensor, group: dist.ProcessGroup, label: str = "", phase: str | None = None
+):
+    """Sum ``tensor`` in place across ``group`` (the HSDP replica reduction).
+
+    ``label`` names the group and ``phase`` the step of the iteration, for logs and for
+    the debug mode's fingerprint (:mod:`fsdp_ref.debug`), as in the two functions above.
+    """
+    before_collective("all_reduce", group, label, tensor, phase=phase)
     recorder.log("collective", "all_reduce", "all_reduce", label)
     dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=group)
 

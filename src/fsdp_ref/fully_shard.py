@@ -4,7 +4,9 @@ This is the only entry point that changes a model. It validates its arguments, c
 the parameters that no earlier ``fully_shard`` call (on a submodule) already manages,
 replaces each by a sharded ``DTensor`` parameter (:class:`~fsdp_ref.param.FSDPParam`),
 groups them (:class:`~fsdp_ref.param_group.FSDPParamGroup`), installs the hooks
-(:class:`~fsdp_ref.state.FSDPState`) and makes the module an :class:`FSDPModule`.
+(:class:`~fsdp_ref.state.FSDPState`, and :mod:`fsdp_ref.loading`'s all-or-nothing load
+check) and makes the module an :class:`FSDPModule`. The first call also installs
+:mod:`fsdp_ref.clean_exit`'s exit handler.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import torch.nn as nn
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Shard
 
+from . import clean_exit, loading
 from .api import CPUOffloadPolicy, DataParallelMeshDims, MixedPrecisionPolicy, OffloadPolicy
 from .mesh import check_reshard_after_forward, default_mesh, mesh_info_for
 from .module import FSDPModule
@@ -95,6 +98,8 @@ def fully_shard(
     pin = offload and offload_policy.pin_memory
 
     state = FSDPState(modules, device, mp_policy)
+    loading.register(modules)  # after the state's reshard-before-load hook
+    clean_exit.install()
     fsdp_params = []
     for param, refs, fqn in _unmanaged_params(modules, ignored):
         shard_dim = _shard_dim(shard_placement_fn, param)

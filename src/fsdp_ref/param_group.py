@@ -149,6 +149,12 @@ class FSDPParamGroup:
         all-gather in flight, or a post-forward shard over a smaller mesh."""
         return self.sharded_state is not ShardedState.SHARDED or self._all_gather is not None
 
+    def _phase(self) -> str | None:
+        """The step this group is in, for the debug mode's fingerprint; ``None`` when idle
+        (a prefetch or a user's unshard: the debug mode then says forward or backward)."""
+        state = self.training_state
+        return None if state is TrainingState.IDLE else state.value
+
     def buffer_allocator(self, all_gather: bool):
         """The allocation policy of this group's all-gather (or reduce-scatter) buffers."""
         s, group = self.settings, self.mesh_info.shard_group
@@ -200,7 +206,7 @@ class FSDPParamGroup:
             # asynchronous to compute.
             work = collectives.run_all_gather(
                 out, inp, info.shard_group, not ctx.has_streams or async_op,
-                self.settings.custom_all_gather, self.name,
+                self.settings.custom_all_gather, self.name, phase=self._phase(),
             )
             done = ctx.all_gather.record_event("all_gather_done", self.name)
         self._all_gather = _AllGather(out, done, work, layouts)

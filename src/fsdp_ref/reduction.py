@@ -103,6 +103,7 @@ def start_reduction(group: FSDPParamGroup, params: list[FSDPParam]) -> None:
             not ctx.has_streams,  # without streams the host must not block: wait later
             settings.custom_reduce_scatter,
             group.name,
+            phase="post_backward",
         )
         recorder.name_buffer(out, "reduce-scatter output", group.name)
         done = ctx.reduce_scatter.record_event("reduce_scatter_done", group.name)
@@ -132,7 +133,7 @@ def _finish(red: Reduction) -> None:
             # (after the add above: wait for the stream as it is now, not red.event)
             ctx.all_reduce.wait_stream(ctx.reduce_scatter, "all_reduce_after_reduce_scatter")
             with ctx.all_reduce.use():
-                collectives.all_reduce(out, group.mesh_info.replicate_group, name)
+                collectives.all_reduce(out, group.mesh_info.replicate_group, name, "post_backward")
                 if settings.all_reduce_hook is not None:
                     settings.all_reduce_hook(out)
                 ar_done = ctx.all_reduce.record_event("all_reduce_done", name)
