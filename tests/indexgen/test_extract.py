@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ig_helpers import SAMPLE
-from indexgen.extract import extract_source, module_name
+from indexgen.extract import extract_source
 from indexgen.model import (
     STATUS_EMPTY,
     STATUS_OK,
@@ -13,6 +13,7 @@ from indexgen.model import (
     STATUS_TOO_LARGE,
     STATUS_UNDECODABLE,
 )
+from indexgen.source import module_name
 
 INVENTORY = (SAMPLE / "src/shop/inventory.py").read_bytes()
 GATEWAY = (SAMPLE / "src/shop/payments/gateway.py").read_bytes()

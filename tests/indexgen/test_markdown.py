@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from indexgen.markdown import anchor, code, escape_html, escape_text, heading_anchor, relpath
+from indexgen.markdown import anchor, code, escape_html, escape_text, heading_anchor
+from indexgen.paths import relpath
 
 # Python-Markdown comes with the docs extra (mkdocs); without it these tests cannot render.
 md_lib = pytest.importorskip("markdown")

@@ -12,6 +12,7 @@ import posixpath
 import sys
 from dataclasses import replace
 
+from indexgen.docstrings import first_paragraph
 from indexgen.model import FileContext, FileSummary, FolderInfo, ImportRecord, TestReference
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
@@ -29,7 +30,8 @@ def compact(summary: FileSummary) -> FileSummary:
         for d in summary.definitions
         if d.kind == "class" or not d.parent
     ]
-    doc = summary.docstring if summary.is_package else summary.docstring.strip().split("\n\n")[0]
+    doc = summary.docstring if summary.is_package else first_paragraph(summary.docstring,
+                                                                         collapse=False)
     return replace(summary, definitions=keep, identifiers={}, findings=[], docstring=doc,
                    imports=[replace(i, category="", target="") for i in summary.imports])
 
@@ -91,12 +93,15 @@ class Project:
             return "stdlib"
         return "third-party"
 
+    def target(self, imp: ImportRecord) -> str:
+        """Key of the project file an import reads from: '' for other imports."""
+        return self.resolve(imp) if self.category(imp) == "project" else ""
+
     def classify_imports(self, summary: FileSummary) -> None:
         """Set ``category`` and ``target`` on every import of ``summary`` (in place)."""
         for imp in summary.imports:
             imp.category = self.category(imp)
-            key = self.resolve(imp) if imp.category == "project" else ""
-            imp.target = key
+            imp.target = self.resolve(imp) if imp.category == "project" else ""
 
     def contexts(self) -> dict[str, FileContext]:
         """The :class:`FileContext` of every file, keyed by file key."""
@@ -109,7 +114,7 @@ class Project:
             ctx[key].siblings = [k for k in siblings if k != key]
             bound: dict[str, tuple[str, str]] = {}
             for imp in s.imports:
-                target = self.resolve(imp) if self.category(imp) == "project" else ""
+                target = self.target(imp)
                 if not target or target == key:
                     continue
                 mod = self.files[target].module
@@ -185,7 +190,7 @@ class Project:
         contexts_targets = {}
         for key, s in self.files.items():
             for imp in s.imports:
-                target = self.resolve(imp) if self.category(imp) == "project" else ""
+                target = self.target(imp)
                 if target and target != key:
                     contexts_targets.setdefault((key, target), imp.lineno)
         for (src, dst), line in contexts_targets.items():

@@ -16,7 +16,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from indexgen.discover import root_name_of
 from indexgen.errors import ConfigError
+from indexgen.paths import is_inside
 
 DEFAULT_MAX_BYTES = 2_000_000
 
@@ -114,8 +116,6 @@ def validate(config: Config) -> None:
     Raises:
         ConfigError: When they do not.
     """
-    from indexgen.discover import root_name_of
-
     names = [root_name_of(r) for r in config.roots]
     if len(set(names)) != len(names):
         raise ConfigError(f"source roots must have distinct folder names: {names}")
@@ -123,9 +123,8 @@ def validate(config: Config) -> None:
     for root, real in zip(config.roots, reals):
         if not os.path.isdir(real):
             raise ConfigError(f"source root is not a folder: {root}")
-    out_real = os.path.realpath(config.out)
-    for root, real in zip(config.roots, reals):
-        if out_real == real or real.startswith(out_real + os.sep):
+    for root in config.roots:
+        if is_inside(root, config.out):
             raise ConfigError(f"the output directory {config.out} contains the source root {root}")
     for test in config.tests:
         if not os.path.isdir(test):

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexgen.errors import UnsafePathError
-from indexgen.extract import module_name
+from indexgen.paths import is_inside
+from indexgen.source import module_name
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,6 @@ class SourceFile:
     def key(self) -> str:
         """Root-qualified path (``root/rel/path.py``), unique across roots."""
         return f"{self.root}/{self.relpath}"
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def walk_python_files(root: Path, exclude: tuple[Path, ...] = ()) -> list[str]:
@@ -71,7 +68,7 @@ def walk_python_files(root: Path, exclude: tuple[Path, ...] = ()) -> list[str]:
                 real = os.path.realpath(entry.path)
                 if not os.path.exists(real):
                     raise UnsafePathError(f"broken symlink: {entry.path}")
-                if not _inside(real, real_root):
+                if not is_inside(real, real_root):
                     raise UnsafePathError(
                         f"symlink leaves the source root: {entry.path} -> {real} "
                         f"(root {real_root})")

@@ -77,21 +77,6 @@ def link(label: str, target: str) -> str:
     return f"[{label}]({target.replace(' ', '%20').replace('(', '%28').replace(')', '%29')})"
 
 
-def relpath(target: str, from_dir: str) -> str:
-    """Relative POSIX path from the folder ``from_dir`` to the file ``target``.
-
-    Both are relative to the output directory; the result never starts with ``/``.
-    """
-    # Pure string arithmetic: posixpath.relpath would consult the current directory.
-    src = [p for p in from_dir.split("/") if p and p != "."]
-    dst = [p for p in target.split("/") if p and p != "."]
-    common = 0
-    while common < min(len(src), len(dst) - 1) and src[common] == dst[common]:
-        common += 1
-    parts = [".."] * (len(src) - common) + dst[common:]
-    return "/".join(parts) or "."
-
-
 def heading_anchor(section: str) -> str:
     """The explicit anchor id of a top-level section (``High-Level Overview`` -> ``sec-high-level-overview``)."""
     slug = "".join(ch.lower() if ch.isalnum() else "-" for ch in section)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from indexgen.docstrings import first_paragraph
+
 #: Status values of :attr:`FileSummary.status`.
 STATUS_OK = "ok"
 STATUS_EMPTY = "empty"
@@ -189,8 +191,7 @@ class FileSummary:
         """First sentence of the module docstring, or a description of the status."""
         if self.status != STATUS_OK:
             return self.error
-        first = self.docstring.strip().split("\n\n")[0]
-        return " ".join(first.split())
+        return first_paragraph(self.docstring)
 
 
 @dataclass

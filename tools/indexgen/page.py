@@ -5,8 +5,9 @@ from __future__ import annotations
 import posixpath
 
 from indexgen.layout import Layout
-from indexgen.markdown import code, heading_anchor, link, relpath
+from indexgen.markdown import code, heading_anchor, link
 from indexgen.model import FileContext, FileSummary
+from indexgen.paths import relpath
 
 SECTIONS = (
     "File Metadata",

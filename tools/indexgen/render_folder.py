@@ -10,8 +10,9 @@ from __future__ import annotations
 import posixpath
 
 from indexgen.layout import Layout
-from indexgen.markdown import MARKER, code, escape_text, link, relpath
+from indexgen.markdown import MARKER, code, escape_text, link
 from indexgen.model import FileSummary, FolderInfo
+from indexgen.paths import relpath
 
 
 def _title(info: FolderInfo, layout: Layout) -> str:

@@ -1,0 +1,265 @@
+"""The build plan: one build or check as named steps over the sources of a configuration.
+
+:class:`Plan` runs, in order:
+
+1. :meth:`~Plan.discover` the sources and hash them;
+2. :meth:`~Plan.summarize`: reuse cached compact summaries (manifest) for unchanged sources,
+   extract the others in a process pool (:mod:`indexgen.parallel`);
+3. :meth:`~Plan.relate`: the global pass (:class:`~indexgen.analyze.Project`);
+4. :meth:`~Plan.choose_renders`: files whose source, context or pages changed;
+5. :meth:`~Plan.render_files`, comparing with what is on disk (:mod:`indexgen.pageio`);
+6. :meth:`~Plan.render_folders` and the manifest;
+7. :meth:`~Plan.report` and :meth:`~Plan.remove_orphans`: generated pages whose source is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path
+
+from indexgen import manifest as mf
+from indexgen import pageio
+from indexgen.analyze import Project, compact
+from indexgen.config import Config, validate
+from indexgen.discover import SourceFile, discover, package_prefix, root_name_of, walk_python_files
+from indexgen.errors import IndexgenError
+from indexgen.extract import extract_file
+from indexgen.layout import DOCS_SUFFIX, KW_SUFFIX, MANIFEST_NAME, Layout
+from indexgen.model import STATUS_OK, STATUS_SYNTAX_ERROR, FileSummary, FolderInfo
+from indexgen.parallel import Progress, parallel_map
+from indexgen.paths import fs_relpath, is_inside
+from indexgen.render import render_docs
+from indexgen.render_folder import render_folder_doc, render_folder_index
+from indexgen.render_keywords import render_keywords
+from indexgen.report import Report
+from indexgen.source import decode_source
+from indexgen.version import __version__
+
+
+# -- worker jobs (module level so that process pools can run them) ---------------------------
+def _extract_job(args: tuple[SourceFile, int]) -> FileSummary:
+    src, max_bytes = args
+    return extract_file(src.path, src.root, src.relpath, src.module, max_bytes)
+
+
+def _render_job(args: tuple) -> list[tuple[str, str, str]]:
+    """Render and emit both pages of one file; ``(page, sha, status)`` for each."""
+    summary, ctx, layout, tests_label, path, out, write = args
+    source = None
+    if summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR):
+        data = path.read_bytes()
+        if pageio.sha(data) != summary.sha256:
+            raise IndexgenError(f"{path} changed during the build; run it again")
+        source, _ = decode_source(data)
+    results = []
+    for page, text in (
+        (layout.kw_page(summary.key), render_keywords(summary, ctx, layout, tests_label)),
+        (layout.docs_page(summary.key), render_docs(summary, ctx, layout, tests_label, source)),
+    ):
+        data = text.encode()
+        results.append((page, pageio.sha(data), pageio.emit(out, page, data, write)))
+    return results
+
+
+# -- the plan ------------------------------------------------------------------------------
+class Plan:
+    """One build or check, as named steps sharing their results through attributes.
+
+    Args:
+        config: What to document and where.
+        write: Whether pages are written (build) or only compared (check).
+        progress: Progress callback, or None.
+    """
+
+    def __init__(self, config: Config, write: bool, progress: Progress | None) -> None:
+        self.config, self.write, self.progress = config, write, progress
+        self.out = config.out
+        self.jobs = config.jobs or os.cpu_count() or 1
+        self.statuses: dict[str, str] = {}
+
+    def run(self) -> Report:
+        """Run every step and return the report."""
+        self.discover()
+        self.summarize()
+        self.relate()
+        self.choose_renders()
+        self.render_files()
+        self.render_folders()
+        report = self.report()
+        self.remove_orphans(report)
+        return report
+
+    def _extract(self, sources: list[SourceFile]) -> list[FileSummary]:
+        items = [(s, self.config.max_bytes) for s in sources]
+        return parallel_map(_extract_job, items, self.jobs, "extract", self.progress)
+
+    def discover(self) -> None:
+        """Find the sources, the page layout, the settings and the previous manifest."""
+        config = self.config
+        validate(config)
+        self.sources: list[SourceFile] = []
+        for root in config.roots:
+            self.sources += discover(root, exclude=(self.out,))
+        self.layout = Layout(tuple(root_name_of(r) for r in config.roots),
+                             tuple(_label(root, config.base) for root in config.roots))
+        self.settings = {"roots": list(self.layout.roots), "labels": list(self.layout.labels),
+                         "tests": sorted(fs_relpath(t, config.base) for t in config.tests),
+                         "max_bytes": config.max_bytes}
+        self.cached = mf.load(self.out / MANIFEST_NAME, __version__, self.settings)
+        self.by_key = {s.key: s for s in self.sources}
+        self.hashes: dict[str, str] = {}
+        for s in self.sources:
+            try:
+                self.hashes[s.key] = pageio.sha(s.path.read_bytes())
+            except OSError:
+                self.hashes[s.key] = ""
+
+    def summarize(self) -> None:
+        """Compact summaries of every file: from the manifest if unchanged, else extracted."""
+        self.compacts: dict[str, FileSummary] = {}
+        self.full: dict[str, FileSummary] = {}
+        todo = []
+        for s in self.sources:
+            entry = self.cached.get(s.key)
+            if entry and entry.get("sha256") == self.hashes[s.key] and self.hashes[s.key]:
+                try:
+                    self.compacts[s.key] = mf.decode_summary(entry["summary"])
+                    continue
+                except (KeyError, TypeError, ValueError):
+                    pass
+            todo.append(s)
+        for summary in self._extract(todo):
+            self.full[summary.key] = summary
+            self.compacts[summary.key] = compact(summary)
+        self.extracted = len(todo)
+
+    def relate(self) -> None:
+        """The global pass: every file's context (imports, importers, tests, folders)."""
+        tests: dict[str, FileSummary] = {}
+        for folder in self.config.tests:
+            for rel in walk_python_files(folder, exclude=(self.out,)):
+                path = folder / rel
+                display = fs_relpath(path, self.config.base)
+                tests[display] = extract_file(path, "tests", display, "", self.config.max_bytes)
+        self.project = Project(list(self.compacts.values()), tests)
+        self.contexts = self.project.contexts()
+        self.tests_label = ", ".join(self.settings["tests"])
+
+    def _expected_pages(self, key: str) -> set[str]:
+        return {self.layout.kw_page(key), self.layout.docs_page(key)}
+
+    def choose_renders(self) -> None:
+        """Files to render: changed source or context, or pages edited or deleted since."""
+        self.render_keys: list[str] = []
+        self.new_files: dict[str, dict] = {}
+        for key in sorted(self.by_key):
+            encoded = mf.encode_summary(self.compacts[key])
+            ctx_hash = mf.context_hash(self.contexts[key], encoded)
+            entry = self.cached.get(key) or {}
+            pages = entry.get("pages") or {}
+            fresh = (key not in self.full and entry.get("context") == ctx_hash
+                     and set(pages) == self._expected_pages(key)
+                     and all(pageio.sha(pageio.read(self.out / p) or b"") == h
+                             for p, h in sorted(pages.items())))
+            self.new_files[key] = {"sha256": self.hashes[key], "context": ctx_hash,
+                                   "summary": encoded, "pages": dict(pages)}
+            if not fresh:
+                self.render_keys.append(key)
+        need = [self.by_key[k] for k in self.render_keys if k not in self.full]
+        for summary in self._extract(need):
+            self.full[summary.key] = summary
+        self.extracted += len(need)
+
+    def render_files(self) -> None:
+        """Render both pages of every chosen file and emit them."""
+        items = []
+        for key in self.render_keys:
+            summary = self.full[key]
+            self.project.classify_imports(summary)
+            items.append((summary, self.contexts[key], self.layout, self.tests_label,
+                          self.by_key[key].path, self.out, self.write))
+        for results in parallel_map(_render_job, items, self.jobs, "render", self.progress):
+            for page, digest, status in results:
+                self.statuses[page] = status
+                self.new_files[self._key_of_page(page)]["pages"][page] = digest
+        for key in self.render_keys:
+            expected = self._expected_pages(key)
+            self.new_files[key]["pages"] = {p: h for p, h in self.new_files[key]["pages"].items()
+                                            if p in expected}
+
+    def _key_of_page(self, page: str) -> str:
+        for suffix in (KW_SUFFIX, DOCS_SUFFIX):
+            if page.endswith(suffix):
+                rel = page[: -len(suffix)]
+                return rel if self.layout.multi_root else f"{self.layout.roots[0]}/{rel}"
+        raise IndexgenError(f"not a file page: {page}")
+
+    def render_folders(self) -> None:
+        """Emit the folder pages and the manifest."""
+        folder_pages = _folder_pages(self.project, self.layout)
+        for page, text in folder_pages.items():
+            self.statuses[page] = pageio.emit(self.out, page, text.encode(), self.write)
+        manifest = {"tool": "indexgen", "version": __version__, "settings": self.settings,
+                    "files": self.new_files,
+                    "folders": {p: pageio.sha(t.encode()) for p, t in sorted(folder_pages.items())}}
+        data = mf.dumps(manifest)
+        old = pageio.read(self.out / MANIFEST_NAME)
+        if old == data:
+            self.statuses[MANIFEST_NAME] = pageio.UNCHANGED
+        else:
+            if self.write:
+                pageio.write_atomic(self.out / MANIFEST_NAME, data)
+            self.statuses[MANIFEST_NAME] = pageio.MISSING if old is None else pageio.STALE
+
+    def report(self) -> Report:
+        """The report of every page emitted so far."""
+        report = Report(files=len(self.sources), extracted=self.extracted,
+                        rendered=len(self.render_keys))
+        for page, status in sorted(self.statuses.items()):
+            if status == pageio.CONFLICT:
+                report.conflicts.append(page)
+            elif status in (pageio.STALE, pageio.MISSING):
+                (report.written if self.write else report.stale if status == pageio.STALE
+                 else report.missing).append(page)
+        return report
+
+    def remove_orphans(self, report: Report) -> None:
+        """Find generated pages nothing produced any more; build removes them."""
+        expected = set(self.statuses) | {p for f in self.new_files.values() for p in f["pages"]}
+        for page in pageio.generated_pages(self.out, skip=expected):
+            report.orphaned.append(page)
+            if self.write:
+                (self.out / page).unlink()
+                report.removed.append(page)
+                pageio.prune_empty_dirs(self.out, posixpath.dirname(page))
+        if self.write:
+            report.orphaned = []
+
+
+def _label(root: Path, base: Path) -> str:
+    """How a root is shown on pages.
+
+    A root that is a package shows as its package path (``torch/distributed/fsdp``), whatever
+    folder it is installed in; another root shows relative to ``base`` if inside it, else by
+    its folder name.  Never an absolute path.
+    """
+    prefix = package_prefix(root)
+    if prefix:
+        return prefix.replace(".", "/")
+    real_root, real_base = os.path.realpath(root), os.path.realpath(base)
+    if real_root != real_base and is_inside(real_root, real_base):
+        return fs_relpath(real_root, real_base)
+    return root_name_of(root)
+
+
+def _folder_pages(project: Project, layout: Layout) -> dict[str, str]:
+    by_id: dict[tuple[str, str], FolderInfo] = {(i.root, i.relpath): i for i in project.folders()}
+    for root in layout.roots:
+        by_id.setdefault((root, ""), FolderInfo(root, ""))
+    pages = {}
+    for (root, rel), info in sorted(by_id.items()):
+        pages[layout.folder_index(root, rel)] = render_folder_index(info, project.files, by_id,
+                                                                    layout)
+        pages[layout.folder_doc(root, rel)] = render_folder_doc(info, project.files, layout)
+    return pages
