@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import struct
 import subprocess
 import sys
 
@@ -73,3 +75,39 @@ def test_output_path_that_is_a_file_exits_2(sample, tmp_path, capsys):
     code = main(["build", str(sample / "src"), "--out", str(blocker / "out"), "-j", "1"])
     assert code == EXIT_ERROR
     assert "indexgen: error:" in capsys.readouterr().err
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path):
+    pty = pytest.importorskip("pty")
+
+    src = tmp_path / "src" / "many"
+    src.mkdir(parents=True)
+    for i in range(60):
+        (src / f"m{i:02}.py").write_text(f'"""Module {i}."""\nX = {i}\n')
+    args = [sys.executable, "-m", "indexgen", "build", str(tmp_path / "src"), "--out",
+            str(tmp_path / "out"), "-j", "1"]
+    primary, secondary = pty.openpty()
+    fcntl = pytest.importorskip("fcntl")
+    termios = pytest.importorskip("termios")
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        result = subprocess.run(args, stderr=secondary, capture_output=False,
+                                stdout=subprocess.PIPE, text=True, check=False)
+        os.close(secondary)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(primary)
+    assert result.returncode == 0
+    text = seen.decode(errors="replace")
+    assert "extract" in text and "60/60" in text and "render" in text
+    # Without a terminal (a pipe), nothing but the summary line.
+    again = subprocess.run([*args[:-2], "-j", "1"], capture_output=True, text=True, check=False)
+    assert again.stderr == ""

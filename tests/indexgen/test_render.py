@@ -79,7 +79,7 @@ def test_keyword_sections_and_identifier_index(pages):
 
 def test_file_information_links_stay_in_docs(pages):
     kw = pages["shop/cart.py_kw.md"]
-    assert ("- **Original File**: [`src/shop/cart.py`](cart.py_docs.md#sec-original-source)"
+    assert ("- **Original File**: [`src/shop/cart.py`](cart.py_docs.md#original-source)"
             in kw)
     assert "- **Folder**: [`src/shop`](index.md)" in kw
 

@@ -26,7 +26,7 @@ Each folder gets ``index.md`` (files and subfolders with one-line summaries) and
 
 Anchors are explicit HTML ids: ``name.py_docs.md#sym-Class.method`` for definitions
 (``sym-<qualname>``, with ``-2``, ``-3`` appended for redefinitions such as property setters),
-``#L<n>`` for source lines, ``#sec-<section-slug>`` for sections (``sec-dependencies``) and
+``#L<n>`` for source lines, ``#<heading-slug>`` for sections (``#dependencies``, the id the toc extension gives the heading) and
 ``#idx-<letter>`` for the identifier index.  Links are relative and stay inside the output
 directory, so ``mkdocs build --strict`` accepts them; pages hold no absolute paths.
 

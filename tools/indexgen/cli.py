@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
 from indexgen.build import Report, build, check
 from indexgen.config import DEFAULT_MAX_BYTES, Config, load_config
 from indexgen.errors import IndexgenError
@@ -81,40 +83,49 @@ def _config(args: argparse.Namespace) -> Config:
     return config
 
 
-class _Bar:
-    """A one-line progress bar on stderr, drawn only on a terminal."""
+class _Bars:
+    """Progress on stderr, one tqdm bar per phase; silent unless enabled (a terminal).
+
+    Builds of fewer than 50 files show no bar: they finish before one would be read.
+    """
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
-        self.last = 0.0
+        self.bar: tqdm | None = None
+        self.phase = ""
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         if not self.enabled or total < 50:
             return
-        now = time.monotonic()
-        if done not in (0, total) and now - self.last < 0.1:
-            return
-        self.last = now
-        width = 30
-        filled = width * done // total if total else width
-        sys.stderr.write(f"\r{phase:8} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if self.bar is None or phase != self.phase or done == 0:
+            self.close()
+            self.bar = tqdm(total=total, desc=f"{phase:8}", unit="file", file=sys.stderr,
+                            dynamic_ncols=True, mininterval=0.1)
+            self.phase = phase
+        self.bar.update(done - self.bar.n)
         if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+            self.close()
+
+    def close(self) -> None:
+        """Finish the current bar, if any."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
-    bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
+    bars = _Bars(enabled=not args.quiet and sys.stderr.isatty())
     try:
         config = _config(args)
         start = time.perf_counter()
         if args.command == "build":
-            report = build(config, progress=bar)
+            report = build(config, progress=bars)
         else:
-            report = check(config, progress=bar)
+            report = check(config, progress=bars)
     except (IndexgenError, OSError) as exc:
+        bars.close()
         print(f"indexgen: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     elapsed = time.perf_counter() - start

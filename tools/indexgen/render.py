@@ -7,6 +7,7 @@ it writes is derived from those.  The keyword page is in :mod:`indexgen.render_k
 
 from __future__ import annotations
 
+import html
 import posixpath
 
 from indexgen import patterns, rules
@@ -15,9 +16,7 @@ from indexgen.markdown import (
     MARKER,
     anchor,
     code,
-    escape_html,
     escape_text,
-    heading_anchor,
     link,
 )
 from indexgen.model import STATUS_EMPTY, STATUS_OK, Definition, FileContext, FileSummary
@@ -52,7 +51,7 @@ def render_docs(
     p = Page(s, ctx, layout, tests_label)
     out = [MARKER, f"# Documentation: {code(p.layout.display(s.key))}", ""]
     for title in SECTIONS:
-        out += [anchor(heading_anchor(title)), "", f"## {title}", ""]
+        out += [f"## {title}", ""]
         _SECTION_RENDERERS[title](p, out, source)
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
@@ -86,7 +85,7 @@ def _source(p: Page, out: list[str], source: str | None) -> None:
     width = len(str(len(lines)))
     body = "\n".join(
         f'<span id="L{n}">{n:>{width}}  {text}</span>'
-        for n, text in enumerate(escape_html(source).split("\n")[: len(lines)], 1)
+        for n, text in enumerate(html.escape(source, quote=False).split("\n")[: len(lines)], 1)
     )
     out.append(f'<pre class="indexgen-source"><code>{body}</code></pre>')
 
@@ -95,7 +94,7 @@ def _source(p: Page, out: list[str], source: str | None) -> None:
 
 def _docstring_block(doc: str) -> list[str]:
     # Raw HTML, not a fence: fenced text is still seen by preprocessors such as snippets.
-    lines = escape_html(doc).split("\n")
+    lines = html.escape(doc, quote=False).split("\n")
     return ['<pre class="indexgen-docstring"><code>' + "\n".join(
         f"<span>{line}</span>" if line else "<span></span>" for line in lines) + "</code></pre>"]
 
