@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import ast
 
+import pytest
 from ig_helpers import SAMPLE
 from indexgen.extract import extract_source
 from indexgen.model import (
     STATUS_EMPTY,
     STATUS_OK,
     STATUS_SYNTAX_ERROR,
+    STATUS_TIMEOUT,
     STATUS_TOO_LARGE,
     STATUS_UNDECODABLE,
 )
@@ -19,8 +21,9 @@ INVENTORY = (SAMPLE / "src/shop/inventory.py").read_bytes()
 GATEWAY = (SAMPLE / "src/shop/payments/gateway.py").read_bytes()
 
 
-def _extract(data: bytes, rel: str = "pkg/mod.py", max_bytes: int = 1_000_000):
-    return extract_source(data, "src", rel, module_name(rel), max_bytes)
+def _extract(data: bytes, rel: str = "pkg/mod.py", max_bytes: int = 1_000_000,
+             time_budget: float = 0):
+    return extract_source(data, "src", rel, module_name(rel), max_bytes, time_budget)
 
 
 def _ast_defs(data: bytes) -> list[tuple[str, int]]:
@@ -154,3 +157,69 @@ def test_exports_from_all():
     s = _extract((SAMPLE / "src/shop/__init__.py").read_bytes(), rel="shop/__init__.py")
     assert s.is_package and s.module == "shop"
     assert s.exports == ["Cart", "Item", "Stock"]
+
+
+def _many_attributes(n: int) -> bytes:
+    """A module of ``n`` documented constants and as many small classes."""
+    parts = ['"""Generated."""\n']
+    for i in range(n):
+        parts.append(f'C_{i} = {i}\n"""Doc of C_{i}."""\nclass K{i}:\n    a_{i} = {i}\n')
+    return "".join(parts).encode()
+
+
+def test_attribute_docstring_lookup_is_linear(monkeypatch):
+    """griffe's sibling scan must not grow with the square of the module's length."""
+    nodes = pytest.importorskip("griffe._internal.agents.nodes.ast")
+    real = nodes.ast_children
+    steps = [0]
+
+    def counting(node):
+        for child in real(node):
+            steps[0] += 1
+            yield child
+
+    monkeypatch.setattr(nodes, "ast_children", counting)
+    work = []
+    for n in (200, 800):
+        steps[0] = 0
+        s = _extract(_many_attributes(n))
+        assert s.status == STATUS_OK and len(s.attributes) == n
+        work.append(steps[0])
+    assert work[1] <= 4.5 * work[0], work  # quadratic scanning would give 16x
+
+
+def test_attribute_docstrings_still_reach_griffe():
+    from indexgen.enrich import griffe_module
+    from indexgen.source import parse_source
+
+    summary = _extract(b"")  # a blank summary to parse into
+    tree, text = parse_source(summary, _many_attributes(3), 10**6)
+    module = griffe_module(summary, tree, text)
+    assert module["C_1"].docstring.value == "Doc of C_1."
+    assert module["K2"]["a_2"].docstring is None
+
+
+def test_time_budget_gives_up_and_says_so():
+    s = _extract(_many_attributes(3000), time_budget=0.001)
+    assert s.status == STATUS_TIMEOUT
+    assert s.error == "took longer than 0.001 s"
+    assert s.definitions == [] and s.n_lines == 12001
+    fine = _extract(_many_attributes(3), time_budget=30)
+    assert fine.status == STATUS_OK
+
+
+def test_time_budget_restores_an_existing_alarm_handler():
+    import signal
+
+    def mine(signum, frame):  # pragma: no cover - never fires
+        raise AssertionError
+
+    previous = signal.signal(signal.SIGALRM, mine)
+    before = signal.getitimer(signal.ITIMER_REAL)[0]  # pytest-timeout may have one running
+    try:
+        _extract(_many_attributes(3), time_budget=5)
+        assert signal.getsignal(signal.SIGALRM) is mine
+        after = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert (0 < after <= before) if before else after == 0
+    finally:
+        signal.signal(signal.SIGALRM, previous)

@@ -225,7 +225,8 @@ def test_unparsable_undecodable_and_huge_files_get_explaining_pages(tmp_path):
     binary = (out / "odd/binary.py_docs.md").read_text()
     assert "Source not embedded: not decodable as source text: invalid utf-8 byte 0xff" in binary
     big = (out / "odd/big.py_docs.md").read_text()
-    assert "not analyzed: 240 bytes exceeds the 100 byte limit" in big
+    assert "Not analyzed: 240 bytes exceeds the 100-byte limit." in big
+    assert "not analyzed: not analyzed" not in big.lower()
     assert "## Cross-References" in big and "## Detailed Analysis" in big
     assert broken_links(out) == []
 

@@ -20,15 +20,16 @@ import ast
 import hashlib
 from pathlib import Path
 
+from indexgen import budget
 from indexgen.enrich import enrich
 from indexgen.identifiers import classify_calls, walk
-from indexgen.model import STATUS_UNREADABLE, FileSummary
+from indexgen.model import STATUS_TIMEOUT, STATUS_UNREADABLE, FileSummary
 from indexgen.source import parse_source
 from indexgen.structure import Structure
 
 
 def extract_file(
-    path: Path, root: str, relpath: str, module: str, max_bytes: int
+    path: Path, root: str, relpath: str, module: str, max_bytes: int, time_budget: float = 0
 ) -> FileSummary:
     """Read and extract one file; never raises for bad content.
 
@@ -38,6 +39,8 @@ def extract_file(
         relpath: POSIX path relative to the root.
         module: Dotted module name (see :func:`indexgen.source.module_name`).
         max_bytes: Files larger than this are not analyzed (status ``too-large``).
+        time_budget: Seconds the analysis may take before it is abandoned (status
+            ``timed-out``); 0 for no limit.  See :mod:`indexgen.budget` for where it applies.
 
     Returns:
         The summary; its ``status`` and ``error`` say why analysis stopped early, if it did.
@@ -48,18 +51,30 @@ def extract_file(
     except OSError as exc:
         return FileSummary(root, relpath, module, is_package, "", 0, STATUS_UNREADABLE,
                            f"cannot be read: {exc.strerror or exc}")
-    return extract_source(data, root, relpath, module, max_bytes)
+    return extract_source(data, root, relpath, module, max_bytes, time_budget)
 
 
 def extract_source(
-    data: bytes, root: str, relpath: str, module: str, max_bytes: int
+    data: bytes, root: str, relpath: str, module: str, max_bytes: int, time_budget: float = 0
 ) -> FileSummary:
     """Extract a file from its bytes (see :func:`extract_file`)."""
-    summary = FileSummary(root, relpath, module, relpath.endswith("__init__.py"),
-                          hashlib.sha256(data).hexdigest(), len(data))
+    digest = hashlib.sha256(data).hexdigest()
+    summary = FileSummary(root, relpath, module, relpath.endswith("__init__.py"), digest,
+                          len(data))
+    try:
+        with budget.time_budget(time_budget):
+            _analyze(summary, data, max_bytes)
+    except budget.OverBudget:
+        summary = FileSummary(root, relpath, module, summary.is_package, digest, len(data),
+                              STATUS_TIMEOUT, f"took longer than {time_budget:g} s")
+        summary.n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    return summary
+
+
+def _analyze(summary: FileSummary, data: bytes, max_bytes: int) -> None:
     parsed = parse_source(summary, data, max_bytes)
     if parsed is None:
-        return summary
+        return
     tree, text = parsed
     summary.docstring = ast.get_docstring(tree) or ""
     structure = Structure(summary, text)
@@ -67,5 +82,4 @@ def extract_source(
     classify_calls(summary, walk(tree, structure))
     enrich(summary, structure.defs, tree, text)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
-    return summary
 

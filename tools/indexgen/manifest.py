@@ -68,14 +68,36 @@ def dumps(manifest: dict) -> bytes:
     return (body + ',"files":{\n' + ",\n".join(lines) + "\n}}\n").encode()
 
 
-def load(path: Path, version: str, settings: dict) -> dict:
-    """The file entries of a manifest, or ``{}`` if it is absent, unreadable or from a
-    different tool version or settings (then everything is rebuilt)."""
+def read(path: Path) -> dict:
+    """The whole manifest at ``path``, or ``{}`` if it is absent or not a manifest."""
     try:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("version") != version:
+    return data if isinstance(data, dict) and data.get("tool") == "indexgen" else {}
+
+
+def written_pages(data: dict) -> dict[str, str]:
+    """Page -> SHA-256 of the content indexgen wrote, for every page a manifest lists.
+
+    Args:
+        data: A manifest as returned by :func:`read` (any version).
+    """
+    pages: dict[str, str] = {}
+    files = data.get("files")
+    for entry in files.values() if isinstance(files, dict) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("pages"), dict):
+            pages.update({p: h for p, h in entry["pages"].items() if isinstance(h, str)})
+    folders = data.get("folders")
+    if isinstance(folders, dict):
+        pages.update({p: h for p, h in folders.items() if isinstance(h, str)})
+    return pages
+
+
+def cached_files(data: dict, version: str, settings: dict) -> dict:
+    """The file entries of a manifest, or ``{}`` if it is from a different tool version or
+    settings (then everything is rebuilt)."""
+    if data.get("version") != version:
         return {}
     if data.get("settings") != json.loads(json.dumps(settings)):
         return {}

@@ -28,11 +28,13 @@ _REPLACEMENTS = (("\\", "\\\\"), ("&", "&amp;"),
                  *((c, e) for c, e in _ENTITIES.items() if c != "&"))
 
 
-def escape_text(text: str) -> str:
+def escape_text(text: str, line_start: bool = True) -> str:
     """Escape arbitrary text for use inline in Markdown; newlines become spaces.
 
     Args:
         text: Text from the documented code, e.g. a docstring summary.
+        line_start: Whether the text may begin a line, where ``#``, ``-``, ``1.`` ... would
+            start a block; false for text that follows other words on its line.
 
     Returns:
         Markdown that renders as exactly ``text`` (whitespace collapsed).
@@ -41,7 +43,7 @@ def escape_text(text: str) -> str:
     for char, replacement in _REPLACEMENTS:  # str.replace is much faster than str.translate
         if char in text:
             text = text.replace(char, replacement)
-    if text and (text[0] in _LINE_START or text[0].isdigit()):
+    if line_start and text and (text[0] in _LINE_START or text[0].isdigit()):
         text = "&#" + str(ord(text[0])) + ";" + text[1:]
     return text
 

@@ -20,6 +20,11 @@ STATUS_TOO_LARGE = "too-large"
 STATUS_UNDECODABLE = "not-decodable"
 STATUS_SYNTAX_ERROR = "syntax-error"
 STATUS_UNREADABLE = "unreadable"
+STATUS_TIMEOUT = "timed-out"
+#: Statuses of files whose analysis failed (an empty file is not a failure: it has nothing
+#: to analyze).
+FAILED_STATUSES = (STATUS_TOO_LARGE, STATUS_UNDECODABLE, STATUS_SYNTAX_ERROR, STATUS_UNREADABLE,
+                   STATUS_TIMEOUT)
 
 
 @dataclass
@@ -188,9 +193,9 @@ class FileSummary:
 
     @property
     def summary_line(self) -> str:
-        """First sentence of the module docstring, or a description of the status."""
+        """First paragraph of the module docstring, or why the file was not analyzed."""
         if self.status != STATUS_OK:
-            return self.error
+            return f"not analyzed: {self.error}"
         return first_paragraph(self.docstring)
 
 

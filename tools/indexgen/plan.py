@@ -26,7 +26,15 @@ from indexgen.discover import SourceFile, discover, package_prefix, root_name_of
 from indexgen.errors import IndexgenError
 from indexgen.extract import extract_file
 from indexgen.layout import DOCS_SUFFIX, KW_SUFFIX, MANIFEST_NAME, Layout
-from indexgen.model import STATUS_OK, STATUS_SYNTAX_ERROR, FileSummary, FolderInfo
+from indexgen.model import (
+    FAILED_STATUSES,
+    STATUS_EMPTY,
+    STATUS_OK,
+    STATUS_SYNTAX_ERROR,
+    STATUS_TIMEOUT,
+    FileSummary,
+    FolderInfo,
+)
 from indexgen.parallel import Progress, parallel_map
 from indexgen.paths import fs_relpath, is_inside
 from indexgen.render import render_docs
@@ -38,16 +46,16 @@ from indexgen.version import __version__
 
 
 # -- worker jobs (module level so that process pools can run them) ---------------------------
-def _extract_job(args: tuple[SourceFile, int]) -> FileSummary:
-    src, max_bytes = args
-    return extract_file(src.path, src.root, src.relpath, src.module, max_bytes)
+def _extract_job(args: tuple[SourceFile, int, float]) -> FileSummary:
+    src, max_bytes, time_budget = args
+    return extract_file(src.path, src.root, src.relpath, src.module, max_bytes, time_budget)
 
 
 def _render_job(args: tuple) -> list[tuple[str, str, str]]:
     """Render and emit both pages of one file; ``(page, sha, status)`` for each."""
     summary, ctx, layout, tests_label, path, out, write = args
     source = None
-    if summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR):
+    if summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
         data = path.read_bytes()
         if pageio.sha(data) != summary.sha256:
             raise IndexgenError(f"{path} changed during the build; run it again")
@@ -91,13 +99,13 @@ class Plan:
         return report
 
     def _extract(self, sources: list[SourceFile]) -> list[FileSummary]:
-        items = [(s, self.config.max_bytes) for s in sources]
+        items = [(s, self.config.max_bytes, self.config.time_budget) for s in sources]
         return parallel_map(_extract_job, items, self.jobs, "extract", self.progress)
 
     def discover(self) -> None:
         """Find the sources, the page layout, the settings and the previous manifest."""
         config = self.config
-        validate(config)
+        self.notes = validate(config)
         self.sources: list[SourceFile] = []
         for root in config.roots:
             self.sources += discover(root, exclude=(self.out,))
@@ -105,8 +113,9 @@ class Plan:
                              tuple(_label(root, config.base) for root in config.roots))
         self.settings = {"roots": list(self.layout.roots), "labels": list(self.layout.labels),
                          "tests": sorted(fs_relpath(t, config.base) for t in config.tests),
-                         "max_bytes": config.max_bytes}
-        self.cached = mf.load(self.out / MANIFEST_NAME, __version__, self.settings)
+                         "max_bytes": config.max_bytes, "time_budget": config.time_budget}
+        self.previous = mf.read(self.out / MANIFEST_NAME)
+        self.cached = mf.cached_files(self.previous, __version__, self.settings)
         self.by_key = {s.key: s for s in self.sources}
         self.hashes: dict[str, str] = {}
         for s in self.sources:
@@ -141,7 +150,8 @@ class Plan:
             for rel in walk_python_files(folder, exclude=(self.out,)):
                 path = folder / rel
                 display = fs_relpath(path, self.config.base)
-                tests[display] = extract_file(path, "tests", display, "", self.config.max_bytes)
+                tests[display] = extract_file(path, "tests", display, "", self.config.max_bytes,
+                                              self.config.time_budget)
         self.project = Project(list(self.compacts.values()), tests)
         self.contexts = self.project.contexts()
         self.tests_label = ", ".join(self.settings["tests"])
@@ -215,7 +225,12 @@ class Plan:
     def report(self) -> Report:
         """The report of every page emitted so far."""
         report = Report(files=len(self.sources), extracted=self.extracted,
-                        rendered=len(self.render_keys))
+                        rendered=len(self.render_keys), notes=list(self.notes))
+        for key, s in sorted(self.compacts.items()):
+            if s.status in FAILED_STATUSES:
+                report.not_analyzed.append((self.layout.display(key), s.status, s.error))
+            elif s.status == STATUS_EMPTY:
+                report.empty += 1
         for page, status in sorted(self.statuses.items()):
             if status == pageio.CONFLICT:
                 report.conflicts.append(page)
@@ -225,16 +240,27 @@ class Plan:
         return report
 
     def remove_orphans(self, report: Report) -> None:
-        """Find generated pages nothing produced any more; build removes them."""
+        """Generated pages nothing produces any more: build removes them, check lists them.
+
+        A page counts as an orphan only when the previous manifest lists it and it still holds
+        the content indexgen wrote; any other file that starts with the marker (a copy a user
+        saved under a new name, an edited page, pages of a lost manifest) is kept and listed in
+        :attr:`Report.kept`.
+        """
         expected = set(self.statuses) | {p for f in self.new_files.values() for p in f["pages"]}
+        written = mf.written_pages(self.previous)
         for page in pageio.generated_pages(self.out, skip=expected):
-            report.orphaned.append(page)
-            if self.write:
+            data = pageio.read(self.out / page)
+            if page not in written:
+                report.kept.append((page, "not listed in the manifest as written by indexgen"))
+            elif data is None or pageio.sha(data) != written[page]:
+                report.kept.append((page, "changed since indexgen wrote it"))
+            elif self.write:
                 (self.out / page).unlink()
                 report.removed.append(page)
                 pageio.prune_empty_dirs(self.out, posixpath.dirname(page))
-        if self.write:
-            report.orphaned = []
+            else:
+                report.orphaned.append(page)
 
 
 def _label(root: Path, base: Path) -> str:

@@ -65,7 +65,7 @@ def _metadata(p: Page, out: list[str], source: str | None) -> None:
     out.append(f"- **SHA-256**: {code(s.sha256)}")
     if s.status == STATUS_OK:
         out.append(f"- **Encoding**: {code(s.encoding)}")
-    out.append(f"- **Status**: {code(s.status)}" + (f": {escape_text(s.error)}" if s.error else ""))
+    out.append(f"- **Status**: {code(s.status)}" + (f": {escape_text(s.error, line_start=False)}" if s.error else ""))
     out.append(f"- **Keyword Index**: {link(code(p.kw_name), p.kw_name)}")
 
 
@@ -75,10 +75,10 @@ def _source(p: Page, out: list[str], source: str | None) -> None:
         if s.status == STATUS_EMPTY:
             out.append("The file is empty; there is no source to show.")
         else:
-            out.append(f"Source not embedded: {escape_text(s.error)}.")
+            out.append(f"Source not embedded: {escape_text(s.error, line_start=False)}.")
         return
     if s.status != STATUS_OK:
-        out += [f"The source is embedded as text; {escape_text(s.error)}.", ""]
+        out += [f"The source is embedded as text; {escape_text(s.error, line_start=False)}.", ""]
     lines = source.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -102,7 +102,7 @@ def _docstring_block(doc: str) -> list[str]:
 def _overview(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
+        out.append(f"Not analyzed: {escape_text(s.error, line_start=False)}.")
         return
     if s.docstring:
         first, _, rest = s.docstring.strip().partition("\n\n")
@@ -135,7 +135,7 @@ def _overview(p: Page, out: list[str], source: str | None) -> None:
 def _detailed(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
+        out.append(f"Not analyzed: {escape_text(s.error, line_start=False)}.")
         return
     if not s.definitions and not s.attributes:
         out.append("No classes, functions or module attributes in this file.")
@@ -179,7 +179,7 @@ def _definition(d: Definition) -> list[str]:
 def _architecture(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
+        out.append(f"Not analyzed: {escape_text(s.error, line_start=False)}.")
         return
     if not p.classes:
         out.append("No classes in this file, so no class hierarchy.")
@@ -217,7 +217,7 @@ def _architecture(p: Page, out: list[str], source: str | None) -> None:
 def _dependencies(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
+        out.append(f"Not analyzed: {escape_text(s.error, line_start=False)}.")
     else:
         for category in ("stdlib", "third-party", "project"):
             out += [f"### {CATEGORY_TITLES[category]}", ""]
@@ -264,7 +264,7 @@ _SCOPE_NOTE = {"type-checking": "only under `TYPE_CHECKING`",
 
 def _patterns(p: Page, out: list[str], source: str | None) -> None:
     if p.s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(p.s.error)}.")
+        out.append(f"Not analyzed: {escape_text(p.s.error, line_start=False)}.")
         return
     found = patterns.detect(p.s)
     if not found:
@@ -295,7 +295,7 @@ def _enclosing(s: FileSummary):
 def _finding_sections(p: Page, out: list[str], categories: tuple[str, ...], none: str) -> None:
     s = p.s
     if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
+        out.append(f"Not analyzed: {escape_text(s.error, line_start=False)}.")
         return
     found = [f for f in s.findings if f.category in categories]
     if not found:
@@ -349,7 +349,7 @@ def _testing(p: Page, out: list[str], source: str | None) -> None:
         out.append(f"- {code(t.path)} (import at line {lines}){uses}")
     out += ["", "### Usage", ""]
     if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
+        out.append(f"Not analyzed: {escape_text(s.error, line_start=False)}.")
         return
     api = p.public_api()
     private = any(part.startswith("_") and part != "__init__" for part in s.module.split("."))

@@ -76,7 +76,7 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
     if pkg is None:
         out.append(f"{code(_title(info, layout))} has no `__init__.py`; it is not a regular package.")
     elif pkg.status != "ok":
-        out.append(f"The `__init__.py` was not analyzed: {escape_text(pkg.error)}.")
+        out.append(f"The `__init__.py` was not analyzed: {escape_text(pkg.error, line_start=False)}.")
     elif pkg.docstring.strip():
         for para in pkg.docstring.strip().split("\n\n"):
             out += [escape_text(para), ""]

@@ -37,7 +37,7 @@ def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_labe
     out.append(f"- **Module**: {code(s.module)}")
     out += ["", "## Keywords Extracted", ""]
     if s.status != STATUS_OK:
-        out += [f"No keywords: {escape_text(s.error)}.", ""]
+        out += [f"No keywords: {escape_text(s.error, line_start=False)}.", ""]
     else:
         out += [_keyword_counts(s), ""]
         _kw_section(out, "Classes", [

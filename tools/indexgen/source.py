@@ -83,7 +83,7 @@ def parse_source(summary: FileSummary, data: bytes, max_bytes: int) -> tuple[ast
         return None
     if len(data) > max_bytes:
         summary.status = STATUS_TOO_LARGE
-        summary.error = f"not analyzed: {len(data):,} bytes exceeds the {max_bytes:,} byte limit"
+        summary.error = f"{len(data):,} bytes exceeds the {max_bytes:,}-byte limit"
         summary.n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
         return None
     try:
