@@ -15,7 +15,7 @@ def test_build_then_check_from_pyproject(sample, monkeypatch, capsys):
     monkeypatch.chdir(sample / "src")
     assert main(["build", "-j", "1"]) == EXIT_OK
     out = capsys.readouterr().out
-    assert "5 files" in out and "pages written" in out
+    assert "7 files" in out and "pages written" in out
     assert (sample / "docs/reference/shop/cart.py_docs.md").is_file()
     assert main(["check", "-q"]) == EXIT_OK
     assert capsys.readouterr().out == ""

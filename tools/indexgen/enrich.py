@@ -16,8 +16,9 @@ from pathlib import Path
 
 import griffe
 
-from indexgen.docstrings import first_paragraph
+from indexgen.docstrings import first_paragraph, parse_docstring, role_targets
 from indexgen.model import Definition, FileSummary
+from indexgen.structure import Structure
 
 
 @functools.lru_cache(maxsize=1)
@@ -108,30 +109,43 @@ def griffe_module(summary: FileSummary, tree: ast.Module, text: str) -> griffe.M
         return None
 
 
-def enrich(summary: FileSummary, defs: list[tuple[Definition, ast.AST]], tree: ast.Module,
-           text: str) -> None:
+def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: str) -> None:
     """Take docstrings, signatures, labels and ``__all__`` from griffe's static model.
 
     Args:
-        summary: The file's summary (docstring and exports are set).
-        defs: Every definition with its syntax node (labels, summaries, signatures and class
-            attributes are set); a definition griffe does not model (a redefinition, a
-            property setter) keeps what the syntax tree gave it.
+        summary: The file's summary (docstring, parsed docstring, exports and the references
+            of its docstrings and annotations are set).
+        structure: The scanned structure: every definition with its syntax node (labels,
+            docstrings, signatures and class attributes are set); a definition griffe does not
+            model (a redefinition, a property setter) keeps what the syntax tree gave it.
         tree: The parsed module.
         text: The decoded source.
     """
     module = griffe_module(summary, tree, text)
+    parsed: set[str] = set()
     if module is not None:
-        _from_module(summary, defs, module)
-    for definition, node in defs:
+        parsed = _from_module(summary, structure.defs, module)
+    else:
+        summary.doc = parse_docstring(summary.docstring) if summary.docstring else []
+    references = set(role_targets(summary.docstring))
+    for definition, node in structure.defs:
         if definition.kind != "class" and not definition.signature:
             definition.signature = _ast_signature(node, definition.kind)
+        raw = structure.docstrings.get(definition.anchor, "")
+        if definition.anchor not in parsed and raw:
+            definition.doc = parse_docstring(raw)
+        references.update(role_targets(raw))
+        references.update(definition.type_refs)
+    summary.references = sorted(references)
 
 
 def _from_module(summary: FileSummary, defs: list[tuple[Definition, ast.AST]],
-                 module: griffe.Module) -> None:
+                 module: griffe.Module) -> set[str]:
+    """Copy griffe's model into the definitions; return the anchors whose docstring it parsed."""
+    parsed = set()
     if module.docstring is not None:
         summary.docstring = module.docstring.value
+        summary.doc = parse_docstring(module.docstring)
     try:
         exports = module.exports
     except Exception:  # noqa: BLE001 - griffe may fail on dynamic __all__
@@ -152,6 +166,8 @@ def _from_module(summary: FileSummary, defs: list[tuple[Definition, ast.AST]],
         definition.labels = sorted(set(definition.labels) | set(obj.labels))
         if obj.docstring is not None:
             definition.summary = first_paragraph(obj.docstring.value)
+            definition.doc = parse_docstring(obj.docstring)
+            parsed.add(definition.anchor)
         if obj.is_function:
             try:
                 definition.signature = obj.signature()
@@ -159,6 +175,7 @@ def _from_module(summary: FileSummary, defs: list[tuple[Definition, ast.AST]],
                 pass
         elif obj.is_class:
             definition.attributes = _class_attributes(obj)
+    return parsed
 
 
 def _class_attributes(cls: griffe.Class) -> list[tuple[str, int]]:

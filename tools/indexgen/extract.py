@@ -7,9 +7,11 @@ The pipeline, one module per step:
 2. :mod:`indexgen.structure` records definitions (redefinitions included), module attributes
    and imports with their scope;
 3. :mod:`indexgen.identifiers` walks the whole tree once for identifiers, calls and pattern
-   findings, and classifies the calls with :mod:`indexgen.rules`;
-4. :mod:`indexgen.enrich` runs griffe's static visitor over the same tree for docstrings,
-   signatures, labels, ``__all__`` and class attributes.
+   findings, and classifies the calls with :mod:`indexgen.rules`; :mod:`indexgen.scopes`
+   gives each call its calling definition and tells calls on local values apart;
+4. :mod:`indexgen.enrich` runs griffe's static visitor over the same tree for docstrings
+   (parsed with griffe's docstring parsers), signatures, labels, ``__all__`` and class
+   attributes.
 
 Nothing is imported or executed.
 """
@@ -24,6 +26,7 @@ from indexgen import budget
 from indexgen.enrich import enrich
 from indexgen.identifiers import classify_calls, walk
 from indexgen.model import STATUS_TIMEOUT, STATUS_UNREADABLE, FileSummary
+from indexgen.scopes import attribute
 from indexgen.source import parse_source
 from indexgen.structure import Structure
 
@@ -79,7 +82,9 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int) -> None:
     summary.docstring = ast.get_docstring(tree) or ""
     structure = Structure(summary, text)
     structure.scan(tree)
-    classify_calls(summary, walk(tree, structure))
-    enrich(summary, structure.defs, tree, text)
+    walked = walk(tree, structure)
+    classify_calls(summary, walked.candidates)
+    attribute(summary, walked)
+    enrich(summary, structure, tree, text)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
 

@@ -11,6 +11,7 @@ turns the calls into findings with the file's import aliases.
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 from indexgen import rules
 from indexgen.model import FileSummary, Finding
@@ -18,7 +19,24 @@ from indexgen.structure import FUNCS, Structure
 from indexgen.syntax import dotted
 
 #: A call worth classifying: (dotted callee as written, line, keyword name -> value text).
-Call = tuple[str, int, dict[str, str]]
+Candidate = tuple[str, int, dict[str, str]]
+
+
+class Walked(NamedTuple):
+    """What :func:`walk` returns besides what it writes into the summary.
+
+    Attributes:
+        candidates: Calls whose last name may matter to :mod:`indexgen.rules`.
+        calls: Every call to a name or attribute chain: (text as written, line).
+        bindings: Names bound by assignment, parameters, ``except ... as`` and nested
+            ``def``/``class`` (the scope analysis of :mod:`indexgen.scopes`): (name, line).
+        declared_global: Names of ``global``/``nonlocal`` statements: (name, line).
+    """
+
+    candidates: list[Candidate]
+    calls: list[tuple[str, int]]
+    bindings: list[tuple[str, int]]
+    declared_global: list[tuple[str, int]]
 
 _SKIP_FIELDS = frozenset(
     {"ctx", "id", "attr", "arg", "name", "names", "op", "ops", "kind", "conversion", "level",
@@ -44,19 +62,32 @@ def _count(idents: dict[str, list[int]], name: str, line: int) -> None:
         entry[0] = min(entry[0], line)
 
 
-def walk(tree: ast.Module, structure: Structure) -> list[Call]:
-    """Fill identifiers, pattern findings and function-level imports; return the calls.
+def _call_text(func: ast.AST) -> str:
+    """The callee as written; ``super().name`` keeps ``super()`` so it can be resolved."""
+    if (type(func) is ast.Attribute and type(func.value) is ast.Call
+            and type(func.value.func) is ast.Name and func.value.func.id == "super"):
+        return "super()." + func.attr
+    return dotted(func)
+
+
+def walk(tree: ast.Module, structure: Structure) -> Walked:
+    """Fill identifiers, pattern findings, function-level imports and the command-line options.
 
     Args:
         tree: The parsed module.
         structure: The module's structure, already scanned (its summary is filled in).
 
     Returns:
-        The calls whose last name is in :data:`indexgen.rules.CANDIDATE_NAMES`.
+        The calls and bindings, for classification and scope analysis.
     """
     s = structure.s
     idents: dict[str, list[int]] = {}
-    calls: list[Call] = []
+    calls: list[Candidate] = []
+    all_calls: list[tuple[str, int]] = []
+    bindings: list[tuple[str, int]] = []
+    declared: list[tuple[str, int]] = []
+    own_defs = {id(node) for _d, node in structure.defs}
+    Store = ast.Store
     findings = s.findings
     candidates = rules.CANDIDATE_NAMES
     Name, Attribute, CallNode, arg, keyword = (ast.Name, ast.Attribute, ast.Call, ast.arg,
@@ -78,6 +109,8 @@ def walk(tree: ast.Module, structure: Structure) -> list[Call]:
                 push(v)
         if t is Name:
             name, line = node.id, node.lineno
+            if type(node.ctx) is Store:
+                bindings.append((name, line))
         elif t is Attribute:
             name, line = node.attr, node.end_lineno
         elif t is CallNode:
@@ -86,6 +119,10 @@ def walk(tree: ast.Module, structure: Structure) -> list[Call]:
             last = func.attr if ft is Attribute else func.id if ft is Name else None
             if last is None:
                 continue
+            all_calls.append((_call_text(func), node.lineno))
+            if last == "add_argument":
+                s.cli_options.extend(a.value for a in node.args
+                                     if type(a) is ast.Constant and type(a.value) is str)
             if last in candidates:
                 kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
                                else dotted(k.value)) for k in node.keywords if k.arg}
@@ -97,8 +134,11 @@ def walk(tree: ast.Module, structure: Structure) -> list[Call]:
             continue
         elif t is arg:
             name, line = node.arg, node.lineno
+            bindings.append((name, line))
         elif t in FUNCS or t is ast.ClassDef:
             name, line = node.name, node.lineno
+            if id(node) not in own_defs:
+                bindings.append((name, line))
         elif t is keyword:
             if node.arg is None:
                 continue
@@ -118,12 +158,14 @@ def walk(tree: ast.Module, structure: Structure) -> list[Call]:
             kw = "global" if t is ast.Global else "nonlocal"
             for n in node.names:
                 _count(idents, n, node.lineno)
+                declared.append((n, node.lineno))
             findings.append(Finding("global-state", node.lineno, f"{kw} {', '.join(node.names)}"))
             continue
         elif t is ast.ExceptHandler:
             if not node.name:
                 continue
             name, line = node.name, node.lineno
+            bindings.append((name, line))
         else:
             continue
         entry = idents.get(name)
@@ -135,7 +177,7 @@ def walk(tree: ast.Module, structure: Structure) -> list[Call]:
                 entry[0] = line
     s.identifiers = {k: (v[0], v[1]) for k, v in sorted(idents.items())}
     s.imports.sort(key=lambda i: (i.lineno, i.module, i.name))
-    return calls
+    return Walked(calls, all_calls, bindings, declared)
 
 
 def import_aliases(summary: FileSummary) -> dict[str, str]:
@@ -152,7 +194,7 @@ def import_aliases(summary: FileSummary) -> dict[str, str]:
     return aliases
 
 
-def classify_calls(summary: FileSummary, calls: list[Call]) -> None:
+def classify_calls(summary: FileSummary, calls: list[Candidate]) -> None:
     """Add a finding to ``summary`` for every call that :func:`rules.classify_call` matches."""
     aliases = import_aliases(summary)
     for text, line, kws in calls:

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import asdict
 from pathlib import Path
 
-from indexgen.model import Definition, FileContext, FileSummary, ImportRecord, ModuleAttribute
+from indexgen.context import FileContext
+from indexgen.model import Call, Definition, FileSummary, ImportRecord, ModuleAttribute
 
 
 def context_hash(ctx: FileContext, encoded_summary: dict) -> str:
     """Stable hash of everything a file's pages depend on besides its own source text."""
-    plain = [ctx.imported_by, ctx.imported_names, ctx.targets,
-             [[t.path, t.lines, t.names] for t in ctx.tests], ctx.siblings, ctx.base_links,
-             ctx.lines, encoded_summary]
-    data = json.dumps(plain, sort_keys=True, ensure_ascii=False)
+    data = json.dumps([asdict(ctx), encoded_summary], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
@@ -33,9 +32,11 @@ def encode_summary(s: FileSummary) -> dict:
         "encoding": s.encoding, "n_lines": s.n_lines, "docstring": s.docstring,
         "exports": s.exports,
         "defs": [[d.kind, d.qualname, d.lineno, d.end_lineno, d.start_lineno, d.bases, d.anchor,
-                  d.parent] for d in s.definitions],
-        "attrs": [[a.name, a.lineno, a.constant, a.anchor] for a in s.attributes],
+                  d.parent, d.overload, d.effects] for d in s.definitions],
+        "attrs": [[a.name, a.lineno, a.constant, a.anchor, a.alias_of] for a in s.attributes],
         "imports": [[i.written, i.module, i.name, i.alias, i.lineno, i.scope] for i in s.imports],
+        "calls": [[c.caller, c.text, c.line] for c in s.calls],
+        "refs": s.references,
     }
 
 
@@ -47,11 +48,13 @@ def decode_summary(d: dict) -> FileSummary:
         encoding=d["encoding"], n_lines=d["n_lines"], docstring=d["docstring"],
         exports=d["exports"],
         definitions=[Definition(kind=k, qualname=q, lineno=ln, end_lineno=e, start_lineno=st,
-                                bases=list(b), anchor=a, parent=p)
-                     for k, q, ln, e, st, b, a, p in d["defs"]],
-        attributes=[ModuleAttribute(name=n, lineno=ln, constant=c, anchor=a)
-                    for n, ln, c, a in d["attrs"]],
+                                bases=list(b), anchor=a, parent=p, overload=o, effects=list(fx))
+                     for k, q, ln, e, st, b, a, p, o, fx in d["defs"]],
+        attributes=[ModuleAttribute(name=n, lineno=ln, constant=c, anchor=a, alias_of=al)
+                    for n, ln, c, a, al in d["attrs"]],
         imports=[ImportRecord(w, m, n, a, ln, sc) for w, m, n, a, ln, sc in d["imports"]],
+        calls=[Call(caller, text, line) for caller, text, line in d["calls"]],
+        references=list(d["refs"]),
     )
 
 

@@ -28,6 +28,25 @@ _REPLACEMENTS = (("\\", "\\\\"), ("&", "&amp;"),
                  *((c, e) for c, e in _ENTITIES.items() if c != "&"))
 
 
+def escape_inline(text: str) -> str:
+    """Escape Markdown and HTML syntax in ``text``, keeping its whitespace as it is."""
+    for char, replacement in _REPLACEMENTS:  # str.replace is much faster than str.translate
+        if char in text:
+            text = text.replace(char, replacement)
+    return text
+
+
+def protect_line_start(markdown: str) -> str:
+    r"""Keep a line of Markdown from starting a block (``#``, ``-``, ``1.``...).
+
+    The first character becomes a numeric entity when it could start a heading, list, rule
+    or similar block.  Code spans, links and emphasis (``\```, ``[``, ``*``) are left alone.
+    """
+    if markdown and (markdown[0] in _LINE_START or markdown[0].isdigit()):
+        return "&#" + str(ord(markdown[0])) + ";" + markdown[1:]
+    return markdown
+
+
 def escape_text(text: str, line_start: bool = True) -> str:
     """Escape arbitrary text for use inline in Markdown; newlines become spaces.
 
@@ -39,22 +58,23 @@ def escape_text(text: str, line_start: bool = True) -> str:
     Returns:
         Markdown that renders as exactly ``text`` (whitespace collapsed).
     """
-    text = " ".join(text.split())
-    for char, replacement in _REPLACEMENTS:  # str.replace is much faster than str.translate
-        if char in text:
-            text = text.replace(char, replacement)
-    if line_start and text and (text[0] in _LINE_START or text[0].isdigit()):
-        text = "&#" + str(ord(text[0])) + ";" + text[1:]
-    return text
+    text = escape_inline(" ".join(text.split()))
+    return protect_line_start(text) if line_start else text
 
 
 def code(text: str) -> str:
     """An inline code span that holds ``text`` literally, whatever backticks it contains.
 
     Newlines collapse to spaces; the fence is one backtick longer than the longest run inside.
+    Text with ``<`` becomes an HTML ``<code>`` element with the text escaped instead: a
+    backtick span holding ``<script>`` is still a start tag to HTML scanners that read the
+    Markdown source (MkDocs collects anchor ids that way), and would hide the rest of the page
+    from them.
     """
     if "\n" in text or "  " in text or "\t" in text:
         text = " ".join(text.split())
+    if "<" in text:
+        return "<code>" + html.escape(text, quote=False) + "</code>"
     if "`" not in text:
         return f"`{text}`" if text.strip() else "` `"
     longest = run = 0

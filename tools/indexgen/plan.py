@@ -22,6 +22,7 @@ from indexgen import manifest as mf
 from indexgen import pageio
 from indexgen.analyze import Project, compact
 from indexgen.config import Config, validate
+from indexgen.context import FolderInfo
 from indexgen.discover import SourceFile, discover, package_prefix, root_name_of, walk_python_files
 from indexgen.errors import IndexgenError
 from indexgen.extract import extract_file
@@ -33,7 +34,6 @@ from indexgen.model import (
     STATUS_SYNTAX_ERROR,
     STATUS_TIMEOUT,
     FileSummary,
-    FolderInfo,
 )
 from indexgen.parallel import Progress, parallel_map
 from indexgen.paths import fs_relpath, is_inside

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import posixpath
 
+from indexgen.context import FolderInfo
 from indexgen.layout import Layout
 from indexgen.markdown import MARKER, code, escape_text, link
-from indexgen.model import FileSummary, FolderInfo
+from indexgen.model import FileSummary, definition_anchors
 from indexgen.paths import relpath
+from indexgen.rst import Linker, to_markdown
 
 
 def _title(info: FolderInfo, layout: Layout) -> str:
@@ -59,6 +61,28 @@ def render_folder_index(
     return "\n".join(out) + "\n"
 
 
+def _linker(files: dict[str, FileSummary], layout: Layout, here: str) -> Linker:
+    """Links for the cross-references of a package docstring: a module of the build, or a
+    top-level definition of one (``:class:`pkg.mod.Name```)."""
+    by_module = {s.module: key for key, s in files.items()}
+
+    def resolve(role: str, target: str) -> str | None:
+        parts = target.lstrip("~.").split(".")
+        for i in range(len(parts), 0, -1):
+            key = by_module.get(".".join(parts[:i]))
+            if key is None:
+                continue
+            page = relpath(layout.docs_page(key), here)
+            rest = ".".join(parts[i:])
+            if not rest:
+                return page
+            anchor = definition_anchors(files[key].definitions).get(rest)
+            return f"{page}#{anchor}" if anchor else None
+        return None
+
+    return resolve
+
+
 def _count_files(info: FolderInfo) -> str:
     n = len(info.files)
     return f"{n} Python file{'s' if n != 1 else ''}" + (
@@ -78,8 +102,8 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
     elif pkg.status != "ok":
         out.append(f"The `__init__.py` was not analyzed: {escape_text(pkg.error, line_start=False)}.")
     elif pkg.docstring.strip():
-        for para in pkg.docstring.strip().split("\n\n"):
-            out += [escape_text(para), ""]
+        for block in to_markdown(pkg.docstring, _linker(files, layout, here)):
+            out += [block, ""]
         out.pop()
     else:
         out.append(f"The package {code(pkg.module)} has no docstring in its `__init__.py`.")

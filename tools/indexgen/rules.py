@@ -78,11 +78,19 @@ _OS_SHELL = frozenset(
 )
 _OS_FILE = frozenset(
     {"remove", "unlink", "rmdir", "removedirs", "rename", "renames", "replace", "makedirs",
-     "mkdir", "chmod", "chown", "symlink", "link", "truncate"}
+     "mkdir", "chmod", "chown", "symlink", "link", "truncate", "scandir", "listdir", "walk",
+     "stat", "lstat", "access", "readlink", "utime", "fwalk"}
 )
+# os.path functions that ask the file system (the others only compute with strings).
+_OS_PATH_FILE = frozenset(
+    {"exists", "lexists", "isfile", "isdir", "islink", "ismount", "getsize", "getmtime",
+     "getatime", "getctime", "realpath", "samefile"}
+)
+# pathlib.Path methods that touch the file system, called on any object.
 _PATH_FILE = frozenset(
     {"read_text", "write_text", "read_bytes", "write_bytes", "unlink", "mkdir", "rmdir",
-     "touch", "symlink_to"}
+     "touch", "symlink_to", "open", "exists", "is_file", "is_dir", "is_symlink", "iterdir",
+     "glob", "rglob", "stat", "lstat", "samefile", "readlink", "hardlink_to"}
 )
 _SHUTIL = frozenset({"rmtree", "copy", "copy2", "copyfile", "copytree", "move", "make_archive"})
 _NETWORK_MODULES = frozenset({"socket", "requests", "urllib.request", "http.client", "httpx"})
@@ -93,10 +101,10 @@ _NETWORK_NAMES = frozenset({"urlopen", "create_connection", "TCPStore", "HTTPCon
 CANDIDATE_NAMES = frozenset().union(
     _COLLECTIVES_ALWAYS, _COLLECTIVES_DIST, _STREAM, _EVENT_ALWAYS, _EVENT_ON_EVENT, _SYNC,
     _ALLOC_TORCH, _ALLOC_ANY, _EVAL_BUILTINS, _PICKLE_NAMES, _SUBPROCESS, _OS_SHELL, _OS_FILE,
-    _PATH_FILE, _SHUTIL, _NETWORK_NAMES,
+    _OS_PATH_FILE, _PATH_FILE, _SHUTIL, _NETWORK_NAMES,
     {"open", "load", "import_module", "__import__", "get", "post", "put", "delete", "request",
      "socket", "Session", "connect", "mkstemp", "mkdtemp", "NamedTemporaryFile",
-     "TemporaryDirectory"},
+     "TemporaryDirectory", "glob", "iglob"},
 )
 
 
@@ -157,7 +165,7 @@ def _module(*names: str) -> Callable[[CallSite], bool]:
 
 
 def _object_not_os(c: CallSite) -> bool:
-    return bool(c.receiver) and c.full_receiver not in ("os", "shutil")
+    return bool(c.receiver) and c.full_receiver not in ("os", "shutil", "os.path")
 
 
 def _no_keywords(keywords: dict[str, str]) -> str | None:
@@ -214,6 +222,8 @@ CALL_RULES: tuple[CallRule, ...] = (
     CallRule("file", frozenset({"open"}), _bare),
     CallRule("file", frozenset({"open"}), _module("io", "os", "codecs", "gzip", "bz2", "lzma")),
     CallRule("file", _OS_FILE, _module("os")),
+    CallRule("file", _OS_PATH_FILE, _module("os.path", "posixpath", "ntpath")),
+    CallRule("file", frozenset({"glob", "iglob"}), _module("glob")),
     CallRule("file", _SHUTIL, _module("shutil")),
     CallRule("file", None, _module("tempfile")),
     CallRule("file", _PATH_FILE, _object_not_os),

@@ -13,7 +13,7 @@ import ast
 
 from indexgen.docstrings import first_paragraph
 from indexgen.model import Definition, FileSummary, ImportRecord, ModuleAttribute
-from indexgen.syntax import expr_text, is_type_checking
+from indexgen.syntax import dotted, expr_text, is_type_checking
 
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
@@ -31,6 +31,8 @@ class Structure:
     Attributes:
         defs: Every definition with its syntax node, in source order.
         module_imports: ``id()`` of the import statements outside function bodies.
+        docstrings: Raw docstring of every definition, by anchor (griffe replaces what it
+            models; the rest is parsed from these).
     """
 
     def __init__(self, summary: FileSummary, text: str) -> None:
@@ -38,7 +40,9 @@ class Structure:
         self.text = text
         self.defs: list[tuple[Definition, ast.AST]] = []
         self.module_imports: set[int] = set()
+        self.docstrings: dict[str, str] = {}
         self._anchors: set[str] = set()
+        self._overloads: dict[str, int] = {}
         self._attribute_names: set[str] = set()
         self._lines: list[str] | None = None
 
@@ -46,7 +50,14 @@ class Structure:
         """Record the module's definitions, attributes and imports."""
         self._scan_body(tree.body, "", "", "module")
 
-    def _anchor(self, name: str) -> str:
+    def _anchor(self, name: str, overload: bool = False) -> str:
+        """A unique id: ``sym-<name>``, ``-2``, ``-3``... for redefinitions; overload stubs get
+        ``sym-<name>-overload-<k>`` so that ``sym-<name>`` stays with the implementation."""
+        if overload:
+            k = self._overloads[name] = self._overloads.get(name, 0) + 1
+            anchor = f"sym-{name}-overload-{k}"
+            self._anchors.add(anchor)
+            return anchor
         anchor = base = "sym-" + name
         n = 1
         while anchor in self._anchors:
@@ -75,6 +86,9 @@ class Structure:
                     self._scan_body(case.body, prefix, parent, scope)
             elif not parent and (t is ast.Assign or t is ast.AnnAssign):
                 self._add_attribute(node)
+            if (not parent and t is ast.If and not self.s.main_line
+                    and _is_main_guard(node.test)):
+                self.s.main_line = node.lineno
 
     def _add_def(self, node: ast.AST, prefix: str, parent: str) -> None:
         qualname = prefix + node.name
@@ -91,12 +105,15 @@ class Structure:
             sig = ""
             bases = []
         doc = ast.get_docstring(node, clean=True) or ""
+        overload = any(d.rpartition(".")[2] == "overload" for d in decorators)
         definition = Definition(
             kind=kind, qualname=qualname, lineno=node.lineno,
             end_lineno=node.end_lineno or node.lineno, start_lineno=start, signature=sig,
             summary=first_paragraph(doc), bases=bases, decorators=decorators,
-            anchor=self._anchor(qualname), parent=parent,
+            anchor=self._anchor(qualname, overload), parent=parent, overload=overload,
+            type_refs=[] if kind == "class" else _annotation_names(node),
         )
+        self.docstrings[definition.anchor] = doc
         if type(node) is ast.AsyncFunctionDef:
             definition.labels.append("async")
         self.defs.append((definition, node))
@@ -116,6 +133,10 @@ class Structure:
             return
         annotation = expr_text(node.annotation) if type(node) is ast.AnnAssign else ""
         value = self._value_text(node.value) if node.value is not None else ""
+        alias_of = ""
+        if type(node.value) in (ast.Name, ast.Attribute):
+            alias_of = dotted(node.value)
+            alias_of = "" if "(...)" in alias_of else alias_of
         known = self._attribute_names
         new = []
         for name in names:
@@ -125,7 +146,7 @@ class Structure:
             self.s.attributes.append(ModuleAttribute(
                 name=name, lineno=node.lineno, annotation=annotation, value=value,
                 constant=name.isupper() or (name.lstrip("_").isupper()),
-                anchor=self._anchor(name)))
+                anchor=self._anchor(name), alias_of=alias_of))
         known.update(new)
 
     def _value_text(self, value: ast.AST) -> str:
@@ -150,7 +171,7 @@ class Structure:
         if type(node) is ast.Import:
             for alias in node.names:
                 s.imports.append(ImportRecord(alias.name, alias.name, "", alias.asname or "",
-                                              node.lineno, scope))
+                                              getattr(alias, "lineno", node.lineno), scope))
             return
         written = "." * node.level + (node.module or "")
         module = node.module or ""
@@ -158,9 +179,9 @@ class Structure:
             package = s.module.split(".") if s.is_package else s.module.split(".")[:-1]
             base = package[: len(package) - (node.level - 1)] if node.level - 1 else package
             module = ".".join(base + ([node.module] if node.module else []))
-        for alias in node.names:
+        for alias in node.names:  # each name on its own line in ``from x import (a,\n b)``
             s.imports.append(ImportRecord(written, module, alias.name, alias.asname or "",
-                                          node.lineno, scope))
+                                          getattr(alias, "lineno", node.lineno), scope))
 
 
 def _function_kind(decorators: list[str]) -> str:
@@ -175,3 +196,33 @@ def _function_kind(decorators: list[str]) -> str:
     if "classmethod" in short:
         return "classmethod"
     return "method"
+
+
+def _is_main_guard(test: ast.AST) -> bool:
+    """Whether an ``if`` test is ``__name__ == "__main__"`` (either order)."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
+        return False
+    sides = {expr_text(test.left), expr_text(test.comparators[0])}
+    return sides == {"__name__", "'__main__'"}
+
+
+def _annotation_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """Dotted names used in a function's parameter and return annotations, sorted."""
+    args = node.args
+    annotations = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                          args.vararg, args.kwarg) if a is not None]
+    annotations.append(node.returns)
+    names: set[str] = set()
+    stack = [a for a in annotations if a is not None]
+    while stack:
+        sub = stack.pop()
+        t = type(sub)
+        if t is ast.Name or t is ast.Attribute:
+            text = dotted(sub)
+            if "(...)" not in text:
+                names.add(text)  # the whole chain; its inner parts are not names of their own
+                continue
+        elif t is ast.Constant and type(sub.value) is str and sub.value.isidentifier():
+            names.add(sub.value)  # a forward reference: "Foo"
+        stack.extend(ast.iter_child_nodes(sub))
+    return sorted(names)
