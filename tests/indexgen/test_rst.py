@@ -87,3 +87,18 @@ def test_role_title_and_target_forms():
     assert role("func", "shown <bar>", _linker) == "[`shown`](#sym-bar)"
     assert role("class", "!pkg.Foo", _linker) == "`pkg.Foo`"  # ! suppresses the link
     assert role_targets(":class:`~a.B` and :py:func:`t <c.d>`") == ["a.B", "c.d"]
+
+
+def test_markdown_code_fences_are_code():
+    blocks = to_markdown("Load it:\n\n```python\nimport griffe\nm = griffe.load(``x``)\n```\n\n"
+                         "Done.", _linker)
+    assert blocks[0] == "Load it:"
+    assert blocks[1].startswith("<pre") and "m = griffe.load(``x``)" in blocks[1]
+    assert blocks[2] == "Done."
+
+
+def test_broken_literals_and_formulas_stay_text():
+    blocks = to_markdown("a ``*``.txt`` b\nrepresents ``1*x\n+ 2*y`` here", _linker)
+    html = _html(blocks)
+    assert "``" not in _visible_text(html) and "<li>" not in html
+    assert "<code>1*x + 2*y</code>" in html

@@ -91,6 +91,11 @@ def _item_head(kind: str, item: DocItem, linker: Linker) -> str:
     return ", ".join(facts)
 
 
-def summary_markdown(text: str, linker: Linker) -> str:
-    """One docstring paragraph as one Markdown line (for lists of files and names)."""
-    return inline(text, linker, line_start=False)
+def summary_markdown(text: str, linker: Linker | None = None) -> str:
+    """One docstring paragraph as one Markdown line (for lists of files and names); roles
+    become code spans unless a linker knows their targets."""
+    return inline(text, linker or _no_links, line_start=False)
+
+
+def _no_links(role: str, target: str) -> None:
+    return None

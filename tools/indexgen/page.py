@@ -45,14 +45,12 @@ def lines_link(start: int, end: int, docs: str = "") -> str:
     return link(label, f"{docs}#L{start}")
 
 
-def line_links(lines: list[int], docs: str = "", limit: int = 6) -> str:
+def line_links(lines: list[int], docs: str = "") -> str:
     """``line 4`` / ``lines 4, 9, 12`` with each number linking to its source line."""
     lines = sorted(set(lines))
     if len(lines) == 1:
         return link(f"line {lines[0]}", f"{docs}#L{lines[0]}")
-    shown = [link(str(n), f"{docs}#L{n}") for n in lines[:limit]]
-    more = f" and {len(lines) - limit} more" if len(lines) > limit else ""
-    return "lines " + ", ".join(shown) + more
+    return "lines " + ", ".join(link(str(n), f"{docs}#L{n}") for n in lines)
 
 
 class Page:

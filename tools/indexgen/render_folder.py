@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 
 from indexgen.context import FolderInfo
+from indexgen.docrender import summary_markdown
 from indexgen.layout import Layout
 from indexgen.markdown import MARKER, code, escape_text, link
 from indexgen.model import FileSummary, definition_anchors
@@ -47,7 +48,7 @@ def render_folder_index(
         target = relpath(layout.folder_index(info.root, sub), here)
         line = files[sub_info.package].summary_line if sub_info.package else ""
         out.append(f"- {link(code(posixpath.basename(sub) + '/'), target)}"
-                   + (f": {escape_text(line)}" if line else f": {_count_files(sub_info)}"))
+                   + (f": {summary_markdown(line)}" if line else f": {_count_files(sub_info)}"))
     out += ["", "## Files", ""]
     if not info.files:
         out.append("No Python files directly in this folder.")
@@ -56,8 +57,8 @@ def render_folder_index(
         name = posixpath.basename(s.relpath)
         docs = relpath(layout.docs_page(key), here)
         kw = relpath(layout.kw_page(key), here)
-        line = s.summary_line or "no module docstring"
-        out.append(f"- {link(code(name), docs)} ({link('keywords', kw)}): {escape_text(line)}")
+        line = summary_markdown(s.summary_line) if s.summary_line else "no module docstring"
+        out.append(f"- {link(code(name), docs)} ({link('keywords', kw)}): {line}")
     return "\n".join(out) + "\n"
 
 

@@ -9,6 +9,7 @@ Cross-References.  Every claim comes from the file's summary or its global conte
 from __future__ import annotations
 
 from indexgen import patterns, rules
+from indexgen.docrender import summary_markdown
 from indexgen.markdown import code, escape_text, link
 from indexgen.model import STATUS_OK, FileSummary
 from indexgen.page import CATEGORY_TITLES, Page, count, line_links
@@ -27,11 +28,10 @@ def not_analyzed(s: FileSummary, full: bool = False) -> str:
 
 def _dependencies(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
-    if s.status != STATUS_OK:
-        out.append(not_analyzed(s))
-        return
     out += ["### Imports", ""]
-    if not s.imports:
+    if s.status != STATUS_OK:
+        out += [not_analyzed(s), ""]
+    elif not s.imports:
         out += ["No imports.", ""]
     for category in ("stdlib", "third-party", "project"):
         groups: dict[str, list] = {}
@@ -52,7 +52,7 @@ def _dependencies(p: Page, out: list[str], source: str | None) -> None:
         what = ("imports " + ", ".join(code(n) for n in names)) if names else "imports the module"
         out.append(f"- {link(p.file_label(key), p.docs_link(key))}: {what}")
     out += ["", "### Call graph", ""]
-    out += call_graph_summary(p)
+    out += call_graph_summary(p) if s.status == STATUS_OK else [not_analyzed(s)]
 
 
 def _import_line(p: Page, mod: str, imps: list) -> str:
@@ -209,7 +209,7 @@ def _related(p: Page, out: list[str], source: str | None) -> None:
             f"(the folder's files are listed in its {link(code('index.md'), p.index)}):", ""]
     for key, line in ctx.lines.items():
         out.append(f"- {link(p.file_label(key), p.docs_link(key))}"
-                   + (f": {escape_text(line, line_start=False)}" if line else ""))
+                   + (f": {summary_markdown(line)}" if line else ""))
 
 
 def _crossrefs(p: Page, out: list[str], source: str | None) -> None:

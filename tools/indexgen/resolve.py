@@ -3,7 +3,9 @@
 :class:`Resolver` answers "what does the dotted name ``a.b.c``, written in module M, refer
 to?" the way Python's import system would at run time, as far as the source alone tells:
 
-- a name defined in M (a class, function or module attribute), and ``Class.method``;
+- a name bound in M -- the first binding in source order wins: a class or function (and
+  ``Class.method``), a module attribute, an import; imports inside functions and class bodies
+  come last;
 - a name M imports: ``from x import y`` reads the attribute ``y`` of module ``x`` -- what
   ``x`` binds under that name (a definition, its own import: a re-export, an alias
   assignment) or else the submodule ``x.y``; ``import a.b`` binds ``a``, ``import a.b as c``
@@ -23,7 +25,7 @@ from __future__ import annotations
 import builtins
 from typing import NamedTuple
 
-from indexgen.model import FileSummary, ImportRecord, definition_anchors
+from indexgen.model import FileSummary, ImportRecord, ModuleAttribute, definition_anchors
 
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 40
@@ -62,13 +64,20 @@ class _Module:
             if d.kind == "class":
                 self.bases.setdefault(d.qualname, d.bases)
         self.attrs = {a.name: a for a in s.attributes}
-        self.imports: dict[str, ImportRecord] = {}
-        self.star: list[ImportRecord] = []
-        for imp in sorted(s.imports, key=lambda i: i.scope != "module"):  # module scope first
-            if imp.name == "*":
-                self.star.append(imp)
-            else:
-                self.imports.setdefault(imp.bound_name, imp)
+        self.star: list[ImportRecord] = [i for i in s.imports if i.name == "*"]
+        # What each name is bound to at module level: the first binding in source order (a
+        # definition, an assignment or an import), then imports in functions and class bodies.
+        first: list[tuple[int, int, str, object]] = []
+        first += [(d.lineno, 0, d.qualname, "def") for d in s.definitions if not d.parent]
+        first += [(a.lineno, 1, a.name, a) for a in s.attributes]
+        first += [(i.lineno, 2, i.bound_name, i) for i in s.imports
+                  if i.name != "*" and i.scope in ("module", "type-checking")]
+        self.binding: dict[str, object] = {}
+        for _line, _order, name, what in sorted(first, key=lambda b: (b[0], b[1])):
+            self.binding.setdefault(name, what)
+        for i in s.imports:
+            if i.name != "*" and i.scope not in ("module", "type-checking"):
+                self.binding.setdefault(i.bound_name, i)
 
 
 class Resolver:
@@ -146,8 +155,7 @@ class Resolver:
 
     # -- the lookup --------------------------------------------------------------------------
     def _binds(self, key: str, name: str) -> bool:
-        table = self.module(key)
-        return name in table.defs or name in table.attrs or name in table.imports
+        return name in self.module(key).binding
 
     def _in_module(self, key: str, parts: list[str], depth: int) -> Target | None:
         """``parts`` as seen from the namespace of module ``key``."""
@@ -155,16 +163,15 @@ class Resolver:
             return None
         table = self.module(key)
         head, rest = parts[0], parts[1:]
-        if head in table.defs:
+        bound = table.binding.get(head)
+        if bound == "def":
             return self._definition(key, head, rest)
-        attr = table.attrs.get(head)
-        if attr is not None:
-            if attr.alias_of and attr.alias_of.split(".")[0] != head:
-                return self._in_module(key, attr.alias_of.split(".") + rest, depth + 1)
+        if isinstance(bound, ModuleAttribute):
+            if bound.alias_of and bound.alias_of.split(".")[0] != head:
+                return self._in_module(key, bound.alias_of.split(".") + rest, depth + 1)
             return Target("project", key, head) if not rest else None
-        imp = table.imports.get(head)
-        if imp is not None:
-            return self._imported(imp, rest, depth + 1)
+        if isinstance(bound, ImportRecord):
+            return self._imported(bound, rest, depth + 1)
         for star in table.star:
             found = self._from_star(star, parts, depth + 1)
             if found is not None:

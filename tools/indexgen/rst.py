@@ -1,7 +1,7 @@
 """Docstring text (reStructuredText as Python docstrings use it) to safe Markdown.
 
 Blocks: paragraphs; ``::`` literal blocks and ``.. code-block::`` directives, doctest blocks
-(``>>>``) and other literal text become code blocks; bullet and enumerated lists; section
+(``>>>``), Markdown code fences and other literal text become code blocks; bullet and enumerated lists; section
 titles (a line underlined with ``=``, ``-``, ``~``...) become bold lines; definition lists
 (a term line followed by an indented definition) and admonitions (``.. note::``) become
 labelled paragraphs; RST comments and link targets are dropped.  Inline: ````literal````
@@ -34,8 +34,11 @@ _INLINE = re.compile(
     r"|(?P<em>(?<![\w*])\*(?=[^\s*])(?P<etext>[^*]+?)(?<=\S)\*(?![\w*]))"
 )
 _BULLET = re.compile(r"^([-*+•]|\d+[.)]|#\.|\(\d+\))\s+")
+# Inside a paragraph only these start a list item ("+ 2*x" continues a formula).
+_ITEM_IN_PARAGRAPH = re.compile(r"^[-*•]\s+")
 _UNDERLINE = re.compile(r"^([=\-~^\"'`#*+_.:])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:-]+)::\s*(.*)$")
+_FENCE = re.compile(r"^(`{3,}|~{3,})[\w+-]*\s*$")
 _CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "doctest", "testcode", "math",
                     "highlight", "literalinclude", "parsed-literal", "productionlist"}
 _ADMONITIONS = {"note", "warning", "tip", "important", "attention", "caution", "danger",
@@ -52,12 +55,17 @@ def inline(text: str, linker: Linker, line_start: bool = True) -> str:
     pos = 0
     for m in _INLINE.finditer(text):
         if m.start() > pos:
-            out.append(escape_inline(text[pos:m.start()]))
+            out.append(_plain(text[pos:m.start()]))
         out.append(_inline_token(m, linker))
         pos = m.end()
     if pos < len(text):
-        out.append(escape_inline(text[pos:]))
+        out.append(_plain(text[pos:]))
     return protect_line_start("".join(out)) if line_start else "".join(out)
+
+
+def _plain(text: str) -> str:
+    """Escaped text; a stray ``````, the half of a broken literal, shows as code."""
+    return code("``").join(escape_inline(part) for part in text.split("``"))
 
 
 def _inline_token(m: re.Match[str], linker: Linker) -> str:
@@ -137,6 +145,14 @@ def to_markdown(text: str, linker: Linker) -> list[str]:
             i += 1
             continue
         base = _indent(line)
+        fence = _FENCE.match(stripped)
+        if fence:  # a Markdown code fence (docstrings written for mkdocstrings use them)
+            end = i + 1
+            while end < len(lines) and not lines[end].strip().startswith(fence.group(1)):
+                end += 1
+            blocks.append(code_block("\n".join(_dedent(lines[i + 1:end]))))
+            i = end + 1
+            continue
         if stripped.startswith(">>>"):
             end = i
             while end < len(lines) and lines[end].strip():
@@ -166,7 +182,7 @@ def to_markdown(text: str, linker: Linker) -> list[str]:
 def _paragraph(lines: list[str], i: int, base: int, linker: Linker, blocks: list[str]) -> int:
     end = i
     while end < len(lines) and lines[end].strip() and _indent(lines[end]) == base \
-            and (end == i or not _BULLET.match(lines[end].strip())):
+            and (end == i or not _ITEM_IN_PARAGRAPH.match(lines[end].strip())):
         end += 1
     if end < len(lines) and lines[end].strip() and _indent(lines[end]) > base:
         # A term followed by its indented definition (a definition list item).
