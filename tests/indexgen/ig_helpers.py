@@ -30,9 +30,11 @@ def line_of(rel: str, text: str) -> int:
 
 
 def read_tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (hidden ones included) -> its bytes."""
+    """Every file under ``root`` (hidden ones included, the stat cache left out: it records
+    modification times and is never committed) -> its bytes."""
     return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and ".indexgen-cache" not in p.relative_to(root).parts}
 
 
 def anchors_of(text: str) -> set[str]:

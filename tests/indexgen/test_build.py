@@ -252,3 +252,48 @@ def test_several_roots_go_under_their_names(sample):
     assert (config.out / "src/index.md").is_file() and (config.out / "tools/doc.md").is_file()
     text = (config.out / "src/shop/cart.py_kw.md").read_text()
     assert "[`src/shop`](index.md)" in text
+
+
+def _age(root, seconds=60):
+    """Move every file's modification time into the past (out of the stat cache's racy
+    window, as for sources edited before a build)."""
+    import time
+
+    past = time.time() - seconds
+    for p in root.rglob("*"):
+        if p.is_file():
+            os.utime(p, (past, past))
+
+
+def test_no_change_rebuild_reads_nothing(sample, monkeypatch):
+    from indexgen import plan
+
+    _age(sample)
+    config = sample_config(sample)
+    build(config)
+    cache = config.out / ".indexgen-cache"
+    assert (cache / ".gitignore").read_text().endswith("*\n")
+
+    def no_reading(self):
+        raise AssertionError("the fast path must not hash sources")
+
+    monkeypatch.setattr(plan.Plan, "hash_sources", no_reading)
+    report = build(config)
+    assert report.written == [] and report.files == 7
+    assert check(config).up_to_date
+
+
+def test_stat_changes_fall_back_to_content(sample):
+    _age(sample)
+    config = sample_config(sample)
+    build(config)
+    cart = sample / "src/shop/cart.py"
+    cart.write_bytes(cart.read_bytes())  # touched, same content: nothing to write
+    report = build(config)
+    assert report.written == [] and report.extracted == 0
+    page = config.out / "shop/cart.py_docs.md"
+    text = page.read_text()
+    page.write_text(text.replace("A shopping cart.", "A shopping cart!"))  # same size
+    assert check(config).stale == ["shop/cart.py_docs.md"]
+    assert build(config).written == ["shop/cart.py_docs.md"]
+    assert page.read_text() == text

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 
-import pytest
 from ig_helpers import SAMPLE
 from indexgen.extract import extract_source
 from indexgen.model import (
@@ -165,38 +164,6 @@ def _many_attributes(n: int) -> bytes:
     for i in range(n):
         parts.append(f'C_{i} = {i}\n"""Doc of C_{i}."""\nclass K{i}:\n    a_{i} = {i}\n')
     return "".join(parts).encode()
-
-
-def test_attribute_docstring_lookup_is_linear(monkeypatch):
-    """griffe's sibling scan must not grow with the square of the module's length."""
-    nodes = pytest.importorskip("griffe._internal.agents.nodes.ast")
-    real = nodes.ast_children
-    steps = [0]
-
-    def counting(node):
-        for child in real(node):
-            steps[0] += 1
-            yield child
-
-    monkeypatch.setattr(nodes, "ast_children", counting)
-    work = []
-    for n in (200, 800):
-        steps[0] = 0
-        s = _extract(_many_attributes(n))
-        assert s.status == STATUS_OK and len(s.attributes) == n
-        work.append(steps[0])
-    assert work[1] <= 4.5 * work[0], work  # quadratic scanning would give 16x
-
-
-def test_attribute_docstrings_still_reach_griffe():
-    from indexgen.enrich import griffe_module
-    from indexgen.source import parse_source
-
-    summary = _extract(b"")  # a blank summary to parse into
-    tree, text = parse_source(summary, _many_attributes(3), 10**6)
-    module = griffe_module(summary, tree, text)
-    assert module["C_1"].docstring.value == "Doc of C_1."
-    assert module["K2"]["a_2"].docstring is None
 
 
 def test_time_budget_gives_up_and_says_so():

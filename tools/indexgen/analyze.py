@@ -92,13 +92,18 @@ class Project:
         key = self.resolver.by_module.get(imp.module, "") if imp.name else ""
         return key if key and key != target.key else ""
 
+    def import_link(self, imp: ImportRecord) -> tuple[str, str]:
+        """``(file key, anchor)`` of what a project import binds, ``("", "")`` otherwise."""
+        target = self.import_target(imp) if self.category(imp) == "project" else None
+        if target is None:
+            return "", ""
+        return target.key, self.resolver.anchor(target.key, target.qualname)
+
     def classify_imports(self, summary: FileSummary) -> None:
         """Set ``category``, ``target`` and ``anchor`` on every import of ``summary``."""
         for imp in summary.imports:
             imp.category = self.category(imp)
-            target = self.import_target(imp) if imp.category == "project" else None
-            imp.target = target.key if target else ""
-            imp.anchor = self.resolver.anchor(target.key, target.qualname) if target else ""
+            imp.target, imp.anchor = self.import_link(imp)
 
     # -- contexts --------------------------------------------------------------------------
     def contexts(self) -> dict[str, FileContext]:

@@ -18,6 +18,10 @@ import griffe
 # generator documents what is there instead.
 _OPTIONS = {style: {"warnings": False} for style in ("google", "numpy", "sphinx")}
 _ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const|type):`([^`]+)`")
+# Lines that can start a section in one of the styles griffe parses: a Google title
+# ("Args:"), a NumPy underline, a Sphinx field (":param x:").  A docstring without any is
+# plain text for every parser, and is kept as one text section without asking griffe.
+_SECTION_HINT = re.compile(r"^\s*(?:[A-Z][\w ]*:\s*$|-{3,}\s*$|:\w+[^:]*:)", re.M)
 
 
 @dataclass
@@ -97,6 +101,8 @@ def parse_docstring(docstring: griffe.Docstring | str) -> list[DocSection]:
         or griffe fails.
     """
     if isinstance(docstring, str):
+        if not _SECTION_HINT.search(docstring):
+            return [DocSection("text", text=docstring)] if docstring.strip() else []
         docstring = griffe.Docstring(docstring)
     text = docstring.value
     try:

@@ -1,214 +1,260 @@
-"""Stage 1d: enrich the definitions with griffe's static object model.
+"""Stage 1d: what a reader wants to know of each definition beyond its place.
 
-griffe's :class:`griffe.Visitor` runs over the tree that was already parsed (no second parse)
-and contributes what it models better than a plain walk: docstrings, rendered signatures,
-labels (``dataclass``, ``property``, ``abstractmethod``...), a static ``__all__`` and the
-attributes of classes (including ``self.x`` assignments in ``__init__``).  griffe's log messages
-are silenced while it runs (:meth:`griffe.Logger.disable`), so the library prints nothing;
-logging is configured nowhere.
+From the syntax tree: signatures (``name(a: int = 1) -> T``, ``self``/``cls`` dropped for
+methods), labels from decorators resolved through the file's imports (``dataclass``,
+``abstractmethod``, ``cached``, ``property``...), a static ``__all__``, and the attributes of
+classes (assigned in the class body or as ``self.x`` in ``__init__``).  Docstrings are parsed
+with griffe's own parsers (:mod:`indexgen.docstrings`); parameter entries without a type take
+the annotation and default from the signature, as griffe does when it knows the function.
+
+griffe's static visitor is not used: it modelled the same facts at about a quarter of the
+whole build's cost (and, before a fix, quadratically in long module bodies).
 """
 
 from __future__ import annotations
 
 import ast
-import functools
-from pathlib import Path
 
-import griffe
-
-from indexgen.docstrings import first_paragraph, parse_docstring, role_targets
+from indexgen.docstrings import DocSection, first_paragraph, parse_docstring, role_targets
+from indexgen.identifiers import import_aliases
 from indexgen.model import Definition, FileSummary
-from indexgen.structure import Structure
+from indexgen.structure import FUNCS, Structure
+from indexgen.syntax import dotted, expr_text
 
-
-@functools.lru_cache(maxsize=1)
-def _extensions() -> griffe.Extensions:
-    """griffe's built-in extensions (loaded once per process)."""
-    return griffe.load_extensions()
-
-
-# Statements for which griffe looks up the next sibling (an attribute's docstring).
-_ATTRIBUTE_NODES = (ast.Assign, ast.AnnAssign) + ((ast.TypeAlias,) if hasattr(ast, "TypeAlias")
-                                                  else ())
-# Statements whose bodies griffe enters and that may hold such statements.
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def _next_siblings(tree: ast.Module) -> dict[int, tuple[ast.AST, ast.AST | None]]:
-    """``id(statement) -> (parent, next sibling)`` for every attribute-like statement.
-
-    The next sibling is the next child of the parent in :func:`ast.iter_child_nodes` order,
-    which is what griffe's ``ast_next`` returns.  One pass over the statements (expressions
-    are not entered), so the cost is linear in the size of the file.
-    """
-    found: dict[int, tuple[ast.AST, ast.AST | None]] = {}
-    stack: list[ast.AST] = [tree]
-    while stack:
-        parent = stack.pop()
-        children = None
-        for name in _BODIES:
-            for child in getattr(parent, name, ()):
-                if isinstance(child, _ATTRIBUTE_NODES):
-                    if children is None:
-                        children = list(ast.iter_child_nodes(parent))
-                        index = {id(c): i for i, c in enumerate(children)}
-                    i = index[id(child)]
-                    found[id(child)] = (parent, children[i + 1] if i + 1 < len(children)
-                                        else None)
-                elif hasattr(child, "body"):
-                    stack.append(child)
-    return found
-
-
-class _TreeVisitor(griffe.Visitor):
-    """griffe's static visitor, fed with an already parsed tree instead of parsing again.
-
-    griffe finds the docstring of an attribute by scanning the children of the assignment's
-    parent up to the assignment, which is quadratic in the length of a module or class body
-    (a 2 MB file of module constants took minutes).  Before griffe visits an assignment, its
-    ``parent`` link points at a stand-in of the parent's type that holds only the assignment
-    and its next sibling, so the scan takes two steps and griffe's result is unchanged.
-    """
-
-    def __init__(self, *args: object, tree: ast.Module, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)
-        self._tree = tree
-        self._next = _next_siblings(tree)
-
-    def visit(self, node: ast.AST) -> None:
-        """Visit a node (see the class docstring for what happens to assignments first)."""
-        entry = self._next.get(id(node))
-        if entry is not None:
-            parent, sibling = entry
-            stand_in = type(parent).__new__(type(parent))
-            stand_in.body = [node] if sibling is None else [node, sibling]
-            node.parent = stand_in
-        super().visit(node)
-
-    def get_module(self) -> griffe.Module:
-        """Visit the given tree and return griffe's module object."""
-        visited = getattr(self, "_visited_nodes", None)
-        try:
-            self.visit(self._tree)
-            return self.current.module
-        finally:
-            if visited is not None:  # griffe >= 2 links parents; unlink so trees can be freed
-                for node in visited:
-                    vars(node).pop("parent", None)
-                visited.clear()
-
-
-def griffe_module(summary: FileSummary, tree: ast.Module, text: str) -> griffe.Module | None:
-    """griffe's module object for a parsed file, or None when griffe fails on it."""
-    name = summary.module.rpartition(".")[2] or "module"
-    try:
-        with griffe.logger.disable():
-            return _TreeVisitor(name, Path(summary.relpath), text, _extensions(),
-                                tree=tree).get_module()
-    except Exception:  # noqa: BLE001 - griffe failing on odd code must not lose the page
-        return None
+# Decorators (by their full name once imports are resolved) and the labels they give.
+DECORATOR_LABELS = {
+    "property": ("property",), "staticmethod": ("staticmethod",),
+    "classmethod": ("classmethod",), "abc.abstractmethod": ("abstractmethod",),
+    "functools.cache": ("cached",), "functools.lru_cache": ("cached",),
+    "functools.cached_property": ("cached", "property"),
+    "cached_property.cached_property": ("cached", "property"),
+    "dataclasses.dataclass": ("dataclass",),
+}
+_ALL_EXTENDERS = ("extend", "append")
 
 
 def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: str) -> None:
-    """Take docstrings, signatures, labels and ``__all__`` from griffe's static model.
+    """Fill signatures, labels, class attributes, parsed docstrings, ``__all__`` and the
+    references of the file's docstrings and annotations.
 
     Args:
-        summary: The file's summary (docstring, parsed docstring, exports and the references
-            of its docstrings and annotations are set).
-        structure: The scanned structure: every definition with its syntax node (labels,
-            docstrings, signatures and class attributes are set); a definition griffe does not
-            model (a redefinition, a property setter) keeps what the syntax tree gave it.
+        summary: The file's summary.
+        structure: The scanned structure: every definition with its syntax node.
         tree: The parsed module.
-        text: The decoded source.
+        text: The decoded source (unused; kept for the stage's uniform signature).
     """
-    module = griffe_module(summary, tree, text)
-    parsed: set[str] = set()
-    if module is not None:
-        parsed = _from_module(summary, structure.defs, module)
-    else:
-        summary.doc = parse_docstring(summary.docstring) if summary.docstring else []
+    aliases = import_aliases(summary)
+    summary.doc = parse_docstring(summary.docstring) if summary.docstring else []
+    summary.exports = _exports(tree)
     references = set(role_targets(summary.docstring))
     for definition, node in structure.defs:
-        if definition.kind != "class" and not definition.signature:
-            definition.signature = _ast_signature(node, definition.kind)
+        definition.labels = sorted(set(definition.labels) | _labels(definition, aliases))
         raw = structure.docstrings.get(definition.anchor, "")
-        if definition.anchor not in parsed and raw:
+        if definition.kind == "class":
+            definition.attributes = _class_attributes(node)
+        else:
+            definition.signature = _ast_signature(node, definition.kind)
+        if raw:
+            definition.summary = first_paragraph(raw)
             definition.doc = parse_docstring(raw)
-        references.update(role_targets(raw))
+            if definition.kind != "class":
+                _types_from_signature(definition.doc, node)
+            references.update(role_targets(raw))
         references.update(definition.type_refs)
     summary.references = sorted(references)
 
 
-def _from_module(summary: FileSummary, defs: list[tuple[Definition, ast.AST]],
-                 module: griffe.Module) -> set[str]:
-    """Copy griffe's model into the definitions; return the anchors whose docstring it parsed."""
-    parsed = set()
-    if module.docstring is not None:
-        summary.docstring = module.docstring.value
-        summary.doc = parse_docstring(module.docstring)
-    try:
-        exports = module.exports
-    except Exception:  # noqa: BLE001 - griffe may fail on dynamic __all__
-        exports = None
-    if exports is not None:
-        names = [e for e in exports if isinstance(e, str)]
-        summary.exports = sorted(set(names)) if len(names) == len(exports) else None
-    for definition, _node in defs:
-        obj = module
-        for part in definition.qualname.split("."):
-            members = getattr(obj, "members", None)
-            obj = members.get(part) if members else None
-            if obj is None or obj.is_alias:
-                obj = None
-                break
-        if obj is None or obj.lineno != definition.start_lineno:
-            continue  # redefinition or setter: griffe keeps only one object per name
-        definition.labels = sorted(set(definition.labels) | set(obj.labels))
-        if obj.docstring is not None:
-            definition.summary = first_paragraph(obj.docstring.value)
-            definition.doc = parse_docstring(obj.docstring)
-            parsed.add(definition.anchor)
-        if obj.is_function:
-            try:
-                definition.signature = obj.signature()
-            except Exception:  # noqa: BLE001 - keep the ast fallback
-                pass
-        elif obj.is_class:
-            definition.attributes = _class_attributes(obj)
-    return parsed
+def _labels(definition: Definition, aliases: dict[str, str]) -> set[str]:
+    labels: set[str] = set()
+    for decorator in definition.decorators:
+        name = decorator.split("(", 1)[0]
+        head, _, rest = name.partition(".")
+        full = aliases.get(head, head) + ("." + rest if rest else "")
+        labels.update(DECORATOR_LABELS.get(full, ()))
+    return labels
 
 
-def _class_attributes(cls: griffe.Class) -> list[tuple[str, int]]:
-    """Class and instance attributes of a griffe class (properties excluded), by line."""
-    found = []
-    for name, member in cls.members.items():
-        if member.is_alias or not member.is_attribute or "property" in member.labels:
+def _exports(tree: ast.Module) -> list[str] | None:
+    """Names of a static ``__all__`` (literal lists, ``+=``, ``.extend``/``.append``), sorted;
+    None when there is none or it is computed."""
+    names: list[str] | None = None
+    stack = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t in (ast.If, ast.Try, ast.With):
+            for block in (node.body, getattr(node, "orelse", []),
+                          *(h.body for h in getattr(node, "handlers", ())),
+                          getattr(node, "finalbody", [])):
+                stack.extend(reversed(block))
             continue
-        try:
-            annotation = member.annotation
-            text = f"{name}: {annotation}" if annotation is not None else name
-        except Exception:  # noqa: BLE001 - unresolvable annotations
-            text = name
-        found.append((text, member.lineno or 0))
-    return sorted(found, key=lambda item: (item[1], item[0]))
+        target, value, extend = _all_statement(node)
+        if target is None:
+            continue
+        found = _strings(value)
+        if found is None:
+            return None  # computed: not static
+        names = (names or []) + found if extend else found
+    return sorted(set(names)) if names is not None else None
+
+
+def _all_statement(node: ast.AST) -> tuple[str | None, ast.AST | None, bool]:
+    """``("__all__", value, extends)`` when ``node`` sets or extends ``__all__``."""
+    t = type(node)
+    if t is ast.Assign and any(type(x) is ast.Name and x.id == "__all__" for x in node.targets):
+        return "__all__", node.value, False
+    if t is ast.AnnAssign and type(node.target) is ast.Name and node.target.id == "__all__":
+        return "__all__", node.value, False
+    if t is ast.AugAssign and type(node.target) is ast.Name and node.target.id == "__all__":
+        return "__all__", node.value, True
+    if t is ast.Expr and type(node.value) is ast.Call and dotted(node.value.func) in (
+            "__all__.extend", "__all__.append"):
+        args = node.value.args
+        value = args[0] if len(args) == 1 else None
+        if dotted(node.value.func) == "__all__.append" and value is not None:
+            value = ast.List(elts=[value])
+        return "__all__", value, True
+    return None, None, False
+
+
+def _strings(node: ast.AST | None) -> list[str] | None:
+    if type(node) in (ast.List, ast.Tuple) and all(
+            type(e) is ast.Constant and type(e.value) is str for e in node.elts):
+        return [e.value for e in node.elts]
+    return None
+
+
+def _class_attributes(cls: ast.ClassDef) -> list[tuple[str, int]]:
+    """``(name: annotation, line)`` of the names assigned in a class body or as ``self.name``
+    in its ``__init__``, at their first assignment, in line order; names that are also
+    methods or properties of the class are left out."""  # noqa: D401
+    methods = {n.name for n in cls.body if type(n) in FUNCS}
+    found: dict[str, tuple[str, int]] = {}
+
+    def add(name: str, annotation: ast.AST | None, line: int) -> None:
+        if name in methods:
+            return
+        text = _annotation_text(annotation)
+        old = found.get(name)
+        if old is None:
+            found[name] = (text, line)
+        elif not old[0] and text:
+            found[name] = (text, old[1])
+
+    for stmt in _statements(cls.body):
+        for name, annotation in _targets(stmt, None):
+            add(name, annotation, stmt.lineno)
+        if type(stmt) in FUNCS and stmt.name == "__init__" and stmt.args.args:
+            me = stmt.args.args[0].arg
+            for inner in _statements(stmt.body):
+                for name, annotation in _targets(inner, me):
+                    add(name, annotation, inner.lineno)
+    rows = [(f"{name}: {text}" if text else name, line) for name, (text, line) in found.items()]
+    return sorted(rows, key=lambda item: (item[1], item[0]))
+
+
+def _statements(body: list[ast.stmt]):
+    """The statements of a body and of the blocks inside it (not of nested functions)."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if type(node) in FUNCS or type(node) is ast.ClassDef:
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(reversed(getattr(node, name, None) or []))
+        for handler in getattr(node, "handlers", ()):
+            stack.extend(reversed(handler.body))
+
+
+def _targets(stmt: ast.AST, me: str | None):
+    """(name, annotation) assigned by ``stmt``: plain names, or ``me.name`` when ``me`` is
+    the instance parameter of ``__init__``."""
+    t = type(stmt)
+    if t is ast.AnnAssign:
+        pairs = [(stmt.target, stmt.annotation)]
+    elif t is ast.Assign:
+        pairs = [(target, None) for target in stmt.targets]
+    else:
+        return
+    for target, annotation in pairs:
+        for node in (target.elts if type(target) in (ast.Tuple, ast.List) else [target]):
+            if me is None and type(node) is ast.Name:
+                yield node.id, annotation
+            elif (me is not None and type(node) is ast.Attribute and type(node.value) is ast.Name
+                  and node.value.id == me):
+                yield node.attr, annotation
+
+
+def _annotation_text(annotation: ast.AST | None) -> str:
+    if annotation is None:
+        return ""
+    if type(annotation) is ast.Constant and type(annotation.value) is str:
+        return annotation.value  # a forward reference: "Foo"
+    return expr_text(annotation) if type(annotation) in (ast.Name, ast.Attribute) else \
+        _unparse(annotation)
+
+
+def _unparse(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd trees must not stop extraction
+        return "..."
+
+
+def _types_from_signature(doc: list[DocSection], node: ast.AST) -> None:
+    """Give parameter entries without a type the annotation and default of the signature,
+    and a single untyped return entry the return annotation."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]],
+                        args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d)
+    annotations = {a.arg: a.annotation for a in (*positional, *args.kwonlyargs,
+                                                 args.vararg, args.kwarg) if a is not None}
+    for section in doc:
+        if section.kind in ("parameters", "other parameters"):
+            for item in section.items:
+                name = item.name.lstrip("*")
+                if not item.annotation and annotations.get(name) is not None:
+                    item.annotation = _annotation_text(annotations[name])
+                if not item.default and name in defaults:
+                    item.default = _unparse(defaults[name])
+        elif section.kind == "returns" and len(section.items) == 1 and node.returns is not None:
+            if not section.items[0].annotation:
+                section.items[0].annotation = _annotation_text(node.returns)
 
 
 def _ast_signature(node: ast.FunctionDef | ast.AsyncFunctionDef, kind: str) -> str:
-    """Signature from the syntax tree, dropping ``self``/``cls`` like griffe does."""
+    """``name(a: int = 1, *, b=2) -> T`` from the syntax tree, in PEP 8 spacing, without the
+    ``self``/``cls`` of methods."""
     args = node.args
-    if kind in ("method", "property", "classmethod"):
-        n_positional = len(args.posonlyargs) + len(args.args) - 1
-        args = ast.arguments(
-            posonlyargs=args.posonlyargs[1:] if args.posonlyargs else [],
-            args=args.args if args.posonlyargs else args.args[1:],
-            vararg=args.vararg, kwonlyargs=args.kwonlyargs, kw_defaults=args.kw_defaults,
-            kwarg=args.kwarg,
-            defaults=args.defaults[-n_positional:] if args.defaults and n_positional > 0 else [],
-        )
-    try:
-        text = f"{node.name}({ast.unparse(args)})"
-        if node.returns is not None:
-            text += f" -> {ast.unparse(node.returns)}"
-    except Exception:  # noqa: BLE001
-        text = f"{node.name}(...)"
+    skip = 1 if kind in ("method", "property", "classmethod") or node.name == "__new__" else 0
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    parts = []
+    for i, (arg, default) in enumerate(zip(positional, defaults)):
+        if i >= skip:
+            parts.append(_param(arg, default))
+        if args.posonlyargs and i == len(args.posonlyargs) - 1 and i >= skip:
+            parts.append("/")
+    if args.vararg is not None:
+        parts.append("*" + _param(args.vararg, None))
+    elif args.kwonlyargs:
+        parts.append("*")
+    parts += [_param(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    if args.kwarg is not None:
+        parts.append("**" + _param(args.kwarg, None))
+    text = f"{node.name}({', '.join(parts)})"
+    if node.returns is not None:
+        text += f" -> {_annotation_text(node.returns)}"
+    return text
+
+
+def _param(arg: ast.arg, default: ast.AST | None) -> str:
+    text = arg.arg
+    if arg.annotation is not None:
+        text += f": {_annotation_text(arg.annotation)}"
+    if default is not None:
+        text += (" = " if arg.annotation is not None else "=") + _unparse(default)
     return text

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 from indexgen.context import FileContext
@@ -20,7 +19,8 @@ from indexgen.model import Call, Definition, FileSummary, ImportRecord, ModuleAt
 
 def context_hash(ctx: FileContext, encoded_summary: dict) -> str:
     """Stable hash of everything a file's pages depend on besides its own source text."""
-    data = json.dumps([asdict(ctx), encoded_summary], sort_keys=True, ensure_ascii=False)
+    data = json.dumps([vars(ctx), encoded_summary], sort_keys=True, ensure_ascii=False,
+                      default=vars)  # named tuples serialize as lists, dataclasses by vars()
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 

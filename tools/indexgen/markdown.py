@@ -93,7 +93,9 @@ def anchor(anchor_id: str) -> str:
 
 def link(label: str, target: str) -> str:
     """A Markdown link; ``label`` must already be Markdown (escaped or a code span)."""
-    return f"[{label}]({target.replace(' ', '%20').replace('(', '%28').replace(')', '%29')})"
+    if " " in target or "(" in target or ")" in target:
+        target = target.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return f"[{label}]({target})"
 
 
 def heading_anchor(title: str) -> str:

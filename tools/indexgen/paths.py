@@ -8,10 +8,12 @@ File-system paths go through :func:`fs_relpath` (the same arithmetic on absolute
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pages link to the same few pages over and over
 def relpath(target: str, start: str) -> str:
     """Relative POSIX path from the folder ``start`` to ``target``.
 

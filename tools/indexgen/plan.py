@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import posixpath
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from indexgen.context import FolderInfo
 from indexgen.discover import SourceFile, discover, package_prefix, root_name_of, walk_python_files
 from indexgen.errors import IndexgenError
 from indexgen.extract import extract_file
-from indexgen.layout import DOCS_SUFFIX, KW_SUFFIX, MANIFEST_NAME, Layout
+from indexgen.layout import MANIFEST_NAME, Layout
 from indexgen.model import (
     FAILED_STATUSES,
     STATUS_EMPTY,
@@ -35,25 +36,39 @@ from indexgen.model import (
     STATUS_TIMEOUT,
     FileSummary,
 )
-from indexgen.parallel import Progress, parallel_map
+from indexgen.parallel import Progress, parallel_map, pool_method
 from indexgen.paths import fs_relpath, is_inside
 from indexgen.render import render_docs
 from indexgen.render_folder import render_folder_doc, render_folder_index
 from indexgen.render_keywords import render_keywords
 from indexgen.report import Report
 from indexgen.source import decode_source
+from indexgen.statcache import StatCache, stat_of
 from indexgen.version import __version__
 
 
 # -- worker jobs (module level so that process pools can run them) ---------------------------
-def _extract_job(args: tuple[SourceFile, int, float]) -> FileSummary:
-    src, max_bytes, time_budget = args
-    return extract_file(src.path, src.root, src.relpath, src.module, max_bytes, time_budget)
+def _extract_job(args: tuple[SourceFile, int, float, bool]) -> tuple[FileSummary, object]:
+    """``(compact summary, full summary)``; with ``pack``, the full summary comes pickled.
+
+    A worker process returns the full summary as bytes: the parent only keeps it for the
+    render worker that needs it, instead of rebuilding millions of objects it never reads.
+    """
+    src, max_bytes, time_budget, pack = args
+    summary = extract_file(src.path, src.root, src.relpath, src.module, max_bytes, time_budget)
+    return compact(summary), (pickle.dumps(summary, pickle.HIGHEST_PROTOCOL) if pack
+                              else summary)
 
 
-def _render_job(args: tuple) -> list[tuple[str, str, str]]:
-    """Render and emit both pages of one file; ``(page, sha, status)`` for each."""
-    summary, ctx, layout, tests_label, path, out, write = args
+def _render_job(args: tuple) -> tuple[str, list[tuple[str, str, str]]]:
+    """Render and emit both pages of one file: its context hash (for the manifest) and
+    ``(page, sha, status)`` for each page."""
+    summary, imports, ctx, encoded, layout, tests_label, path, out, write = args
+    ctx_hash = mf.context_hash(ctx, encoded)
+    if isinstance(summary, bytes):
+        summary = pickle.loads(summary)
+    for imp, (category, target, anchor) in zip(summary.imports, imports):
+        imp.category, imp.target, imp.anchor = category, target, anchor
     source = None
     if summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
         data = path.read_bytes()
@@ -67,7 +82,7 @@ def _render_job(args: tuple) -> list[tuple[str, str, str]]:
     ):
         data = text.encode()
         results.append((page, pageio.sha(data), pageio.emit(out, page, data, write)))
-    return results
+    return ctx_hash, results
 
 
 # -- the plan ------------------------------------------------------------------------------
@@ -87,8 +102,15 @@ class Plan:
         self.statuses: dict[str, str] = {}
 
     def run(self) -> Report:
-        """Run every step and return the report."""
+        """Run every step and return the report.
+
+        When the stat cache shows that no source, test file or page changed since the last
+        build, nothing is read: the report is the last one.
+        """
         self.discover()
+        if self.cache.unchanged(self.stats, self.test_stats, self.out):
+            return self._unchanged_report()
+        self.hash_sources()
         self.summarize()
         self.relate()
         self.choose_renders()
@@ -96,10 +118,23 @@ class Plan:
         self.render_folders()
         report = self.report()
         self.remove_orphans(report)
+        if self.write and not report.conflicts:  # a conflict leaves the build unfinished
+            self.cache.set_identity(__version__, self.settings)
+            self.cache.save({k: (self.stats[k], self.hashes[k]) for k in self.by_key},
+                            self.test_stats, self.out,
+                            {"not_analyzed": report.not_analyzed, "empty": report.empty,
+                             "kept": report.kept})
         return report
 
-    def _extract(self, sources: list[SourceFile]) -> list[FileSummary]:
-        items = [(s, self.config.max_bytes, self.config.time_budget) for s in sources]
+    def _unchanged_report(self) -> Report:
+        last = self.cache.data.get("report", {})
+        return Report(files=len(self.sources), notes=list(self.notes),
+                      not_analyzed=[tuple(x) for x in last.get("not_analyzed", [])],
+                      empty=last.get("empty", 0), kept=[tuple(x) for x in last.get("kept", [])])
+
+    def _extract(self, sources: list[SourceFile], pack: bool = True) -> list[tuple]:
+        pack = pack and pool_method(self.jobs, len(sources)) is not None
+        items = [(s, self.config.max_bytes, self.config.time_budget, pack) for s in sources]
         return parallel_map(_extract_job, items, self.jobs, "extract", self.progress)
 
     def discover(self) -> None:
@@ -114,15 +149,29 @@ class Plan:
         self.settings = {"roots": list(self.layout.roots), "labels": list(self.layout.labels),
                          "tests": sorted(fs_relpath(t, config.base) for t in config.tests),
                          "max_bytes": config.max_bytes, "time_budget": config.time_budget}
+        self.by_key = {s.key: s for s in self.sources}
+        self.stats = {s.key: stat_of(s.path) for s in self.sources}
+        self.tests: list[SourceFile] = []
+        for folder in config.tests:
+            for rel in walk_python_files(folder, exclude=(self.out,)):
+                display = fs_relpath(folder / rel, config.base)
+                self.tests.append(SourceFile("tests", display, folder / rel, ""))
+        self.test_stats = {t.relpath: stat_of(t.path) for t in self.tests}
+        self.cache = StatCache(self.out, __version__, self.settings)
+
+    def hash_sources(self) -> None:
+        """Hash every source (a cached hash when its stat is unchanged) and read the manifest."""
         self.previous = mf.read(self.out / MANIFEST_NAME)
         self.cached = mf.cached_files(self.previous, __version__, self.settings)
-        self.by_key = {s.key: s for s in self.sources}
         self.hashes: dict[str, str] = {}
         for s in self.sources:
-            try:
-                self.hashes[s.key] = pageio.sha(s.path.read_bytes())
-            except OSError:
-                self.hashes[s.key] = ""
+            sha = self.cache.source_sha(s.key, self.stats[s.key])
+            if sha is None:
+                try:
+                    sha = pageio.sha(s.path.read_bytes())
+                except OSError:
+                    sha = ""
+            self.hashes[s.key] = sha
 
     def summarize(self) -> None:
         """Compact summaries of every file: from the manifest if unchanged, else extracted."""
@@ -138,20 +187,14 @@ class Plan:
                 except (KeyError, TypeError, ValueError):
                     pass
             todo.append(s)
-        for summary in self._extract(todo):
-            self.full[summary.key] = summary
-            self.compacts[summary.key] = compact(summary)
+        for small, full in self._extract(todo):
+            self.full[small.key] = full
+            self.compacts[small.key] = small
         self.extracted = len(todo)
 
     def relate(self) -> None:
         """The global pass: every file's context (imports, importers, tests, folders)."""
-        tests: dict[str, FileSummary] = {}
-        for folder in self.config.tests:
-            for rel in walk_python_files(folder, exclude=(self.out,)):
-                path = folder / rel
-                display = fs_relpath(path, self.config.base)
-                tests[display] = extract_file(path, "tests", display, "", self.config.max_bytes,
-                                              self.config.time_budget)
+        tests = {t.relpath: t for _small, t in self._extract(self.tests, pack=False)}
         self.project = Project(list(self.compacts.values()), tests)
         self.contexts = self.project.contexts()
         self.tests_label = ", ".join(self.settings["tests"])
@@ -165,45 +208,50 @@ class Plan:
         self.new_files: dict[str, dict] = {}
         for key in sorted(self.by_key):
             encoded = mf.encode_summary(self.compacts[key])
-            ctx_hash = mf.context_hash(self.contexts[key], encoded)
             entry = self.cached.get(key) or {}
             pages = entry.get("pages") or {}
+            # A file extracted anew is rendered anyway: its context hash is computed by the
+            # render worker, in parallel.
+            ctx_hash = "" if key in self.full else mf.context_hash(self.contexts[key], encoded)
             fresh = (key not in self.full and entry.get("context") == ctx_hash
                      and set(pages) == self._expected_pages(key)
-                     and all(pageio.sha(pageio.read(self.out / p) or b"") == h
-                             for p, h in sorted(pages.items())))
+                     and all(self._page_is(p, h) for p, h in sorted(pages.items())))
             self.new_files[key] = {"sha256": self.hashes[key], "context": ctx_hash,
                                    "summary": encoded, "pages": dict(pages)}
             if not fresh:
                 self.render_keys.append(key)
         need = [self.by_key[k] for k in self.render_keys if k not in self.full]
-        for summary in self._extract(need):
-            self.full[summary.key] = summary
+        for small, full in self._extract(need):
+            self.full[small.key] = full
         self.extracted += len(need)
+
+    def _page_is(self, page: str, digest: str) -> bool:
+        """Whether a page holds the content with hash ``digest`` (by stat when it is as the
+        last build left it)."""
+        path = self.out / page
+        if self.cache.page_unchanged(page, stat_of(path)):
+            return True
+        return pageio.sha(pageio.read(path) or b"") == digest
 
     def render_files(self) -> None:
         """Render both pages of every chosen file and emit them."""
         items = []
         for key in self.render_keys:
-            summary = self.full[key]
-            self.project.classify_imports(summary)
-            items.append((summary, self.contexts[key], self.layout, self.tests_label,
-                          self.by_key[key].path, self.out, self.write))
-        for results in parallel_map(_render_job, items, self.jobs, "render", self.progress):
+            imports = [(self.project.category(i), *self.project.import_link(i))
+                       for i in self.compacts[key].imports]
+            items.append((self.full[key], imports, self.contexts[key],
+                           self.new_files[key]["summary"], self.layout, self.tests_label,
+                           self.by_key[key].path, self.out, self.write))
+        rendered = parallel_map(_render_job, items, self.jobs, "render", self.progress)
+        for key, (ctx_hash, results) in zip(self.render_keys, rendered):
+            self.new_files[key]["context"] = ctx_hash
             for page, digest, status in results:
                 self.statuses[page] = status
-                self.new_files[self._key_of_page(page)]["pages"][page] = digest
+                self.new_files[key]["pages"][page] = digest
         for key in self.render_keys:
             expected = self._expected_pages(key)
             self.new_files[key]["pages"] = {p: h for p, h in self.new_files[key]["pages"].items()
                                             if p in expected}
-
-    def _key_of_page(self, page: str) -> str:
-        for suffix in (KW_SUFFIX, DOCS_SUFFIX):
-            if page.endswith(suffix):
-                rel = page[: -len(suffix)]
-                return rel if self.layout.multi_root else f"{self.layout.roots[0]}/{rel}"
-        raise IndexgenError(f"not a file page: {page}")
 
     def render_folders(self) -> None:
         """Emit the folder pages and the manifest."""

@@ -29,6 +29,7 @@ from indexgen.model import FileSummary, ImportRecord, ModuleAttribute, definitio
 
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 40
+_UNKNOWN = object()
 
 
 class Target(NamedTuple):
@@ -94,6 +95,7 @@ class Resolver:
             if s.module:  # test files have no module name: they are namespaces only
                 self.by_module.setdefault(s.module, key)
         self._modules: dict[str, _Module] = {}
+        self._memo: dict[tuple[str, ...], Target | None] = {}
 
     def module(self, key: str) -> _Module:
         """The names bound by one file (built on first use)."""
@@ -158,9 +160,17 @@ class Resolver:
         return name in self.module(key).binding
 
     def _in_module(self, key: str, parts: list[str], depth: int) -> Target | None:
-        """``parts`` as seen from the namespace of module ``key``."""
-        if depth > _MAX_DEPTH:
-            return None
+        """``parts`` as seen from the namespace of module ``key`` (memoized: thousands of
+        calls in a build go through the same imports)."""
+        memo_key = (key, *parts)
+        found = self._memo.get(memo_key, _UNKNOWN)
+        if found is _UNKNOWN:
+            if depth > _MAX_DEPTH:
+                return None  # a cycle: not memoized, the outermost lookup decides
+            found = self._memo[memo_key] = self._lookup(key, parts, depth)
+        return found
+
+    def _lookup(self, key: str, parts: list[str], depth: int) -> Target | None:
         table = self.module(key)
         head, rest = parts[0], parts[1:]
         bound = table.binding.get(head)
