@@ -132,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
           f"({pages} pages) ratio {cold / base:.2f}x, target <= {COLD_TARGET:.2f}x")
     print(f"indexgen rebuild, no change: {warm:7.2f}s  cpu {best['warm'][1]:7.2f}s  "
           f"({written} pages written) ratio {warm / base:.2f}x, target <= {WARM_TARGET:.2f}x")
-    results = {"files": n_files, "jobs": jobs, "baseline_s": base, "cold_s": cold, "warm_s": warm,
+    results = {"files": n_files, "jobs": jobs, "load_average": os.getloadavg()[0],
+               "baseline_s": base, "baseline_cpu_s": best["base"][1], "cold_s": cold,
+               "warm_s": warm,
                "cold_cpu_s": best["cold"][1], "warm_cpu_s": best["warm"][1],
                "cold_ratio": cold / base, "warm_ratio": warm / base}
     if args.large:

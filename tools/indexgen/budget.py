@@ -1,8 +1,8 @@
 """A per-file time budget for analysis (``time-budget`` in ``[tool.indexgen]``).
 
 :func:`time_budget` interrupts the block it guards with :class:`OverBudget` when the block runs
-longer than the budget, through ``SIGALRM`` and an interval timer: a pure-Python loop in griffe
-or in indexgen stops at its next bytecode, a long C call (``ast.parse``) when it returns.  The
+longer than the budget, through ``SIGALRM`` and an interval timer: a pure-Python loop in
+indexgen or griffe stops at its next bytecode, a long C call (``ast.parse``) when it returns.  The
 timer exists only on POSIX systems and only in a process's main thread (each worker of the
 build's process pool is one); elsewhere the block runs without a limit.  A previously installed
 ``SIGALRM`` handler and timer are restored afterwards.

@@ -9,9 +9,8 @@ The pipeline, one module per step:
 3. :mod:`indexgen.identifiers` walks the whole tree once for identifiers, calls and pattern
    findings, and classifies the calls with :mod:`indexgen.rules`; :mod:`indexgen.scopes`
    gives each call its calling definition and tells calls on local values apart;
-4. :mod:`indexgen.enrich` runs griffe's static visitor over the same tree for docstrings
-   (parsed with griffe's docstring parsers), signatures, labels, ``__all__`` and class
-   attributes.
+4. :mod:`indexgen.enrich` adds signatures, decorator labels, ``__all__`` and class
+   attributes from the same tree, and parses docstrings with griffe's parsers.
 
 Nothing is imported or executed.
 """

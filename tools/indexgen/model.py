@@ -43,11 +43,12 @@ class Definition:
         summary: First paragraph of the docstring, whitespace collapsed; empty if none.
         bases: Base class expressions as written (classes only).
         decorators: Decorator expressions as written, without ``@``.
-        labels: Sorted griffe labels (``property``, ``dataclass``, ``async`` ...).
+        labels: Sorted labels from decorators and ``async`` (``property``, ``dataclass``,
+            ``abstractmethod``, ``cached``, ``async`` ...).
         anchor: Unique HTML id of this definition in the analysis page (``sym-<qualname>``).
         parent: Qualname of the enclosing class, empty at module level.
         attributes: For classes, (``name: annotation``, line) of the class and instance
-            attributes griffe finds (``x: int = 0`` in the body, ``self.x = ...`` in
+            attributes (``x: int = 0`` in the body, ``self.x = ...`` in
             ``__init__``), in line order.
         doc: The whole docstring, parsed (see :mod:`indexgen.docstrings`).
         overload: Whether this is a ``typing.overload`` stub (typing only, never called).

@@ -15,74 +15,28 @@
 from __future__ import annotations
 
 import os
-import pickle
 import posixpath
 from pathlib import Path
 
 from indexgen import manifest as mf
 from indexgen import pageio
-from indexgen.analyze import Project, compact
+from indexgen.analyze import Project
 from indexgen.config import Config, validate
 from indexgen.context import FolderInfo
 from indexgen.discover import SourceFile, discover, package_prefix, root_name_of, walk_python_files
-from indexgen.errors import IndexgenError
-from indexgen.extract import extract_file
+from indexgen.jobs import extract_job, render_job
 from indexgen.layout import MANIFEST_NAME, Layout
 from indexgen.model import (
     FAILED_STATUSES,
     STATUS_EMPTY,
-    STATUS_OK,
-    STATUS_SYNTAX_ERROR,
-    STATUS_TIMEOUT,
     FileSummary,
 )
 from indexgen.parallel import Progress, parallel_map, pool_method
 from indexgen.paths import fs_relpath, is_inside
-from indexgen.render import render_docs
 from indexgen.render_folder import render_folder_doc, render_folder_index
-from indexgen.render_keywords import render_keywords
 from indexgen.report import Report
-from indexgen.source import decode_source
 from indexgen.statcache import StatCache, stat_of
 from indexgen.version import __version__
-
-
-# -- worker jobs (module level so that process pools can run them) ---------------------------
-def _extract_job(args: tuple[SourceFile, int, float, bool]) -> tuple[FileSummary, object]:
-    """``(compact summary, full summary)``; with ``pack``, the full summary comes pickled.
-
-    A worker process returns the full summary as bytes: the parent only keeps it for the
-    render worker that needs it, instead of rebuilding millions of objects it never reads.
-    """
-    src, max_bytes, time_budget, pack = args
-    summary = extract_file(src.path, src.root, src.relpath, src.module, max_bytes, time_budget)
-    return compact(summary), (pickle.dumps(summary, pickle.HIGHEST_PROTOCOL) if pack
-                              else summary)
-
-
-def _render_job(args: tuple) -> tuple[str, list[tuple[str, str, str]]]:
-    """Render and emit both pages of one file: its context hash (for the manifest) and
-    ``(page, sha, status)`` for each page."""
-    summary, imports, ctx, encoded, layout, tests_label, path, out, write = args
-    ctx_hash = mf.context_hash(ctx, encoded)
-    if isinstance(summary, bytes):
-        summary = pickle.loads(summary)
-    for imp, (category, target, anchor) in zip(summary.imports, imports):
-        imp.category, imp.target, imp.anchor = category, target, anchor
-    source = None
-    if summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
-        data = path.read_bytes()
-        if pageio.sha(data) != summary.sha256:
-            raise IndexgenError(f"{path} changed during the build; run it again")
-        source, _ = decode_source(data)
-    results = []
-    for page, text in (
-        (layout.kw_page(summary.key), render_keywords(summary, ctx, layout, tests_label)),
-        (layout.docs_page(summary.key), render_docs(summary, ctx, layout, tests_label, source)),
-    ):
-        data = text.encode()
-        results.append((page, pageio.sha(data), pageio.emit(out, page, data, write)))
-    return ctx_hash, results
 
 
 # -- the plan ------------------------------------------------------------------------------
@@ -135,7 +89,7 @@ class Plan:
     def _extract(self, sources: list[SourceFile], pack: bool = True) -> list[tuple]:
         pack = pack and pool_method(self.jobs, len(sources)) is not None
         items = [(s, self.config.max_bytes, self.config.time_budget, pack) for s in sources]
-        return parallel_map(_extract_job, items, self.jobs, "extract", self.progress)
+        return parallel_map(extract_job, items, self.jobs, "extract", self.progress)
 
     def discover(self) -> None:
         """Find the sources, the page layout, the settings and the previous manifest."""
@@ -242,7 +196,7 @@ class Plan:
             items.append((self.full[key], imports, self.contexts[key],
                            self.new_files[key]["summary"], self.layout, self.tests_label,
                            self.by_key[key].path, self.out, self.write))
-        rendered = parallel_map(_render_job, items, self.jobs, "render", self.progress)
+        rendered = parallel_map(render_job, items, self.jobs, "render", self.progress)
         for key, (ctx_hash, results) in zip(self.render_keys, rendered):
             self.new_files[key]["context"] = ctx_hash
             for page, digest, status in results:
