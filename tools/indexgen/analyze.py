@@ -76,6 +76,11 @@ class Project:
                 return "project"
         return "stdlib" if parts[0] in _STDLIB else "third-party"
 
+    def project_target(self, imp: ImportRecord) -> Target | None:
+        """What an import of this project binds (None for other imports): the one rule every
+        use of an import goes through."""
+        return self.import_target(imp) if self.category(imp) == "project" else None
+
     def import_target(self, imp: ImportRecord) -> Target | None:
         """The project module or definition an import binds, following re-exports."""
         if imp.name == "*":
@@ -94,7 +99,7 @@ class Project:
 
     def import_link(self, imp: ImportRecord) -> tuple[str, str]:
         """``(file key, anchor)`` of what a project import binds, ``("", "")`` otherwise."""
-        target = self.import_target(imp) if self.category(imp) == "project" else None
+        target = self.project_target(imp)
         if target is None:
             return "", ""
         return target.key, self.resolver.anchor(target.key, target.qualname)
@@ -136,9 +141,7 @@ class Project:
 
     def _imports(self, key: str, s: FileSummary, ctx: dict[str, FileContext]) -> None:
         for imp in s.imports:
-            if self.category(imp) != "project":
-                continue
-            target = self.import_target(imp)
+            target = self.project_target(imp)
             if target is None:
                 continue
             for file_key, name in ((target.key, target.qualname.partition(".")[0]),
@@ -200,6 +203,10 @@ class Project:
                         self.resolver.module(key).qualname_of.get(anchor, anchor))
             for key, names in reached.items():
                 ctx[key].test_calls[path] = sorted(names)
+        dynamic = sorted(path for path, t in self.tests.items()
+                         if any(f.category == "dynamic-import" for f in t.findings))
+        for c in ctx.values():
+            c.dynamic_tests = dynamic
 
     # -- folders ---------------------------------------------------------------------------
     def folders(self) -> list[FolderInfo]:
@@ -222,7 +229,7 @@ class Project:
         first_line: dict[tuple[str, str], int] = {}
         for key, s in self.files.items():
             for imp in s.imports:
-                target = self.import_target(imp) if self.category(imp) == "project" else None
+                target = self.project_target(imp)
                 if target and target.key != key:
                     first_line.setdefault((key, target.key), imp.lineno)
         for (src, dst), line in first_line.items():

@@ -109,6 +109,8 @@ class FileContext:
         test_calls: Test file -> qualnames of this file's definitions its calls reach
             (directly or through other project functions), for tests that do not import
             this module themselves.
+        dynamic_tests: Test files that import modules dynamically (``importlib``,
+            ``__import__``), which static analysis cannot follow.
     """
 
     imported_by: list[str] = field(default_factory=list)
@@ -122,6 +124,7 @@ class FileContext:
     links: dict[str, tuple[str, str]] = field(default_factory=dict)
     indirect: list[IndirectFinding] = field(default_factory=list)
     test_calls: dict[str, list[str]] = field(default_factory=dict)
+    dynamic_tests: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -170,6 +170,11 @@ def _testing(p: Page, out: list[str], source: str | None) -> None:
         shown = ", ".join(code(n) for n in names[:6]) + (
             f" and {len(names) - 6} more" if len(names) > 6 else "")
         out.append(f"- {code(path)} reaches {shown} through calls")
+    if p.ctx.dynamic_tests:
+        shown = ", ".join(code(t) for t in p.ctx.dynamic_tests[:4]) + (
+            f" and {len(p.ctx.dynamic_tests) - 4} more" if len(p.ctx.dynamic_tests) > 4 else "")
+        out += ["", f"Not counted: {shown} import modules dynamically (`importlib`), which "
+                "this static analysis cannot follow."]
     out += ["", "### Usage", ""]
     if s.status != STATUS_OK:
         out.append(not_analyzed(s))
