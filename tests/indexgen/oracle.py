@@ -414,7 +414,7 @@ def page_call_edges(docs: str, rel: str) -> set[tuple[str, str, str, str, int]]:
                 if anchor.startswith("L") and anchor[1:].isdigit():
                     edges.add((rel, block_anchor, target[0], target[1], int(anchor[1:])))
                 else:
-                    callee = _resolve_page(folder, page) if page else rel
+                    callee = resolve_page(folder, page) if page else rel
                     target = (callee, anchor)
     return edges
 
@@ -431,7 +431,7 @@ def page_callers(docs: str, rel: str) -> set[tuple[str, str, str, str, int]]:
             caller = None
             for m in _LINK.finditer(line):
                 page, _, anchor = m.group(1).partition("#")
-                file_rel = _resolve_page(folder, page) if page else rel
+                file_rel = resolve_page(folder, page) if page else rel
                 if anchor.startswith("L") and anchor[1:].isdigit():
                     if caller:
                         edges.add((caller[0], caller[1], rel, block_anchor, int(anchor[1:])))
@@ -451,8 +451,9 @@ def posixpath_dirname(rel: str) -> str:
     return rel.rpartition("/")[0]
 
 
-def _resolve_page(folder: str, page: str) -> str:
-    """The source rel of a link to ``..._docs.md`` from a page in ``folder``."""
+def resolve_page(folder: str, page: str) -> str:
+    """The source rel of a link to ``..._docs.md`` from a page in ``folder`` (the link
+    resolved by hand, not with indexgen's path helpers)."""
     parts = folder.split("/") if folder else []
     for part in page.split("/"):
         if part == "..":

@@ -25,6 +25,7 @@ from oracle import (
     page_callers,
     page_entries,
     precision_recall,
+    resolve_page,
 )
 
 
@@ -102,19 +103,9 @@ def test_importers_exactly(tree):
         section = docs.split("\n### Imported by\n", 1)[1].split("\n### ", 1)[0]  # always there
         folder = mod.rel.rpartition("/")[0]
         for link in _IMPORTER.findall(section):
-            claimed.add((_source_of(folder, link), mod.rel))
+            claimed.add((resolve_page(folder, link), mod.rel))
         truth |= {(mod.rel, target) for target in oracle.import_targets(mod)}
     assert precision_recall(claimed, truth) == (1.0, 1.0), sorted(claimed ^ truth)[:10]
-
-
-def _source_of(folder: str, link: str) -> str:
-    parts = folder.split("/") if folder else []
-    for part in link.split("/"):
-        if part == "..":
-            parts.pop()
-        elif part != ".":
-            parts.append(part)
-    return "/".join(parts).removesuffix("_docs.md")
 
 
 def test_call_edges(tree):

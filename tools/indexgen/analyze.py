@@ -139,14 +139,22 @@ class Project:
             c.lines = {k: self.files[k].summary_line for k in sorted(partners)}
         return ctx
 
+    def _files_read(self, imp: ImportRecord, target: Target) -> list[tuple[str, str]]:
+        """``(file key, name)`` an import reads: the file defining what it binds (the
+        top-level name, '' for a module) and the package re-exporting it, if any."""
+        found = [(target.key, target.qualname.partition(".")[0])]
+        via = self._read_from(imp, target)
+        if via:
+            found.append((via, imp.name))
+        return found
+
     def _imports(self, key: str, s: FileSummary, ctx: dict[str, FileContext]) -> None:
         for imp in s.imports:
             target = self.project_target(imp)
             if target is None:
                 continue
-            for file_key, name in ((target.key, target.qualname.partition(".")[0]),
-                                   (self._read_from(imp, target), imp.name)):
-                if not file_key or file_key == key:
+            for file_key, name in self._files_read(imp, target):
+                if file_key == key:
                     continue
                 ctx[key].targets[self.files[file_key].module] = file_key
                 names = ctx[file_key].imported_names.setdefault(key, [])
@@ -178,10 +186,7 @@ class Project:
                 target = self.import_target(imp)
                 if target is None:
                     continue
-                for file_key, name in ((target.key, target.qualname.partition(".")[0]),
-                                       (self._read_from(imp, target), imp.name)):
-                    if not file_key:
-                        continue
+                for file_key, name in self._files_read(imp, target):
                     lines, names, as_module = found.setdefault(file_key, ([], set(), False))
                     lines.append(imp.lineno)
                     if name:
