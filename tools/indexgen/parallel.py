@@ -3,8 +3,8 @@
 With the ``fork`` start method the inputs reach the workers through the fork itself (the pool's
 initializer receives them without pickling) and each task only names the index of its input, so
 large summaries are never pushed through a pipe.  Small batches and ``jobs <= 1`` run in the
-calling process.  Worker processes tune their own garbage collector (syntax trees are large and
-acyclic); the calling process is left as it is.
+calling process.  Worker processes tune their own garbage collector (what they inherited is
+frozen, syntax trees are large and acyclic); the calling process is left as it is.
 """
 
 from __future__ import annotations
@@ -25,7 +25,11 @@ _WORKER_ITEMS: Sequence[Any] = ()
 def _init_worker(func: Callable[[Any], Any] | None, items: Sequence[Any]) -> None:
     global _WORKER_FUNC, _WORKER_ITEMS
     _WORKER_FUNC, _WORKER_ITEMS = func, items
-    # Collect griffe's cyclic objects rarely: passes over many acyclic nodes only cost time.
+    # What the worker inherited from the parent is never garbage here: keep the collector
+    # off it (its passes would also copy every inherited page), and collect the worker's own
+    # short-lived objects rarely.
+    if hasattr(gc, "freeze"):
+        gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     gc.enable()
 
