@@ -3,15 +3,15 @@
 Nothing here imports indexgen's extraction or analysis code: the oracle walks the source tree
 itself and states, from the syntax trees, what the pages should claim -- definitions with
 their lines, imports with their lines, which files import which, the static call edges and
-the test files that import from each module.  Page readers (``page_*``) take the claims back
-out of the generated Markdown, so tests compare two independent accounts.
+the test files that import from each module.  The readers of ``page_claims.py`` take the
+claims back out of the generated Markdown, so tests compare two independent accounts.
 
 Call edges follow the rules the user guide states: a call's caller is the innermost class or
 function (not a nested function) whose lines hold it; a call on a name bound inside the
 function is not resolvable; ``self.m``/``cls.m`` look in the class and its bases, ``super().m``
-in the bases; other names go through the module namespace (definitions first, then
-assignments of a name, then imports -- following re-exports through packages -- then star
-imports and submodules).  Anchors follow the documented convention: ``sym-<qualname>``,
+in the bases; other names go through the module namespace (the first binding in source
+order: a definition, an assignment or an import -- imports following re-exports through
+packages; then imports in functions, star imports and submodules).  Anchors follow the documented convention: ``sym-<qualname>``,
 ``-2``... for redefinitions, ``-overload-<k>`` for ``typing.overload`` stubs.
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import builtins
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -375,93 +374,6 @@ def _locals(func: ast.AST) -> set[str]:
         if a is not None:
             bound.add(a.arg)
     return bound - declared
-
-
-# -- reading the pages back ------------------------------------------------------------------
-_KW_ENTRY = re.compile(r"^- \*\*(`+)(.+?)\1\*\*: \[([\w ]+), line (\d+)\]\(([^)#]+)#([^)]+)\)$",
-                       re.M)
-_LINK = re.compile(r"\]\(([^)]+)\)")
-_BLOCK = re.compile(r'^<a id="(sym-[^"]+)"></a>$', re.M)
-
-
-def kw_section(kw: str, title: str) -> str:
-    """The text of one ``### title`` section of a keyword page ('' if the page has none)."""
-    start = kw.find(f"\n### {title}\n")
-    if start < 0:
-        return ""
-    end = re.search(r"\n##+ ", kw[start + 1:])
-    return kw[start: start + 1 + end.start()] if end else kw[start:]
-
-
-def page_entries(kw: str, title: str) -> list[tuple[str, int]]:
-    """(name, line) of the entries of one keywords section."""
-    return [(m.group(2), int(m.group(4))) for m in _KW_ENTRY.finditer(kw_section(kw, title))]
-
-
-def page_call_edges(docs: str, rel: str) -> set[tuple[str, str, str, str, int]]:
-    """The project edges a docs page claims in its "Calls" lines."""
-    edges = set()
-    folder = posixpath_dirname(rel)
-    for block_anchor, block in _blocks(docs):
-        for line in block.split("\n"):
-            if not line.startswith("- **Calls**: "):
-                continue
-            project = re.split(r"(?:outside this build|not resolved statically): ", line)[0]
-            target = None
-            for m in _LINK.finditer(project):
-                href = m.group(1)
-                page, _, anchor = href.partition("#")
-                if anchor.startswith("L") and anchor[1:].isdigit():
-                    edges.add((rel, block_anchor, target[0], target[1], int(anchor[1:])))
-                else:
-                    callee = resolve_page(folder, page) if page else rel
-                    target = (callee, anchor)
-    return edges
-
-
-def page_callers(docs: str, rel: str) -> set[tuple[str, str, str, str, int]]:
-    """The edges a docs page claims in its "Called by" lines: (caller rel, caller anchor,
-    this rel, this anchor, line)."""
-    edges = set()
-    folder = posixpath_dirname(rel)
-    for block_anchor, block in _blocks(docs):
-        for line in block.split("\n"):
-            if not line.startswith("- **Called by**: "):
-                continue
-            caller = None
-            for m in _LINK.finditer(line):
-                page, _, anchor = m.group(1).partition("#")
-                file_rel = resolve_page(folder, page) if page else rel
-                if anchor.startswith("L") and anchor[1:].isdigit():
-                    if caller:
-                        edges.add((caller[0], caller[1], rel, block_anchor, int(anchor[1:])))
-                else:
-                    caller = (file_rel, anchor)
-    return edges
-
-
-def _blocks(docs: str):
-    marks = list(_BLOCK.finditer(docs))
-    for i, m in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(docs)
-        yield m.group(1), docs[m.end():end]
-
-
-def posixpath_dirname(rel: str) -> str:
-    return rel.rpartition("/")[0]
-
-
-def resolve_page(folder: str, page: str) -> str:
-    """The source rel of a link to ``..._docs.md`` from a page in ``folder`` (the link
-    resolved by hand, not with indexgen's path helpers)."""
-    parts = folder.split("/") if folder else []
-    for part in page.split("/"):
-        if part == "..":
-            parts.pop()
-        elif part != ".":
-            parts.append(part)
-    path = "/".join(parts)
-    return path[: -len("_docs.md")] if path.endswith("_docs.md") else path
 
 
 def precision_recall(claimed: set, truth: set) -> tuple[float, float]:

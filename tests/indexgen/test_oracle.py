@@ -19,14 +19,8 @@ import markdown
 import pytest
 from ig_helpers import SAMPLE
 from indexgen import Config, build
-from oracle import (
-    Oracle,
-    page_call_edges,
-    page_callers,
-    page_entries,
-    precision_recall,
-    resolve_page,
-)
+from oracle import Oracle, precision_recall
+from page_claims import page_call_edges, page_callers, page_entries, resolve_page
 
 
 def _installed(name: str, *sub: str) -> Path:
