@@ -1,8 +1,12 @@
 """Figures for the host-overhead benchmark (matplotlib, deterministic SVG output).
 
-* :func:`plot_phases`: from ``overhead.py``'s result, one panel per model size; per phase,
-  a bar per FSDP implementation: median ms per group per step over the plain model, with
-  the min-max over rounds as error bars.
+Drawn with the project's figure settings (:func:`fsdp_ref.timeline.figure_style`:
+text as ``<text>``, fixed font, no date) at the docs column's width, so that every label
+reads at 9 px or more where the page shows it.
+
+* :func:`plot_phases`: from ``overhead.py``'s result, one panel per model size (stacked);
+  per phase, a bar per FSDP implementation: median ms per group per step over the plain
+  model, with the min-max over rounds as error bars.
 * :func:`plot_profile`: from ``overhead_profile.py``'s result, per phase a horizontal bar
   per implementation, ms per step, split by the area its samples' innermost frame is in.
 """
@@ -16,6 +20,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from fsdp_ref.timeline import FIGURE_WIDTH_IN, figure_style, svg_text  # noqa: E402
+
 __all__ = ["plot_phases", "plot_profile"]
 
 COLORS = {"fsdp_ref": "#1f77b4", "torch_fsdp": "#ff7f0e"}
@@ -24,21 +30,24 @@ BARS = ("total", "pre_forward", "post_forward", "pre_backward", "post_backward",
         "final_callback", "optimizer", "other")
 
 
-def _save(fig, path: Path) -> None:
-    plt.rcParams["svg.hashsalt"] = "fsdp-ref"  # stable element ids: byte-identical output
+def _save(fig, path: Path, title: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    svg = path.suffix == ".svg"
-    fig.savefig(path, metadata={"Date": None} if svg else None, bbox_inches="tight", dpi=110)
+    path.write_text(svg_text(fig, title))
     plt.close(fig)
 
 
 def plot_phases(result: dict, path: Path) -> None:
     """Per-phase overhead bars with min-max error ranges, one panel per size."""
+    with figure_style():
+        _plot_phases(result, path)
+
+
+def _plot_phases(result: dict, path: Path) -> None:
     sizes = result["sizes"]
-    fig, axes = plt.subplots(1, len(sizes), figsize=(5.2 * len(sizes), 4.2), sharey=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(len(sizes), 1, figsize=(FIGURE_WIDTH_IN, 2.7 * len(sizes)),
+                             sharex=True, squeeze=False, layout="constrained")
     width = 0.4
-    for ax, (n, entry) in zip(axes[0], sizes.items()):
+    for ax, (n, entry) in zip(axes[:, 0], sizes.items()):
         for j, (contender, phases) in enumerate(entry["overhead_per_group_ms"].items()):
             med = [phases[b]["median"] for b in BARS]
             low = [max(0.0, m - phases[b]["min"]) for m, b in zip(med, BARS)]
@@ -48,15 +57,16 @@ def plot_phases(result: dict, path: Path) -> None:
                    label=LABELS[contender])
         plain = entry["step_ms"]["plain"]["median"]
         ax.set_title(f"{n} groups (plain model: {plain:.1f} ms/step)")
-        ax.set_xticks(range(len(BARS)), [b.replace("_", " ") for b in BARS], fontsize=8,
-                      rotation=35, ha="right")
+        ax.set_xticks(range(len(BARS)), [b.replace("_", " ") for b in BARS],
+                      rotation=30, ha="right")
         ax.axhline(0, color="#888", linewidth=0.6)
         ax.grid(axis="y", color="#ddd")
         ax.set_axisbelow(True)
-    axes[0][0].set_ylabel("ms per group per step (CPU time)")
+        ax.set_ylabel("ms / group / step")
     axes[0][0].legend(loc="upper right")
-    fig.suptitle("Host overhead over the plain model, by phase (median, min-max over rounds)")
-    _save(fig, path)
+    title = "Host overhead over the plain model, by phase (median, min-max over rounds)"
+    fig.suptitle(title)
+    _save(fig, path, title)
 
 
 # One distinct colour per profile area (overhead_profile.AREA_NAMES order), grey for rest.
@@ -67,6 +77,11 @@ _AREA_COLORS = ("#9e9e9e", "#1f77b4", "#2ca02c", "#17becf", "#e377c2", "#8c564b"
 
 def plot_profile(result: dict, path: Path, min_share: float = 0.03) -> None:
     """Per phase and implementation, ms per step stacked by area (sampled profile)."""
+    with figure_style():
+        _plot_profile(result, path, min_share)
+
+
+def _plot_profile(result: dict, path: Path, min_share: float) -> None:
     from overhead_profile import AREA_NAMES
 
     contenders = list(result["contenders"])
@@ -77,7 +92,8 @@ def plot_profile(result: dict, path: Path, min_share: float = 0.03) -> None:
     areas = [a for a in AREA_NAMES if a in shown]
     colors = {a: _AREA_COLORS[i % len(_AREA_COLORS)] for i, a in enumerate(AREA_NAMES)}
     colors["rest"] = "#e0e0e0"
-    fig, ax = plt.subplots(figsize=(10, 0.55 * len(phases) * len(contenders) + 1.5))
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 0.32 * len(phases) * len(contenders) + 2.6),
+                           layout="constrained")
     labels, ticks, y = [], [], 0.0
     for phase in phases:
         for c in contenders:
@@ -97,11 +113,13 @@ def plot_profile(result: dict, path: Path, min_share: float = 0.03) -> None:
         y += 0.6
     for area in [*areas, "rest"]:
         ax.barh(0, 0, color=colors[area], label=area)
-    ax.set_yticks(ticks, labels, fontsize=8)
+    ax.set_yticks(ticks, labels)
     ax.invert_yaxis()
     ax.set_xlabel("ms per step (share of samples x median step time)")
     ax.grid(axis="x", color="#ddd")
     ax.set_axisbelow(True)
-    ax.legend(fontsize=8, loc="lower right", title="innermost Python frame in", title_fontsize=8)
-    ax.set_title(f"Where one step's host time goes ({result['groups']} groups; py-spy samples)")
-    _save(fig, path)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=3,
+              title="innermost Python frame in")
+    title = f"Where one step's host time goes ({result['groups']} groups; py-spy samples)"
+    ax.set_title(title)
+    _save(fig, path, title)

@@ -193,106 +193,6 @@ def test_reader_journey(browser, server, tmp_path):
 
 READER_VIEW = (Path(__file__).parent / "reader_view.js").read_text(encoding="utf-8")
 
-# Pages that fail one check only because of indexgen's output (docs/reference/ is
-# committed indexgen output; upstream/ is indexgen run on torch at build time). indexgen's
-# second edition (issue 15, "Whole docstrings, rendered") renders docstrings as Markdown;
-# remove these exclusions when it lands. Every other check still runs on these pages.
-#
-# check "rst": literal RST roles (:class:`x`) and ``x`` pairs in indexgen's prose.
-INDEXGEN_RST_PAGES = frozenset("""
-reference/src/
-reference/src/fsdp_ref/
-reference/src/fsdp_ref/__init__.py_docs/
-reference/src/fsdp_ref/api.py_docs/
-reference/src/fsdp_ref/collectives.py_docs/
-reference/src/fsdp_ref/demo.py_docs/
-reference/src/fsdp_ref/doc/
-reference/src/fsdp_ref/fully_shard.py_docs/
-reference/src/fsdp_ref/group_state.py_docs/
-reference/src/fsdp_ref/reduction.py_docs/
-reference/src/fsdp_ref/sanitizer/
-reference/src/fsdp_ref/sanitizer/doc/
-reference/src/fsdp_ref/sanitizer/__init__.py_docs/
-reference/src/fsdp_ref/sanitizer/comm.py_docs/
-reference/src/fsdp_ref/sanitizer/dispatch.py_docs/
-reference/src/fsdp_ref/sanitizer/engine.py_docs/
-reference/src/fsdp_ref/sanitizer/report.py_docs/
-reference/src/fsdp_ref/sanitizer/virtual.py_docs/
-reference/src/fsdp_ref/gpt.py_docs/
-reference/src/fsdp_ref/layout.py_docs/
-reference/src/fsdp_ref/mesh.py_docs/
-reference/src/fsdp_ref/module.py_docs/
-reference/src/fsdp_ref/param.py_docs/
-reference/src/fsdp_ref/param_group.py_docs/
-reference/src/fsdp_ref/simulate.py_docs/
-reference/src/fsdp_ref/spmd.py_docs/
-reference/src/fsdp_ref/state.py_docs/
-reference/src/fsdp_ref/streams.py_docs/
-reference/src/fsdp_ref/timeline.py_docs/
-reference/tools/docs_site/
-reference/tools/docs_site/__init__.py_docs/
-reference/tools/docs_site/apipages.py_docs/
-reference/tools/docs_site/breaks.py_docs/
-reference/tools/docs_site/doc/
-reference/tools/docs_site/figures.py_docs/
-reference/tools/docs_site/griffe_roles.py_docs/
-reference/tools/docs_site/hooks.py_docs/
-reference/tools/docs_site/icons.py_docs/
-reference/tools/docs_site/navgen.py_docs/
-reference/tools/docs_site/stream_model.py_docs/
-reference/tools/docs_site/upstream.py_docs/
-reference/tools/indexgen/
-reference/tools/indexgen/__init__.py_docs/
-reference/tools/indexgen/__main__.py_docs/
-reference/tools/indexgen/analyze.py_docs/
-reference/tools/indexgen/build.py_docs/
-reference/tools/indexgen/cli.py_docs/
-reference/tools/indexgen/config.py_docs/
-reference/tools/indexgen/discover.py_docs/
-reference/tools/indexgen/doc/
-reference/tools/indexgen/errors.py_docs/
-reference/tools/indexgen/extract.py_docs/
-reference/tools/indexgen/layout.py_docs/
-reference/tools/indexgen/manifest.py_docs/
-reference/tools/indexgen/markdown.py_docs/
-reference/tools/indexgen/model.py_docs/
-reference/tools/indexgen/page.py_docs/
-reference/tools/indexgen/patterns.py_docs/
-reference/tools/indexgen/render.py_docs/
-reference/tools/indexgen/render_folder.py_docs/
-reference/tools/indexgen/render_keywords.py_docs/
-reference/tools/indexgen/rules.py_docs/
-reference/tools/indexgen/version.py_docs/
-upstream/torch/distributed/fsdp/
-upstream/torch/distributed/fsdp/__init__.py_docs/
-upstream/torch/distributed/fsdp/_common_utils.py_docs/
-upstream/torch/distributed/fsdp/_debug_utils.py_docs/
-upstream/torch/distributed/fsdp/_dynamo_utils.py_docs/
-upstream/torch/distributed/fsdp/_exec_order_utils.py_docs/
-upstream/torch/distributed/fsdp/_flat_param.py_docs/
-upstream/torch/distributed/fsdp/_fsdp_extensions.py_docs/
-upstream/torch/distributed/fsdp/_fully_shard/_fsdp_api.py_docs/
-upstream/torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py_docs/
-upstream/torch/distributed/fsdp/_fully_shard/_fsdp_common.py_docs/
-upstream/torch/distributed/fsdp/_fully_shard/_fsdp_param.py_docs/
-upstream/torch/distributed/fsdp/_fully_shard/_fsdp_state.py_docs/
-upstream/torch/distributed/fsdp/_fully_shard/_fully_shard.py_docs/
-upstream/torch/distributed/fsdp/_init_utils.py_docs/
-upstream/torch/distributed/fsdp/_limiter_utils.py_docs/
-upstream/torch/distributed/fsdp/_optim_utils.py_docs/
-upstream/torch/distributed/fsdp/_runtime_utils.py_docs/
-upstream/torch/distributed/fsdp/_shard_utils.py_docs/
-upstream/torch/distributed/fsdp/_state_dict_utils.py_docs/
-upstream/torch/distributed/fsdp/_trace_utils.py_docs/
-upstream/torch/distributed/fsdp/_traversal_utils.py_docs/
-upstream/torch/distributed/fsdp/_unshard_param_utils.py_docs/
-upstream/torch/distributed/fsdp/_wrap_utils.py_docs/
-upstream/torch/distributed/fsdp/api.py_docs/
-upstream/torch/distributed/fsdp/fully_sharded_data_parallel.py_docs/
-upstream/torch/distributed/fsdp/sharded_grad_scaler.py_docs/
-upstream/torch/distributed/fsdp/wrap.py_docs/
-""".split())
-
 
 def _site_pages(site) -> list[str]:
     """Every page of the built site, as a URL path relative to the site root."""
@@ -303,10 +203,6 @@ def _site_pages(site) -> list[str]:
             continue
         pages.append("" if rel == "." else rel + "/")
     return pages
-
-
-def _excluded(page: str, check: str) -> bool:
-    return check == "rst" and page in INDEXGEN_RST_PAGES
 
 
 def _resolve(path: str):
@@ -361,7 +257,7 @@ def test_every_page_reads_well(browser, server, site, tmp_path):
     for page in pages:
         browser.get(server + page)
         view = browser.execute_async_script(READER_VIEW)
-        problems = [p for p in view["problems"] if not _excluded(page, p["check"])]
+        problems = view["problems"]
         if page.startswith("api/"):
             problems += _signature_problems(view["signatures"])
             checked_signatures += len(view["signatures"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import markdown
 from indexgen import Config
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -29,14 +30,21 @@ def line_of(rel: str, text: str) -> int:
 
 
 def read_tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (hidden ones included) -> its bytes."""
+    """Every file under ``root`` (hidden ones included, the stat cache left out: it records
+    modification times and is never committed) -> its bytes."""
     return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and ".indexgen-cache" not in p.relative_to(root).parts}
 
 
 def anchors_of(text: str) -> set[str]:
-    """HTML ids present in a page."""
-    return set(_ID.findall(text))
+    """HTML ids of a page as a site renders it: explicit ids and the ids of its headings.
+
+    Heading ids come from rendering the page with Python-Markdown's ``toc`` extension (the
+    extension the site uses), not from indexgen's own slug helper.
+    """
+    html = markdown.markdown(_PRE.sub("", text), extensions=["toc", "tables", "md_in_html"])
+    return set(_ID.findall(text)) | set(_ID.findall(html))
 
 
 def broken_links(out: Path) -> list[str]:

@@ -92,3 +92,20 @@ def test_package_root_only_its_own_modules_are_project(tmp_path):
     assert cats[("pkg.other", "")] == ("third-party", "")
     assert cats[("pkg.sub.a", "X")] == ("project", "sub/a.py")
     assert cats[("pkg.sub", "a")] == ("project", "sub/a.py")
+
+
+def test_tests_that_import_dynamically_are_named(tmp_path):
+    pkg = tmp_path / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    return 1\n")
+    dyn = tmp_path / "tests" / "test_dyn.py"
+    dyn.parent.mkdir()
+    dyn.write_text("import importlib\n\ndef test_f():\n"
+                   "    assert importlib.import_module('pkg.a').f() == 1\n")
+    files = [extract_file(s.path, s.root, s.relpath, s.module, 10**6)
+             for s in discover(tmp_path / "src")]
+    tests = {"tests/test_dyn.py": extract_file(dyn, "tests", "tests/test_dyn.py", "", 10**6)}
+    ctx = Project([compact(f) for f in files], tests).contexts()
+    assert ctx["src/pkg/a.py"].tests == [] and ctx["src/pkg/a.py"].test_calls == {}
+    assert ctx["src/pkg/a.py"].dynamic_tests == ["tests/test_dyn.py"]

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 from ig_helpers import read_tree, sample_config
-from indexgen import MARKER, ConflictError, UnsafePathError, build, check
+from indexgen import MARKER, ConfigError, ConflictError, UnsafePathError, build, check
 from indexgen.layout import MANIFEST_NAME
 
 
@@ -144,15 +144,45 @@ def test_check_reports_missing(sample):
     assert report.missing == ["shop/inventory.py_kw.md"] and not report.stale
 
 
-def test_check_reports_orphaned(sample):
+def test_check_reports_orphaned_and_kept(sample):
     config = sample_config(sample)
     build(config)
     (config.out / "shop/old.py_docs.md").write_text(MARKER + "\n# old\n")
     (sample / "src/shop/cart.py").unlink()
     report = check(config)
-    assert "shop/old.py_docs.md" in report.orphaned
-    assert "shop/cart.py_docs.md" in report.orphaned
-    assert "shop/cart.py_kw.md" in report.orphaned
+    assert report.orphaned == ["shop/cart.py_docs.md", "shop/cart.py_kw.md"]
+    assert report.kept == [("shop/old.py_docs.md",
+                            "not listed in the manifest as written by indexgen")]
+    assert not report.up_to_date
+
+
+def test_annotated_copy_and_edited_orphan_are_kept(sample):
+    config = sample_config(sample)
+    build(config)
+    docs = config.out / "shop/cart.py_docs.md"
+    copy = config.out / "shop/cart_notes.md"  # a user's annotated copy, marker included
+    copy.write_text(docs.read_text() + "\nMy note: checkout is slow.\n")
+    kw = config.out / "shop/cart.py_kw.md"
+    kw.write_text(kw.read_text() + "\nedited\n")
+    (sample / "src/shop/cart.py").unlink()
+    report = build(config)
+    assert report.removed == ["shop/cart.py_docs.md"]  # unchanged since written: removed
+    assert sorted(report.kept) == [
+        ("shop/cart.py_kw.md", "changed since indexgen wrote it"),
+        ("shop/cart_notes.md", "not listed in the manifest as written by indexgen")]
+    assert "My note" in copy.read_text() and kw.exists() and not docs.exists()
+    assert check(config).up_to_date  # what build keeps does not fail check
+
+
+def test_without_a_manifest_nothing_is_deleted(sample):
+    config = sample_config(sample)
+    build(config)
+    (config.out / MANIFEST_NAME).unlink()
+    (sample / "src/shop/inventory.py").unlink()
+    report = build(config)
+    assert report.removed == []
+    assert ("shop/inventory.py_docs.md", "not listed in the manifest as written by indexgen") \
+        in report.kept
 
 
 def test_check_without_manifest_still_compares_pages(sample):
@@ -163,18 +193,41 @@ def test_check_without_manifest_still_compares_pages(sample):
     assert report.missing == [MANIFEST_NAME] and not report.stale
 
 
-def test_generated_pages_are_never_documented(sample):
+def test_output_inside_a_root_is_left_out_and_said(sample):
     config = sample_config(sample)
     config.out = sample / "src" / "shop" / "generated"
-    build(config)
+    report = build(config)
+    assert report.notes == [f"the output directory {config.out} lies inside the source root "
+                            f"{sample / 'src'}; it is left out of the pages"]
     build(config)
     assert not list(config.out.rglob("*.md_docs.md"))
     assert not (config.out / "shop/generated").exists()
 
 
+def test_output_holding_sources_is_refused(sample):
+    config = sample_config(sample)
+    config.out = sample / "src" / "shop" / "payments"  # a subpackage: it would vanish
+    with pytest.raises(ConfigError, match=r"holds 2 Python file\(s\) \(first: __init__.py\)"):
+        build(config)
+    assert not (config.out / "index.md").exists()
+
+
 def test_symlink_loop_is_refused(sample):
     os.symlink(sample / "src/shop", sample / "src/shop/payments/loop")
     with pytest.raises(UnsafePathError, match="loop"):
+        build(sample_config(sample))
+
+
+def test_mutual_symlink_loop_is_called_a_loop(sample):
+    os.symlink(sample / "src/shop/b", sample / "src/shop/a")
+    os.symlink(sample / "src/shop/a", sample / "src/shop/b")
+    with pytest.raises(UnsafePathError, match="symlink loop"):
+        build(sample_config(sample))
+
+
+def test_broken_symlink_is_called_broken(sample):
+    os.symlink(sample / "src/shop/nowhere.py", sample / "src/shop/dangling.py")
+    with pytest.raises(UnsafePathError, match="broken symlink"):
         build(sample_config(sample))
 
 
@@ -199,3 +252,48 @@ def test_several_roots_go_under_their_names(sample):
     assert (config.out / "src/index.md").is_file() and (config.out / "tools/doc.md").is_file()
     text = (config.out / "src/shop/cart.py_kw.md").read_text()
     assert "[`src/shop`](index.md)" in text
+
+
+def _age(root, seconds=60):
+    """Move every file's modification time into the past (out of the stat cache's racy
+    window, as for sources edited before a build)."""
+    import time
+
+    past = time.time() - seconds
+    for p in root.rglob("*"):
+        if p.is_file():
+            os.utime(p, (past, past))
+
+
+def test_no_change_rebuild_reads_nothing(sample, monkeypatch):
+    from indexgen import plan
+
+    _age(sample)
+    config = sample_config(sample)
+    build(config)
+    cache = config.out / ".indexgen-cache"
+    assert (cache / ".gitignore").read_text().endswith("*\n")
+
+    def no_reading(self):
+        raise AssertionError("the fast path must not hash sources")
+
+    monkeypatch.setattr(plan.Plan, "hash_sources", no_reading)
+    report = build(config)
+    assert report.written == [] and report.files == 7
+    assert check(config).up_to_date
+
+
+def test_stat_changes_fall_back_to_content(sample):
+    _age(sample)
+    config = sample_config(sample)
+    build(config)
+    cart = sample / "src/shop/cart.py"
+    cart.write_bytes(cart.read_bytes())  # touched, same content: nothing to write
+    report = build(config)
+    assert report.written == [] and report.extracted == 0
+    page = config.out / "shop/cart.py_docs.md"
+    text = page.read_text()
+    page.write_text(text.replace("A shopping cart.", "A shopping cart!"))  # same size
+    assert check(config).stale == ["shop/cart.py_docs.md"]
+    assert build(config).written == ["shop/cart.py_docs.md"]
+    assert page.read_text() == text

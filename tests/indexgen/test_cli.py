@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import struct
 import subprocess
 import sys
 
@@ -13,7 +15,7 @@ def test_build_then_check_from_pyproject(sample, monkeypatch, capsys):
     monkeypatch.chdir(sample / "src")
     assert main(["build", "-j", "1"]) == EXIT_OK
     out = capsys.readouterr().out
-    assert "5 files" in out and "pages written" in out
+    assert "7 files" in out and "pages written" in out
     assert (sample / "docs/reference/shop/cart.py_docs.md").is_file()
     assert main(["check", "-q"]) == EXIT_OK
     assert capsys.readouterr().out == ""
@@ -73,3 +75,79 @@ def test_output_path_that_is_a_file_exits_2(sample, tmp_path, capsys):
     code = main(["build", str(sample / "src"), "--out", str(blocker / "out"), "-j", "1"])
     assert code == EXIT_ERROR
     assert "indexgen: error:" in capsys.readouterr().err
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path):
+    pty = pytest.importorskip("pty")
+
+    src = tmp_path / "src" / "many"
+    src.mkdir(parents=True)
+    for i in range(60):
+        (src / f"m{i:02}.py").write_text(f'"""Module {i}."""\nX = {i}\n')
+    args = [sys.executable, "-m", "indexgen", "build", str(tmp_path / "src"), "--out",
+            str(tmp_path / "out"), "-j", "1"]
+    primary, secondary = pty.openpty()
+    fcntl = pytest.importorskip("fcntl")
+    termios = pytest.importorskip("termios")
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        result = subprocess.run(args, stderr=secondary, capture_output=False,
+                                stdout=subprocess.PIPE, text=True, check=False)
+        os.close(secondary)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(primary)
+    assert result.returncode == 0
+    text = seen.decode(errors="replace")
+    assert "extract" in text and "60/60" in text and "render" in text
+    # Without a terminal (a pipe), nothing but the summary line.
+    again = subprocess.run([*args[:-2], "-j", "1"], capture_output=True, text=True, check=False)
+    assert again.stderr == ""
+
+
+def test_summary_counts_files_not_analyzed(tmp_path, capsys):
+    src = tmp_path / "src" / "odd"
+    src.mkdir(parents=True)
+    (src / "__init__.py").write_text("")
+    (src / "good.py").write_text('"""Fine."""\n')
+    (src / "broken.py").write_text("def f(:\n")
+    (src / "binary.py").write_bytes(b"x = '\xff'\n")
+    (src / "big.py").write_text("x = 1\n" * 40)
+    code = main(["build", str(tmp_path / "src"), "--out", str(tmp_path / "out"), "-j", "1",
+                 "--max-bytes", "100"])
+    assert code == EXIT_OK  # pages were written; they say why a file was not analyzed
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("indexgen: 5 files: 1 analyzed, 1 empty, 3 not analyzed "
+                             "(1 does not parse, 1 not decodable, 1 too large); ")
+    assert "not analyzed: src/odd/big.py: 240 bytes exceeds the 100-byte limit" in out
+    assert any(line.startswith("not analyzed: src/odd/broken.py: does not parse") for line in out)
+    main(["check", str(tmp_path / "src"), "--out", str(tmp_path / "out"), "--max-bytes", "100"])
+    assert "3 not analyzed" in capsys.readouterr().out
+
+
+def test_one_page_is_one_page(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.py").write_text("x = 1\n")
+    main(["build", str(src), "--out", str(tmp_path / "out"), "-j", "1"])
+    (tmp_path / "out" / "a.py_kw.md").unlink()
+    main(["build", str(src), "--out", str(tmp_path / "out"), "-j", "1"])
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert "; 1 page written," in last, last
+
+
+def test_time_budget_option(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.py").write_text("x = 1\n")
+    assert main(["build", str(src), "--out", str(tmp_path / "o"), "--time-budget", "-1"]) \
+        == EXIT_ERROR
+    assert "--time-budget" in capsys.readouterr().err

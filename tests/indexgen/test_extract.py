@@ -5,21 +5,24 @@ from __future__ import annotations
 import ast
 
 from ig_helpers import SAMPLE
-from indexgen.extract import extract_source, module_name
+from indexgen.extract import extract_source
 from indexgen.model import (
     STATUS_EMPTY,
     STATUS_OK,
     STATUS_SYNTAX_ERROR,
+    STATUS_TIMEOUT,
     STATUS_TOO_LARGE,
     STATUS_UNDECODABLE,
 )
+from indexgen.source import module_name
 
 INVENTORY = (SAMPLE / "src/shop/inventory.py").read_bytes()
 GATEWAY = (SAMPLE / "src/shop/payments/gateway.py").read_bytes()
 
 
-def _extract(data: bytes, rel: str = "pkg/mod.py", max_bytes: int = 1_000_000):
-    return extract_source(data, "src", rel, module_name(rel), max_bytes)
+def _extract(data: bytes, rel: str = "pkg/mod.py", max_bytes: int = 1_000_000,
+             time_budget: float = 0):
+    return extract_source(data, "src", rel, module_name(rel), max_bytes, time_budget)
 
 
 def _ast_defs(data: bytes) -> list[tuple[str, int]]:
@@ -153,3 +156,95 @@ def test_exports_from_all():
     s = _extract((SAMPLE / "src/shop/__init__.py").read_bytes(), rel="shop/__init__.py")
     assert s.is_package and s.module == "shop"
     assert s.exports == ["Cart", "Item", "Stock"]
+
+
+def _many_attributes(n: int) -> bytes:
+    """A module of ``n`` documented constants and as many small classes."""
+    parts = ['"""Generated."""\n']
+    for i in range(n):
+        parts.append(f'C_{i} = {i}\n"""Doc of C_{i}."""\nclass K{i}:\n    a_{i} = {i}\n')
+    return "".join(parts).encode()
+
+
+def test_time_budget_gives_up_and_says_so():
+    s = _extract(_many_attributes(3000), time_budget=0.001)
+    assert s.status == STATUS_TIMEOUT
+    assert s.error == "took longer than 0.001 s"
+    assert s.definitions == [] and s.n_lines == 12001
+    fine = _extract(_many_attributes(3), time_budget=30)
+    assert fine.status == STATUS_OK
+
+
+def test_time_budget_restores_an_existing_alarm_handler():
+    import signal
+
+    def mine(signum, frame):  # pragma: no cover - never fires
+        raise AssertionError
+
+    previous = signal.signal(signal.SIGALRM, mine)
+    before = signal.getitimer(signal.ITIMER_REAL)[0]  # pytest-timeout may have one running
+    try:
+        _extract(_many_attributes(3), time_budget=5)
+        assert signal.getsignal(signal.SIGALRM) is mine
+        after = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert (0 < after <= before) if before else after == 0
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_each_name_of_a_multiline_import_has_its_own_line():
+    s = _extract(b"from os import (\n    path,\n    sep as separator,\n)\n")
+    assert [(i.name, i.lineno) for i in s.imports] == [("path", 2), ("sep", 3)]
+
+
+def test_calls_know_their_caller_and_whether_they_are_on_local_values():
+    src = (b"import helpers\n\n"
+           b"class A(Base):\n"
+           b"    def run(self, x):\n"
+           b"        y = make()\n"
+           b"        y.go()\n"
+           b"        x.go()\n"
+           b"        self.step()\n"
+           b"        super().run(x)\n"
+           b"        helpers.work()\n\n"
+           b"helpers.setup()\n")
+    s = _extract(src)
+    calls = {(c.caller, c.text, c.local) for c in s.calls}
+    assert calls == {("sym-A.run", "make", False), ("sym-A.run", "y.go", True),
+                     ("sym-A.run", "x.go", True), ("sym-A.run", "self.step", False),
+                     ("sym-A.run", "super().run", False), ("sym-A.run", "super", False),
+                     ("sym-A.run", "helpers.work", False),
+                     ("", "helpers.setup", False)}
+
+
+def test_global_declaration_is_not_a_local_binding():
+    s = _extract(b"def f():\n    global g\n    g = make()\n    g.run()\n")
+    assert [(c.text, c.local) for c in s.calls] == [("make", False), ("g.run", False)]
+
+
+def test_file_system_calls_include_listing_and_path_methods():
+    src = (b"import os\nfrom pathlib import Path\n\n"
+           b"def f(p: Path):\n"
+           b"    os.scandir('.')\n    p.open()\n    os.path.exists('x')\n    os.path.join('a')\n")
+    s = _extract(src)
+    assert [(f.text, f.lineno) for f in s.findings if f.category == "file"] == [
+        ("os.scandir", 5), ("p.open", 6), ("os.path.exists", 7)]
+    assert s.definitions[0].effects == ["file"]
+
+
+def test_whole_docstrings_are_parsed_into_sections():
+    s = _extract(b'def f(x: int = 1):\n    """Do.\n\n    More.\n\n    Args:\n        x: The x.\n    """\n')
+    kinds = [sec.kind for sec in s.definitions[0].doc]
+    assert kinds == ["text", "parameters"]
+    item = s.definitions[0].doc[1].items[0]
+    assert (item.name, item.annotation, item.default, item.description) == ("x", "int", "1",
+                                                                             "The x.")
+    assert s.definitions[0].doc[0].text == "Do.\n\nMore."
+
+
+def test_overload_stubs_get_their_own_anchors():
+    src = (b"from typing import overload\n@overload\ndef f(x: int) -> int: ...\n"
+           b"@overload\ndef f(x: str) -> str: ...\ndef f(x):\n    return x\n")
+    s = _extract(src)
+    assert [(d.anchor, d.overload) for d in s.definitions] == [
+        ("sym-f-overload-1", True), ("sym-f-overload-2", True), ("sym-f", False)]

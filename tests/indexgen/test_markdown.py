@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from indexgen.markdown import anchor, code, escape_html, escape_text, heading_anchor, relpath
+from indexgen.markdown import anchor, code, escape_text, heading_anchor
+from indexgen.paths import relpath
 
 # Python-Markdown comes with the docs extra (mkdocs); without it these tests cannot render.
 md_lib = pytest.importorskip("markdown")
@@ -52,13 +53,13 @@ def test_code_span_holds_text_literally(text):
     assert inner.strip() == " ".join(text.split())
 
 
-def test_escape_html_and_anchor():
-    assert escape_html("a<b>&c") == "a&lt;b&gt;&amp;c"
+def test_anchor_escapes_its_id():
     assert anchor('x"y') == '<a id="x&quot;y"></a>'
 
 
 def test_heading_anchor_and_relpath():
-    assert heading_anchor("Architecture & Design") == "sec-architecture-design"
-    assert heading_anchor("High-Level Overview") == "sec-high-level-overview"
+    for title in ("Architecture & Design", "High-Level Overview", "Keyword → Section Map"):
+        html = md_lib.markdown(f"## {title}", extensions=["toc"])
+        assert f'id="{heading_anchor(title)}"' in html, html
     assert relpath("a/b/c.md", "a/d") == "../b/c.md"
     assert relpath("x.md", "") == "x.md"

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from docs_site.navgen import page_link
+
 __all__ = ["Package", "ApiPage", "discover_modules", "module_page_uri", "module_source", "api_pages"]
 
 
@@ -145,7 +147,7 @@ def api_pages(root: Path, packages: list[Package]) -> dict[str, ApiPage]:
             )
             continue
         listing = "\n".join(
-            f"| [`{m}`]({_rel(index, module_page_uri(m))}) | `{module_source(root, package, m)}` |"
+            f"| [`{m}`]({page_link(index, module_page_uri(m))}) | `{module_source(root, package, m)}` |"
             for m in modules[1:]
         )
         intro = f"{package.blurb}\n\n"
@@ -158,8 +160,3 @@ def api_pages(root: Path, packages: list[Package]) -> dict[str, ApiPage]:
                                                      module_source(root, package, module))
     return pages
 
-
-def _rel(from_page: str, to_page: str) -> str:
-    import posixpath
-
-    return posixpath.relpath(to_page, posixpath.dirname(from_page))

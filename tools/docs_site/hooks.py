@@ -86,10 +86,6 @@ class BuildState:
 _state: BuildState | None = None
 
 
-def _rel(from_page: str, to_uri: str) -> str:
-    return posixpath.relpath(to_uri, posixpath.dirname(from_page))
-
-
 def on_config(config: Any) -> Any:
     """Record the repository layout and the unexpanded ``nav``; icons, no emoji.
 
@@ -222,7 +218,7 @@ def _counterpart_box(page_uri: str, state: BuildState) -> str:
     lines = []
     for up in state.pairs[ref]:
         base = f"{upstream.UPSTREAM_PREFIX}/{up}"
-        links = [f"[{kind}]({_rel(page_uri, base + suffix)})"
+        links = [f"[{kind}]({navgen.page_link(page_uri, base + suffix)})"
                  for kind, suffix in (("analysis", navgen.ANALYSIS_SUFFIX),
                                       ("keywords", navgen.KEYWORD_SUFFIX))
                  if base + suffix in uris]
@@ -247,7 +243,7 @@ def _ref_links(page_uri: str, ref: str, uris: set[str]) -> list[str]:
     for label, uri in (("analysis", base + navgen.ANALYSIS_SUFFIX),
                        ("keywords", base + navgen.KEYWORD_SUFFIX), ("API", api)):
         if uri in uris:
-            links.append(f"[{label}]({_rel(page_uri, uri)})")
+            links.append(f"[{label}]({navgen.page_link(page_uri, uri)})")
     return links
 
 
@@ -268,7 +264,7 @@ def _pairs_table(page_uri: str, state: BuildState) -> str:
         up_links = []
         for up in ups:
             target = f"{upstream.UPSTREAM_PREFIX}/{up}{navgen.ANALYSIS_SUFFIX}"
-            up_links.append(f"[`{up}`]({_rel(page_uri, target)})" if target in state.src_uris
+            up_links.append(f"[`{up}`]({navgen.page_link(page_uri, target)})" if target in state.src_uris
                             else f"`{up}`")
         rows.append(f"| `{ref}` | {links} | {'<br>'.join(up_links)} |")
     return "\n".join(rows) + "\n"

@@ -28,17 +28,23 @@ import posixpath
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["NavItem", "ANALYSIS_SUFFIX", "KEYWORD_SUFFIX", "folder_nav", "expand_nav",
+from indexgen.layout import DOCS_SUFFIX, KW_SUFFIX
+from indexgen.paths import relpath
+
+__all__ = ["NavItem", "ANALYSIS_SUFFIX", "KEYWORD_SUFFIX", "page_link", "folder_nav", "expand_nav",
            "source_of", "is_placeholder", "placeholders"]
 
 #: A ``nav`` item as MkDocs accepts it: a path, or a one-key mapping of title to a
 #: path or a list of items.
 NavItem = Any
 
-#: Suffix of the analysis page ``indexgen`` writes for ``name.py``.
-ANALYSIS_SUFFIX = "_docs.md"
-#: Suffix of the keyword page ``indexgen`` writes for ``name.py``.
-KEYWORD_SUFFIX = "_kw.md"
+#: Suffixes of the analysis and keyword pages ``indexgen`` writes for ``name.py``.
+ANALYSIS_SUFFIX, KEYWORD_SUFFIX = DOCS_SUFFIX, KW_SUFFIX
+
+
+def page_link(from_page: str, to_page: str) -> str:
+    """The relative link from the page ``from_page`` to ``to_page`` (site-relative paths)."""
+    return relpath(to_page, posixpath.dirname(from_page))
 
 _FOLDER_PAGES = ("index.md", "doc.md")
 

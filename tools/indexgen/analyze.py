@@ -1,9 +1,13 @@
 """Stage 2: the global pass over all file summaries.
 
-It resolves imports to project files, classifies them (standard library, third party, this
-project), inverts them into "imported by", finds the test files that import each module and
-groups files into folders.  It reads only the fields kept by :func:`compact`, so an incremental
-build that reuses cached summaries computes exactly the same contexts as a full build.
+It classifies imports (standard library, third party, this project) and resolves them --
+through re-exports and aliases, with :class:`~indexgen.resolve.Resolver` -- to the file and
+definition they reach; inverts them into "imported by"; resolves every call into the static
+call graph (:mod:`indexgen.callgraph`) with what each call does through the project functions
+it reaches; links the names docstrings cross-reference and annotations use; finds the tests
+that import each module or reach it through calls; and groups files into folders.  It reads
+only the fields kept by :func:`compact`, so an incremental build that reuses cached summaries
+computes exactly the same contexts as a full build.
 """
 
 from __future__ import annotations
@@ -12,37 +16,33 @@ import posixpath
 import sys
 from dataclasses import replace
 
-from indexgen.model import FileContext, FileSummary, FolderInfo, ImportRecord, TestReference
+from indexgen import callgraph
+from indexgen.context import FileContext, FolderInfo, TestReference
+from indexgen.docstrings import first_paragraph
+from indexgen.model import FileSummary, ImportRecord
+from indexgen.resolve import Resolver, Target
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+_TEST_PREFIX = "test:"
 
 
 def compact(summary: FileSummary) -> FileSummary:
     """The part of a summary the global pass reads (what the manifest caches).
 
-    Keeps imports, classes (for base-class links), top-level definitions and attributes,
-    ``__all__`` and the first docstring paragraph (the whole docstring for packages); drops
-    identifiers, findings, nested functions and per-definition prose.
+    Keeps imports, every definition's place, bases, anchor and effects, module attributes,
+    calls that are not on local values, cross-reference targets, ``__all__`` and the first
+    docstring paragraph (the whole docstring for packages); drops identifiers, findings and
+    per-definition prose.
     """
-    keep = [
-        replace(d, signature="", summary="", decorators=[], labels=[])
-        for d in summary.definitions
-        if d.kind == "class" or not d.parent
-    ]
-    doc = summary.docstring if summary.is_package else summary.docstring.strip().split("\n\n")[0]
+    keep = [replace(d, signature="", summary="", decorators=[], labels=[], attributes=[],
+                    doc=[], type_refs=[]) for d in summary.definitions]
+    doc = summary.docstring if summary.is_package else first_paragraph(summary.docstring,
+                                                                         collapse=False)
+    calls = sorted({c for c in summary.calls if not c.local})
     return replace(summary, definitions=keep, identifiers={}, findings=[], docstring=doc,
-                   imports=[replace(i, category="", target="") for i in summary.imports])
-
-
-def toplevel(summary: FileSummary) -> dict[str, str]:
-    """Top-level names defined by a file -> their anchors (first definition wins)."""
-    names: dict[str, str] = {}
-    for d in summary.definitions:
-        if not d.parent:
-            names.setdefault(d.qualname, d.anchor)
-    for a in summary.attributes:
-        names.setdefault(a.name, a.anchor)
-    return names
+                   doc=[], calls=calls, cli_options=[], main_line=0,
+                   imports=[replace(i, category="", target="", anchor="")
+                            for i in summary.imports])
 
 
 class Project:
@@ -50,34 +50,22 @@ class Project:
 
     Args:
         summaries: Compact summaries (see :func:`compact`) of every documented file.
-        tests: Summaries of test files (only imports and identifiers are read), keyed by
+        tests: Summaries of test files (imports, identifiers and calls are read), keyed by
             their path relative to the project directory.
     """
 
     def __init__(self, summaries: list[FileSummary], tests: dict[str, FileSummary]) -> None:
         self.files = {s.key: s for s in sorted(summaries, key=lambda s: s.key)}
         self.tests = dict(sorted(tests.items()))
-        self.by_module: dict[str, str] = {}
-        for key, s in self.files.items():
-            self.by_module.setdefault(s.module, key)
+        namespaces = dict(self.files)
+        namespaces.update((_TEST_PREFIX + path, t) for path, t in self.tests.items())
+        self.resolver = Resolver(namespaces)
+        by_module = self.resolver.by_module
         # The outermost documented packages and modules: an import inside one of them is
         # "this project" even when the exact module is not a file (e.g. a re-export).
-        self.prefixes = {
-            m for m in self.by_module
-            if m.rpartition(".")[0] not in self.by_module
-        }
-        self._toplevel = {key: toplevel(s) for key, s in self.files.items()}
+        self.prefixes = {m for m in by_module if m.rpartition(".")[0] not in by_module}
 
-    def resolve(self, imp: ImportRecord) -> str:
-        """Key of the project file an import reads from, or '' if it is not a project file."""
-        if imp.name and imp.module:
-            key = self.by_module.get(f"{imp.module}.{imp.name}")
-            if key:
-                return key
-        elif imp.name:
-            return self.by_module.get(imp.name, "")
-        return self.by_module.get(imp.module, "")
-
+    # -- imports ---------------------------------------------------------------------------
     def category(self, imp: ImportRecord) -> str:
         """``stdlib``, ``third-party`` or ``project`` for one import."""
         if imp.written.startswith("."):
@@ -86,85 +74,146 @@ class Project:
         for i in range(1, len(parts) + 1):
             if ".".join(parts[:i]) in self.prefixes:
                 return "project"
-        top = parts[0]
-        if top in _STDLIB:
-            return "stdlib"
-        return "third-party"
+        return "stdlib" if parts[0] in _STDLIB else "third-party"
+
+    def project_target(self, imp: ImportRecord) -> Target | None:
+        """What an import of this project binds (None for other imports): the one rule every
+        use of an import goes through."""
+        return self.import_target(imp) if self.category(imp) == "project" else None
+
+    def import_target(self, imp: ImportRecord) -> Target | None:
+        """The project module or definition an import binds, following re-exports."""
+        if imp.name == "*":
+            return None
+        if imp.name:
+            found = self.resolver.attribute_of(imp.module, imp.name)
+        else:
+            found = self.resolver.absolute(imp.module)
+        return found if found is not None and found.kind == "project" else None
+
+    def _read_from(self, imp: ImportRecord, target: Target) -> str:
+        """The file a ``from`` import reads when that is not where the name is defined (a
+        re-export through a package), else ''."""
+        key = self.resolver.by_module.get(imp.module, "") if imp.name else ""
+        return key if key and key != target.key else ""
+
+    def import_link(self, imp: ImportRecord) -> tuple[str, str]:
+        """``(file key, anchor)`` of what a project import binds, ``("", "")`` otherwise."""
+        target = self.project_target(imp)
+        if target is None:
+            return "", ""
+        return target.key, self.resolver.anchor(target.key, target.qualname)
 
     def classify_imports(self, summary: FileSummary) -> None:
-        """Set ``category`` and ``target`` on every import of ``summary`` (in place)."""
+        """Set ``category``, ``target`` and ``anchor`` on every import of ``summary``."""
         for imp in summary.imports:
             imp.category = self.category(imp)
-            key = self.resolve(imp) if imp.category == "project" else ""
-            imp.target = key
+            imp.target, imp.anchor = self.import_link(imp)
 
+    # -- contexts --------------------------------------------------------------------------
     def contexts(self) -> dict[str, FileContext]:
         """The :class:`FileContext` of every file, keyed by file key."""
         ctx = {key: FileContext() for key in self.files}
-        folders: dict[str, list[str]] = {}
-        for key in self.files:
-            folders.setdefault(posixpath.dirname(key), []).append(key)
         for key, s in self.files.items():
-            siblings = folders[posixpath.dirname(key)]
-            ctx[key].siblings = [k for k in siblings if k != key]
-            bound: dict[str, tuple[str, str]] = {}
-            for imp in s.imports:
-                target = self.resolve(imp) if self.category(imp) == "project" else ""
-                if not target or target == key:
-                    continue
-                mod = self.files[target].module
-                ctx[key].targets[mod] = target
-                names = ctx[target].imported_names.setdefault(key, [])
-                if imp.name and self.by_module.get(f"{imp.module}.{imp.name}") != target:
-                    if imp.name not in names:
-                        names.append(imp.name)
-                    anchor = self._toplevel[target].get(imp.name)
-                    if anchor:
-                        bound[imp.bound_name] = (target, anchor)
-                elif imp.alias or imp.name:
-                    bound[imp.bound_name] = (target, "")
-            for d in s.definitions:
-                for base in d.bases:
-                    head, _, rest = base.partition(".")
-                    if head not in bound:
-                        continue
-                    target, anchor = bound[head]
-                    if anchor and not rest:
-                        ctx[key].base_links[base] = (target, anchor)
-                    elif not anchor and rest and "." not in rest:
-                        anchor = self._toplevel[target].get(rest, "")
-                        if anchor:
-                            ctx[key].base_links[base] = (target, anchor)
-        for c in ctx.values():
+            self._imports(key, s, ctx)
+            self._bases_and_links(key, s, ctx[key])
+        graph = callgraph.edges(self.resolver, list(self.files))
+        totals = callgraph.effects(graph, self.resolver)
+        indirect = callgraph.indirect_findings(graph, totals, self.resolver)
+        for key, by_anchor in callgraph.called_by(graph, self.resolver).items():
+            ctx[key].called_by = dict(sorted(by_anchor.items()))
+        for key, by_caller in graph.items():
+            ctx[key].calls = dict(sorted(by_caller.items()))
+            ctx[key].indirect = indirect.get(key, [])
+        self._tests(ctx, graph)
+        for key, c in ctx.items():
             c.imported_by = sorted(c.imported_names)
-            for other in (*c.siblings, *c.imported_by, *c.targets.values()):
-                c.lines[other] = self.files[other].summary_line
             for names in c.imported_names.values():
                 names.sort()
             c.targets = dict(sorted(c.targets.items()))
             c.base_links = dict(sorted(c.base_links.items()))
-        self._test_references(ctx)
+            partners = {*c.imported_by, *c.targets.values()}
+            partners |= {e.key for out in c.calls.values() for e in out if e.kind == "project"}
+            partners |= {r.key for refs in c.called_by.values() for r in refs}
+            partners.discard(key)
+            c.lines = {k: self.files[k].summary_line for k in sorted(partners)}
         return ctx
 
-    def _test_references(self, ctx: dict[str, FileContext]) -> None:
+    def _files_read(self, imp: ImportRecord, target: Target) -> list[tuple[str, str]]:
+        """``(file key, name)`` an import reads: the file defining what it binds (the
+        top-level name, '' for a module) and the package re-exporting it, if any."""
+        found = [(target.key, target.qualname.partition(".")[0])]
+        via = self._read_from(imp, target)
+        if via:
+            found.append((via, imp.name))
+        return found
+
+    def _imports(self, key: str, s: FileSummary, ctx: dict[str, FileContext]) -> None:
+        for imp in s.imports:
+            target = self.project_target(imp)
+            if target is None:
+                continue
+            for file_key, name in self._files_read(imp, target):
+                if file_key == key:
+                    continue
+                ctx[key].targets[self.files[file_key].module] = file_key
+                names = ctx[file_key].imported_names.setdefault(key, [])
+                if name and name not in names:
+                    names.append(name)
+
+    def _bases_and_links(self, key: str, s: FileSummary, c: FileContext) -> None:
+        for d in s.definitions:
+            for base in d.bases:
+                if "(" in base:
+                    continue
+                target = self.resolver.name_in(key, base)
+                if target and target.kind == "project" and target.qualname \
+                        and target.key != key:
+                    c.base_links[base] = (target.key,
+                                          self.resolver.anchor(target.key, target.qualname))
+        for ref in s.references:
+            if ref.startswith("."):
+                continue  # relative to the current class: the page resolves it
+            target = self.resolver.absolute(ref) or self.resolver.name_in(key, ref)
+            if target and target.kind == "project":
+                c.links[ref] = (target.key, self.resolver.anchor(target.key, target.qualname))
+
+    def _tests(self, ctx: dict[str, FileContext], graph: callgraph.Edges) -> None:
+        """Tests that import from each module (through re-exports too) or reach it by calls."""
         for path, t in self.tests.items():
             found: dict[str, tuple[list[int], set[str], bool]] = {}
             for imp in t.imports:
-                target = self.resolve(imp)
-                if not target:
+                target = self.import_target(imp)
+                if target is None:
                     continue
-                lines, names, as_module = found.setdefault(target, ([], set(), False))
-                lines.append(imp.lineno)
-                if imp.name and self.by_module.get(f"{imp.module}.{imp.name}") != target:
-                    names.add(imp.name)
-                else:
-                    found[target] = (lines, names, True)
+                for file_key, name in self._files_read(imp, target):
+                    lines, names, as_module = found.setdefault(file_key, ([], set(), False))
+                    lines.append(imp.lineno)
+                    if name:
+                        names.add(name)
+                    else:
+                        found[file_key] = (lines, names, True)
             for target, (lines, names, as_module) in found.items():
                 if as_module:
-                    public = {n for n in self._toplevel[target] if not n.startswith("_")}
+                    public = {n for n in self.resolver.module(target).defs
+                              if "." not in n and not n.startswith("_")}
                     names |= public & set(t.identifiers)
                 ctx[target].tests.append(TestReference(path, sorted(set(lines)), sorted(names)))
+            start = [e for out in callgraph.edges(self.resolver, [_TEST_PREFIX + path])
+                     [_TEST_PREFIX + path].values() for e in out]
+            reached: dict[str, set[str]] = {}
+            for key, anchor in callgraph.reach(graph, start, self.resolver):
+                if key in self.files and key not in found:
+                    reached.setdefault(key, set()).add(
+                        self.resolver.module(key).qualname_of.get(anchor, anchor))
+            for key, names in reached.items():
+                ctx[key].test_calls[path] = sorted(names)
+        dynamic = sorted(path for path, t in self.tests.items()
+                         if any(f.category == "dynamic-import" for f in t.findings))
+        for c in ctx.values():
+            c.dynamic_tests = dynamic
 
+    # -- folders ---------------------------------------------------------------------------
     def folders(self) -> list[FolderInfo]:
         """Every folder that holds source files at any depth, sorted by (root, path)."""
         infos: dict[tuple[str, str], FolderInfo] = {}
@@ -182,13 +231,13 @@ class Project:
             info.files.append(key)
             if s.is_package:
                 info.package = key
-        contexts_targets = {}
+        first_line: dict[tuple[str, str], int] = {}
         for key, s in self.files.items():
             for imp in s.imports:
-                target = self.resolve(imp) if self.category(imp) == "project" else ""
-                if target and target != key:
-                    contexts_targets.setdefault((key, target), imp.lineno)
-        for (src, dst), line in contexts_targets.items():
+                target = self.project_target(imp)
+                if target and target.key != key:
+                    first_line.setdefault((key, target.key), imp.lineno)
+        for (src, dst), line in first_line.items():
             if posixpath.dirname(src) == posixpath.dirname(dst):
                 s = self.files[src]
                 infos[(s.root, posixpath.dirname(s.relpath))].edges.append((src, dst, line))

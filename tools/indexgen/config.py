@@ -8,6 +8,8 @@ Keys of ``[tool.indexgen]`` (paths are relative to the folder holding ``pyprojec
   imports are shown under "Testing & Usage".
 - ``max-bytes`` (int, default 2,000,000): larger files get pages saying they were not analyzed.
 - ``jobs`` (int, default: CPU count): worker processes.
+- ``time-budget`` (seconds, default 20): a file whose analysis takes longer gets pages saying
+  it was not analyzed (0: no limit; see :mod:`indexgen.budget`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from indexgen.discover import root_name_of, walk_python_files
 from indexgen.errors import ConfigError
+from indexgen.paths import is_inside
 
 DEFAULT_MAX_BYTES = 2_000_000
+DEFAULT_TIME_BUDGET = 20.0
 
 
 @dataclass
@@ -32,6 +37,7 @@ class Config:
         base: Folder that test paths are shown relative to.
         max_bytes: Size limit for analysis.
         jobs: Worker processes (0 means one per CPU).
+        time_budget: Seconds one file's analysis may take (0: no limit).
     """
 
     roots: list[Path]
@@ -40,6 +46,7 @@ class Config:
     base: Path = field(default_factory=Path.cwd)
     max_bytes: int = DEFAULT_MAX_BYTES
     jobs: int = 0
+    time_budget: float = DEFAULT_TIME_BUDGET
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -100,22 +107,33 @@ def load_config(start: Path | None = None) -> Config:
         raise ConfigError(f"{pyproject}: [tool.indexgen] tests must be a list of paths")
     max_bytes = table.get("max-bytes", DEFAULT_MAX_BYTES)
     jobs = table.get("jobs", 0)
+    time_budget = table.get("time-budget", DEFAULT_TIME_BUDGET)
     if not isinstance(max_bytes, int) or max_bytes <= 0:
         raise ConfigError(f"{pyproject}: [tool.indexgen] max-bytes must be a positive integer")
     if not isinstance(jobs, int) or jobs < 0:
         raise ConfigError(f"{pyproject}: [tool.indexgen] jobs must be a non-negative integer")
+    if isinstance(time_budget, bool) or not isinstance(time_budget, (int, float)) \
+            or time_budget < 0:
+        raise ConfigError(f"{pyproject}: [tool.indexgen] time-budget must be a number of "
+                          "seconds (0 for no limit)")
     return Config([base / r for r in roots], base / out, [base / t for t in tests], base,
-                  max_bytes, jobs)
+                  max_bytes, jobs, float(time_budget))
 
 
-def validate(config: Config) -> None:
-    """Check that roots exist, have distinct names and do not contain each other.
+def validate(config: Config) -> list[str]:
+    """Check the roots, the output directory and the test folders before a build.
+
+    Roots must be folders with distinct names; the output directory must not contain a root,
+    and when it lies inside a root it must hold no Python files (they would vanish from the
+    pages); an empty or pages-only output folder inside a root is left out of the docs, and a
+    note says so.
+
+    Returns:
+        Notes for the report (the output directory left out of a root).
 
     Raises:
-        ConfigError: When they do not.
+        ConfigError: When a check fails; the message names the path and the fix.
     """
-    from indexgen.discover import root_name_of
-
     names = [root_name_of(r) for r in config.roots]
     if len(set(names)) != len(names):
         raise ConfigError(f"source roots must have distinct folder names: {names}")
@@ -123,10 +141,20 @@ def validate(config: Config) -> None:
     for root, real in zip(config.roots, reals):
         if not os.path.isdir(real):
             raise ConfigError(f"source root is not a folder: {root}")
-    out_real = os.path.realpath(config.out)
-    for root, real in zip(config.roots, reals):
-        if out_real == real or real.startswith(out_real + os.sep):
+    notes = []
+    for root in config.roots:
+        if is_inside(root, config.out):
             raise ConfigError(f"the output directory {config.out} contains the source root {root}")
+        if is_inside(config.out, root):
+            inside = walk_python_files(config.out) if os.path.isdir(config.out) else []
+            if inside:
+                raise ConfigError(
+                    f"the output directory {config.out} lies inside the source root {root} and "
+                    f"holds {len(inside)} Python file(s) (first: {inside[0]}) that would be left "
+                    "out of the pages; choose an output directory outside the source tree")
+            notes.append(f"the output directory {config.out} lies inside the source root "
+                         f"{root}; it is left out of the pages")
     for test in config.tests:
         if not os.path.isdir(test):
             raise ConfigError(f"test folder is not a folder: {test}")
+    return notes

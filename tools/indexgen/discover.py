@@ -8,12 +8,14 @@ stays inside the root and is not one of its own ancestors; anything else raises
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from indexgen.errors import UnsafePathError
-from indexgen.extract import module_name
+from indexgen.paths import is_inside
+from indexgen.source import module_name
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,6 @@ class SourceFile:
     def key(self) -> str:
         """Root-qualified path (``root/rel/path.py``), unique across roots."""
         return f"{self.root}/{self.relpath}"
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def walk_python_files(root: Path, exclude: tuple[Path, ...] = ()) -> list[str]:
@@ -68,10 +66,8 @@ def walk_python_files(root: Path, exclude: tuple[Path, ...] = ()) -> list[str]:
             child_rel = f"{rel}/{name}" if rel else name
             real = entry.path
             if entry.is_symlink():
-                real = os.path.realpath(entry.path)
-                if not os.path.exists(real):
-                    raise UnsafePathError(f"broken symlink: {entry.path}")
-                if not _inside(real, real_root):
+                real = _resolve_link(entry.path)
+                if not is_inside(real, real_root):
                     raise UnsafePathError(
                         f"symlink leaves the source root: {entry.path} -> {real} "
                         f"(root {real_root})")
@@ -89,6 +85,18 @@ def walk_python_files(root: Path, exclude: tuple[Path, ...] = ()) -> list[str]:
 
     visit(str(root), "", (real_root,))
     return sorted(found)
+
+
+def _resolve_link(path: str) -> str:
+    """The target of a symlink, or :class:`UnsafePathError` naming a loop or a broken link."""
+    try:
+        return os.path.realpath(path, strict=True)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePathError(f"symlink loop: {path} (its chain of links never ends)") from exc
+        if exc.errno == errno.ENOENT:
+            raise UnsafePathError(f"broken symlink: {path} -> {os.readlink(path)}") from exc
+        raise UnsafePathError(f"cannot resolve the symlink {path}: {exc.strerror}") from exc
 
 
 def discover(root: Path, exclude: tuple[Path, ...] = ()) -> list[SourceFile]:

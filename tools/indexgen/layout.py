@@ -76,8 +76,3 @@ class Layout:
     def folder_doc(self, root: str, folder: str) -> str:
         """``doc.md`` of a source folder."""
         return posixpath.join(self.folder_dir(root, folder), "doc.md")
-
-    @staticmethod
-    def page_dir(page: str) -> str:
-        """Folder of a page path."""
-        return posixpath.dirname(page)

@@ -13,15 +13,14 @@ import hashlib
 import json
 from pathlib import Path
 
-from indexgen.model import Definition, FileContext, FileSummary, ImportRecord, ModuleAttribute
+from indexgen.context import FileContext
+from indexgen.model import Call, Definition, FileSummary, ImportRecord, ModuleAttribute
 
 
 def context_hash(ctx: FileContext, encoded_summary: dict) -> str:
     """Stable hash of everything a file's pages depend on besides its own source text."""
-    plain = [ctx.imported_by, ctx.imported_names, ctx.targets,
-             [[t.path, t.lines, t.names] for t in ctx.tests], ctx.siblings, ctx.base_links,
-             ctx.lines, encoded_summary]
-    data = json.dumps(plain, sort_keys=True, ensure_ascii=False)
+    data = json.dumps([vars(ctx), encoded_summary], sort_keys=True, ensure_ascii=False,
+                      default=vars)  # named tuples serialize as lists, dataclasses by vars()
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
@@ -33,9 +32,11 @@ def encode_summary(s: FileSummary) -> dict:
         "encoding": s.encoding, "n_lines": s.n_lines, "docstring": s.docstring,
         "exports": s.exports,
         "defs": [[d.kind, d.qualname, d.lineno, d.end_lineno, d.start_lineno, d.bases, d.anchor,
-                  d.parent] for d in s.definitions],
-        "attrs": [[a.name, a.lineno, a.constant, a.anchor] for a in s.attributes],
+                  d.parent, d.overload, d.effects] for d in s.definitions],
+        "attrs": [[a.name, a.lineno, a.constant, a.anchor, a.alias_of] for a in s.attributes],
         "imports": [[i.written, i.module, i.name, i.alias, i.lineno, i.scope] for i in s.imports],
+        "calls": [[c.caller, c.text, c.line] for c in s.calls],
+        "refs": s.references,
     }
 
 
@@ -47,11 +48,13 @@ def decode_summary(d: dict) -> FileSummary:
         encoding=d["encoding"], n_lines=d["n_lines"], docstring=d["docstring"],
         exports=d["exports"],
         definitions=[Definition(kind=k, qualname=q, lineno=ln, end_lineno=e, start_lineno=st,
-                                bases=list(b), anchor=a, parent=p)
-                     for k, q, ln, e, st, b, a, p in d["defs"]],
-        attributes=[ModuleAttribute(name=n, lineno=ln, constant=c, anchor=a)
-                    for n, ln, c, a in d["attrs"]],
+                                bases=list(b), anchor=a, parent=p, overload=o, effects=list(fx))
+                     for k, q, ln, e, st, b, a, p, o, fx in d["defs"]],
+        attributes=[ModuleAttribute(name=n, lineno=ln, constant=c, anchor=a, alias_of=al)
+                    for n, ln, c, a, al in d["attrs"]],
         imports=[ImportRecord(w, m, n, a, ln, sc) for w, m, n, a, ln, sc in d["imports"]],
+        calls=[Call(caller, text, line) for caller, text, line in d["calls"]],
+        references=list(d["refs"]),
     )
 
 
@@ -68,14 +71,36 @@ def dumps(manifest: dict) -> bytes:
     return (body + ',"files":{\n' + ",\n".join(lines) + "\n}}\n").encode()
 
 
-def load(path: Path, version: str, settings: dict) -> dict:
-    """The file entries of a manifest, or ``{}`` if it is absent, unreadable or from a
-    different tool version or settings (then everything is rebuilt)."""
+def read(path: Path) -> dict:
+    """The whole manifest at ``path``, or ``{}`` if it is absent or not a manifest."""
     try:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("version") != version:
+    return data if isinstance(data, dict) and data.get("tool") == "indexgen" else {}
+
+
+def written_pages(data: dict) -> dict[str, str]:
+    """Page -> SHA-256 of the content indexgen wrote, for every page a manifest lists.
+
+    Args:
+        data: A manifest as returned by :func:`read` (any version).
+    """
+    pages: dict[str, str] = {}
+    files = data.get("files")
+    for entry in files.values() if isinstance(files, dict) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("pages"), dict):
+            pages.update({p: h for p, h in entry["pages"].items() if isinstance(h, str)})
+    folders = data.get("folders")
+    if isinstance(folders, dict):
+        pages.update({p: h for p, h in folders.items() if isinstance(h, str)})
+    return pages
+
+
+def cached_files(data: dict, version: str, settings: dict) -> dict:
+    """The file entries of a manifest, or ``{}`` if it is from a different tool version or
+    settings (then everything is rebuilt)."""
+    if data.get("version") != version:
         return {}
     if data.get("settings") != json.loads(json.dumps(settings)):
         return {}

@@ -1,8 +1,8 @@
 """Plain data passed between the stages of indexgen.
 
-Extraction (:mod:`indexgen.extract`) turns one source file into a :class:`FileSummary`;
-the global pass (:mod:`indexgen.analyze`) turns all summaries into :class:`FileContext` and
-:class:`FolderInfo` records; the renderers only read these objects.  Everything here is a
+Extraction (:mod:`indexgen.extract`) turns one source file into a :class:`FileSummary`; the
+global pass (:mod:`indexgen.analyze`) turns all summaries into the records of
+:mod:`indexgen.context`; the renderers only read these objects.  Everything here is a
 picklable dataclass without behaviour, so workers can ship them between processes and tests can
 build them by hand.
 """
@@ -10,6 +10,9 @@ build them by hand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from indexgen.docstrings import DocSection, first_paragraph
 
 #: Status values of :attr:`FileSummary.status`.
 STATUS_OK = "ok"
@@ -18,6 +21,11 @@ STATUS_TOO_LARGE = "too-large"
 STATUS_UNDECODABLE = "not-decodable"
 STATUS_SYNTAX_ERROR = "syntax-error"
 STATUS_UNREADABLE = "unreadable"
+STATUS_TIMEOUT = "timed-out"
+#: Statuses of files whose analysis failed (an empty file is not a failure: it has nothing
+#: to analyze).
+FAILED_STATUSES = (STATUS_TOO_LARGE, STATUS_UNDECODABLE, STATUS_SYNTAX_ERROR, STATUS_UNREADABLE,
+                   STATUS_TIMEOUT)
 
 
 @dataclass
@@ -35,12 +43,18 @@ class Definition:
         summary: First paragraph of the docstring, whitespace collapsed; empty if none.
         bases: Base class expressions as written (classes only).
         decorators: Decorator expressions as written, without ``@``.
-        labels: Sorted griffe labels (``property``, ``dataclass``, ``async`` ...).
+        labels: Sorted labels from decorators and ``async`` (``property``, ``dataclass``,
+            ``abstractmethod``, ``cached``, ``async`` ...).
         anchor: Unique HTML id of this definition in the analysis page (``sym-<qualname>``).
         parent: Qualname of the enclosing class, empty at module level.
         attributes: For classes, (``name: annotation``, line) of the class and instance
-            attributes griffe finds (``x: int = 0`` in the body, ``self.x = ...`` in
+            attributes (``x: int = 0`` in the body, ``self.x = ...`` in
             ``__init__``), in line order.
+        doc: The whole docstring, parsed (see :mod:`indexgen.docstrings`).
+        overload: Whether this is a ``typing.overload`` stub (typing only, never called).
+        effects: Finding categories of the calls in its body (``collective``, ``file``...),
+            sorted; the global pass follows calls to add what the callees do.
+        type_refs: Dotted names used in its parameter and return annotations.
     """
 
     kind: str
@@ -56,6 +70,10 @@ class Definition:
     anchor: str = ""
     parent: str = ""
     attributes: list[tuple[str, int]] = field(default_factory=list)
+    doc: list[DocSection] = field(default_factory=list)
+    overload: bool = False
+    effects: list[str] = field(default_factory=list)
+    type_refs: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -74,6 +92,8 @@ class ModuleAttribute:
         value: Shortened value expression, empty if unknown.
         constant: Whether the name is UPPER_CASE.
         anchor: Unique HTML id in the analysis page (``sym-<name>``).
+        alias_of: The dotted name assigned when the value is a plain name or attribute chain
+            (``run = _impl.run``), else empty: calls through the alias resolve to its target.
     """
 
     name: str
@@ -82,6 +102,7 @@ class ModuleAttribute:
     value: str = ""
     constant: bool = False
     anchor: str = ""
+    alias_of: str = ""
 
 
 @dataclass
@@ -97,8 +118,9 @@ class ImportRecord:
         scope: ``module``, ``type-checking`` (under ``if TYPE_CHECKING``) or ``function``
             (a lazy import inside a function body).
         category: ``stdlib``, ``third-party`` or ``project``; set by the global pass.
-        target: Module name of the project file this import resolves to, if any; set by the
-            global pass.
+        target: Key of the project file whose module or definition this import binds,
+            following re-exports; set by the global pass.
+        anchor: Anchor of that definition ('' for a module); set by the global pass.
     """
 
     written: str
@@ -109,6 +131,7 @@ class ImportRecord:
     scope: str = "module"
     category: str = ""
     target: str = ""
+    anchor: str = ""
 
     @property
     def bound_name(self) -> str:
@@ -118,6 +141,25 @@ class ImportRecord:
         if self.name:
             return self.name
         return self.written.split(".")[0]
+
+
+class Call(NamedTuple):
+    """One call in the code.
+
+    Attributes:
+        caller: Anchor of the innermost definition whose body holds the call ('' at module
+            level; calls in nested functions belong to the enclosing definition).
+        text: The called expression as written (``C.run_all_gather``, ``self._unshard``,
+            ``super().reset``); a receiver that is not a name shows as ``(...)``.
+        line: Line of the call.
+        local: Whether the first name is bound inside the caller (a parameter or local
+            variable other than ``self``/``cls``), so the callee cannot be known statically.
+    """
+
+    caller: str
+    text: str
+    line: int
+    local: bool = False
 
 
 @dataclass
@@ -159,6 +201,13 @@ class FileSummary:
         exports: Names listed in ``__all__``, or None if there is no static ``__all__``.
         identifiers: Identifier -> (first line, number of uses), from the syntax tree.
         findings: Performance-, safety- and pattern-related findings, in line order.
+        doc: The module docstring, parsed.
+        calls: Every call to a name or attribute chain, in line order.
+        references: Names the docstrings cross-reference (``:class:`X```) and annotations
+            use, for the global pass to link, sorted.
+        main_line: Line of a top-level ``if __name__ == "__main__":``, 0 if none.
+        cli_options: Option strings of the ``add_argument`` calls, in order (the command line
+            of a ``__main__`` module).
     """
 
     root: str
@@ -178,6 +227,11 @@ class FileSummary:
     exports: list[str] | None = None
     identifiers: dict[str, tuple[int, int]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    doc: list[DocSection] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    main_line: int = 0
+    cli_options: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -186,67 +240,25 @@ class FileSummary:
 
     @property
     def summary_line(self) -> str:
-        """First sentence of the module docstring, or a description of the status."""
+        """First paragraph of the module docstring, or why the file was not analyzed."""
         if self.status != STATUS_OK:
-            return self.error
-        first = self.docstring.strip().split("\n\n")[0]
-        return " ".join(first.split())
+            return f"not analyzed: {self.error}"
+        return first_paragraph(self.docstring)
 
 
-@dataclass
-class TestReference:
-    """A test file that imports a documented module.
+def definition_anchors(definitions: list[Definition]) -> dict[str, str]:
+    """Qualname -> the anchor a reference to it lands on.
 
-    Attributes:
-        path: Test file path relative to the project directory (POSIX).
-        lines: Lines of the import statements.
-        names: Names of the module that the test file uses, sorted.
+    That is the first definition of the name that is not a ``typing.overload`` stub (the
+    implementation, or the getter of a property), else the first stub.
     """
-
-    path: str
-    lines: list[int]
-    names: list[str]
-
-
-@dataclass
-class FileContext:
-    """What the global pass knows about a file that the file itself does not say.
-
-    Attributes:
-        imported_by: Keys of project files that import this module, sorted.
-        imported_names: Importing file key -> names it imports from this module.
-        targets: Module name -> key of the project file, for every project import.
-        tests: Test files that import this module.
-        siblings: Keys of the other source files in the same folder, sorted.
-        base_links: Base class expression -> (file key, anchor) when the base is a project class.
-        lines: File key -> one-line summary, for every file named in this context.
-    """
-
-    imported_by: list[str] = field(default_factory=list)
-    imported_names: dict[str, list[str]] = field(default_factory=dict)
-    targets: dict[str, str] = field(default_factory=dict)
-    tests: list[TestReference] = field(default_factory=list)
-    siblings: list[str] = field(default_factory=list)
-    base_links: dict[str, tuple[str, str]] = field(default_factory=dict)
-    lines: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class FolderInfo:
-    """A folder of a source root, as shown on its ``index.md`` and ``doc.md``.
-
-    Attributes:
-        root: Source root name.
-        relpath: POSIX path of the folder relative to the root ('' for the root itself).
-        files: Keys of the source files directly in the folder, sorted.
-        subfolders: Relative paths of the direct subfolders that hold sources, sorted.
-        package: Key of the folder's ``__init__.py``, empty if none.
-        edges: (importer key, imported key, line) import edges among the folder's files.
-    """
-
-    root: str
-    relpath: str
-    files: list[str] = field(default_factory=list)
-    subfolders: list[str] = field(default_factory=list)
-    package: str = ""
-    edges: list[tuple[str, str, int]] = field(default_factory=list)
+    anchors: dict[str, str] = {}
+    stub_only: set[str] = set()
+    for d in definitions:
+        if d.qualname not in anchors or (d.qualname in stub_only and not d.overload):
+            anchors[d.qualname] = d.anchor
+            if d.overload:
+                stub_only.add(d.qualname)
+            else:
+                stub_only.discard(d.qualname)
+    return anchors

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import posixpath
 
+from indexgen.context import FileContext
 from indexgen.layout import Layout
-from indexgen.markdown import code, heading_anchor, link, relpath
-from indexgen.model import FileContext, FileSummary
+from indexgen.markdown import code, heading_anchor, link
+from indexgen.model import Call, FileSummary, definition_anchors
+from indexgen.paths import relpath
+from indexgen.rst import Linker
 
 SECTIONS = (
     "File Metadata",
@@ -25,10 +28,10 @@ SECTIONS = (
 """Sections of the analysis page, in order: the layout of the seed pages."""
 SOURCE_ANCHOR = heading_anchor("Original Source")
 CATEGORY_TITLES = {"stdlib": "Standard library", "third-party": "Third party",
-                    "project": "This project"}
+                   "project": "This project"}
 KIND_PLURAL = {"class": "classes", "function": "functions", "method": "methods",
-                "property": "properties", "classmethod": "class methods",
-                "staticmethod": "static methods"}
+               "property": "properties", "classmethod": "class methods",
+               "staticmethod": "static methods"}
 
 
 def count(n: int, word: str, plural: str | None = None) -> str:
@@ -40,6 +43,14 @@ def lines_link(start: int, end: int, docs: str = "") -> str:
     """A link labelled ``line N`` or ``lines N–M`` to the first line's anchor."""
     label = f"line {start}" if start == end else f"lines {start}–{end}"
     return link(label, f"{docs}#L{start}")
+
+
+def line_links(lines: list[int], docs: str = "") -> str:
+    """``line 4`` / ``lines 4, 9, 12`` with each number linking to its source line."""
+    lines = sorted(set(lines))
+    if len(lines) == 1:
+        return link(f"line {lines[0]}", f"{docs}#L{lines[0]}")
+    return "lines " + ", ".join(link(str(n), f"{docs}#L{n}") for n in lines)
 
 
 class Page:
@@ -58,14 +69,18 @@ class Page:
         self.classes = [d for d in s.definitions if d.kind == "class"]
         self.funcs = [d for d in s.definitions if d.kind != "class"]
         self.local_classes = {d.qualname: d for d in self.classes}
-        self.anchors: dict[str, str] = {}
+        self.anchors = definition_anchors(s.definitions)
+        self.local_calls: dict[str, list[Call]] = {}
+        for c in s.calls:
+            if c.local:
+                self.local_calls.setdefault(c.caller, []).append(c)
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)
-        for d in reversed(s.definitions):
-            self.anchors[d.qualname] = d.anchor
 
     def docs_link(self, key: str, anchor_id: str = "") -> str:
         """Relative link from this page to another file's analysis page (and anchor)."""
+        if key == self.s.key:
+            return f"#{anchor_id}" if anchor_id else self.docs_name
         target = relpath(self.layout.docs_page(key), self.dir)
         return target + (f"#{anchor_id}" if anchor_id else "")
 
@@ -76,7 +91,7 @@ class Page:
     def base(self, expr: str) -> str:
         """A base class expression, linked to its definition when it is a project class."""
         if expr in self.local_classes:
-            return link(code(expr), f"#{self.local_classes[expr].anchor}")
+            return link(code(expr), f"#{self.anchors[expr]}")
         if expr in self.ctx.base_links:
             key, anchor_id = self.ctx.base_links[expr]
             return link(code(expr), self.docs_link(key, anchor_id))
@@ -91,7 +106,37 @@ class Page:
         return sorted({n for n in names if not n.startswith("_")})
 
     def anchor_of(self, name: str) -> str:
-        """Anchor of the first definition (or else attribute) called ``name``; '' if none."""
+        """Anchor a reference to ``name`` lands on (the implementation of an overloaded
+        function, else the first definition, else the attribute); '' if none."""
         return self.anchors.get(name, "")
 
+    def linker(self, scope: str = "") -> Linker:
+        """Resolve cross-reference targets written in a docstring of ``scope`` (a qualname).
 
+        Tried in order: the scope's own members (``:meth:`.reset``` in a class), then the
+        enclosing classes', names of this file (with or without the module prefix), then
+        what the global pass linked for this file (imports, re-exports, absolute paths).
+        """
+        module = self.s.module
+
+        def resolve(role: str, target: str) -> str | None:
+            bare = target.lstrip(".")
+            candidates = []
+            prefix = scope
+            while prefix:
+                candidates.append(f"{prefix}.{bare}")
+                prefix = prefix.rpartition(".")[0]
+            candidates.append(bare)
+            if bare.startswith(module + "."):
+                candidates.append(bare[len(module) + 1:])
+            for name in candidates:
+                if name in self.anchors:
+                    return f"#{self.anchors[name]}"
+            if role == "mod" and bare == module:
+                return self.docs_name
+            found = self.ctx.links.get(target) or self.ctx.links.get(bare)
+            if found:
+                return self.docs_link(*found)
+            return None
+
+        return resolve

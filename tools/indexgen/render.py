@@ -1,35 +1,26 @@
 """Stage 3a: render the analysis page (``name.py_docs.md``) of one source file.
 
 :func:`render_docs` is a pure function of a full :class:`~indexgen.model.FileSummary`, its
-:class:`~indexgen.model.FileContext` and the :class:`~indexgen.layout.Layout`; every sentence
-it writes is derived from those.  The keyword page is in :mod:`indexgen.render_keywords`.
+:class:`~indexgen.context.FileContext` and the :class:`~indexgen.layout.Layout`; every
+sentence it writes is derived from those.  The sections follow the seed pages' order; the
+source is folded (``<details>``) so that a reader meets the overview first, and a section with
+nothing to say says so in one short line.  This module writes the first sections (metadata,
+source, overview, definitions, architecture); :mod:`indexgen.render_sections` the others.
 """
 
 from __future__ import annotations
 
-import posixpath
+import html
 
-from indexgen import patterns, rules
+from indexgen.context import FileContext
+from indexgen.docrender import render_doc
 from indexgen.layout import Layout
-from indexgen.markdown import (
-    MARKER,
-    anchor,
-    code,
-    escape_html,
-    escape_text,
-    heading_anchor,
-    link,
-)
-from indexgen.model import STATUS_EMPTY, STATUS_OK, Definition, FileContext, FileSummary
-from indexgen.page import (
-    CATEGORY_TITLES,
-    KIND_PLURAL,
-    SECTIONS,
-    Page,
-    count,
-    lines_link,
-)
+from indexgen.markdown import MARKER, anchor, code, escape_text, link
+from indexgen.model import STATUS_EMPTY, STATUS_OK, Definition, FileSummary
+from indexgen.page import KIND_PLURAL, SECTIONS, Page, count, lines_link
+from indexgen.render_calls import calls_lines
 from indexgen.render_keywords import render_keywords
+from indexgen.render_sections import SECTION_RENDERERS, not_analyzed
 
 __all__ = ["SECTIONS", "render_docs", "render_keywords"]
 
@@ -51,9 +42,10 @@ def render_docs(
     """
     p = Page(s, ctx, layout, tests_label)
     out = [MARKER, f"# Documentation: {code(p.layout.display(s.key))}", ""]
+    renderers = {**_RENDERERS, **SECTION_RENDERERS}
     for title in SECTIONS:
-        out += [anchor(heading_anchor(title)), "", f"## {title}", ""]
-        _SECTION_RENDERERS[title](p, out, source)
+        out += [f"## {title}", ""]
+        renderers[title](p, out, source)
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -66,7 +58,8 @@ def _metadata(p: Page, out: list[str], source: str | None) -> None:
     out.append(f"- **SHA-256**: {code(s.sha256)}")
     if s.status == STATUS_OK:
         out.append(f"- **Encoding**: {code(s.encoding)}")
-    out.append(f"- **Status**: {code(s.status)}" + (f": {escape_text(s.error)}" if s.error else ""))
+    out.append(f"- **Status**: {code(s.status)}"
+               + (f": {escape_text(s.error, line_start=False)}" if s.error else ""))
     out.append(f"- **Keyword Index**: {link(code(p.kw_name), p.kw_name)}")
 
 
@@ -76,48 +69,46 @@ def _source(p: Page, out: list[str], source: str | None) -> None:
         if s.status == STATUS_EMPTY:
             out.append("The file is empty; there is no source to show.")
         else:
-            out.append(f"Source not embedded: {escape_text(s.error)}.")
+            out.append(f"Source not embedded: {escape_text(s.error, line_start=False)}.")
         return
     if s.status != STATUS_OK:
-        out += [f"The source is embedded as text; {escape_text(s.error)}.", ""]
+        out += [f"The source is embedded as text; it was not analyzed: "
+                f"{escape_text(s.error, line_start=False)}.", ""]
     lines = source.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     width = len(str(len(lines)))
     body = "\n".join(
         f'<span id="L{n}">{n:>{width}}  {text}</span>'
-        for n, text in enumerate(escape_html(source).split("\n")[: len(lines)], 1)
+        for n, text in enumerate(html.escape(source, quote=False).split("\n")[: len(lines)], 1)
     )
+    # Folded, so that the overview comes first; a link to a line (#L42) opens it.
+    out.append(f'<details class="indexgen-source"><summary>Show the source '
+               f'({count(len(lines), "line")})</summary>')
     out.append(f'<pre class="indexgen-source"><code>{body}</code></pre>')
-
-
-
-
-def _docstring_block(doc: str) -> list[str]:
-    # Raw HTML, not a fence: fenced text is still seen by preprocessors such as snippets.
-    lines = escape_html(doc).split("\n")
-    return ['<pre class="indexgen-docstring"><code>' + "\n".join(
-        f"<span>{line}</span>" if line else "<span></span>" for line in lines) + "</code></pre>"]
+    out.append("</details>")
 
 
 def _overview(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
+        out.append(not_analyzed(s, full=True))
         return
-    if s.docstring:
-        first, _, rest = s.docstring.strip().partition("\n\n")
-        out += [escape_text(first), ""]
-        if rest.strip():
-            out += ["Full module docstring:", ""] + _docstring_block(s.docstring.strip()) + [""]
+    doc = render_doc(s.doc, p.linker())
+    if doc:
+        out += [*_blank_joined(doc), ""]
     else:
         out += [f"{code(s.relpath.rpartition('/')[2])} has no module docstring.", ""]
     kinds: dict[str, int] = {}
     for d in s.definitions:
-        kinds[d.kind] = kinds.get(d.kind, 0) + 1
+        if not d.overload:
+            kinds[d.kind] = kinds.get(d.kind, 0) + 1
     parts = [count(kinds[k], k, KIND_PLURAL[k]) for k in KIND_PLURAL if k in kinds]
     if s.attributes:
         parts.append(count(len(s.attributes), "module attribute"))
+    stubs = sum(d.overload for d in s.definitions)
+    if stubs:
+        parts.append(count(stubs, "overload stub"))
     out.append(f"It defines {', '.join(parts)}." if parts else "It defines no classes, functions "
                "or module attributes.")
     out.append("")
@@ -133,58 +124,87 @@ def _overview(p: Page, out: list[str], source: str | None) -> None:
         out.append(f"Public API ({origin}): none.")
 
 
+def _blank_joined(blocks: list[str]) -> list[str]:
+    out = []
+    for block in blocks:
+        out += [block, ""]
+    return out[:-1]
+
+
 def _detailed(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
+        out.append(not_analyzed(s))
         return
     if not s.definitions and not s.attributes:
-        out.append("No classes, functions or module attributes in this file.")
+        out.append("No classes, functions or module attributes.")
         return
+    stubs: dict[str, int] = {}
     for d in s.definitions:
-        out += _definition(d)
+        if d.overload:
+            stubs[d.qualname] = stubs.get(d.qualname, 0) + 1
+            out += _definition(p, d, stubs[d.qualname])
+        else:
+            out += _definition(p, d, 0)
     if s.attributes:
         out += ["### Module attributes", ""]
         for a in s.attributes:
             text = a.name + (f": {a.annotation}" if a.annotation else "")
             text += f" = {a.value}" if a.value else ""
             kind = "constant" if a.constant else "attribute"
-            out.append(f"- {anchor(a.anchor)}{code(text)} ({kind}, {link(f'line {a.lineno}', f'#L{a.lineno}')})")
+            out.append(f"- {anchor(a.anchor)}{code(text)} ({kind}, "
+                       f"{link(f'line {a.lineno}', f'#L{a.lineno}')})")
         out.append("")
 
 
-def _definition(d: Definition) -> list[str]:
+def _definition(p: Page, d: Definition, stub: int) -> list[str]:
     level = "###" if not d.parent else "####"
     if d.kind == "class":
-        sig = f"class {d.qualname.rpartition('.')[2]}" + (f"({d.signature})" if d.signature else "")
+        sig = f"class {d.name}" + (f"({d.signature})" if d.signature else "")
     else:
-        prefix = "async def " if "async" in d.labels else "def "
-        sig = prefix + (d.signature or d.name)
-    facts = [d.kind]
-    facts.append(lines_link(d.lineno, d.end_lineno))
+        sig = ("async def " if "async" in d.labels else "def ") + (d.signature or d.name)
+    facts = [d.kind, lines_link(d.lineno, d.end_lineno)]
     labels = [lab for lab in d.labels if lab not in ("async", d.kind)]
     if labels:
         facts.append("labels: " + ", ".join(code(lab) for lab in labels))
     if d.decorators:
         facts.append("decorators: " + ", ".join(code("@" + dec) for dec in d.decorators))
-    lines = [anchor(d.anchor), "", f"{level} {code(d.qualname)}", "", code(sig), "",
-             " · ".join(facts), ""]
-    lines += [escape_text(d.summary) if d.summary else "No docstring.", ""]
+    title = code(d.qualname) + (f" (overload stub {stub})" if stub else "")
+    lines = [anchor(d.anchor), "", f"{level} {title}", "", code(sig), "", " · ".join(facts), ""]
+    if stub:
+        target = p.anchor_of(d.qualname)
+        where = (link(code(d.qualname), f"#{target}") if target != d.anchor
+                 else "not in this file")
+        lines += [f"A `typing.overload` stub: it only declares a signature for type checkers; "
+                  f"the implementation is {where}.", ""]
+    doc = render_doc(d.doc, p.linker(d.qualname if d.kind == "class" else d.parent))
+    if doc:
+        lines += [*_blank_joined(doc), ""]
+    elif not stub:
+        lines += ["No docstring.", ""]
+    facts = []
     if d.attributes:
-        lines += ["Attributes: " + ", ".join(
-            f"{code(text)} ({link(f'line {line}', f'#L{line}')})" for text, line in d.attributes
-        ) + ".", ""]
-    return lines
+        facts.append("- **Assigned attributes**: " + ", ".join(
+            f"{code(text)} ({link(f'line {line}', f'#L{line}')})" for text, line in d.attributes))
+    types = [_type_link(p, name) for name in d.type_refs]
+    types = [t for t in types if t]
+    if types:
+        facts.append("- **Types**: " + ", ".join(types))
+    facts += calls_lines(p, d)
+    return lines + (facts + [""] if facts else [])
+
+
+def _type_link(p: Page, name: str) -> str:
+    url = p.linker()("class", name)
+    return link(code(name), url) if url else ""
 
 
 def _architecture(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
     if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
+        out.append(not_analyzed(s))
         return
-    if not p.classes:
-        out.append("No classes in this file, so no class hierarchy.")
-    else:
+    if p.classes:
         out += ["### Class hierarchy", ""]
         children: dict[str, list[Definition]] = {}
         roots = []
@@ -205,8 +225,8 @@ def _architecture(p: Page, out: list[str], source: str | None) -> None:
         for c in roots:
             emit(c, 0)
         out.append("")
-    top = [d for d in s.definitions if not d.parent and d.kind != "class"]
-    members = [d for d in s.definitions if d.parent and d.kind != "class"]
+    top = [d for d in s.definitions if not d.parent and d.kind != "class" and not d.overload]
+    members = [d for d in s.definitions if d.parent and d.kind != "class" and not d.overload]
     parts = []
     if p.classes:
         parts.append(f"{count(len(p.classes), 'class', 'classes')} with "
@@ -215,204 +235,10 @@ def _architecture(p: Page, out: list[str], source: str | None) -> None:
     out.append("Structure: " + " and ".join(parts) + ".")
 
 
-def _dependencies(p: Page, out: list[str], source: str | None) -> None:
-    s = p.s
-    if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
-    else:
-        for category in ("stdlib", "third-party", "project"):
-            out += [f"### {CATEGORY_TITLES[category]}", ""]
-            groups: dict[str, list] = {}
-            for imp in s.imports:
-                if imp.category == category:
-                    groups.setdefault(imp.written if imp.name else imp.module, []).append(imp)
-            if not groups:
-                out += [f"No {CATEGORY_TITLES[category].lower()} imports.", ""]
-                continue
-            for mod in sorted(groups):
-                imps = groups[mod]
-                names = sorted({i.name + (f" as {i.alias}" if i.alias else "") for i in imps
-                                if i.name})
-                aliases = sorted({i.alias for i in imps if not i.name and i.alias})
-                label = code(mod)
-                target = next((i.target for i in imps if i.target), "")
-                if target:
-                    label = link(code(mod), p.docs_link(target))
-                text = f"- {label}"
-                if names:
-                    text += ": " + ", ".join(code(n) for n in names)
-                if aliases:
-                    text += " as " + ", ".join(code(a) for a in aliases)
-                lines = sorted({i.lineno for i in imps})
-                text += " (" + ", ".join(link(f"line {n}", f"#L{n}") for n in lines) + ")"
-                scopes = sorted({i.scope for i in imps} - {"module"})
-                if scopes:
-                    text += " — " + ", ".join(_SCOPE_NOTE[sc] for sc in scopes)
-                out.append(text)
-            out.append("")
-    out += ["### Imported by", ""]
-    if not p.ctx.imported_by:
-        out.append(f"No file of this project imports {code(s.module)}.")
-    for key in p.ctx.imported_by:
-        names = p.ctx.imported_names.get(key) or []
-        what = ("imports " + ", ".join(code(n) for n in names)) if names else "imports the module"
-        out.append(f"- {link(p.file_label(key), p.docs_link(key))}: {what}")
-
-
-_SCOPE_NOTE = {"type-checking": "only under `TYPE_CHECKING`",
-               "function": "inside a function (lazy import)", "nested": "inside a class body"}
-
-
-def _patterns(p: Page, out: list[str], source: str | None) -> None:
-    if p.s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(p.s.error)}.")
-        return
-    found = patterns.detect(p.s)
-    if not found:
-        out.append("No dataclasses, enums, context managers, hooks, properties, generators, "
-                   "abstract classes or other recognized patterns in this file.")
-        return
-    for title, items in found:
-        out.append(f"- **{escape_text(title)}**: " + ", ".join(
-            f"{code(label)} ({link(f'line {line}', f'#L{line}')})" for label, line in items[:20])
-            + (f" and {len(items) - 20} more" if len(items) > 20 else ""))
-
-
-def _enclosing(s: FileSummary):
-    defs = sorted(s.definitions, key=lambda d: (d.start_lineno, -d.end_lineno))
-
-    def find(line: int) -> str:
-        best = ""
-        for d in defs:
-            if d.start_lineno > line:
-                break
-            if d.end_lineno >= line:
-                best = d.qualname
-        return best
-
-    return find
-
-
-def _finding_sections(p: Page, out: list[str], categories: tuple[str, ...], none: str) -> None:
-    s = p.s
-    if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
-        return
-    found = [f for f in s.findings if f.category in categories]
-    if not found:
-        out.append(none)
-        return
-    where = _enclosing(s)
-    for category in categories:
-        items = [f for f in found if f.category == category]
-        lines = sorted({f.lineno for f in items})
-        summary = (f"{count(len(items), 'call')} on {count(len(lines), 'line')}" if items
-                   else "none in this file")
-        out.append(f"- **{escape_text(rules.TITLES[category])}**: {summary}")
-    out.append("")
-    for category in categories:
-        items = [f for f in found if f.category == category]
-        if not items:
-            continue
-        out += [f"### {escape_text(rules.TITLES[category])}", ""]
-        for f in items:
-            scope = where(f.lineno)
-            text = f"- {link(f'line {f.lineno}', f'#L{f.lineno}')}: {code(f.text)}"
-            if scope:
-                text += f" in {code(scope)}"
-            if f.note:
-                text += f" — {escape_text(f.note)}"
-            out.append(text)
-        out.append("")
-
-
-def _performance(p: Page, out: list[str], source: str | None) -> None:
-    _finding_sections(p, out, rules.PERFORMANCE_CATEGORIES,
-                      "No collectives, stream or event operations, host synchronizations or "
-                      "tensor allocations in this file.")
-
-
-def _security(p: Page, out: list[str], source: str | None) -> None:
-    _finding_sections(p, out, rules.SECURITY_CATEGORIES,
-                      "No eval/exec/compile, pickle or torch.load, subprocess, file system, "
-                      "network or dynamic-import calls in this file.")
-
-
-def _testing(p: Page, out: list[str], source: str | None) -> None:
-    s = p.s
-    out += ["### Tests", ""]
-    if not p.ctx.tests:
-        out.append(f"No test file in {code(p.tests_label)} imports {code(s.module)}."
-                   if p.tests_label else "No test folders are configured.")
-    for t in p.ctx.tests:
-        lines = ", ".join(str(n) for n in t.lines)
-        uses = (" uses " + ", ".join(code(n) for n in t.names)) if t.names else ""
-        out.append(f"- {code(t.path)} (import at line {lines}){uses}")
-    out += ["", "### Usage", ""]
-    if s.status != STATUS_OK:
-        out.append(f"Not analyzed: {escape_text(s.error)}.")
-        return
-    api = p.public_api()
-    private = any(part.startswith("_") and part != "__init__" for part in s.module.split("."))
-    if api:
-        names = ", ".join(api[:6]) + (", ..." if len(api) > 6 else "")
-        out.append(f"Import: {code(f'from {s.module} import {names}')}")
-    else:
-        out.append(f"Import: {code(f'import {s.module}')} (no public names).")
-    if private:
-        out += ["", f"{code(s.module)} is private (a component starts with an underscore); "
-                "its names are meant for use inside the package."]
-
-
-def _related(p: Page, out: list[str], source: str | None) -> None:
-    ctx = p.ctx
-    folder = posixpath.dirname(p.layout.display(p.s.key))
-    if not ctx.siblings:
-        out.append(f"No other source files in {code(folder)}.")
-    else:
-        out += [f"Files in the same folder ({code(folder)}):", ""]
-        for key in ctx.siblings:
-            line = ctx.lines.get(key, "")
-            out.append(f"- {link(code(key.rpartition('/')[2]), p.docs_link(key))}"
-                       + (f": {escape_text(line)}" if line else ""))
-    others = sorted(set(ctx.targets.values()) | set(ctx.imported_by))
-    others = [k for k in others if k not in ctx.siblings]
-    if others:
-        out += ["", "Files elsewhere in the project that this file imports or is imported by:", ""]
-        for key in others:
-            line = ctx.lines.get(key, "")
-            out.append(f"- {link(code(key), p.docs_link(key))}"
-                       + (f": {escape_text(line)}" if line else ""))
-
-
-def _crossrefs(p: Page, out: list[str], source: str | None) -> None:
-    out.append(f"- **Keyword Index**: {link(code(p.kw_name), p.kw_name)}")
-    out.append(f"- **Folder Index**: {link(code('index.md'), p.index)}")
-    out.append(f"- **Folder Documentation**: {link(code('doc.md'), p.doc)}")
-    used: dict[str, list[str]] = {}
-    for key, names in p.ctx.imported_names.items():
-        for name in names:
-            used.setdefault(name, []).append(key)
-    if used:
-        out += ["", "Names defined here and imported elsewhere in the project:", ""]
-        for name in sorted(used):
-            a = p.anchor_of(name)
-            label = link(code(name), f"#{a}") if a else code(name)
-            files = ", ".join(link(code(k), p.docs_link(k)) for k in sorted(used[name]))
-            out.append(f"- {label}: {files}")
-
-
-_SECTION_RENDERERS = {
+_RENDERERS = {
     "File Metadata": _metadata,
     "Original Source": _source,
     "High-Level Overview": _overview,
     "Detailed Analysis": _detailed,
     "Architecture & Design": _architecture,
-    "Dependencies": _dependencies,
-    "Code Patterns & Idioms": _patterns,
-    "Performance Considerations": _performance,
-    "Security & Safety": _security,
-    "Testing & Usage": _testing,
-    "Related Files": _related,
-    "Cross-References": _crossrefs,
 }

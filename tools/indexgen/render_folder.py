@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import posixpath
 
+from indexgen.context import FolderInfo
+from indexgen.docrender import summary_markdown
 from indexgen.layout import Layout
-from indexgen.markdown import MARKER, code, escape_text, link, relpath
-from indexgen.model import FileSummary, FolderInfo
+from indexgen.markdown import MARKER, code, escape_text, link
+from indexgen.model import FileSummary, definition_anchors
+from indexgen.paths import relpath
+from indexgen.rst import Linker, to_markdown
 
 
 def _title(info: FolderInfo, layout: Layout) -> str:
@@ -44,7 +48,7 @@ def render_folder_index(
         target = relpath(layout.folder_index(info.root, sub), here)
         line = files[sub_info.package].summary_line if sub_info.package else ""
         out.append(f"- {link(code(posixpath.basename(sub) + '/'), target)}"
-                   + (f": {escape_text(line)}" if line else f": {_count_files(sub_info)}"))
+                   + (f": {summary_markdown(line)}" if line else f": {_count_files(sub_info)}"))
     out += ["", "## Files", ""]
     if not info.files:
         out.append("No Python files directly in this folder.")
@@ -53,9 +57,31 @@ def render_folder_index(
         name = posixpath.basename(s.relpath)
         docs = relpath(layout.docs_page(key), here)
         kw = relpath(layout.kw_page(key), here)
-        line = s.summary_line or "no module docstring"
-        out.append(f"- {link(code(name), docs)} ({link('keywords', kw)}): {escape_text(line)}")
+        line = summary_markdown(s.summary_line) if s.summary_line else "no module docstring"
+        out.append(f"- {link(code(name), docs)} ({link('keywords', kw)}): {line}")
     return "\n".join(out) + "\n"
+
+
+def _linker(files: dict[str, FileSummary], layout: Layout, here: str) -> Linker:
+    """Links for the cross-references of a package docstring: a module of the build, or a
+    top-level definition of one (``:class:`pkg.mod.Name```)."""
+    by_module = {s.module: key for key, s in files.items()}
+
+    def resolve(role: str, target: str) -> str | None:
+        parts = target.lstrip("~.").split(".")
+        for i in range(len(parts), 0, -1):
+            key = by_module.get(".".join(parts[:i]))
+            if key is None:
+                continue
+            page = relpath(layout.docs_page(key), here)
+            rest = ".".join(parts[i:])
+            if not rest:
+                return page
+            anchor = definition_anchors(files[key].definitions).get(rest)
+            return f"{page}#{anchor}" if anchor else None
+        return None
+
+    return resolve
 
 
 def _count_files(info: FolderInfo) -> str:
@@ -75,10 +101,10 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
     if pkg is None:
         out.append(f"{code(_title(info, layout))} has no `__init__.py`; it is not a regular package.")
     elif pkg.status != "ok":
-        out.append(f"The `__init__.py` was not analyzed: {escape_text(pkg.error)}.")
+        out.append(f"The `__init__.py` was not analyzed: {escape_text(pkg.error, line_start=False)}.")
     elif pkg.docstring.strip():
-        for para in pkg.docstring.strip().split("\n\n"):
-            out += [escape_text(para), ""]
+        for block in to_markdown(pkg.docstring, _linker(files, layout, here)):
+            out += [block, ""]
         out.pop()
     else:
         out.append(f"The package {code(pkg.module)} has no docstring in its `__init__.py`.")

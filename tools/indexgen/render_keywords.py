@@ -9,9 +9,10 @@ from __future__ import annotations
 import posixpath
 
 from indexgen import patterns, rules
+from indexgen.context import FileContext
 from indexgen.layout import Layout
 from indexgen.markdown import MARKER, anchor, code, escape_text, heading_anchor, link
-from indexgen.model import STATUS_OK, FileContext, FileSummary
+from indexgen.model import STATUS_OK, FileSummary
 from indexgen.page import CATEGORY_TITLES, KIND_PLURAL, SECTIONS, SOURCE_ANCHOR, Page, count
 
 
@@ -37,14 +38,15 @@ def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_labe
     out.append(f"- **Module**: {code(s.module)}")
     out += ["", "## Keywords Extracted", ""]
     if s.status != STATUS_OK:
-        out += [f"No keywords: {escape_text(s.error)}.", ""]
+        out += [f"No keywords: {escape_text(s.error, line_start=False)}.", ""]
     else:
         out += [_keyword_counts(s), ""]
         _kw_section(out, "Classes", [
             (d.qualname, f"class, line {d.lineno}", f"{docs}#{d.anchor}") for d in p.classes
         ])
         _kw_section(out, "Functions", [
-            (d.qualname, f"{d.kind}, line {d.lineno}", f"{docs}#{d.anchor}") for d in p.funcs
+            (d.qualname, f"{'overload' if d.overload else d.kind}, line {d.lineno}",
+             f"{docs}#{d.anchor}") for d in p.funcs
         ])
         consts = [a for a in s.attributes if a.constant]
         attrs = [a for a in s.attributes if not a.constant]
@@ -127,32 +129,34 @@ def _identifier_index(out: list[str], s: FileSummary, docs: str) -> None:
 
 def _section_map(p: Page) -> list[str]:
     s, docs = p.s, p.docs_name
-    perf = [f for f in s.findings if f.category in rules.PERFORMANCE_CATEGORIES]
-    sec = [f for f in s.findings if f.category in rules.SECURITY_CATEGORIES]
+    perf = [f.text for f in s.findings if f.category in rules.PERFORMANCE_CATEGORIES]
+    perf += [f.text for f in p.ctx.indirect if f.category in rules.PERFORMANCE_CATEGORIES]
+    sec = [f.text for f in s.findings if f.category in rules.SECURITY_CATEGORIES]
+    sec += [f.text for f in p.ctx.indirect if f.category in rules.SECURITY_CATEGORIES]
     found_patterns = patterns.detect(s)
     names = [d.qualname for d in s.definitions]
     shown = ", ".join(code(n) for n in names[:12]) + (f" and {len(names) - 12} more"
                                                       if len(names) > 12 else "")
     notes = {
         "File Metadata": f"path, module {code(s.module)}, size and line count",
-        "Original Source": (f"all {count(s.n_lines, 'line')}; keyword and identifier links "
-                            "point at lines here") if s.status == STATUS_OK else
-        escape_text(s.error),
+        "Original Source": (f"all {count(s.n_lines, 'line')}, folded; keyword and identifier "
+                            "links open it at their line") if s.status == STATUS_OK else
+        "not analyzed: " + escape_text(s.error, line_start=False),
         "High-Level Overview": "module docstring and public API"
         + (f" ({', '.join(code(n) for n in p.public_api()[:8])})" if p.public_api() else ""),
         "Detailed Analysis": (f"{shown}" if names else "no classes or functions"),
         "Architecture & Design": (f"class hierarchy of {count(len(p.classes), 'class', 'classes')}"
                                   if p.classes else "no classes"),
         "Dependencies": f"{count(len(s.imports), 'import')}; imported by "
-        f"{count(len(p.ctx.imported_by), 'project file')}",
+        f"{count(len(p.ctx.imported_by), 'project file')}; the call graph across files",
         "Code Patterns & Idioms": ", ".join(escape_text(t) for t, _ in found_patterns)
         if found_patterns else "no patterns detected",
-        "Performance Considerations": ", ".join(sorted({code(f.text) for f in perf}))
-        if perf else "no collectives, stream/event operations, synchronizations or allocations",
-        "Security & Safety": ", ".join(sorted({code(f.text) for f in sec}))
-        if sec else "no eval/exec, unsafe deserialization, subprocess, file or network use",
-        "Testing & Usage": f"{count(len(p.ctx.tests), 'test file')} importing this module",
-        "Related Files": f"{count(len(p.ctx.siblings), 'other file')} in the same folder",
+        "Performance Considerations": ", ".join(sorted({code(t) for t in perf}))
+        if perf else "none found",
+        "Security & Safety": ", ".join(sorted({code(t) for t in sec})) if sec else "none found",
+        "Testing & Usage": f"{count(len(p.ctx.tests), 'test file')} importing from this module, "
+        f"{len(p.ctx.test_calls)} reaching it through calls",
+        "Related Files": f"{count(len(p.ctx.lines), 'file')} related by imports or calls",
         "Cross-References": "keyword index, folder pages and names used elsewhere",
     }
     return [f"- **{link(escape_text(title), f'{docs}#{heading_anchor(title)}')}**: {notes[title]}"

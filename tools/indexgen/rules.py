@@ -8,6 +8,9 @@ glance what indexgen looks for.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 #: Finding categories shown in "Performance Considerations", in display order.
 PERFORMANCE_CATEGORIES = ("collective", "stream", "event", "synchronization", "allocation")
 #: Finding categories shown in "Security & Safety", in display order.
@@ -75,11 +78,19 @@ _OS_SHELL = frozenset(
 )
 _OS_FILE = frozenset(
     {"remove", "unlink", "rmdir", "removedirs", "rename", "renames", "replace", "makedirs",
-     "mkdir", "chmod", "chown", "symlink", "link", "truncate"}
+     "mkdir", "chmod", "chown", "symlink", "link", "truncate", "scandir", "listdir", "walk",
+     "stat", "lstat", "access", "readlink", "utime", "fwalk"}
 )
+# os.path functions that ask the file system (the others only compute with strings).
+_OS_PATH_FILE = frozenset(
+    {"exists", "lexists", "isfile", "isdir", "islink", "ismount", "getsize", "getmtime",
+     "getatime", "getctime", "realpath", "samefile"}
+)
+# pathlib.Path methods that touch the file system, called on any object.
 _PATH_FILE = frozenset(
     {"read_text", "write_text", "read_bytes", "write_bytes", "unlink", "mkdir", "rmdir",
-     "touch", "symlink_to"}
+     "touch", "symlink_to", "open", "exists", "is_file", "is_dir", "is_symlink", "iterdir",
+     "glob", "rglob", "stat", "lstat", "samefile", "readlink", "hardlink_to"}
 )
 _SHUTIL = frozenset({"rmtree", "copy", "copy2", "copyfile", "copytree", "move", "make_archive"})
 _NETWORK_MODULES = frozenset({"socket", "requests", "urllib.request", "http.client", "httpx"})
@@ -90,21 +101,167 @@ _NETWORK_NAMES = frozenset({"urlopen", "create_connection", "TCPStore", "HTTPCon
 CANDIDATE_NAMES = frozenset().union(
     _COLLECTIVES_ALWAYS, _COLLECTIVES_DIST, _STREAM, _EVENT_ALWAYS, _EVENT_ON_EVENT, _SYNC,
     _ALLOC_TORCH, _ALLOC_ANY, _EVAL_BUILTINS, _PICKLE_NAMES, _SUBPROCESS, _OS_SHELL, _OS_FILE,
-    _PATH_FILE, _SHUTIL, _NETWORK_NAMES,
+    _OS_PATH_FILE, _PATH_FILE, _SHUTIL, _NETWORK_NAMES,
     {"open", "load", "import_module", "__import__", "get", "post", "put", "delete", "request",
      "socket", "Session", "connect", "mkstemp", "mkdtemp", "NamedTemporaryFile",
-     "TemporaryDirectory"},
+     "TemporaryDirectory", "glob", "iglob"},
 )
+
+
+# -- the rules -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CallSite:
+    """One call as the rules see it.
+
+    Attributes:
+        receiver: What the call's name is looked up on, as written (``dist`` in
+            ``dist.all_reduce``; '' for a bare name).
+        full_receiver: The same after resolving the file's import aliases
+            (``torch.distributed``); for a bare imported name, the module it came from.
+        keywords: Keyword argument name -> its value as written.
+    """
+
+    receiver: str
+    full_receiver: str
+    keywords: dict[str, str]
+
+
+def _any(c: CallSite) -> bool:
+    return True
+
+
+def _distributed(c: CallSite) -> bool:
+    return c.full_receiver.startswith("torch.distributed") or c.receiver in _DIST_RECEIVERS
+
+
+def _event_object(c: CallSite) -> bool:
+    return "event" in c.receiver.lower()
+
+
+def _some_receiver(c: CallSite) -> bool:
+    return bool(c.receiver or c.full_receiver)
+
+
+def _written_receiver(c: CallSite) -> bool:
+    return bool(c.receiver)
+
+
+def _bare(c: CallSite) -> bool:
+    return not c.receiver and not c.full_receiver
+
+
+def _bare_as_written(c: CallSite) -> bool:
+    return not c.receiver
+
+
+def _module(*names: str) -> Callable[[CallSite], bool]:
+    modules = frozenset(names)
+
+    def test(c: CallSite) -> bool:
+        return c.full_receiver in modules
+
+    test.__name__ = f"module in {sorted(modules)}"
+    return test
+
+
+def _object_not_os(c: CallSite) -> bool:
+    return bool(c.receiver) and c.full_receiver not in ("os", "shutil", "os.path")
+
+
+def _no_keywords(keywords: dict[str, str]) -> str | None:
+    """``x.cpu()`` copies to the host and waits; with keyword arguments it is left out."""
+    return None if keywords else ""
+
+
+def _torch_load(keywords: dict[str, str]) -> str | None:
+    """``torch.load`` unpickles unless ``weights_only=True``."""
+    value = keywords.get("weights_only")
+    if value is None:
+        return "torch.load without weights_only"
+    if value != "True":
+        return f"torch.load with weights_only={value}"
+    return None
+
+
+@dataclass(frozen=True)
+class CallRule:
+    """One row of :data:`CALL_RULES`.
+
+    Attributes:
+        category: Finding category (a key of :data:`TITLES`).
+        names: Last names of the call that the rule matches; None matches any name.
+        where: Condition on the receiver (see :class:`CallSite`).
+        note: Given the call's keywords, the note to show, or None when the call is harmless
+            after all (``torch.load(..., weights_only=True)``); None here means no note.
+    """
+
+    category: str
+    names: frozenset[str] | None
+    where: Callable[[CallSite], bool]
+    note: Callable[[dict[str, str]], str | None] | None = None
+
+
+#: The rules in the order they are tried; the first whose names and condition match decides.
+CALL_RULES: tuple[CallRule, ...] = (
+    CallRule("collective", _COLLECTIVES_ALWAYS, _any),
+    CallRule("collective", _COLLECTIVES_DIST, _distributed),
+    CallRule("event", _EVENT_ALWAYS, _any),
+    CallRule("event", _EVENT_ON_EVENT, _event_object),
+    CallRule("stream", _STREAM, _some_receiver),
+    CallRule("synchronization", _SYNC - {"cpu"}, _written_receiver),
+    CallRule("synchronization", frozenset({"cpu"}), _written_receiver, _no_keywords),
+    CallRule("allocation", _ALLOC_ANY, _written_receiver),
+    CallRule("allocation", _ALLOC_TORCH, _module("torch")),
+    CallRule("eval", _EVAL_BUILTINS, _bare),
+    CallRule("dynamic-import", frozenset({"__import__"}), _bare_as_written),
+    CallRule("dynamic-import", frozenset({"import_module"}), _module("importlib")),
+    CallRule("deserialization", _PICKLE_NAMES, _module(*_PICKLE_MODULES)),
+    CallRule("deserialization", frozenset({"load"}), _module("torch"), _torch_load),
+    CallRule("subprocess", _SUBPROCESS, _module("subprocess")),
+    CallRule("subprocess", _OS_SHELL, _module("os")),
+    CallRule("file", frozenset({"open"}), _bare),
+    CallRule("file", frozenset({"open"}), _module("io", "os", "codecs", "gzip", "bz2", "lzma")),
+    CallRule("file", _OS_FILE, _module("os")),
+    CallRule("file", _OS_PATH_FILE, _module("os.path", "posixpath", "ntpath")),
+    CallRule("file", frozenset({"glob", "iglob"}), _module("glob")),
+    CallRule("file", _SHUTIL, _module("shutil")),
+    CallRule("file", None, _module("tempfile")),
+    CallRule("file", _PATH_FILE, _object_not_os),
+    CallRule("network", None, _module(*_NETWORK_MODULES)),
+    CallRule("network", _NETWORK_NAMES, _any),
+)
+
+
+def call_site(text: str, keywords: dict[str, str], aliases: dict[str, str]) -> tuple[str, CallSite]:
+    """Split a call into its last name and a :class:`CallSite`, resolving import aliases.
+
+    Args:
+        text: Dotted name of the called expression as written (``dist.all_reduce``).
+        keywords: Keyword argument name -> its value as written.
+        aliases: Bound name -> absolute module or object it refers to (``dist`` ->
+            ``torch.distributed``, ``load`` -> ``pickle.load``).
+
+    Returns:
+        ``(last name, call site)``; a bare imported name is replaced by its original name.
+    """
+    receiver, _, last = text.rpartition(".")
+    head = text.split(".", 1)[0]
+    full = aliases[head] + text[len(head):] if head in aliases else text
+    full_receiver = full.rpartition(".")[0]
+    if not receiver and last in aliases:
+        full_receiver = aliases[last].rpartition(".")[0]
+        last = aliases[last].rpartition(".")[2] or last
+    return last, CallSite(receiver, full_receiver, keywords)
 
 
 def classify_call(
     text: str, keywords: dict[str, str], aliases: dict[str, str]
 ) -> tuple[str, str] | None:
-    """Classify one call expression.
+    """Classify one call expression with :data:`CALL_RULES`.
 
     Args:
-        text: Dotted name of the called expression as written (``dist.all_reduce``); a leading
-            ``?.`` stands for a receiver that is not a plain name (``f().wait``).
+        text: Dotted name of the called expression as written (``dist.all_reduce``); a
+            receiver that is not a plain name shows as ``(...)`` (``f().wait``).
         keywords: Keyword argument name -> its value as written (``weights_only`` -> ``True``).
         aliases: Bound name -> absolute module or object it refers to, from the file's imports
             (``dist`` -> ``torch.distributed``, ``load`` -> ``pickle.load``).
@@ -112,64 +269,11 @@ def classify_call(
     Returns:
         ``(category, note)`` or None when the call is not interesting.
     """
-    receiver, _, last = text.rpartition(".")
-    head = text.split(".", 1)[0]
-    # Resolve the receiver (or a bare imported name) to what it was imported as.
-    full = text
-    if head in aliases:
-        full = aliases[head] + text[len(head):]
-    full_receiver = full.rpartition(".")[0]
-    if not receiver and last in aliases:
-        full_receiver = aliases[last].rpartition(".")[0]
-        last = aliases[last].rpartition(".")[2] or last
-
-    is_dist = full_receiver.startswith("torch.distributed") or receiver in _DIST_RECEIVERS
-    if last in _COLLECTIVES_ALWAYS or (last in _COLLECTIVES_DIST and is_dist):
-        return ("collective", "")
-    low_receiver = receiver.lower()
-    if last in _EVENT_ALWAYS or (last in _EVENT_ON_EVENT and "event" in low_receiver):
-        return ("event", "")
-    if last in _STREAM and (receiver or full_receiver):
-        return ("stream", "")
-    if last in _SYNC and receiver:
-        if last == "cpu" and keywords:
-            return None
-        return ("synchronization", "")
-    if last in _ALLOC_ANY and receiver:
-        return ("allocation", "")
-    if last in _ALLOC_TORCH and full_receiver == "torch":
-        return ("allocation", "")
-    if last in _EVAL_BUILTINS and not receiver and not full_receiver:
-        return ("eval", "")
-    if last == "__import__" and not receiver:
-        return ("dynamic-import", "")
-    if last == "import_module" and full_receiver == "importlib":
-        return ("dynamic-import", "")
-    if last in _PICKLE_NAMES and full_receiver in _PICKLE_MODULES:
-        return ("deserialization", "")
-    if last == "load" and full_receiver == "torch":
-        value = keywords.get("weights_only")
-        if value is None:
-            return ("deserialization", "torch.load without weights_only")
-        if value != "True":
-            return ("deserialization", f"torch.load with weights_only={value}")
-        return None
-    if full_receiver == "subprocess" and last in _SUBPROCESS:
-        return ("subprocess", "")
-    if full_receiver == "os" and last in _OS_SHELL:
-        return ("subprocess", "")
-    if last == "open" and not receiver and not full_receiver:
-        return ("file", "")
-    if last == "open" and full_receiver in ("io", "os", "codecs", "gzip", "bz2", "lzma"):
-        return ("file", "")
-    if full_receiver == "os" and last in _OS_FILE:
-        return ("file", "")
-    if full_receiver == "shutil" and last in _SHUTIL:
-        return ("file", "")
-    if full_receiver == "tempfile":
-        return ("file", "")
-    if last in _PATH_FILE and receiver and full_receiver not in ("os", "shutil"):
-        return ("file", "")
-    if full_receiver in _NETWORK_MODULES or last in _NETWORK_NAMES:
-        return ("network", "")
+    last, site = call_site(text, keywords, aliases)
+    for rule in CALL_RULES:
+        if (rule.names is None or last in rule.names) and rule.where(site):
+            if rule.note is None:
+                return (rule.category, "")
+            note = rule.note(keywords)
+            return None if note is None else (rule.category, note)
     return None

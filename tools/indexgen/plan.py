@@ -1,0 +1,293 @@
+"""The build plan: one build or check as named steps over the sources of a configuration.
+
+:class:`Plan` runs, in order:
+
+1. :meth:`~Plan.discover` the sources and hash them;
+2. :meth:`~Plan.summarize`: reuse cached compact summaries (manifest) for unchanged sources,
+   extract the others in a process pool (:mod:`indexgen.parallel`);
+3. :meth:`~Plan.relate`: the global pass (:class:`~indexgen.analyze.Project`);
+4. :meth:`~Plan.choose_renders`: files whose source, context or pages changed;
+5. :meth:`~Plan.render_files`, comparing with what is on disk (:mod:`indexgen.pageio`);
+6. :meth:`~Plan.render_folders` and the manifest;
+7. :meth:`~Plan.report` and :meth:`~Plan.remove_orphans`: generated pages whose source is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path
+
+from indexgen import manifest as mf
+from indexgen import pageio
+from indexgen.analyze import Project
+from indexgen.config import Config, validate
+from indexgen.context import FolderInfo
+from indexgen.discover import SourceFile, discover, package_prefix, root_name_of, walk_python_files
+from indexgen.jobs import extract_job, render_job
+from indexgen.layout import MANIFEST_NAME, Layout
+from indexgen.model import (
+    FAILED_STATUSES,
+    STATUS_EMPTY,
+    FileSummary,
+)
+from indexgen.parallel import Progress, parallel_map, pool_method
+from indexgen.paths import fs_relpath, is_inside
+from indexgen.render_folder import render_folder_doc, render_folder_index
+from indexgen.report import Report
+from indexgen.statcache import StatCache, stat_of
+from indexgen.version import __version__
+
+
+# -- the plan ------------------------------------------------------------------------------
+class Plan:
+    """One build or check, as named steps sharing their results through attributes.
+
+    Args:
+        config: What to document and where.
+        write: Whether pages are written (build) or only compared (check).
+        progress: Progress callback, or None.
+    """
+
+    def __init__(self, config: Config, write: bool, progress: Progress | None) -> None:
+        self.config, self.write, self.progress = config, write, progress
+        self.out = config.out
+        self.jobs = config.jobs or os.cpu_count() or 1
+        self.statuses: dict[str, str] = {}
+
+    def run(self) -> Report:
+        """Run every step and return the report.
+
+        When the stat cache shows that no source, test file or page changed since the last
+        build, nothing is read: the report is the last one.
+        """
+        self.discover()
+        if self.cache.unchanged(self.stats, self.test_stats, self.out):
+            return self._unchanged_report()
+        self.hash_sources()
+        self.summarize()
+        self.relate()
+        self.choose_renders()
+        self.render_files()
+        self.render_folders()
+        report = self.report()
+        self.remove_orphans(report)
+        if self.write and not report.conflicts:  # a conflict leaves the build unfinished
+            self.cache.set_identity(__version__, self.settings)
+            self.cache.save({k: (self.stats[k], self.hashes[k]) for k in self.by_key},
+                            self.test_stats, self.out,
+                            {"not_analyzed": report.not_analyzed, "empty": report.empty,
+                             "kept": report.kept})
+        return report
+
+    def _unchanged_report(self) -> Report:
+        last = self.cache.data.get("report", {})
+        return Report(files=len(self.sources), notes=list(self.notes),
+                      not_analyzed=[tuple(x) for x in last.get("not_analyzed", [])],
+                      empty=last.get("empty", 0), kept=[tuple(x) for x in last.get("kept", [])])
+
+    def _extract(self, sources: list[SourceFile], pack: bool = True) -> list[tuple]:
+        pack = pack and pool_method(self.jobs, len(sources)) is not None
+        items = [(s, self.config.max_bytes, self.config.time_budget, pack) for s in sources]
+        return parallel_map(extract_job, items, self.jobs, "extract", self.progress)
+
+    def discover(self) -> None:
+        """Find the sources, the page layout, the settings and the previous manifest."""
+        config = self.config
+        self.notes = validate(config)
+        self.sources: list[SourceFile] = []
+        for root in config.roots:
+            self.sources += discover(root, exclude=(self.out,))
+        self.layout = Layout(tuple(root_name_of(r) for r in config.roots),
+                             tuple(_label(root, config.base) for root in config.roots))
+        self.settings = {"roots": list(self.layout.roots), "labels": list(self.layout.labels),
+                         "tests": sorted(fs_relpath(t, config.base) for t in config.tests),
+                         "max_bytes": config.max_bytes, "time_budget": config.time_budget}
+        self.by_key = {s.key: s for s in self.sources}
+        self.stats = {s.key: stat_of(s.path) for s in self.sources}
+        self.tests: list[SourceFile] = []
+        for folder in config.tests:
+            for rel in walk_python_files(folder, exclude=(self.out,)):
+                display = fs_relpath(folder / rel, config.base)
+                self.tests.append(SourceFile("tests", display, folder / rel, ""))
+        self.test_stats = {t.relpath: stat_of(t.path) for t in self.tests}
+        self.cache = StatCache(self.out, __version__, self.settings)
+
+    def hash_sources(self) -> None:
+        """Hash every source (a cached hash when its stat is unchanged) and read the manifest."""
+        self.previous = mf.read(self.out / MANIFEST_NAME)
+        self.cached = mf.cached_files(self.previous, __version__, self.settings)
+        self.hashes: dict[str, str] = {}
+        for s in self.sources:
+            sha = self.cache.source_sha(s.key, self.stats[s.key])
+            if sha is None:
+                try:
+                    sha = pageio.sha(s.path.read_bytes())
+                except OSError:
+                    sha = ""
+            self.hashes[s.key] = sha
+
+    def summarize(self) -> None:
+        """Compact summaries of every file: from the manifest if unchanged, else extracted."""
+        self.compacts: dict[str, FileSummary] = {}
+        self.full: dict[str, FileSummary] = {}
+        todo = []
+        for s in self.sources:
+            entry = self.cached.get(s.key)
+            if entry and entry.get("sha256") == self.hashes[s.key] and self.hashes[s.key]:
+                try:
+                    self.compacts[s.key] = mf.decode_summary(entry["summary"])
+                    continue
+                except (KeyError, TypeError, ValueError):
+                    pass
+            todo.append(s)
+        for small, full in self._extract(todo):
+            self.full[small.key] = full
+            self.compacts[small.key] = small
+        self.extracted = len(todo)
+
+    def relate(self) -> None:
+        """The global pass: every file's context (imports, importers, tests, folders)."""
+        tests = {t.relpath: t for _small, t in self._extract(self.tests, pack=False)}
+        self.project = Project(list(self.compacts.values()), tests)
+        self.contexts = self.project.contexts()
+        self.tests_label = ", ".join(self.settings["tests"])
+
+    def _expected_pages(self, key: str) -> set[str]:
+        return {self.layout.kw_page(key), self.layout.docs_page(key)}
+
+    def choose_renders(self) -> None:
+        """Files to render: changed source or context, or pages edited or deleted since."""
+        self.render_keys: list[str] = []
+        self.new_files: dict[str, dict] = {}
+        for key in sorted(self.by_key):
+            encoded = mf.encode_summary(self.compacts[key])
+            entry = self.cached.get(key) or {}
+            pages = entry.get("pages") or {}
+            # A file extracted anew is rendered anyway: its context hash is computed by the
+            # render worker, in parallel.
+            ctx_hash = "" if key in self.full else mf.context_hash(self.contexts[key], encoded)
+            fresh = (key not in self.full and entry.get("context") == ctx_hash
+                     and set(pages) == self._expected_pages(key)
+                     and all(self._page_is(p, h) for p, h in sorted(pages.items())))
+            self.new_files[key] = {"sha256": self.hashes[key], "context": ctx_hash,
+                                   "summary": encoded, "pages": dict(pages)}
+            if not fresh:
+                self.render_keys.append(key)
+        need = [self.by_key[k] for k in self.render_keys if k not in self.full]
+        for small, full in self._extract(need):
+            self.full[small.key] = full
+        self.extracted += len(need)
+
+    def _page_is(self, page: str, digest: str) -> bool:
+        """Whether a page holds the content with hash ``digest`` (by stat when it is as the
+        last build left it)."""
+        path = self.out / page
+        if self.cache.page_unchanged(page, stat_of(path)):
+            return True
+        return pageio.sha(pageio.read(path) or b"") == digest
+
+    def render_files(self) -> None:
+        """Render both pages of every chosen file and emit them."""
+        items = []
+        for key in self.render_keys:
+            imports = [(self.project.category(i), *self.project.import_link(i))
+                       for i in self.compacts[key].imports]
+            items.append((self.full[key], imports, self.contexts[key],
+                           self.new_files[key]["summary"], self.layout, self.tests_label,
+                           self.by_key[key].path, self.out, self.write))
+        rendered = parallel_map(render_job, items, self.jobs, "render", self.progress)
+        for key, (ctx_hash, results) in zip(self.render_keys, rendered):
+            self.new_files[key]["context"] = ctx_hash
+            for page, digest, status in results:
+                self.statuses[page] = status
+                self.new_files[key]["pages"][page] = digest
+        for key in self.render_keys:
+            expected = self._expected_pages(key)
+            self.new_files[key]["pages"] = {p: h for p, h in self.new_files[key]["pages"].items()
+                                            if p in expected}
+
+    def render_folders(self) -> None:
+        """Emit the folder pages and the manifest."""
+        folder_pages = _folder_pages(self.project, self.layout)
+        for page, text in folder_pages.items():
+            self.statuses[page] = pageio.emit(self.out, page, text.encode(), self.write)
+        manifest = {"tool": "indexgen", "version": __version__, "settings": self.settings,
+                    "files": self.new_files,
+                    "folders": {p: pageio.sha(t.encode()) for p, t in sorted(folder_pages.items())}}
+        data = mf.dumps(manifest)
+        old = pageio.read(self.out / MANIFEST_NAME)
+        if old == data:
+            self.statuses[MANIFEST_NAME] = pageio.UNCHANGED
+        else:
+            if self.write:
+                pageio.write_atomic(self.out / MANIFEST_NAME, data)
+            self.statuses[MANIFEST_NAME] = pageio.MISSING if old is None else pageio.STALE
+
+    def report(self) -> Report:
+        """The report of every page emitted so far."""
+        report = Report(files=len(self.sources), extracted=self.extracted,
+                        rendered=len(self.render_keys), notes=list(self.notes))
+        for key, s in sorted(self.compacts.items()):
+            if s.status in FAILED_STATUSES:
+                report.not_analyzed.append((self.layout.display(key), s.status, s.error))
+            elif s.status == STATUS_EMPTY:
+                report.empty += 1
+        for page, status in sorted(self.statuses.items()):
+            if status == pageio.CONFLICT:
+                report.conflicts.append(page)
+            elif status in (pageio.STALE, pageio.MISSING):
+                (report.written if self.write else report.stale if status == pageio.STALE
+                 else report.missing).append(page)
+        return report
+
+    def remove_orphans(self, report: Report) -> None:
+        """Generated pages nothing produces any more: build removes them, check lists them.
+
+        A page counts as an orphan only when the previous manifest lists it and it still holds
+        the content indexgen wrote; any other file that starts with the marker (a copy a user
+        saved under a new name, an edited page, pages of a lost manifest) is kept and listed in
+        :attr:`Report.kept`.
+        """
+        expected = set(self.statuses) | {p for f in self.new_files.values() for p in f["pages"]}
+        written = mf.written_pages(self.previous)
+        for page in pageio.generated_pages(self.out, skip=expected):
+            data = pageio.read(self.out / page)
+            if page not in written:
+                report.kept.append((page, "not listed in the manifest as written by indexgen"))
+            elif data is None or pageio.sha(data) != written[page]:
+                report.kept.append((page, "changed since indexgen wrote it"))
+            elif self.write:
+                (self.out / page).unlink()
+                report.removed.append(page)
+                pageio.prune_empty_dirs(self.out, posixpath.dirname(page))
+            else:
+                report.orphaned.append(page)
+
+
+def _label(root: Path, base: Path) -> str:
+    """How a root is shown on pages.
+
+    A root that is a package shows as its package path (``torch/distributed/fsdp``), whatever
+    folder it is installed in; another root shows relative to ``base`` if inside it, else by
+    its folder name.  Never an absolute path.
+    """
+    prefix = package_prefix(root)
+    if prefix:
+        return prefix.replace(".", "/")
+    real_root, real_base = os.path.realpath(root), os.path.realpath(base)
+    if real_root != real_base and is_inside(real_root, real_base):
+        return fs_relpath(real_root, real_base)
+    return root_name_of(root)
+
+
+def _folder_pages(project: Project, layout: Layout) -> dict[str, str]:
+    by_id: dict[tuple[str, str], FolderInfo] = {(i.root, i.relpath): i for i in project.folders()}
+    for root in layout.roots:
+        by_id.setdefault((root, ""), FolderInfo(root, ""))
+    pages = {}
+    for (root, rel), info in sorted(by_id.items()):
+        pages[layout.folder_index(root, rel)] = render_folder_index(info, project.files, by_id,
+                                                                    layout)
+        pages[layout.folder_doc(root, rel)] = render_folder_doc(info, project.files, layout)
+    return pages

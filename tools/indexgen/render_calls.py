@@ -1,0 +1,111 @@
+"""The call graph on the analysis page: per definition "Calls" and "Called by", and the
+file-level summary of which files this one calls into and is called from.
+
+Project callees link to their definitions; calls that leave the build show the full dotted
+name they resolve to; calls the static analysis cannot follow are listed as unresolved with
+the reason -- never guessed.  Builtins are left out.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from indexgen.context import CallEdge, CallerRef
+from indexgen.markdown import code, link
+from indexgen.model import Definition
+from indexgen.page import Page, count, line_links
+
+
+def outgoing(p: Page, caller: str) -> list[CallEdge]:
+    """Every call of one definition (by anchor; '' for module level): resolved ones from the
+    global pass, calls on local values from the file's own summary; in line order."""
+    edges = list(p.ctx.calls.get(caller, ()))
+    edges += [CallEdge(c.line, c.text, "unresolved", label="a local value")
+              for c in p.local_calls.get(caller, ())]
+    return sorted(edges)
+
+
+def callee_label(p: Page, edge: CallEdge) -> str:
+    """How a project callee is named: its qualname, prefixed by its module's last name when it
+    lives in another file."""
+    if edge.key == p.s.key:
+        return edge.label
+    module = posixpath.basename(edge.key).removesuffix(".py")
+    return edge.label if module == "__init__" else f"{module}.{edge.label}"
+
+
+def calls_lines(p: Page, d: Definition) -> list[str]:
+    """The "Calls" and "Called by" bullets of one definition (none when it has neither)."""
+    out = []
+    edges = outgoing(p, d.anchor)
+    if edges:
+        out.append("- **Calls**: " + format_calls(p, edges))
+    refs = p.ctx.called_by.get(d.anchor, [])
+    if refs:
+        out.append("- **Called by**: " + format_callers(p, refs))
+    return out
+
+
+def format_calls(p: Page, edges: list[CallEdge]) -> str:
+    """Project callees (linked), then external names, then unresolved calls, with lines."""
+    groups: dict[tuple[str, str, str, str], list[int]] = {}
+    for e in edges:
+        ident = (e.kind, e.key, e.anchor, e.label if e.kind != "unresolved" else e.text)
+        groups.setdefault(ident, []).append(e.line)
+    parts = {"project": [], "external": [], "unresolved": []}
+    for (kind, key, anchor, label), lines in groups.items():
+        where = line_links(lines)
+        if kind == "project":
+            edge = CallEdge(0, "", kind, key, anchor, label)
+            parts[kind].append(f"{link(code(callee_label(p, edge)), p.docs_link(key, anchor))}"
+                               f" ({where})")
+        else:
+            parts[kind].append(f"{code(label)} ({where})")
+    text = "; ".join(parts["project"])
+    if parts["external"]:
+        text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
+    if parts["unresolved"]:
+        text += ("; " if text else "") + "not resolved statically: " + ", ".join(
+            parts["unresolved"])
+    return text
+
+
+def format_callers(p: Page, refs: list[CallerRef]) -> str:
+    """Call sites reaching a definition: the calling definition (linked) and line links."""
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for r in refs:
+        groups.setdefault((r.key, r.caller, r.anchor), []).append(r.line)
+    items = []
+    for (key, caller, anchor), lines in groups.items():
+        docs = "" if key == p.s.key else p.docs_link(key)
+        where = line_links(lines, docs)
+        name = posixpath.basename(p.layout.display(key))
+        if caller:
+            label = caller if key == p.s.key else f"{name.removesuffix('.py')}.{caller}"
+            items.append(f"{link(code(label), p.docs_link(key, anchor))} ({where})")
+        else:
+            items.append(f"module level of {link(code(name), p.docs_link(key))} ({where})")
+    return "; ".join(items)
+
+
+def call_graph_summary(p: Page) -> list[str]:
+    """Which files this file calls into and is called from (Dependencies section)."""
+    into: dict[str, int] = {}
+    for out in p.ctx.calls.values():
+        for e in out:
+            if e.kind == "project" and e.key != p.s.key:
+                into[e.key] = into.get(e.key, 0) + 1
+    from_: dict[str, int] = {}
+    for refs in p.ctx.called_by.values():
+        for r in refs:
+            if r.key != p.s.key:
+                from_[r.key] = from_.get(r.key, 0) + 1
+    if not into and not from_:
+        return ["No calls to or from other files of this build."]
+    out = []
+    for title, found in (("Calls into", into), ("Called from", from_)):
+        if found:
+            out.append(f"- **{title}**: " + ", ".join(
+                f"{link(p.file_label(k), p.docs_link(k))} ({count(n, 'call')})"
+                for k, n in sorted(found.items())))
+    return out
