@@ -25,7 +25,7 @@ test: $(STAMP) lint docs-check
 	FSDP_REF_DOCS_SITE=$(CURDIR)/site $(PY) -m pytest -q
 
 demo: $(STAMP)
-	$(VENV)/bin/torchrun --standalone --nproc_per_node 2 -m fsdp_ref.demo
+	$(VENV)/bin/torchrun --standalone --nproc_per_node 2 -m fsdp_ref.examples.demo
 
 # Serve the documentation site locally with live reload (http://127.0.0.1:8000).
 docs: $(STAMP)

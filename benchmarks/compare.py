@@ -5,7 +5,7 @@ Run under torchrun (gloo on CPU, NCCL when a GPU is present)::
     torchrun --standalone --nproc_per_node 2 benchmarks/compare.py
     torchrun --standalone --nproc_per_node 4 benchmarks/compare.py
 
-The three contenders train the same GPT (``fsdp_ref.gpt``, same seed, same data, AdamW)
+The three contenders train the same GPT (``fsdp_ref.examples.gpt``, same seed, same data, AdamW)
 in one process group. Two phases:
 
 1. **memory and bytes**, one contender at a time on a fresh model: peak live tensor bytes
@@ -56,8 +56,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import CommCounter, PeakMemory, ddp_counting_hook  # noqa: E402
 from plot import render_comparison  # noqa: E402
 
-from fsdp_ref.demo import init_from_torchrun  # noqa: E402
-from fsdp_ref.gpt import GPT, GPTConfig  # noqa: E402
+from fsdp_ref.examples.demo import init_from_torchrun  # noqa: E402
+from fsdp_ref.examples.gpt import GPT, GPTConfig  # noqa: E402
 
 IMPLS = ("fsdp_ref", "torch_fsdp", "ddp")
 IMPLS_2D = ("fsdp_ref", "torch_fsdp")

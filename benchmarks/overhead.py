@@ -54,7 +54,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from phases import HOOK_PHASES, PHASES, PhaseClock  # noqa: E402
 
-from fsdp_ref.simulate import fake_process_group  # noqa: E402
+from fsdp_ref.tools.simulate import fake_process_group  # noqa: E402
 
 __all__ = ["Block", "Tower", "build", "main", "markdown", "measure", "summarize"]
 

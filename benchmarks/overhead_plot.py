@@ -1,6 +1,6 @@
 """Figures for the host-overhead benchmark (matplotlib, deterministic SVG output).
 
-Drawn with the project's figure settings (:func:`fsdp_ref.timeline.figure_style`:
+Drawn with the project's figure settings (:func:`fsdp_ref.tools.timeline.figure_style`:
 text as ``<text>``, fixed font, no date) at the docs column's width, so that every label
 reads at 9 px or more where the page shows it.
 
@@ -20,7 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from fsdp_ref.timeline import FIGURE_WIDTH_IN, figure_style, svg_text  # noqa: E402
+from fsdp_ref.tools.timeline import FIGURE_WIDTH_IN, figure_style, svg_text  # noqa: E402
 
 __all__ = ["plot_phases", "plot_profile"]
 

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from overhead import FSDP_CONTENDERS, RESULTS, WORLD_SIZE, build, step  # noqa: E402
 from phases import PHASES, PhaseClock  # noqa: E402
 
-from fsdp_ref.simulate import fake_process_group  # noqa: E402
+from fsdp_ref.tools.simulate import fake_process_group  # noqa: E402
 
 __all__ = ["AREAS", "AREA_NAMES", "analyse", "area_of", "parse_raw", "profiled_steps"]
 

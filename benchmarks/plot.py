@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from fsdp_ref.timeline import FIGURE_WIDTH_IN, figure_style, svg_text
+from fsdp_ref.tools.timeline import FIGURE_WIDTH_IN, figure_style, svg_text
 
 __all__ = ["render_comparison"]
 

@@ -36,6 +36,9 @@ Modules, one concept each:
 * :mod:`fsdp_ref.sanitizer`: a race detector that runs the GPU stream path on CPU and
   checks every tensor access (not imported by the package: ``from fsdp_ref.sanitizer
   import detect``).
+
+Apart from the library: :mod:`fsdp_ref.examples` (a small GPT, the training demo) and
+:mod:`fsdp_ref.tools` (the memory simulator, the recorded timeline figure).
 """
 
 from .api import (

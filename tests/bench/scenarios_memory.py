@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import fsdp_ref
-from fsdp_ref.gpt import GPT, GPTConfig
+from fsdp_ref.examples.gpt import GPT, GPTConfig
 from fsdp_ref.state import get_state
 
 

@@ -21,7 +21,7 @@ import overhead  # noqa: E402
 from overhead_profile import analyse, area_of, parse_raw  # noqa: E402
 from phases import HOOK_PHASES, PhaseClock  # noqa: E402
 
-from fsdp_ref.simulate import fake_process_group  # noqa: E402
+from fsdp_ref.tools.simulate import fake_process_group  # noqa: E402
 
 
 class _Identity(torch.autograd.Function):

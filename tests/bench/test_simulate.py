@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from fsdp_ref.simulate import LlamaConfig, simulate
+from fsdp_ref.tools.simulate import LlamaConfig, simulate
 
 CFG = LlamaConfig(vocab_size=10, dim=8, n_layers=2, n_heads=2, n_kv_heads=1, ffn_dim=12)
 

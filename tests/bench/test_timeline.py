@@ -1,4 +1,4 @@
-"""The committed timeline figure is what ``python -m fsdp_ref.timeline`` draws today, with
+"""The committed timeline figure is what ``python -m fsdp_ref.tools.timeline`` draws today, with
 the streams named as the library names them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fsdp_ref.streams import CommContext, Stream, TraceEvent
-from fsdp_ref.timeline import STREAMS, record_step, render_svg
+from fsdp_ref.tools.timeline import STREAMS, record_step, render_svg
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "assets" / "timeline.svg"
 TITLE = ("One training step of a 4-block GPT under fsdp_ref.fully_shard "
@@ -42,7 +42,7 @@ def test_timeline_is_deterministic_and_committed(events):
     assert {"AG", "RS", "CI", "CO", "F", "B", "x"} <= texts
     assert set(g for g in {ev.group for ev in events} if g) <= texts  # legend names groups
     assert svg == COMMITTED.read_text(), (
-        "docs/assets/timeline.svg is stale: run python -m fsdp_ref.timeline"
+        "docs/assets/timeline.svg is stale: run python -m fsdp_ref.tools.timeline"
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from docs_site import figures, stream_model
 
-from fsdp_ref.timeline import FIGURE_WIDTH_IN, STREAMS
+from fsdp_ref.tools.timeline import FIGURE_WIDTH_IN, STREAMS
 
 REPO = Path(__file__).resolve().parents[2]
 SVG = "{http://www.w3.org/2000/svg}"

@@ -21,7 +21,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
 
-from fsdp_ref.simulate import fake_process_group
+from fsdp_ref.tools.simulate import fake_process_group
 from tests.fsdp.common import get_impl
 
 # name -> (world shape, dim names, tp dim placements per weight, dp_mesh_dims kwargs

@@ -21,12 +21,12 @@ HERE = Path(__file__).resolve().parent
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--demo", action="store_true", help="run fsdp_ref.demo instead")
+    parser.add_argument("--demo", action="store_true", help="run fsdp_ref.examples.demo instead")
     parser.add_argument("--impl", choices=["fsdp_ref", "torch"], default="fsdp_ref")
     parser.add_argument("--pause", type=float, default=1.0, help="seconds between runs")
     args = parser.parse_args()
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
-    target = ["-m", "fsdp_ref.demo"] if args.demo else [str(HERE / "train_and_exit.py"), "--impl", args.impl]
+    target = ["-m", "fsdp_ref.examples.demo"] if args.demo else [str(HERE / "train_and_exit.py"), "--impl", args.impl]
     failed = 0
     for i in range(1, args.runs + 1):
         proc = subprocess.run(torchrun + target, capture_output=True, text=True)

@@ -3,9 +3,9 @@
 :mod:`docs_site.stream_model` schedules the ops of one FSDP2 iteration on its
 streams; the ``render_*`` functions here draw the resulting spans
 (``broken_barh`` lanes, one row per stream or per parameter group) under
-:func:`fsdp_ref.timeline.figure_style`, the same settings as the recorded
+:func:`fsdp_ref.tools.timeline.figure_style`, the same settings as the recorded
 timeline, and name the streams with the same vocabulary
-(:data:`fsdp_ref.timeline.STREAMS`, the attribute names of
+(:data:`fsdp_ref.tools.timeline.STREAMS`, the attribute names of
 :class:`fsdp_ref.streams.CommContext`). Their output is deterministic SVG,
 sized for the site's article column.
 
@@ -28,7 +28,7 @@ from docs_site.stream_model import (
     split_phases,
     unsharded_layers,
 )
-from fsdp_ref.timeline import FIGURE_WIDTH_IN, STREAMS, figure_style, svg_text
+from fsdp_ref.tools.timeline import FIGURE_WIDTH_IN, STREAMS, figure_style, svg_text
 
 __all__ = [
     "COLORS",
@@ -99,7 +99,7 @@ _LABEL_PT = 7.0      # bar labels; 9.3 px at the figure's natural width
 
 
 def _lanes(spans: list[Span]) -> list[str]:
-    """The streams the spans use, in the order of :data:`fsdp_ref.timeline.STREAMS`."""
+    """The streams the spans use, in the order of :data:`fsdp_ref.tools.timeline.STREAMS`."""
     used = {s.op.stream for s in spans}
     unknown = sorted(used - set(STREAMS))
     if unknown:

@@ -14,7 +14,7 @@ keeps its parameters after forward (``reshard_after_forward=False`` at the
 root). Durations are illustrative units, not measurements; the *shape* of
 the schedule (which stream waits on which, what overlaps with what, how many
 layers are unsharded at once) is the point. Streams are named as the library
-names them (:data:`fsdp_ref.timeline.STREAMS`).
+names them (:data:`fsdp_ref.tools.timeline.STREAMS`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Op:
     Attributes:
         name: Unique name, also used as the label drawn on the figure.
         stream: Name of the stream the op runs on, one of
-            :data:`fsdp_ref.timeline.STREAMS`.
+            :data:`fsdp_ref.tools.timeline.STREAMS`.
         kind: Kind of work; selects the colour (see
             :data:`docs_site.figures.COLORS`).
         duration: Run time in arbitrary units.

@@ -6,6 +6,16 @@ indexgen or griffe stops at its next bytecode, a long C call (``ast.parse``) whe
 timer exists only on POSIX systems and only in a process's main thread (each worker of the
 build's process pool is one); elsewhere the block runs without a limit.  A previously installed
 ``SIGALRM`` handler and timer are restored afterwards.
+
+Two places must not see the exception, and the handler accounts for both:
+
+* Inside :func:`shielded` (around ``ast.parse``): CPython's AST constructor can run Python code
+  (a garbage-collection weakref callback) while it builds the tree, and an exception raised there
+  leaves it with a ``SystemError`` ("AST constructor recursion depth mismatch").  The handler
+  only notes the expiry; the shield raises when it is left.
+* In a callback whose exceptions the interpreter swallows (weakref, ``__del__``): the raise is
+  lost, so the handler re-arms the timer for :data:`RETRY_S` before raising; the next alarm lands
+  in ordinary code.
 """
 
 from __future__ import annotations
@@ -24,8 +34,40 @@ class OverBudget(BaseException):
     """
 
 
+RETRY_S = 0.01
+"""Delay before the alarm fires again when a raise may have been swallowed."""
+
+_shield_depth = 0
+_expired = False
+
+
 def _raise(signum: int, frame: object) -> None:
+    global _expired
+    _expired = True
+    if _shield_depth:
+        return
+    signal.setitimer(signal.ITIMER_REAL, RETRY_S)
     raise OverBudget
+
+
+@contextmanager
+def shielded() -> Iterator[None]:
+    """Defer an expiry that happens inside the block to the block's end.
+
+    For C calls that run arbitrary Python callbacks and cannot unwind an exception from them
+    (``ast.parse``).  Outside a :func:`time_budget` block it does nothing.
+
+    Raises:
+        OverBudget: The budget expired while the block ran.
+    """
+    global _shield_depth
+    _shield_depth += 1
+    try:
+        yield
+    finally:
+        _shield_depth -= 1
+    if _expired and not _shield_depth:
+        raise OverBudget
 
 
 def available() -> bool:
@@ -43,6 +85,8 @@ def time_budget(seconds: float) -> Iterator[None]:
     if seconds <= 0 or not available():
         yield
         return
+    global _expired
+    _expired = False
     previous = signal.signal(signal.SIGALRM, _raise)
     old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -50,5 +94,6 @@ def time_budget(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        _expired = False
         if old_delay:
             signal.setitimer(signal.ITIMER_REAL, old_delay, old_interval)

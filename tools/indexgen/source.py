@@ -12,6 +12,7 @@ import ast
 import io
 import tokenize
 
+from indexgen import budget
 from indexgen.model import (
     STATUS_EMPTY,
     STATUS_SYNTAX_ERROR,
@@ -95,7 +96,8 @@ def parse_source(summary: FileSummary, data: bytes, max_bytes: int) -> tuple[ast
         return None
     summary.n_lines = text.count("\n") + (not text.endswith("\n"))
     try:
-        tree = ast.parse(text, filename=summary.relpath)
+        with budget.shielded():
+            tree = ast.parse(text, filename=summary.relpath)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         summary.status = STATUS_SYNTAX_ERROR
         line = getattr(exc, "lineno", None)

@@ -1,6 +1,6 @@
 """Draw one training step from the stream-protocol recorder as an SVG timeline.
 
-``python -m fsdp_ref.timeline docs/assets/timeline.svg`` trains a small GPT (one gloo
+``python -m fsdp_ref.tools.timeline docs/assets/timeline.svg`` trains a small GPT (one gloo
 rank, in process), records its second step with :func:`fsdp_ref.streams.record`, and
 writes the figure with matplotlib. The recorder has no clock, so the x axis is the
 *order* in which the host issued each step of the protocol. The step is cut into strips
@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from .streams import CommContext, Stream, TraceEvent
+from ..streams import CommContext, Stream, TraceEvent
 
 __all__ = ["STREAMS", "figure_style", "main", "record_step", "render_svg", "svg_text"]
 
@@ -126,10 +126,10 @@ def record_step(n_layers: int = 4, steps_before: int = 1) -> list[TraceEvent]:
     import torch.distributed as dist
     import torch.nn.functional as F
 
-    from . import fully_shard
-    from .gpt import GPT, GPTConfig
-    from .sanitizer import detect
-    from .streams import record
+    from .. import fully_shard
+    from ..examples.gpt import GPT, GPTConfig
+    from ..sanitizer import detect
+    from ..streams import record
 
     owned = not dist.is_initialized()
     if owned:

@@ -1,6 +1,6 @@
 """``make demo``: train a small GPT with ``fully_shard`` on the ranks ``torchrun`` started.
 
-Run it as ``torchrun --standalone --nproc_per_node 2 -m fsdp_ref.demo``. Each rank draws
+Run it as ``torchrun --standalone --nproc_per_node 2 -m fsdp_ref.examples.demo``. Each rank draws
 its own slice of a synthetic batch (a learnable pattern: every token predicts the next
 one modulo the vocabulary), and prints per step the loss averaged over ranks, the step
 time, and each rank's bytes of sharded parameters, then a one-line summary.
@@ -15,7 +15,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from . import fully_shard
+from .. import fully_shard
 from .gpt import GPT, GPTConfig
 
 __all__ = ["init_from_torchrun", "main", "sharded_param_bytes"]
@@ -35,7 +35,7 @@ def init_from_torchrun(target: str) -> tuple[int, int, torch.device]:
     gloo on CPU with one intra-op thread per rank.
 
     Args:
-        target: what to run, for the error message (e.g. ``"-m fsdp_ref.demo"``).
+        target: what to run, for the error message (e.g. ``"-m fsdp_ref.examples.demo"``).
 
     Returns:
         ``(rank, world_size, device)``.
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--dim", type=int, default=64)
     args = parser.parse_args(argv)
 
-    rank, world, device = init_from_torchrun("-m fsdp_ref.demo")
+    rank, world, device = init_from_torchrun("-m fsdp_ref.examples.demo")
     backend = dist.get_backend()
 
     cfg = GPTConfig(dim=args.dim, n_layers=args.layers, seq_len=32, vocab_size=128)

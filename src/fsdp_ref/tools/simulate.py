@@ -1,6 +1,6 @@
 """Per-rank memory of ``fully_shard`` at world sizes no single machine has.
 
-``python -m fsdp_ref.simulate --model llama-7b --world-sizes 8 64 512 4096`` builds a
+``python -m fsdp_ref.tools.simulate --model llama-7b --world-sizes 8 64 512 4096`` builds a
 Llama-like model on the ``meta`` device (shapes, no data), shards it with
 :func:`fsdp_ref.fully_shard` over a *fake* process group of ``N`` ranks (collectives that
 do nothing, from ``torch.testing._internal.distributed.fake_pg``), and reads back from the
@@ -346,8 +346,8 @@ def simulate(
         The per-group shard sizes read from the sharded model, with the byte totals
         of the module docstring as properties.
     """
-    from . import MixedPrecisionPolicy, fully_shard
-    from .state import get_state
+    from .. import MixedPrecisionPolicy, fully_shard
+    from ..state import get_state
 
     mp = MixedPrecisionPolicy(param_dtype=param_dtype, reduce_dtype=reduce_dtype)
     with fake_process_group(world_size, rank):

@@ -1,0 +1,8 @@
+"""Programs that use fsdp_ref, kept apart from the library so that ``fsdp_ref`` reads as
+FSDP alone.
+
+* :mod:`fsdp_ref.examples.gpt`: a small GPT-like transformer (the demo's, the benchmarks'
+  and the figures' model);
+* :mod:`fsdp_ref.examples.demo`: ``torchrun --standalone --nproc_per_node 2 -m
+  fsdp_ref.examples.demo`` (``make demo``) trains it with ``fully_shard``.
+"""
