@@ -108,11 +108,12 @@ class FSDPParamGroup:
             p.fqn = fqns.get(id(p.sharded_param), p.fqn)
 
     def _check_extensions(self) -> None:
-        """An int ``reshard_after_forward`` keeps a post-forward shard, which a parameter
-        with the all-gather extension does not have; refuse the combination up front."""
+        """An int ``reshard_after_forward`` that keeps a post-forward shard over a smaller
+        mesh needs a plain shard, which a parameter with the all-gather extension does not
+        have; refuse the combination up front (1 and the shard size act as bools)."""
         self._inputs_agreed = False  # extension inputs: exchange sizes at the next unshard
         ext = [p.fqn or "?" for p in self.fsdp_params if p.extension is not None]
-        if ext and self._int_post_forward_mesh is not None:
+        if ext and self._int_post_forward_mesh not in (None, self.mesh_info):
             raise ValueError(
                 f"fully_shard group {self.name}: reshard_after_forward="
                 f"{self.settings.reshard_after_forward} (an int) cannot be combined with "

@@ -5,8 +5,10 @@ implements FSDP2's all-gather extension in two modes, the two shapes real client
 
 * ``"int8"``: two inputs per rank, int8 values and one fp32 scale per row (NF4's shape of
   contract: several inputs of different dtypes, so the group's buffer is bytes);
-* ``"float8"``: one ``float8_e4m3fn`` input and a per-tensor scale in the metadata
-  (torchao's float8 weights: a float8 buffer, moved as bytes over gloo).
+* ``"float8"``: one ``float8_e4m3fn`` input, cast with a per-tensor scale fixed when the
+  weight is made (the same on every rank, as torchao's precomputed float8 scales are) and
+  handed to the post hook in the metadata (torchao's float8 weights: a float8 buffer,
+  moved as bytes over gloo).
 
 Like ``NF4Tensor`` it supports only the ops FSDP may use to shard it (``split`` on dim 0,
 ``new_zeros``, a ``slice``/``narrow`` from 0, ``copy_``, ``view``...) and refuses a slice at
@@ -52,25 +54,26 @@ class QuantWeight(torch.Tensor):
     """A full-precision weight gathered quantized (see the module docstring)."""
 
     @staticmethod
-    def __new__(cls, data: torch.Tensor, mode: str = "int8"):
+    def __new__(cls, data: torch.Tensor, mode: str = "int8", scale: float = 1.0):
         return torch.Tensor._make_wrapper_subclass(
             cls, data.shape, strides=data.stride(), storage_offset=data.storage_offset(),
             dtype=data.dtype, device=data.device, requires_grad=data.requires_grad,
         )
 
-    def __init__(self, data: torch.Tensor, mode: str = "int8"):
+    def __init__(self, data: torch.Tensor, mode: str = "int8", scale: float = 1.0):
         self._data = data
         self._mode = mode
+        self._scale = scale
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._mode}, {tuple(self.shape)})"
 
     def __tensor_flatten__(self):
-        return ["_data"], self._mode
+        return ["_data"], (self._mode, self._scale)
 
     @classmethod
-    def __tensor_unflatten__(cls, inner, mode, outer_size, outer_stride):
-        return cls(inner["_data"], mode)
+    def __tensor_unflatten__(cls, inner, meta, outer_size, outer_stride):
+        return cls(inner["_data"], *meta)
 
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
@@ -87,7 +90,7 @@ class QuantWeight(torch.Tensor):
         if func not in _PRESERVE:
             return out
         return pytree.tree_map_only(
-            torch.Tensor, lambda t: type(sub)(t, sub._mode), out
+            torch.Tensor, lambda t: type(sub)(t, sub._mode, sub._scale), out
         )
 
     # ---- FSDP2's all-gather extension -------------------------------------------------
@@ -101,8 +104,7 @@ class QuantWeight(torch.Tensor):
             scale = data.abs().amax(dim=-1, keepdim=True).clamp(min=1e-8).float() / 127
             q = torch.round(data / scale).to(torch.int8)
             return (q, scale), None
-        scale = torch.tensor(448.0) / data.abs().max().clamp(min=1e-8).float()
-        return ((data * scale).to(torch.float8_e4m3fn),), scale
+        return ((data * self._scale).to(torch.float8_e4m3fn),), self._scale
 
     def fsdp_pre_all_gather(self, mesh, outer_size, outer_stride, module, mp_policy):
         CALLS["pre"] += 1
@@ -194,6 +196,24 @@ class NoOut(torch.Tensor):
         return outputs[0], ()
 
 
+def float8_scale(weight: torch.Tensor) -> float:
+    """The per-tensor scale that maps ``weight``'s largest magnitude to float8_e4m3fn's."""
+    return 448.0 / max(weight.detach().abs().max().item(), 1e-8)
+
+
+def fake_quant(weight: torch.Tensor, mode: str, scale: float = 1.0) -> torch.Tensor:
+    """What the post hook makes of ``weight`` (whole, on one process), with the gradient
+    passed straight through: the reference the sharded runs are compared with."""
+    w = weight.detach()
+    if mode == "int8":
+        s = w.abs().amax(dim=-1, keepdim=True).clamp(min=1e-8).float() / 127
+        q = torch.round(w / s).to(torch.int8).float() * s
+    else:
+        q = (w * scale).to(torch.float8_e4m3fn).float() / scale
+    return weight + (q - w)
+
+
 def quant_weight(weight: torch.Tensor, mode: str = "int8", cls: type = QuantWeight):
     """``nn.Parameter`` of ``cls`` around a copy of ``weight``."""
-    return torch.nn.Parameter(cls(weight.detach().clone(), mode), requires_grad=True)
+    scale = float8_scale(weight)
+    return torch.nn.Parameter(cls(weight.detach().clone(), mode, scale), requires_grad=True)
