@@ -56,7 +56,7 @@ def test_gloo_refuses_float8(pool2):
     """Why float8 travels as uint8: gloo refuses the dtype, the same bits as bytes arrive."""
     results = pool2.run(f"{SCEN}:gloo_float8")
     for r in results:
-        assert r["float8_error"] is not None
+        assert "Invalid scalar type" in (r["float8_error"] or ""), r
         assert r["as_bytes"] == [1.0] * 4 + [2.0] * 4
 
 
