@@ -93,7 +93,8 @@ def _train(model, rank, world_size, steps):
     return losses, logs
 
 
-def mixed_group(rank: int, world_size: int, steps: int = 3) -> dict[str, Any]:
+def mixed_group(rank: int, world_size: int, steps: int = 3, impl: str = "fsdp_ref"
+                ) -> dict[str, Any]:
     """fsdp_ref and torch's fully_shard, each with one group per block and with two."""
     report = Report(rank, "mixed dtypes")
     mesh = make_mesh(world_size)
@@ -107,7 +108,7 @@ def mixed_group(rank: int, world_size: int, steps: int = 3) -> dict[str, Any]:
         torch_err = exc_info(exc)
     runs = {}
     for name, impl, grouping in [("torch_two", "torch", "two"), ("torch_one", "torch", "one"),
-                                 ("ref_two", "fsdp_ref", "two"), ("ref_one", "fsdp_ref", "one")]:
+                                 ("ref_two", impl, "two"), ("ref_one", impl, "one")]:
         model = _model()
         base_before = {k: v.clone() for k, v in model.state_dict().items() if "base" in k}
         _shard(model, get_impl(impl), mesh, grouping)

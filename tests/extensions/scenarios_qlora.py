@@ -61,12 +61,13 @@ def _nf4_state(model: nn.Module) -> dict[str, torch.Tensor]:
     return out
 
 
-def qlora_vs_torch(rank: int, world_size: int, steps: int = 3) -> dict[str, Any]:
-    """Same losses, same adapter shards, NF4 weights unchanged, under both."""
+def qlora_vs_torch(rank: int, world_size: int, steps: int = 3, impl: str = "fsdp_ref"
+                   ) -> dict[str, Any]:
+    """Same losses, same adapter shards, NF4 weights unchanged, under ``impl`` and torch."""
     report = Report(rank, "qlora")
     mesh = make_mesh(world_size)
     nets, opts, losses = [], [], [[], []]
-    for name in ("torch", "fsdp_ref"):
+    for name in ("torch", impl):
         api, net = get_impl(name), QLoRAModel()
         for block in net.blocks:
             api.fully_shard(block, mesh=mesh)
