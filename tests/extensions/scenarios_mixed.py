@@ -107,11 +107,12 @@ def mixed_group(rank: int, world_size: int, steps: int = 3, impl: str = "fsdp_re
     except Exception as exc:  # noqa: BLE001  (recorded for the test)
         torch_err = exc_info(exc)
     runs = {}
-    for name, impl, grouping in [("torch_two", "torch", "two"), ("torch_one", "torch", "one"),
-                                 ("ref_two", impl, "two"), ("ref_one", impl, "one")]:
+    plan = [("torch_two", "torch", "two"), ("torch_one", "torch", "one"),
+            ("ref_two", impl, "two"), ("ref_one", impl, "one")]
+    for name, run_impl, grouping in plan:
         model = _model()
         base_before = {k: v.clone() for k, v in model.state_dict().items() if "base" in k}
-        _shard(model, get_impl(impl), mesh, grouping)
+        _shard(model, get_impl(run_impl), mesh, grouping)
         losses, logs = _train(model, rank, world_size, steps)
         shards = {n: p.to_local().detach().clone() for n, p in model.named_parameters()}
         base_after = {k: v.full_tensor() for k, v in model.state_dict().items() if "base" in k}
