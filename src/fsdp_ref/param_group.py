@@ -108,9 +108,8 @@ class FSDPParamGroup:
             p.fqn = fqns.get(id(p.sharded_param), p.fqn)
 
     def _check_extensions(self) -> None:
-        """An int ``reshard_after_forward`` that keeps a post-forward shard over a smaller
-        mesh needs a plain shard, which a parameter with the all-gather extension does not
-        have; refuse the combination up front (1 and the shard size act as bools)."""
+        """Refuse an int ``reshard_after_forward`` that keeps a smaller-mesh shard (1 and the
+        shard size act as bools) beside parameters with the all-gather extension."""
         self._inputs_agreed = False  # extension inputs: exchange sizes at the next unshard
         ext = [p.fqn or "?" for p in self.fsdp_params if p.extension is not None]
         if ext and self._int_post_forward_mesh not in (None, self.mesh_info):
@@ -191,12 +190,10 @@ class FSDPParamGroup:
         ctx.release_all_gather_output()
         with ctx.all_gather_copy_in.use():
             recorder.log("copy_in", ctx.all_gather_copy_in.name, "all_gather_input", self.name)
-            # (offloaded shards are copied to the device here, on this stream)
-            inputs = [p.gather_inputs() for p in self.fsdp_params]
-            if not self._inputs_agreed:
+            flat = [i for p in self.fsdp_params for i in p.gather_inputs()]  # (+ offload H2D)
+            if not self._inputs_agreed:  # (the pre hooks ran: their sizes are known)
                 extensions.agree_on_inputs(self.fsdp_params, info.shard_group)
                 self._inputs_agreed = True
-            flat = [i for per_param in inputs for i in per_param]
             plan, inp, out = collectives.all_gather_copy_in(
                 flat, info.shard_rank, self.device, self.buffer_allocator(all_gather=True)
             )
