@@ -119,11 +119,22 @@ class Recorder:
         A no-op unless a listener is set.
         """
         if self.listener is not None:
-            self.listener.on_buffer(tensor, what, group, host)
+            for plain in _plain_tensors(tensor):
+                self.listener.on_buffer(plain, what, group, host)
 
     def clear(self) -> None:
         """Forget all logged events."""
         self.events.clear()
+
+
+def _plain_tensors(tensor: torch.Tensor) -> list[torch.Tensor]:
+    """The plain tensors holding ``tensor``'s memory: itself, or for a wrapper subclass
+    (``NF4Tensor``, a float8 weight) its inner tensors (``__tensor_flatten__``), which are
+    what the race detector tracks."""
+    if type(tensor) is torch.Tensor or not hasattr(tensor, "__tensor_flatten__"):
+        return [tensor]
+    names, _ = tensor.__tensor_flatten__()
+    return [t for name in names for t in _plain_tensors(getattr(tensor, name))]
 
 
 recorder = Recorder()
