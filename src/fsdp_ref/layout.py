@@ -34,6 +34,7 @@ copy lands in a plain buffer) and ``full.narrow(dim, offset, rows)`` is refused 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -67,6 +68,10 @@ def chunk_sizes(dim_size: int, world_size: int) -> list[int]:
 class ShardLayout:
     """Where one parameter's shard sits: the full shape, the shard dim and this rank's slice.
 
+    The derived numbers (:attr:`rows_per_rank`, :attr:`padded_shard_shape`, ...) are
+    computed on first use and kept: the layout is frozen, and the collectives read them
+    for every parameter of every step.
+
     Attributes:
         full_shape: shape of the unsharded parameter.
         shard_dim: the dim that is split across ranks.
@@ -79,29 +84,29 @@ class ShardLayout:
     world_size: int
     rank: int
 
-    @property
+    @functools.cached_property
     def rows_per_rank(self) -> int:
         """Padded length of the shard dim on every rank (``ceil(n / world)``)."""
         return math.ceil(self.full_shape[self.shard_dim] / self.world_size)
 
-    @property
+    @functools.cached_property
     def padded_shard_shape(self) -> torch.Size:
         """Shape of every rank's padded shard."""
         shape = list(self.full_shape)
         shape[self.shard_dim] = self.rows_per_rank
         return torch.Size(shape)
 
-    @property
+    @functools.cached_property
     def padded_shard_numel(self) -> int:
         """Elements in one padded shard: what each rank contributes to the collectives."""
         return self.padded_shard_shape.numel()
 
-    @property
+    @functools.cached_property
     def local_rows(self) -> int:
         """Unpadded length of this rank's shard dim (may be 0 for trailing ranks)."""
         return chunk_sizes(self.full_shape[self.shard_dim], self.world_size)[self.rank]
 
-    @property
+    @functools.cached_property
     def row_offset(self) -> int:
         """Index along the shard dim where this rank's shard starts in the full tensor."""
         return min(self.rank * self.rows_per_rank, self.full_shape[self.shard_dim])
