@@ -140,6 +140,11 @@ class BufferPlan:
         return cls(dtype, dtypes, tuple(offsets), tuple(sizes), width, world_size)
 
     @property
+    def is_uniform(self) -> bool:
+        """Whether the buffer is in every input's own dtype (no byte views needed)."""
+        return all(d == self.dtype for d in self.dtypes)
+
+    @property
     def numel(self) -> int:
         """Elements of the whole buffer (``world_size`` rows)."""
         return self.world_size * self.width
@@ -179,8 +184,10 @@ def all_gather_copy_in(
                          [i.dtype for i in inputs], world)
     out = plan.allocate(device, allocate)
     inp = out.narrow(0, rank * plan.width, plan.width)
-    dsts = [plan.columns(inp, i) for i in range(len(inputs))]
-    if dsts:
+    if plan.is_uniform:  # one concatenation, casting to the buffer's dtype on the way
+        torch.cat([i.tensor.reshape(-1) for i in inputs], out=inp)
+    elif inputs:  # bytes: every input is written through a view in its own dtype
+        dsts = [plan.columns(inp, i) for i in range(len(inputs))]
         torch._foreach_copy_(dsts, [i.tensor.reshape(-1) for i in inputs], non_blocking=True)
     return plan, inp, out
 
@@ -210,6 +217,12 @@ def run_all_gather(
     return _all_gather_single(out, inp, group=group, async_op=async_op)
 
 
+def _whole_rows(layout: ShardLayout) -> bool:
+    """Whether ``layout`` splits dim 0 into ``world`` equal blocks (no padding), so that
+    the full tensor, viewed as ``(world, -1)``, has rank ``i``'s shard in row ``i``."""
+    return layout.shard_dim == 0 and layout.full_shape[0] == layout.rows_per_rank * layout.world_size
+
+
 def all_gather_copy_out(
     out: torch.Tensor,
     plan: BufferPlan,
@@ -219,6 +232,14 @@ def all_gather_copy_out(
     """Copy each input's gathered columns from ``out`` into its full tensor (in the
     input's own dtype: a byte buffer is viewed back per input, see :class:`BufferPlan`)."""
     rows = out.view(plan.world_size, plan.width)
+    world = plan.world_size
+    if plan.is_uniform and all(
+        _whole_rows(lay) and full.is_contiguous() for lay, full in zip(layouts, unsharded)
+    ) and not torch.compiler.is_compiling():
+        # Every input's columns are one block of its full tensor seen as (world, -1).
+        dsts = [full.view(world, -1) for full in unsharded]
+        torch.split_with_sizes_copy(rows, list(plan.sizes), dim=1, out=dsts)
+        return
     for i, (layout, full) in enumerate(zip(layouts, unsharded)):
         gather_from_ranked(layout.ranked_view(plan.columns(rows, i)), full, layout)
 
@@ -240,6 +261,14 @@ def reduce_scatter_copy_in(
                          world)
     buf = plan.allocate(device, allocate)
     rows = buf.view(world, plan.width)
+    dtypes = {None if g is None else g.dtype for g in grads}
+    if len(dtypes) == 1 and None not in dtypes and all(
+        lay.shard_dim == 0 and lay.padded_shard_numel for lay in layouts
+    ):
+        # Row i gets the i-th ceil(n / world)-row chunk of every gradient, zero-padded:
+        # what scatter_to_ranked does per parameter, in one op.
+        torch._chunk_cat(list(grads), 0, world, out=rows)
+        return plan, buf
     for i, (layout, grad) in enumerate(zip(layouts, grads)):
         ranked = layout.ranked_view(plan.columns(rows, i))
         if grad is None:
