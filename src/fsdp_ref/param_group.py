@@ -223,15 +223,9 @@ class FSDPParamGroup:
         compute.wait_event(ag.event, "compute_after_all_gather", self.name)
         recorder.log("copy_out", compute.name, "unsharded_params", self.name)
         fulls = [t for p in self.fsdp_params for t in p.alloc_unsharded()]
-        with torch.no_grad():
-            guards = [torch.autograd._unsafe_preserve_version_counter(t) for t in fulls]
-            for guard in guards:
-                guard.__enter__()
-            try:
-                collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls)
-            finally:
-                for guard in reversed(guards):
-                    guard.__exit__(None, None, None)
+        # Refilling the same parameters is not a new version of them for autograd.
+        with torch.no_grad(), torch.autograd._unsafe_preserve_version_counter(tuple(fulls)):
+            collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls)
         copied = compute.record_event("copy_out_done", self.name)
         # The output buffer may be freed only once compute has read it (a deferred free).
         ctx.defer_all_gather_free(ag.out, copied, self.name)
