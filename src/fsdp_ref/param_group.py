@@ -311,14 +311,17 @@ class FSDPParamGroup:
     def _register_post_backward(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         if not torch.is_grad_enabled():
             return args, kwargs
-        flat, spec = tree_flatten((args, kwargs))
+        if not kwargs and all(torch.is_tensor(a) for a in args):  # the usual call: no pytree
+            flat, spec = list(args), None
+        else:
+            flat, spec = tree_flatten((args, kwargs))
         idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
         if not idx:
             return args, kwargs
         outs = _PostBackward.apply(self, *(flat[i] for i in idx))
         for i, t in zip(idx, outs):
             flat[i] = t
-        return tree_unflatten(flat, spec)
+        return (tuple(flat), kwargs) if spec is None else tree_unflatten(flat, spec)
 
     # ---- backward ------------------------------------------------------------------
 
