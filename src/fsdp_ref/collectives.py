@@ -48,6 +48,8 @@ __all__ = [
     "buffer_allocator",
     "all_gather_copy_in",
     "all_gather_copy_out",
+    "copy_out_views",
+    "plan_gather",
     "all_reduce",
     "reduce_scatter_copy_in",
     "reduce_scatter",
@@ -162,34 +164,41 @@ class BufferPlan:
         return cols if cols.dtype == self.dtypes[i] else cols.view(self.dtypes[i])
 
 
+def plan_gather(inputs: Sequence[GatherInput]) -> BufferPlan:
+    """The buffer plan of an all-gather of ``inputs`` (one group's, in order)."""
+    world = inputs[0].layout.world_size if inputs else 1
+    return BufferPlan.of([i.layout.padded_shard_numel for i in inputs],
+                         [i.dtype for i in inputs], world)
+
+
 def all_gather_copy_in(
     inputs: Sequence[GatherInput],
+    plan: BufferPlan,
     rank: int,
     device: torch.device,
     allocate=None,
-) -> tuple[BufferPlan, torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Pack this rank's inputs into a new all-gather buffer.
 
     Args:
         inputs: what each parameter of the group contributes, in order.
+        plan: their :func:`plan_gather` (a group reuses it while its inputs stay the same).
         rank: this rank's index in the gather group (its row of the output).
         device: device of the buffers.
         allocate: optional ``(numel, dtype, device) -> Tensor`` for custom memory.
 
     Returns:
-        ``(plan, inp, out)``: ``inp`` is row ``rank`` of ``out`` (``plan.numel`` elements).
+        ``(inp, out)``: ``inp`` is row ``rank`` of ``out`` (``plan.numel`` elements).
     """
-    world = inputs[0].layout.world_size if inputs else 1
-    plan = BufferPlan.of([i.layout.padded_shard_numel for i in inputs],
-                         [i.dtype for i in inputs], world)
     out = plan.allocate(device, allocate)
     inp = out.narrow(0, rank * plan.width, plan.width)
+    flat = [i.tensor if i.tensor.dim() == 1 else i.tensor.reshape(-1) for i in inputs]
     if plan.is_uniform:  # one concatenation, casting to the buffer's dtype on the way
-        torch.cat([i.tensor.reshape(-1) for i in inputs], out=inp)
+        torch.cat(flat, out=inp)
     elif inputs:  # bytes: every input is written through a view in its own dtype
         dsts = [plan.columns(inp, i) for i in range(len(inputs))]
-        torch._foreach_copy_(dsts, [i.tensor.reshape(-1) for i in inputs], non_blocking=True)
-    return plan, inp, out
+        torch._foreach_copy_(dsts, flat, non_blocking=True)
+    return inp, out
 
 
 def run_all_gather(
@@ -217,10 +226,20 @@ def run_all_gather(
     return _all_gather_single(out, inp, group=group, async_op=async_op)
 
 
-def _whole_rows(layout: ShardLayout) -> bool:
-    """Whether ``layout`` splits dim 0 into ``world`` equal blocks (no padding), so that
-    the full tensor, viewed as ``(world, -1)``, has rank ``i``'s shard in row ``i``."""
-    return layout.shard_dim == 0 and layout.full_shape[0] == layout.rows_per_rank * layout.world_size
+def copy_out_views(
+    plan: BufferPlan, layouts: Sequence[ShardLayout], unsharded: Sequence[torch.Tensor]
+) -> list[torch.Tensor] | None:
+    """Each full tensor viewed as ``(world, -1)``, when that puts rank ``i``'s shard in
+    row ``i`` of every one of them (one dtype, dim-0 shards without padding, contiguous
+    tensors): then one ``split_with_sizes_copy`` is the whole copy-out. ``None`` otherwise.
+    """
+    world = plan.world_size
+    if plan.is_uniform and all(
+        lay.shard_dim == 0 and lay.full_shape[0] == lay.rows_per_rank * world
+        and full.is_contiguous() for lay, full in zip(layouts, unsharded)
+    ):
+        return [full.view(world, -1) for full in unsharded]
+    return None
 
 
 def all_gather_copy_out(
@@ -228,17 +247,17 @@ def all_gather_copy_out(
     plan: BufferPlan,
     layouts: Sequence[ShardLayout],
     unsharded: Sequence[torch.Tensor],
+    views: list[torch.Tensor] | None = None,
 ) -> None:
     """Copy each input's gathered columns from ``out`` into its full tensor (in the
-    input's own dtype: a byte buffer is viewed back per input, see :class:`BufferPlan`)."""
+    input's own dtype: a byte buffer is viewed back per input, see :class:`BufferPlan`).
+
+    ``views``: the :func:`copy_out_views` of ``unsharded``, if any, for the one-op copy
+    (not under ``torch.compile``, which would not reuse views made outside the graph).
+    """
     rows = out.view(plan.world_size, plan.width)
-    world = plan.world_size
-    if plan.is_uniform and all(
-        _whole_rows(lay) and full.is_contiguous() for lay, full in zip(layouts, unsharded)
-    ) and not torch.compiler.is_compiling():
-        # Every input's columns are one block of its full tensor seen as (world, -1).
-        dsts = [full.view(world, -1) for full in unsharded]
-        torch.split_with_sizes_copy(rows, list(plan.sizes), dim=1, out=dsts)
+    if views is not None and not torch.compiler.is_compiling():
+        torch.split_with_sizes_copy(rows, plan.sizes, dim=1, out=views)
         return
     for i, (layout, full) in enumerate(zip(layouts, unsharded)):
         gather_from_ranked(layout.ranked_view(plan.columns(rows, i)), full, layout)
