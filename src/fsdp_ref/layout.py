@@ -43,6 +43,7 @@ import torch
 __all__ = [
     "ShardLayout",
     "chunk_sizes",
+    "contiguous_stride",
     "gather_from_ranked",
     "scatter_to_ranked",
 ]
@@ -62,6 +63,15 @@ def chunk_sizes(dim_size: int, world_size: int) -> list[int]:
         raise ValueError(f"world_size must be >= 1, got {world_size}")
     per_rank = math.ceil(dim_size / world_size) if dim_size else 0
     return [max(0, min(per_rank, dim_size - i * per_rank)) for i in range(world_size)]
+
+
+def contiguous_stride(shape: torch.Size) -> tuple[int, ...]:
+    """The strides of a contiguous tensor of ``shape`` (size-0 dims count as 1)."""
+    stride, acc = [], 1
+    for size in reversed(shape):
+        stride.append(acc)
+        acc *= max(size, 1)
+    return tuple(reversed(stride))
 
 
 @dataclass(frozen=True)
@@ -110,6 +120,25 @@ class ShardLayout:
     def row_offset(self) -> int:
         """Index along the shard dim where this rank's shard starts in the full tensor."""
         return min(self.rank * self.rows_per_rank, self.full_shape[self.shard_dim])
+
+    @functools.cached_property
+    def local_shape(self) -> torch.Size:
+        """Shape of this rank's unpadded shard."""
+        shape = list(self.padded_shard_shape)
+        shape[self.shard_dim] = self.local_rows
+        return torch.Size(shape)
+
+    @functools.cached_property
+    def padded_stride(self) -> tuple[int, ...]:
+        """Strides of a contiguous padded shard."""
+        return contiguous_stride(self.padded_shard_shape)
+
+    def local_in(self, flat: torch.Tensor, offset: int) -> torch.Tensor:
+        """The unpadded shard in a flat plain buffer that holds the padded shard from
+        element ``offset`` on (a reduce-scatter output): one ``as_strided``, where
+        :meth:`local_view` of the padded columns takes three views."""
+        return flat.as_strided(self.local_shape, self.padded_stride,
+                               flat.storage_offset() + offset)
 
     def local_view(self, padded_shard: torch.Tensor) -> torch.Tensor:
         """The unpadded shard as a view of a padded shard buffer (flat or shaped).

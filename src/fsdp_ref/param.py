@@ -38,9 +38,9 @@ from torch.distributed.tensor import DTensor
 from .api import MixedPrecisionPolicy
 from .collectives import GatherInput
 from .extensions import find_extension, shard_mesh
-from .layout import ShardLayout
+from .layout import ShardLayout, contiguous_stride
 from .mesh import MeshInfo
-from .spmd import _contiguous_stride, local_tensor, param_placement
+from .spmd import local_tensor, param_placement
 from .streams import recorder
 
 __all__ = ["FSDPParam", "ParamRef"]
@@ -213,7 +213,7 @@ class FSDPParam:
             full = self.extension.post_all_gather(local, self.param_dtype, self.unsharded_param)
             if full is not None:  # the first time: keep the full shape (padding falls off)
                 shape = self.layout.full_shape
-                full = torch.as_strided(full, shape, _contiguous_stride(shape), 0)
+                full = torch.as_strided(full, shape, contiguous_stride(shape), 0)
                 self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
         self._register(self.unsharded_param)
         self.post_forward_shard = None
@@ -318,14 +318,15 @@ class FSDPParam:
         if self.unsharded_param is not None:
             self.unsharded_param.grad = None
 
-    def reduced_grad(self, padded_grad: torch.Tensor) -> torch.Tensor:
-        """This rank's gradient shard from its slice of the reduce-scatter output: the
-        unpadded rows, in the parameter's dtype, where the shard lives.
+    def reduced_grad(self, out: torch.Tensor, offset: int) -> torch.Tensor:
+        """This rank's gradient shard from the reduce-scatter output ``out``, where its
+        padded shard starts at element ``offset``: the unpadded rows, in the parameter's
+        dtype, where the shard lives.
 
         Under CPU offload this is a device-to-host copy (always a copy, as on a GPU) that
         the host must wait for before it reads it (``FSDPParamGroup.finish``).
         """
-        local = self.layout.local_view(padded_grad)
+        local = self.layout.local_in(out, offset)
         target_device = self.padded_shard.device
         if self.offload_to_cpu:
             local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True,

@@ -46,6 +46,7 @@ from torch.distributed.tensor import DTensor, Partial, Placement, Replicate, Sha
 from torch.distributed.tensor._dtensor_spec import DTensorSpec, TensorMeta
 from torch.distributed.tensor.placement_types import _StridedShard
 
+from .layout import contiguous_stride
 from .mesh import MeshInfo
 
 __all__ = ["ParamPlacement", "local_tensor", "param_placement"]
@@ -54,14 +55,6 @@ __all__ = ["ParamPlacement", "local_tensor", "param_placement"]
 def local_tensor(t: torch.Tensor) -> torch.Tensor:
     """The tensor holding this rank's data: a DTensor's local tensor, or ``t`` itself."""
     return t._local_tensor if isinstance(t, DTensor) else t
-
-
-def _contiguous_stride(shape: torch.Size) -> tuple[int, ...]:
-    stride, acc = [], 1
-    for size in reversed(shape):
-        stride.append(acc)
-        acc *= max(size, 1)
-    return tuple(reversed(stride))
 
 
 @dataclass(frozen=True)
@@ -99,7 +92,7 @@ class ParamPlacement:
             placements,
             run_check=False,
             shape=self.global_shape,
-            stride=_contiguous_stride(self.global_shape),
+            stride=contiguous_stride(self.global_shape),
         )
 
     @functools.cached_property
@@ -116,7 +109,7 @@ class ParamPlacement:
         """
         spec = self._sharded_specs.get(local.dtype)
         if spec is None:
-            meta = TensorMeta(self.global_shape, _contiguous_stride(self.global_shape), local.dtype)
+            meta = TensorMeta(self.global_shape, contiguous_stride(self.global_shape), local.dtype)
             spec = self._sharded_specs[local.dtype] = DTensorSpec(
                 self.mesh, self.placements, tensor_meta=meta
             )
