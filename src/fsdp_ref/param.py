@@ -128,6 +128,7 @@ class FSDPParam:
                 "from shard_placement_fn for this parameter"
             )
         self.unsharded_param: nn.Parameter | None = None
+        self._storage: tuple | None = None  # see _unsharded_storage
         self.post_forward_layout: ShardLayout | None = None
         self.post_forward_shard: torch.Tensor | None = None
         self._init_sharded(param)
@@ -232,22 +233,28 @@ class FSDPParam:
                 self.layout.full_shape, dtype=self.param_dtype, device=self.device
             )
             self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
-            local = local_tensor(self.unsharded_param)
-        else:
-            local = local_tensor(self.unsharded_param)
-            storage = local.untyped_storage()
-            nbytes = local.numel() * local.element_size()
-            if storage.size() != nbytes:
-                storage.resize_(nbytes)
+        local, storage, nbytes = self._unsharded_storage()
+        if storage.size() != nbytes:
+            storage.resize_(nbytes)
         recorder.name_buffer(local, f"unsharded {self.fqn or 'parameter'}")
         return [local]
+
+    def _unsharded_storage(self) -> tuple[torch.Tensor, torch.UntypedStorage, int]:
+        """The unsharded parameter's local tensor, its storage and its size in bytes,
+        looked up once per unsharded parameter (every unshard and reshard uses them)."""
+        cached = self._storage
+        if cached is None or cached[0] is not self.unsharded_param:
+            local = local_tensor(self.unsharded_param)
+            cached = self._storage = (self.unsharded_param, local, local.untyped_storage(),
+                                      local.numel() * local.element_size())
+        return cached[1:]
 
     def free_unsharded(self) -> None:
         """Release the unsharded parameter's memory; the tensor object stays."""
         if self.extension is not None:
             self.extension.free()
         elif self.unsharded_param is not None:
-            local_tensor(self.unsharded_param).untyped_storage().resize_(0)
+            self._unsharded_storage()[1].resize_(0)
 
     @property
     def is_unsharded_allocated(self) -> bool:
