@@ -39,7 +39,7 @@ import torch
 import torch.distributed as dist
 
 from .debug import before_collective
-from .layout import ShardLayout, gather_from_ranked, scatter_to_ranked
+from .layout import ShardLayout, gather_from_ranked, split_ranks
 from .streams import recorder
 
 __all__ = [
@@ -279,22 +279,28 @@ def reduce_scatter_copy_in(
     plan = BufferPlan.of([lay.padded_shard_numel for lay in layouts], [dtype] * len(layouts),
                          world)
     buf = plan.allocate(device, allocate)
-    rows = buf.view(world, plan.width)
-    dtypes = {None if g is None else g.dtype for g in grads}
-    if len(dtypes) == 1 and None not in dtypes and all(
-        lay.shard_dim == 0 and lay.padded_shard_numel for lay in layouts
-    ):
-        # Row i gets the i-th ceil(n / world)-row chunk of every gradient, zero-padded:
-        # what scatter_to_ranked does per parameter, in one op.
-        torch._chunk_cat(list(grads), 0, world, out=rows)
-        return plan, buf
-    for i, (layout, grad) in enumerate(zip(layouts, grads)):
-        ranked = layout.ranked_view(plan.columns(rows, i))
-        if grad is None:
-            ranked.zero_()
-        else:
-            scatter_to_ranked(grad, ranked, layout)
+    # _chunk_cat writes chunk i of every source (along dim 0, ceil(n / world) rows,
+    # zero-padded) into row i: each source's padded shards, as the reduce-scatter wants.
+    present = {g.dtype for g in grads if g is not None}
+    common = present.pop() if len(present) == 1 else dtype  # cast only mixed dtypes
+    sources = [_chunk_source(g, lay, common, device)
+               for g, lay in zip(grads, layouts) if lay.padded_shard_numel]
+    if sources:
+        torch._chunk_cat(sources, 0, world, out=buf.view(world, plan.width))
     return plan, buf
+
+
+def _chunk_source(grad, layout: ShardLayout, dtype: torch.dtype, device) -> torch.Tensor:
+    """``grad`` as a source whose dim-0 chunks are the padded shards: zeros for a
+    parameter unused on this rank, a shard dim ``d > 0`` (always even) viewed as
+    ``(world, *padded_shard_shape)`` by :func:`~fsdp_ref.layout.split_ranks`."""
+    if grad is None:
+        zeros = torch.zeros(layout.world_size * layout.padded_shard_numel, dtype=dtype,
+                            device=device)
+        recorder.name_buffer(zeros, "zeros for an unused parameter's reduce-scatter input")
+        return zeros
+    grad = grad if grad.dtype == dtype else grad.to(dtype)
+    return grad if layout.shard_dim == 0 else split_ranks(layout, grad)
 
 
 def reduce_scatter(

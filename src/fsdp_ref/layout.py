@@ -11,9 +11,10 @@ and what the reduce-scatter produces::
                                              rank 1: r3 r4 [pad]
 
 A *ranked view* is a tensor of shape ``(world, *padded_shard_shape)``: slice ``i`` is the
-padded shard of rank ``i``. :func:`scatter_to_ranked` fills it from a full tensor (used to
-build the reduce-scatter input) and :func:`gather_from_ranked` fills a full tensor from it
-(used to copy all-gather output into the unsharded parameter).
+padded shard of rank ``i``. :func:`gather_from_ranked` fills a full tensor from it (the
+all-gather copy-out when one ``split_with_sizes_copy`` cannot do it: uneven or
+non-dim-0 shards, ``torch.compile``); the reduce-scatter input is built by one
+``torch._chunk_cat`` (:func:`fsdp_ref.collectives.reduce_scatter_copy_in`).
 
 **Subclass-safe sharding.** A parameter may be a tensor subclass (torchao's ``NF4Tensor``,
 its float8 weight wrapper) that implements only the few ops FSDP needs, and every other op
@@ -45,7 +46,7 @@ __all__ = [
     "chunk_sizes",
     "contiguous_stride",
     "gather_from_ranked",
-    "scatter_to_ranked",
+    "split_ranks",
 ]
 
 
@@ -99,12 +100,15 @@ class ShardLayout:
         """Padded length of the shard dim on every rank (``ceil(n / world)``)."""
         return math.ceil(self.full_shape[self.shard_dim] / self.world_size)
 
+    def _with_rows(self, rows: int) -> torch.Size:
+        shape = list(self.full_shape)
+        shape[self.shard_dim] = rows
+        return torch.Size(shape)
+
     @functools.cached_property
     def padded_shard_shape(self) -> torch.Size:
         """Shape of every rank's padded shard."""
-        shape = list(self.full_shape)
-        shape[self.shard_dim] = self.rows_per_rank
-        return torch.Size(shape)
+        return self._with_rows(self.rows_per_rank)
 
     @functools.cached_property
     def padded_shard_numel(self) -> int:
@@ -124,9 +128,7 @@ class ShardLayout:
     @functools.cached_property
     def local_shape(self) -> torch.Size:
         """Shape of this rank's unpadded shard."""
-        shape = list(self.padded_shard_shape)
-        shape[self.shard_dim] = self.local_rows
-        return torch.Size(shape)
+        return self._with_rows(self.local_rows)
 
     @functools.cached_property
     def padded_stride(self) -> tuple[int, ...]:
@@ -179,38 +181,13 @@ class ShardLayout:
         return flat_ranks.view(self.world_size, *self.padded_shard_shape)
 
 
-def _split_dim(layout: ShardLayout, full: torch.Tensor) -> torch.Tensor:
-    """View ``full`` (first ``world * rows`` rows) as ``(world, *padded_shard_shape)``."""
+def split_ranks(layout: ShardLayout, full: torch.Tensor) -> torch.Tensor:
+    """View ``full`` (first ``world * rows`` rows) as ``(world, *padded_shard_shape)``:
+    slice ``i`` is rank ``i``'s shard (even shards only: no padding)."""
     d, rows, world = layout.shard_dim, layout.rows_per_rank, layout.world_size
     shape = list(full.shape)
     split = shape[:d] + [world, rows] + shape[d + 1 :]
     return full.view(split).movedim(d, 0)
-
-
-def scatter_to_ranked(full: torch.Tensor, ranked: torch.Tensor, layout: ShardLayout) -> None:
-    """Copy a full tensor into a ranked view, zero-filling the padding.
-
-    This builds the reduce-scatter input: slice ``i`` of ``ranked`` becomes the padded
-    chunk of ``full`` that rank ``i`` owns.
-    """
-    n = full.shape[layout.shard_dim]
-    rows = layout.rows_per_rank
-    if n == rows * layout.world_size:
-        ranked.copy_(_split_dim(layout, full))
-        return
-    if layout.shard_dim != 0:
-        raise ValueError(
-            f"uneven sharding on dim {layout.shard_dim} (size {n}, world "
-            f"{layout.world_size}) is not supported; only dim 0 may be uneven"
-        )
-    whole = n // rows if rows else 0
-    if whole:
-        ranked[:whole].copy_(full[: whole * rows].view(whole, rows, *full.shape[1:]))
-    rest = n - whole * rows
-    if whole < layout.world_size:
-        ranked[whole:].zero_()
-        if rest:
-            ranked[whole, :rest].copy_(full[whole * rows :])
 
 
 def gather_from_ranked(ranked: torch.Tensor, full: torch.Tensor, layout: ShardLayout) -> None:
@@ -218,7 +195,7 @@ def gather_from_ranked(ranked: torch.Tensor, full: torch.Tensor, layout: ShardLa
     n = full.shape[layout.shard_dim]
     rows = layout.rows_per_rank
     if n == rows * layout.world_size:
-        _split_dim(layout, full).copy_(ranked)
+        split_ranks(layout, full).copy_(ranked)
         return
     whole = n // rows if rows else 0
     if whole:

@@ -256,8 +256,8 @@ class FSDPParamGroup:
     def _copy_out_views(self, ag: _AllGather, fulls: list[torch.Tensor]):
         """The copy-out's ``(world, -1)`` views of ``fulls``, made once for the tensors a
         group refills every step (:func:`~fsdp_ref.collectives.copy_out_views`)."""
-        cached = self._copy_out
-        if cached is None or cached[0] != ag.plan or len(cached[1]) != len(fulls) or not all(
+        cached = self._copy_out  # (the plan is the group's kept one while inputs are)
+        if cached is None or cached[0] is not ag.plan or not all(
             a is b for a, b in zip(cached[1], fulls)
         ):
             cached = self._copy_out = (ag.plan, fulls,
