@@ -39,7 +39,7 @@ import torch
 import torch.distributed as dist
 
 from .debug import before_collective
-from .layout import ShardLayout, gather_from_ranked, scatter_to_ranked
+from .layout import ShardLayout, gather_from_ranked, split_ranks
 from .streams import recorder
 
 __all__ = [
@@ -48,6 +48,8 @@ __all__ = [
     "buffer_allocator",
     "all_gather_copy_in",
     "all_gather_copy_out",
+    "copy_out_views",
+    "plan_gather",
     "all_reduce",
     "reduce_scatter_copy_in",
     "reduce_scatter",
@@ -140,6 +142,11 @@ class BufferPlan:
         return cls(dtype, dtypes, tuple(offsets), tuple(sizes), width, world_size)
 
     @property
+    def is_uniform(self) -> bool:
+        """Whether the buffer is in every input's own dtype (no byte views needed)."""
+        return all(d == self.dtype for d in self.dtypes)
+
+    @property
     def numel(self) -> int:
         """Elements of the whole buffer (``world_size`` rows)."""
         return self.world_size * self.width
@@ -157,32 +164,41 @@ class BufferPlan:
         return cols if cols.dtype == self.dtypes[i] else cols.view(self.dtypes[i])
 
 
+def plan_gather(inputs: Sequence[GatherInput]) -> BufferPlan:
+    """The buffer plan of an all-gather of ``inputs`` (one group's, in order)."""
+    world = inputs[0].layout.world_size if inputs else 1
+    return BufferPlan.of([i.layout.padded_shard_numel for i in inputs],
+                         [i.dtype for i in inputs], world)
+
+
 def all_gather_copy_in(
     inputs: Sequence[GatherInput],
+    plan: BufferPlan,
     rank: int,
     device: torch.device,
     allocate=None,
-) -> tuple[BufferPlan, torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Pack this rank's inputs into a new all-gather buffer.
 
     Args:
         inputs: what each parameter of the group contributes, in order.
+        plan: their :func:`plan_gather` (a group reuses it while its inputs stay the same).
         rank: this rank's index in the gather group (its row of the output).
         device: device of the buffers.
         allocate: optional ``(numel, dtype, device) -> Tensor`` for custom memory.
 
     Returns:
-        ``(plan, inp, out)``: ``inp`` is row ``rank`` of ``out`` (``plan.numel`` elements).
+        ``(inp, out)``: ``inp`` is row ``rank`` of ``out`` (``plan.numel`` elements).
     """
-    world = inputs[0].layout.world_size if inputs else 1
-    plan = BufferPlan.of([i.layout.padded_shard_numel for i in inputs],
-                         [i.dtype for i in inputs], world)
     out = plan.allocate(device, allocate)
     inp = out.narrow(0, rank * plan.width, plan.width)
-    dsts = [plan.columns(inp, i) for i in range(len(inputs))]
-    if dsts:
-        torch._foreach_copy_(dsts, [i.tensor.reshape(-1) for i in inputs], non_blocking=True)
-    return plan, inp, out
+    flat = [i.tensor if i.tensor.dim() == 1 else i.tensor.reshape(-1) for i in inputs]
+    if plan.is_uniform:  # one concatenation, casting to the buffer's dtype on the way
+        torch.cat(flat, out=inp)
+    elif inputs:  # bytes: every input is written through a view in its own dtype
+        dsts = [plan.columns(inp, i) for i in range(len(inputs))]
+        torch._foreach_copy_(dsts, flat, non_blocking=True)
+    return inp, out
 
 
 def run_all_gather(
@@ -210,15 +226,39 @@ def run_all_gather(
     return _all_gather_single(out, inp, group=group, async_op=async_op)
 
 
+def copy_out_views(
+    plan: BufferPlan, layouts: Sequence[ShardLayout], unsharded: Sequence[torch.Tensor]
+) -> list[torch.Tensor] | None:
+    """Each full tensor viewed as ``(world, -1)``, when that puts rank ``i``'s shard in
+    row ``i`` of every one of them (one dtype, dim-0 shards without padding, contiguous
+    tensors): then one ``split_with_sizes_copy`` is the whole copy-out. ``None`` otherwise.
+    """
+    world = plan.world_size
+    if plan.is_uniform and all(
+        lay.shard_dim == 0 and lay.full_shape[0] == lay.rows_per_rank * world
+        and full.is_contiguous() for lay, full in zip(layouts, unsharded)
+    ):
+        return [full.view(world, -1) for full in unsharded]
+    return None
+
+
 def all_gather_copy_out(
     out: torch.Tensor,
     plan: BufferPlan,
     layouts: Sequence[ShardLayout],
     unsharded: Sequence[torch.Tensor],
+    views: list[torch.Tensor] | None = None,
 ) -> None:
     """Copy each input's gathered columns from ``out`` into its full tensor (in the
-    input's own dtype: a byte buffer is viewed back per input, see :class:`BufferPlan`)."""
+    input's own dtype: a byte buffer is viewed back per input, see :class:`BufferPlan`).
+
+    ``views``: the :func:`copy_out_views` of ``unsharded``, if any, for the one-op copy
+    (not under ``torch.compile``, which would not reuse views made outside the graph).
+    """
     rows = out.view(plan.world_size, plan.width)
+    if views is not None and not torch.compiler.is_compiling():
+        torch.split_with_sizes_copy(rows, plan.sizes, dim=1, out=views)
+        return
     for i, (layout, full) in enumerate(zip(layouts, unsharded)):
         gather_from_ranked(layout.ranked_view(plan.columns(rows, i)), full, layout)
 
@@ -239,14 +279,28 @@ def reduce_scatter_copy_in(
     plan = BufferPlan.of([lay.padded_shard_numel for lay in layouts], [dtype] * len(layouts),
                          world)
     buf = plan.allocate(device, allocate)
-    rows = buf.view(world, plan.width)
-    for i, (layout, grad) in enumerate(zip(layouts, grads)):
-        ranked = layout.ranked_view(plan.columns(rows, i))
-        if grad is None:
-            ranked.zero_()
-        else:
-            scatter_to_ranked(grad, ranked, layout)
+    # _chunk_cat writes chunk i of every source (along dim 0, ceil(n / world) rows,
+    # zero-padded) into row i: each source's padded shards, as the reduce-scatter wants.
+    present = {g.dtype for g in grads if g is not None}
+    common = present.pop() if len(present) == 1 else dtype  # cast only mixed dtypes
+    sources = [_chunk_source(g, lay, common, device)
+               for g, lay in zip(grads, layouts) if lay.padded_shard_numel]
+    if sources:
+        torch._chunk_cat(sources, 0, world, out=buf.view(world, plan.width))
     return plan, buf
+
+
+def _chunk_source(grad, layout: ShardLayout, dtype: torch.dtype, device) -> torch.Tensor:
+    """``grad`` as a source whose dim-0 chunks are the padded shards: zeros for a
+    parameter unused on this rank, a shard dim ``d > 0`` (always even) viewed as
+    ``(world, *padded_shard_shape)`` by :func:`~fsdp_ref.layout.split_ranks`."""
+    if grad is None:
+        zeros = torch.zeros(layout.world_size * layout.padded_shard_numel, dtype=dtype,
+                            device=device)
+        recorder.name_buffer(zeros, "zeros for an unused parameter's reduce-scatter input")
+        return zeros
+    grad = grad if grad.dtype == dtype else grad.to(dtype)
+    return grad if layout.shard_dim == 0 else split_ranks(layout, grad)
 
 
 def reduce_scatter(

@@ -11,9 +11,10 @@ and what the reduce-scatter produces::
                                              rank 1: r3 r4 [pad]
 
 A *ranked view* is a tensor of shape ``(world, *padded_shard_shape)``: slice ``i`` is the
-padded shard of rank ``i``. :func:`scatter_to_ranked` fills it from a full tensor (used to
-build the reduce-scatter input) and :func:`gather_from_ranked` fills a full tensor from it
-(used to copy all-gather output into the unsharded parameter).
+padded shard of rank ``i``. :func:`gather_from_ranked` fills a full tensor from it (the
+all-gather copy-out when one ``split_with_sizes_copy`` cannot do it: uneven or
+non-dim-0 shards, ``torch.compile``); the reduce-scatter input is built by one
+``torch._chunk_cat`` (:func:`fsdp_ref.collectives.reduce_scatter_copy_in`).
 
 **Subclass-safe sharding.** A parameter may be a tensor subclass (torchao's ``NF4Tensor``,
 its float8 weight wrapper) that implements only the few ops FSDP needs, and every other op
@@ -34,6 +35,7 @@ copy lands in a plain buffer) and ``full.narrow(dim, offset, rows)`` is refused 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -42,8 +44,9 @@ import torch
 __all__ = [
     "ShardLayout",
     "chunk_sizes",
+    "contiguous_stride",
     "gather_from_ranked",
-    "scatter_to_ranked",
+    "split_ranks",
 ]
 
 
@@ -63,9 +66,22 @@ def chunk_sizes(dim_size: int, world_size: int) -> list[int]:
     return [max(0, min(per_rank, dim_size - i * per_rank)) for i in range(world_size)]
 
 
+def contiguous_stride(shape: torch.Size) -> tuple[int, ...]:
+    """The strides of a contiguous tensor of ``shape`` (size-0 dims count as 1)."""
+    stride, acc = [], 1
+    for size in reversed(shape):
+        stride.append(acc)
+        acc *= max(size, 1)
+    return tuple(reversed(stride))
+
+
 @dataclass(frozen=True)
 class ShardLayout:
     """Where one parameter's shard sits: the full shape, the shard dim and this rank's slice.
+
+    The derived numbers (:attr:`rows_per_rank`, :attr:`padded_shard_shape`, ...) are
+    computed on first use and kept: the layout is frozen, and the collectives read them
+    for every parameter of every step.
 
     Attributes:
         full_shape: shape of the unsharded parameter.
@@ -79,32 +95,52 @@ class ShardLayout:
     world_size: int
     rank: int
 
-    @property
+    @functools.cached_property
     def rows_per_rank(self) -> int:
         """Padded length of the shard dim on every rank (``ceil(n / world)``)."""
         return math.ceil(self.full_shape[self.shard_dim] / self.world_size)
 
-    @property
-    def padded_shard_shape(self) -> torch.Size:
-        """Shape of every rank's padded shard."""
+    def _with_rows(self, rows: int) -> torch.Size:
         shape = list(self.full_shape)
-        shape[self.shard_dim] = self.rows_per_rank
+        shape[self.shard_dim] = rows
         return torch.Size(shape)
 
-    @property
+    @functools.cached_property
+    def padded_shard_shape(self) -> torch.Size:
+        """Shape of every rank's padded shard."""
+        return self._with_rows(self.rows_per_rank)
+
+    @functools.cached_property
     def padded_shard_numel(self) -> int:
         """Elements in one padded shard: what each rank contributes to the collectives."""
         return self.padded_shard_shape.numel()
 
-    @property
+    @functools.cached_property
     def local_rows(self) -> int:
         """Unpadded length of this rank's shard dim (may be 0 for trailing ranks)."""
         return chunk_sizes(self.full_shape[self.shard_dim], self.world_size)[self.rank]
 
-    @property
+    @functools.cached_property
     def row_offset(self) -> int:
         """Index along the shard dim where this rank's shard starts in the full tensor."""
         return min(self.rank * self.rows_per_rank, self.full_shape[self.shard_dim])
+
+    @functools.cached_property
+    def local_shape(self) -> torch.Size:
+        """Shape of this rank's unpadded shard."""
+        return self._with_rows(self.local_rows)
+
+    @functools.cached_property
+    def padded_stride(self) -> tuple[int, ...]:
+        """Strides of a contiguous padded shard."""
+        return contiguous_stride(self.padded_shard_shape)
+
+    def local_in(self, flat: torch.Tensor, offset: int) -> torch.Tensor:
+        """The unpadded shard in a flat plain buffer that holds the padded shard from
+        element ``offset`` on (a reduce-scatter output): one ``as_strided``, where
+        :meth:`local_view` of the padded columns takes three views."""
+        return flat.as_strided(self.local_shape, self.padded_stride,
+                               flat.storage_offset() + offset)
 
     def local_view(self, padded_shard: torch.Tensor) -> torch.Tensor:
         """The unpadded shard as a view of a padded shard buffer (flat or shaped).
@@ -145,38 +181,13 @@ class ShardLayout:
         return flat_ranks.view(self.world_size, *self.padded_shard_shape)
 
 
-def _split_dim(layout: ShardLayout, full: torch.Tensor) -> torch.Tensor:
-    """View ``full`` (first ``world * rows`` rows) as ``(world, *padded_shard_shape)``."""
+def split_ranks(layout: ShardLayout, full: torch.Tensor) -> torch.Tensor:
+    """View ``full`` (first ``world * rows`` rows) as ``(world, *padded_shard_shape)``:
+    slice ``i`` is rank ``i``'s shard (even shards only: no padding)."""
     d, rows, world = layout.shard_dim, layout.rows_per_rank, layout.world_size
     shape = list(full.shape)
     split = shape[:d] + [world, rows] + shape[d + 1 :]
     return full.view(split).movedim(d, 0)
-
-
-def scatter_to_ranked(full: torch.Tensor, ranked: torch.Tensor, layout: ShardLayout) -> None:
-    """Copy a full tensor into a ranked view, zero-filling the padding.
-
-    This builds the reduce-scatter input: slice ``i`` of ``ranked`` becomes the padded
-    chunk of ``full`` that rank ``i`` owns.
-    """
-    n = full.shape[layout.shard_dim]
-    rows = layout.rows_per_rank
-    if n == rows * layout.world_size:
-        ranked.copy_(_split_dim(layout, full))
-        return
-    if layout.shard_dim != 0:
-        raise ValueError(
-            f"uneven sharding on dim {layout.shard_dim} (size {n}, world "
-            f"{layout.world_size}) is not supported; only dim 0 may be uneven"
-        )
-    whole = n // rows if rows else 0
-    if whole:
-        ranked[:whole].copy_(full[: whole * rows].view(whole, rows, *full.shape[1:]))
-    rest = n - whole * rows
-    if whole < layout.world_size:
-        ranked[whole:].zero_()
-        if rest:
-            ranked[whole, :rest].copy_(full[whole * rows :])
 
 
 def gather_from_ranked(ranked: torch.Tensor, full: torch.Tensor, layout: ShardLayout) -> None:
@@ -184,7 +195,7 @@ def gather_from_ranked(ranked: torch.Tensor, full: torch.Tensor, layout: ShardLa
     n = full.shape[layout.shard_dim]
     rows = layout.rows_per_rank
     if n == rows * layout.world_size:
-        _split_dim(layout, full).copy_(ranked)
+        split_ranks(layout, full).copy_(ranked)
         return
     whole = n // rows if rows else 0
     if whole:

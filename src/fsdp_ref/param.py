@@ -38,9 +38,9 @@ from torch.distributed.tensor import DTensor
 from .api import MixedPrecisionPolicy
 from .collectives import GatherInput
 from .extensions import find_extension, shard_mesh
-from .layout import ShardLayout
+from .layout import ShardLayout, contiguous_stride
 from .mesh import MeshInfo
-from .spmd import _contiguous_stride, local_tensor, param_placement
+from .spmd import local_tensor, param_placement
 from .streams import recorder
 
 __all__ = ["FSDPParam", "ParamRef"]
@@ -128,6 +128,7 @@ class FSDPParam:
                 "from shard_placement_fn for this parameter"
             )
         self.unsharded_param: nn.Parameter | None = None
+        self._storage: tuple | None = None  # see _unsharded_storage
         self.post_forward_layout: ShardLayout | None = None
         self.post_forward_shard: torch.Tensor | None = None
         self._init_sharded(param)
@@ -213,7 +214,7 @@ class FSDPParam:
             full = self.extension.post_all_gather(local, self.param_dtype, self.unsharded_param)
             if full is not None:  # the first time: keep the full shape (padding falls off)
                 shape = self.layout.full_shape
-                full = torch.as_strided(full, shape, _contiguous_stride(shape), 0)
+                full = torch.as_strided(full, shape, contiguous_stride(shape), 0)
                 self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
         self._register(self.unsharded_param)
         self.post_forward_shard = None
@@ -232,22 +233,28 @@ class FSDPParam:
                 self.layout.full_shape, dtype=self.param_dtype, device=self.device
             )
             self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
-            local = local_tensor(self.unsharded_param)
-        else:
-            local = local_tensor(self.unsharded_param)
-            storage = local.untyped_storage()
-            nbytes = local.numel() * local.element_size()
-            if storage.size() != nbytes:
-                storage.resize_(nbytes)
+        local, storage, nbytes = self._unsharded_storage()
+        if storage.size() != nbytes:
+            storage.resize_(nbytes)
         recorder.name_buffer(local, f"unsharded {self.fqn or 'parameter'}")
         return [local]
+
+    def _unsharded_storage(self) -> tuple[torch.Tensor, torch.UntypedStorage, int]:
+        """The unsharded parameter's local tensor, its storage and its size in bytes,
+        looked up once per unsharded parameter (every unshard and reshard uses them)."""
+        cached = self._storage
+        if cached is None or cached[0] is not self.unsharded_param:
+            local = local_tensor(self.unsharded_param)
+            cached = self._storage = (self.unsharded_param, local, local.untyped_storage(),
+                                      local.numel() * local.element_size())
+        return cached[1:]
 
     def free_unsharded(self) -> None:
         """Release the unsharded parameter's memory; the tensor object stays."""
         if self.extension is not None:
             self.extension.free()
         elif self.unsharded_param is not None:
-            local_tensor(self.unsharded_param).untyped_storage().resize_(0)
+            self._unsharded_storage()[1].resize_(0)
 
     @property
     def is_unsharded_allocated(self) -> bool:
@@ -318,14 +325,15 @@ class FSDPParam:
         if self.unsharded_param is not None:
             self.unsharded_param.grad = None
 
-    def reduced_grad(self, padded_grad: torch.Tensor) -> torch.Tensor:
-        """This rank's gradient shard from its slice of the reduce-scatter output: the
-        unpadded rows, in the parameter's dtype, where the shard lives.
+    def reduced_grad(self, out: torch.Tensor, offset: int) -> torch.Tensor:
+        """This rank's gradient shard from the reduce-scatter output ``out``, where its
+        padded shard starts at element ``offset``: the unpadded rows, in the parameter's
+        dtype, where the shard lives.
 
         Under CPU offload this is a device-to-host copy (always a copy, as on a GPU) that
         the host must wait for before it reads it (``FSDPParamGroup.finish``).
         """
-        local = self.layout.local_view(padded_grad)
+        local = self.layout.local_in(out, offset)
         target_device = self.padded_shard.device
         if self.offload_to_cpu:
             local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True,

@@ -96,6 +96,8 @@ class FSDPParamGroup:
         self._check_extensions()
         # Per-iteration state.
         self._all_gather: _AllGather | None = None
+        self._gather: tuple[list[collectives.GatherInput], collectives.BufferPlan] | None = None
+        self._copy_out: tuple | None = None  # (plan, full tensors, their copy-out views)
         self._post_forward_event: Event | None = None
         self._post_forward_indices: list[int] = []
         self.partial_grads: dict[torch.dtype, torch.Tensor] = {}  # HSDP sums, no all-reduce
@@ -190,12 +192,12 @@ class FSDPParamGroup:
         ctx.release_all_gather_output()
         with ctx.all_gather_copy_in.use():
             recorder.log("copy_in", ctx.all_gather_copy_in.name, "all_gather_input", self.name)
-            flat = [i for p in self.fsdp_params for i in p.gather_inputs()]  # (+ offload H2D)
-            if not self._inputs_agreed:  # (the pre hooks ran: their sizes are known)
-                extensions.agree_on_inputs(self.fsdp_params, info.shard_group)
-                self._inputs_agreed = True
-            plan, inp, out = collectives.all_gather_copy_in(
-                flat, info.shard_rank, self.device, self.buffer_allocator(all_gather=True)
+            if self._gather is not None and not post_forward:
+                flat, plan = self._gather
+            else:
+                flat, plan = self._gather_inputs(post_forward, info)
+            inp, out = collectives.all_gather_copy_in(
+                flat, plan, info.shard_rank, self.device, self.buffer_allocator(all_gather=True)
             )
             recorder.name_buffer(out, "all-gather buffer", self.name)
             copy_in_done = ctx.all_gather_copy_in.record_event("copy_in_done", self.name)
@@ -211,6 +213,21 @@ class FSDPParamGroup:
             done = ctx.all_gather.record_event("all_gather_done", self.name)
         self._all_gather = _AllGather(out, done, work, plan, [i.layout for i in flat])
 
+    def _gather_inputs(self, post_forward: bool, info: MeshInfo):
+        """This step's all-gather inputs and their buffer plan; kept for the next steps
+        when every parameter sends its own padded shard, which stays the same tensor
+        (no post-forward shard, no extension hook, no offload copy)."""
+        flat = [i for p in self.fsdp_params for i in p.gather_inputs()]  # (+ offload H2D)
+        if not self._inputs_agreed:  # (the pre hooks ran: their sizes are known)
+            extensions.agree_on_inputs(self.fsdp_params, info.shard_group)
+            self._inputs_agreed = True
+        plan = collectives.plan_gather(flat)
+        if not post_forward and all(i.tensor is p.padded_shard
+                                    for i, p in zip(flat, self.fsdp_params)):
+            self._gather = ([collectives.GatherInput(i.tensor.view(-1), i.layout, i.dtype)
+                             for i in flat], plan)
+        return flat, plan
+
     def wait_for_unshard(self) -> None:
         """Make compute wait for the all-gather, copy out, and register unsharded params."""
         ag, self._all_gather = self._all_gather, None
@@ -223,15 +240,10 @@ class FSDPParamGroup:
         compute.wait_event(ag.event, "compute_after_all_gather", self.name)
         recorder.log("copy_out", compute.name, "unsharded_params", self.name)
         fulls = [t for p in self.fsdp_params for t in p.alloc_unsharded()]
-        with torch.no_grad():
-            guards = [torch.autograd._unsafe_preserve_version_counter(t) for t in fulls]
-            for guard in guards:
-                guard.__enter__()
-            try:
-                collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls)
-            finally:
-                for guard in reversed(guards):
-                    guard.__exit__(None, None, None)
+        # Refilling the same parameters is not a new version of them for autograd.
+        with torch.no_grad(), torch.autograd._unsafe_preserve_version_counter(tuple(fulls)):
+            collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls,
+                                            self._copy_out_views(ag, fulls))
         copied = compute.record_event("copy_out_done", self.name)
         # The output buffer may be freed only once compute has read it (a deferred free).
         ctx.defer_all_gather_free(ag.out, copied, self.name)
@@ -240,6 +252,17 @@ class FSDPParamGroup:
         for p in self.fsdp_params:
             p.to_unsharded()
         self._become(ShardedState.UNSHARDED)
+
+    def _copy_out_views(self, ag: _AllGather, fulls: list[torch.Tensor]):
+        """The copy-out's ``(world, -1)`` views of ``fulls``, made once for the tensors a
+        group refills every step (:func:`~fsdp_ref.collectives.copy_out_views`)."""
+        cached = self._copy_out  # (the plan is the group's kept one while inputs are)
+        if cached is None or cached[0] is not ag.plan or not all(
+            a is b for a, b in zip(cached[1], fulls)
+        ):
+            cached = self._copy_out = (ag.plan, fulls,
+                                       collectives.copy_out_views(ag.plan, ag.layouts, fulls))
+        return cached[2]
 
     def prefetch(self, direction: str) -> None:
         """Start this group's all-gather ahead of its use (``"forward"`` or
@@ -317,14 +340,17 @@ class FSDPParamGroup:
     def _register_post_backward(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         if not torch.is_grad_enabled():
             return args, kwargs
-        flat, spec = tree_flatten((args, kwargs))
+        if not kwargs and all(torch.is_tensor(a) for a in args):  # the usual call: no pytree
+            flat, spec = list(args), None
+        else:
+            flat, spec = tree_flatten((args, kwargs))
         idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
         if not idx:
             return args, kwargs
         outs = _PostBackward.apply(self, *(flat[i] for i in idx))
         for i, t in zip(idx, outs):
             flat[i] = t
-        return tree_unflatten(flat, spec)
+        return (tuple(flat), kwargs) if spec is None else tree_unflatten(flat, spec)
 
     # ---- backward ------------------------------------------------------------------
 
@@ -363,6 +389,7 @@ class FSDPParamGroup:
     def refresh_after_apply(self) -> None:
         """Re-derive cached facts after ``module._apply`` changed dtypes or devices."""
         self._check_extensions()
+        self._gather = self._copy_out = None  # new shard buffers, dtypes, full tensors
 
     def reset(self) -> None:
         """Forget per-iteration state after an aborted iteration (an exception).

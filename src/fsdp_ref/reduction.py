@@ -157,7 +157,7 @@ def _finish(red: Reduction) -> None:
             settings.all_reduce_hook(out)
         if post != 1.0:
             out.div_(post)
-        grads = [p.reduced_grad(red.plan.columns(out, i)) for i, p in enumerate(red.params)]
+        grads = [p.reduced_grad(out, off) for off, p in zip(red.plan.offsets, red.params)]
         if not offload:
             for p, grad in zip(red.params, grads):
                 p.accumulate_sharded_grad(grad)

@@ -35,6 +35,7 @@ reduce-scatter that follows *is* the data-parallel reduction.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -42,8 +43,10 @@ import torch
 import torch.nn as nn
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Partial, Placement, Replicate, Shard
+from torch.distributed.tensor._dtensor_spec import DTensorSpec, TensorMeta
 from torch.distributed.tensor.placement_types import _StridedShard
 
+from .layout import contiguous_stride
 from .mesh import MeshInfo
 
 __all__ = ["ParamPlacement", "local_tensor", "param_placement"]
@@ -52,14 +55,6 @@ __all__ = ["ParamPlacement", "local_tensor", "param_placement"]
 def local_tensor(t: torch.Tensor) -> torch.Tensor:
     """The tensor holding this rank's data: a DTensor's local tensor, or ``t`` itself."""
     return t._local_tensor if isinstance(t, DTensor) else t
-
-
-def _contiguous_stride(shape: torch.Size) -> tuple[int, ...]:
-    stride, acc = [], 1
-    for size in reversed(shape):
-        stride.append(acc)
-        acc *= max(size, 1)
-    return tuple(reversed(stride))
 
 
 @dataclass(frozen=True)
@@ -97,12 +92,28 @@ class ParamPlacement:
             placements,
             run_check=False,
             shape=self.global_shape,
-            stride=_contiguous_stride(self.global_shape),
+            stride=contiguous_stride(self.global_shape),
         )
 
+    @functools.cached_property
+    def _sharded_specs(self) -> dict[torch.dtype, DTensorSpec]:
+        return {}
+
     def sharded(self, local: torch.Tensor) -> DTensor:
-        """Wrap this rank's unpadded shard (data or gradient) as the sharded DTensor."""
-        return self._wrap(local, self.mesh, self.placements)
+        """Wrap this rank's unpadded shard (data or gradient) as the sharded DTensor.
+
+        Every gradient of every step goes through here, so the DTensor is built by its own
+        constructor from one spec per dtype, made once: no autograd ``Function`` (what
+        ``DTensor.from_local`` runs), no new spec to validate, and the optimizer's sharding
+        propagation cache, keyed by spec, hits on the same object every step.
+        """
+        spec = self._sharded_specs.get(local.dtype)
+        if spec is None:
+            meta = TensorMeta(self.global_shape, contiguous_stride(self.global_shape), local.dtype)
+            spec = self._sharded_specs[local.dtype] = DTensorSpec(
+                self.mesh, self.placements, tensor_meta=meta
+            )
+        return DTensor(local, spec, requires_grad=local.requires_grad)
 
     def unsharded(self, local: torch.Tensor, requires_grad: bool) -> nn.Parameter:
         """The unsharded parameter around ``local`` (the all-gathered local tensor).

@@ -295,6 +295,8 @@ def _describe_difference(mine: list, theirs: list, other_rank: int) -> str:
 
 
 def _grad_tensors(output: Any) -> list[torch.Tensor]:
+    if torch.is_tensor(output):  # the usual output: no pytree
+        return [output] if output.requires_grad else []
     found: list[torch.Tensor] = []
 
     def visit(x):
