@@ -26,7 +26,8 @@ def test_restart_resumes_bit_identical(tmp_path, pool2):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
     assert "simulated failure in step 2 on rank 1" in out
-    assert "Connection closed by peer" in out  # rank 0's view of it, without debug mode
+    # Rank 0 may or may not print gloo's "Connection closed by peer" before torchrun stops it
+    # (SIGTERM once rank 1 has failed): a race of the launcher, not ours, so not asserted.
     assert "attempt 1: resumed after step 1" in out and "attempt 1: trained steps 2..3" in out
 
     expected = pool2.run("tests.reliability.elastic_train:uninterrupted",
