@@ -25,6 +25,11 @@ describe the sharded face.
 
 Swapping which face is registered is a dict assignment on ``module._parameters`` for
 every (module, name) that holds the parameter, so tied parameters stay tied.
+
+Why this module is longer than the house's ~300 lines: one parameter's two faces, its
+dtypes, its shard under offload and after a post-forward reshard, its gradient in both
+faces and its all-gather inputs (plain or through an extension) are one object's state,
+which the rest of the core reads through this class only.
 """
 
 from __future__ import annotations
@@ -36,12 +41,12 @@ import torch.nn as nn
 from torch.distributed.tensor import DTensor
 
 from .api import MixedPrecisionPolicy
-from .collectives import GatherInput
+from .buffer_plan import GatherInput
 from .extensions import find_extension, shard_mesh
 from .layout import ShardLayout, contiguous_stride
 from .mesh import MeshInfo
+from .recorder import recorder
 from .spmd import local_tensor, param_placement
-from .streams import recorder
 
 __all__ = ["FSDPParam", "ParamRef"]
 

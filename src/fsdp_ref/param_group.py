@@ -23,6 +23,14 @@ State lives in few places: the group's :class:`~fsdp_ref.group_state.ShardedStat
 streams and pending reductions of the shared :class:`~fsdp_ref.streams.CommContext`.
 :mod:`fsdp_ref.state` decides *when* each transition runs; this module decides *what* it
 does.
+
+Why this module is longer than the house's ~300 lines: every transition of the group's
+state machine (unshard, wait, reshard, the hooks of forward and backward, reset) reads the
+same few fields, and the stream protocol's waits are issued here in order; split into
+files, one protocol would be read across several. The pieces with a concept of their own
+live elsewhere: the state machine (:mod:`fsdp_ref.group_state`), the reductions
+(:mod:`fsdp_ref.reduction`), the buffers (:mod:`fsdp_ref.buffer_plan`,
+:mod:`fsdp_ref.collectives`) and the extension hooks (:mod:`fsdp_ref.extensions`).
 """
 
 from __future__ import annotations
@@ -34,12 +42,14 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from . import collectives, extensions
+from .buffer_plan import BufferPlan, GatherInput, plan_gather
 from .group_state import GroupSettings, ShardedState, TrainingState, check_transition
 from .layout import ShardLayout
 from .mesh import MeshInfo, post_forward_mesh_info
 from .param import FSDPParam
+from .recorder import recorder
 from .reduction import start_reduction
-from .streams import CommContext, Event, recorder, wait_work
+from .streams import CommContext, Event, wait_work
 
 __all__ = ["FSDPParamGroup"]
 
@@ -51,7 +61,7 @@ class _AllGather:
     out: torch.Tensor
     event: Event
     work: Any
-    plan: collectives.BufferPlan
+    plan: BufferPlan
     layouts: list[ShardLayout]
 
 
@@ -96,7 +106,7 @@ class FSDPParamGroup:
         self._check_extensions()
         # Per-iteration state.
         self._all_gather: _AllGather | None = None
-        self._gather: tuple[list[collectives.GatherInput], collectives.BufferPlan] | None = None
+        self._gather: tuple[list[GatherInput], BufferPlan] | None = None
         self._copy_out: tuple | None = None  # (plan, full tensors, their copy-out views)
         self._post_forward_event: Event | None = None
         self._post_forward_indices: list[int] = []
@@ -221,10 +231,10 @@ class FSDPParamGroup:
         if not self._inputs_agreed:  # (the pre hooks ran: their sizes are known)
             extensions.agree_on_inputs(self.fsdp_params, info.shard_group)
             self._inputs_agreed = True
-        plan = collectives.plan_gather(flat)
+        plan = plan_gather(flat)
         if not post_forward and all(i.tensor is p.padded_shard
                                     for i, p in zip(flat, self.fsdp_params)):
-            self._gather = ([collectives.GatherInput(i.tensor.view(-1), i.layout, i.dtype)
+            self._gather = ([GatherInput(i.tensor.view(-1), i.layout, i.dtype)
                              for i in flat], plan)
         return flat, plan
 

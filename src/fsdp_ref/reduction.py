@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from . import collectives
-from .streams import Event, recorder, wait_work
+from .buffer_plan import BufferPlan
+from .recorder import recorder
+from .streams import Event, wait_work
 
 if TYPE_CHECKING:
     from .param import FSDPParam
@@ -54,7 +56,7 @@ class Reduction:
     work: Any
     event: Event
     params: list[FSDPParam]
-    plan: collectives.BufferPlan
+    plan: BufferPlan
 
     def finish(self) -> None:
         """Wait, all-reduce (HSDP), divide, and assign the sharded gradients."""

@@ -14,6 +14,10 @@ at most one :class:`~fsdp_ref.param_group.FSDPParamGroup` and drives it from hoo
 The *root* is the state whose module runs forward first; at that moment every
 ``fully_shard`` call has been made, so the root can find all states below it and give
 them one shared :class:`~fsdp_ref.streams.CommContext` and :class:`IterContext`.
+
+It is a little over the house's ~300 lines because the root's lazy initialization, the
+check that ranks agree on the model, and the hooks that PyTorch calls belong to one object
+that PyTorch holds per module.
 """
 
 from __future__ import annotations

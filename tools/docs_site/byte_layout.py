@@ -1,7 +1,7 @@
 """The mixed-dtype group's byte layout, drawn from the library's own buffer plan.
 
 A frozen bf16 linear (32x32 weight, bias) beside two fp32 LoRA adapters (4x32, 32x4),
-sharded over 2 ranks: :meth:`fsdp_ref.collectives.BufferPlan.of` places each input in a
+sharded over 2 ranks: :meth:`fsdp_ref.buffer_plan.BufferPlan.of` places each input in a
 rank's row of the all-gather buffer, and the figure draws that plan, one group per block
 (one byte buffer) against two groups (a bf16 buffer and an fp32 buffer), so a change in
 the layout code changes the picture.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from fsdp_ref.collectives import BufferPlan
+from fsdp_ref.buffer_plan import BufferPlan
 from fsdp_ref.tools.timeline import FIGURE_WIDTH_IN, figure_style, svg_text
 
 __all__ = ["MIXED_GROUP", "render_byte_layout"]

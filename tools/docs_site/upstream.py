@@ -47,6 +47,7 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
     "__init__.py": ("__init__.py", "_fully_shard/__init__.py"),
     "api.py": ("_fully_shard/_fsdp_api.py",),
     "collectives.py": ("_fully_shard/_fsdp_collectives.py",),
+    "buffer_plan.py": ("_fully_shard/_fsdp_collectives.py",),
     "mesh.py": ("_fully_shard/_fsdp_common.py", "_fully_shard/_fsdp_init.py"),
     "layout.py": ("_fully_shard/_fsdp_param.py", "_fully_shard/_fsdp_common.py"),
     "streams.py": ("_fully_shard/_fsdp_param_group.py",),
