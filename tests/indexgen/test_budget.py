@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from indexgen.budget import OverBudget, available, shielded, time_budget
 
 pytestmark = pytest.mark.skipif(not available(), reason="the budget needs SIGALRM in the main thread")

@@ -31,7 +31,7 @@ from indexgen.model import (
     STATUS_EMPTY,
     FileSummary,
 )
-from indexgen.parallel import Progress, parallel_map, pool_method
+from indexgen.parallel import Progress, collector_paused, parallel_map, pool_method
 from indexgen.paths import fs_relpath, is_inside
 from indexgen.render_folder import render_folder_doc, render_folder_index
 from indexgen.report import Report
@@ -61,6 +61,10 @@ class Plan:
         When the stat cache shows that no source, test file or page changed since the last
         build, nothing is read: the report is the last one.
         """
+        with collector_paused():
+            return self._run()
+
+    def _run(self) -> Report:
         self.discover()
         if self.cache.unchanged(self.stats, self.test_stats, self.out):
             return self._unchanged_report()
