@@ -11,7 +11,15 @@ import posixpath
 from indexgen import patterns, rules
 from indexgen.context import FileContext
 from indexgen.layout import Layout
-from indexgen.markdown import MARKER, anchor, code, escape_text, heading_anchor, link
+from indexgen.markdown import (
+    MARKER,
+    anchor,
+    code,
+    escape_text,
+    heading_anchor,
+    link,
+    link_target,
+)
 from indexgen.model import STATUS_OK, FileSummary
 from indexgen.page import CATEGORY_TITLES, KIND_PLURAL, SECTIONS, SOURCE_ANCHOR, Page, count
 
@@ -118,12 +126,15 @@ def _identifier_index(out: list[str], s: FileSummary, docs: str) -> None:
     order = sorted(groups, key=lambda g: (g == "Other", g == "_", g))
     out.append("Jump to: " + " · ".join(f"[{escape_text(g)}](#idx-{g.lower()})" for g in order))
     out.append("")
+    identifiers = s.identifiers
+    target = link_target(docs)
     for g in order:
         out += [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""]
+        # An identifier is a code span of itself (no backtick, '<' or space in a name).
         for name in sorted(groups[g], key=lambda n: (n.lower(), n)):
-            first, uses = s.identifiers[name]
-            out.append(f"- {code(name)}: {count(uses, 'occurrence')}, first at "
-                       f"{link(f'line {first}', f'{docs}#L{first}')}")
+            first, uses = identifiers[name]
+            out.append(f"- `{name}`: {uses} occurrence{'' if uses == 1 else 's'}, first at "
+                       f"[line {first}]({target}#L{first})")
         out.append("")
 
 
