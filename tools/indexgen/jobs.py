@@ -17,6 +17,7 @@ from indexgen.errors import IndexgenError
 from indexgen.extract import extract_file
 from indexgen.layout import Layout
 from indexgen.model import STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT, FileSummary
+from indexgen.page import Page
 from indexgen.render import render_docs
 from indexgen.render_keywords import render_keywords
 from indexgen.source import decode_source
@@ -91,11 +92,13 @@ def render(summary: FileSummary, compact: FileSummary, job: RenderInput, setup: 
             raise IndexgenError(f"{path} changed during the build; run it again")
         source, _ = decode_source(data)
     layout, tests_label = setup.layout, setup.tests_label
+    shared = Page(summary, job.ctx, layout, tests_label)
     results = []
     for page, text in (
-        (layout.kw_page(summary.key), render_keywords(summary, job.ctx, layout, tests_label)),
+        (layout.kw_page(summary.key),
+         render_keywords(summary, job.ctx, layout, tests_label, shared)),
         (layout.docs_page(summary.key),
-         render_docs(summary, job.ctx, layout, tests_label, source)),
+         render_docs(summary, job.ctx, layout, tests_label, source, shared)),
     ):
         data = text.encode()
         results.append((page, pageio.sha(data), pageio.emit(setup.out, page, data,

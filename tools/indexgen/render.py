@@ -26,7 +26,8 @@ __all__ = ["SECTIONS", "render_docs", "render_keywords"]
 
 
 def render_docs(
-    s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str, source: str | None
+    s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str, source: str | None,
+    page: Page | None = None,
 ) -> str:
     """Render the analysis page of one file.
 
@@ -36,11 +37,13 @@ def render_docs(
         layout: Page paths of this build.
         tests_label: How the configured test folders are named on pages.
         source: Decoded source text to embed, or None when it is not embedded (see status).
+        page: The file's :class:`~indexgen.page.Page` when the caller renders both pages
+            with one (made here otherwise).
 
     Returns:
         The page text, starting with :data:`~indexgen.markdown.MARKER`.
     """
-    p = Page(s, ctx, layout, tests_label)
+    p = page or Page(s, ctx, layout, tests_label)
     out = [MARKER, f"# Documentation: {code(p.layout.display(s.key))}", ""]
     renderers = {**_RENDERERS, **SECTION_RENDERERS}
     for title in SECTIONS:
