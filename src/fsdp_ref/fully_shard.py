@@ -84,9 +84,9 @@ def fully_shard(
 
     Raises:
         ValueError: for a module already sharded, overlapping modules in a list, a mesh
-            of the wrong shape, an invalid ``reshard_after_forward``, a group whose
-            parameters have different dtypes without a mixed-precision policy, or a DTensor
-            parameter FSDP cannot shard (see :func:`fsdp_ref.spmd.param_placement`).
+            of the wrong shape, an invalid ``reshard_after_forward``, a malformed
+            all-gather extension (:mod:`fsdp_ref.extensions`), or a DTensor parameter FSDP
+            cannot shard (see :func:`fsdp_ref.spmd.param_placement`).
     """
     modules = _validate_modules(module)
     mesh = mesh if mesh is not None else default_mesh()
@@ -114,6 +114,7 @@ def fully_shard(
             offload_to_cpu=offload,
             pin_memory=pin,
             fqn=fqn,
+            mp_policy=mp_policy,
         )
         setattr(param, _MANAGED, True)
         setattr(fsdp_param.sharded_param, _MANAGED, True)

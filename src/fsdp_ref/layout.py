@@ -14,6 +14,22 @@ A *ranked view* is a tensor of shape ``(world, *padded_shard_shape)``: slice ``i
 padded shard of rank ``i``. :func:`scatter_to_ranked` fills it from a full tensor (used to
 build the reduce-scatter input) and :func:`gather_from_ranked` fills a full tensor from it
 (used to copy all-gather output into the unsharded parameter).
+
+**Subclass-safe sharding.** A parameter may be a tensor subclass (torchao's ``NF4Tensor``,
+its float8 weight wrapper) that implements only the few ops FSDP needs, and every other op
+either raises (``NF4Tensor``: ``narrow``/``slice`` only over the whole dim) or silently
+returns a plain tensor (the float8 wrapper keeps its class only under ``split``,
+``new_zeros``, ``slice``, ``copy_``, ``view`` ...). :meth:`ShardLayout.padded_shard`
+therefore cuts a shard with exactly this sequence, which both support, and uses it for
+every parameter (for a plain tensor it costs what ``narrow`` + ``zeros`` cost)::
+
+    chunk  = torch.chunk(full, world, dim)[rank]    # aten.split on dim 0
+    padded = full.new_zeros(padded_shard_shape)     # the subclass makes its own zeros
+    padded.narrow(dim, 0, rows).copy_(chunk)        # a slice from 0 (all rows if even)
+
+and :meth:`ShardLayout.local_view` takes the unpadded shard with one ``narrow`` from 0.
+``torch.zeros(...)`` + ``copy_`` would turn the float8 wrapper into a plain tensor (the
+copy lands in a plain buffer) and ``full.narrow(dim, offset, rows)`` is refused by NF4.
 """
 
 from __future__ import annotations
@@ -91,22 +107,38 @@ class ShardLayout:
         return min(self.rank * self.rows_per_rank, self.full_shape[self.shard_dim])
 
     def local_view(self, padded_shard: torch.Tensor) -> torch.Tensor:
-        """The unpadded shard as a view of a padded shard buffer (flat or shaped)."""
-        shaped = padded_shard.view(self.padded_shard_shape)
+        """The unpadded shard as a view of a padded shard buffer (flat or shaped).
+
+        A buffer that already has the padded shape is not viewed again, so a tensor subclass
+        (which may only support a few views) goes through a single ``narrow`` from 0.
+        """
+        shaped = padded_shard
+        if padded_shard.shape != self.padded_shard_shape:
+            shaped = padded_shard.view(self.padded_shard_shape)
         return shaped.narrow(self.shard_dim, 0, self.local_rows)
 
     def pad(self, shard: torch.Tensor, device: torch.device | None = None) -> torch.Tensor:
-        """A new flat padded buffer holding the unpadded ``shard`` (zeros in the padding;
-        nothing is copied from or to the meta device)."""
-        device = shard.device if device is None else device
-        padded = torch.zeros(self.padded_shard_numel, dtype=shard.dtype, device=device)
-        if self.local_rows and "meta" not in (shard.device.type, padded.device.type):
-            self.local_view(padded).copy_(shard)
-        return padded
+        """A new padded buffer (shape :attr:`padded_shard_shape`) holding the unpadded
+        ``shard``, zeros in the padding, on ``device`` (default: ``shard``'s)."""
+        return self._fill(shard.new_zeros(self.padded_shard_shape), shard, device)
 
     def padded_shard(self, full: torch.Tensor, device: torch.device | None = None) -> torch.Tensor:
         """This rank's rows of the ``full`` tensor, cut out into a new padded buffer."""
-        return self.pad(full.narrow(self.shard_dim, self.row_offset, self.local_rows), device)
+        shard = torch.chunk(full, self.world_size, self.shard_dim)[self.rank] if (
+            self.local_rows
+        ) else None
+        return self._fill(full.new_zeros(self.padded_shard_shape), shard, device)
+
+    def _fill(self, padded: torch.Tensor, shard: torch.Tensor | None, device) -> torch.Tensor:
+        """Copy ``shard`` into the first rows of ``padded`` (nothing is copied from or to
+        the meta device), then move the result to ``device``."""
+        if shard is not None and self.local_rows and "meta" not in (
+            shard.device.type, padded.device.type
+        ):
+            padded.narrow(self.shard_dim, 0, self.local_rows).copy_(shard)
+        if device is not None and padded.device != device:
+            padded = padded.to(device)
+        return padded
 
     def ranked_view(self, flat_ranks: torch.Tensor) -> torch.Tensor:
         """View a ``(world, padded_shard_numel)`` buffer as ``(world, *padded_shard_shape)``."""

@@ -4,6 +4,11 @@
 derives from both :class:`FSDPModule` and the original class, so ``isinstance(m, Name)``
 still holds and every method below is available on the module itself. The methods only
 change settings on, or drive, the module's :class:`~fsdp_ref.param_group.FSDPParamGroup`.
+
+Why this module is longer than the house's ~300 lines: it is the public surface users call,
+one short method per setting of upstream's ``FSDPModule`` (over twenty), each with the
+docstring a user reads; the logic behind them lives in the group and its settings. Split
+by size, one class's API would be scattered over files.
 """
 
 from __future__ import annotations

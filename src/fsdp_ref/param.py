@@ -4,13 +4,19 @@ Each managed parameter has two faces, and the module shows one at a time:
 
 * the **sharded** parameter, an ``nn.Parameter`` wrapping a ``DTensor`` with placement
   ``Shard(dim)`` (``(Replicate(), Shard(dim))`` under HSDP). Its local tensor is a view of
-  a padded flat buffer (``padded_shard``) so the all-gather can read every rank's shard at
-  the same size. The optimizer, ``state_dict`` and ``clip_grad_norm_`` see this one.
+  a padded buffer (``padded_shard``, of the padded shard shape) so the all-gather can read
+  every rank's shard at the same size. It is cut with the few ops tensor subclasses
+  support (:mod:`fsdp_ref.layout`), so an ``NF4Tensor`` or a float8 weight stays one. The optimizer, ``state_dict`` and ``clip_grad_norm_`` see this one.
 * the **unsharded** parameter, a plain ``nn.Parameter`` of the full shape in the compute
   dtype. It is created once and kept for the life of the module: autograd saves
   references to it in forward, so it must be the *same* tensor in backward. Resharding
   frees its storage (``untyped_storage().resize_(0)``) and unsharding re-allocates it
   before the all-gather output is copied in; the object survives both.
+
+A parameter whose local tensor defines ``fsdp_pre_all_gather`` / ``fsdp_post_all_gather``
+(torchao's ``NF4Tensor``, its float8 weights) is gathered through those hooks instead:
+:mod:`fsdp_ref.extensions` holds what that needs, and :meth:`FSDPParam.gather_inputs`,
+:meth:`FSDPParam.alloc_unsharded` and :meth:`FSDPParam.to_unsharded` branch to it.
 
 A parameter that already is a ``DTensor`` (tensor parallel) is handled the same way on
 its *local* tensor: FSDP shards, gathers and reduces local tensors, the unsharded face is
@@ -29,9 +35,12 @@ import torch
 import torch.nn as nn
 from torch.distributed.tensor import DTensor
 
+from .api import MixedPrecisionPolicy
+from .collectives import GatherInput
+from .extensions import find_extension, shard_mesh
 from .layout import ShardLayout
 from .mesh import MeshInfo
-from .spmd import local_tensor, param_placement
+from .spmd import _contiguous_stride, local_tensor, param_placement
 from .streams import recorder
 
 __all__ = ["FSDPParam", "ParamRef"]
@@ -60,6 +69,11 @@ class FSDPParam:
         offload_to_cpu: keep the sharded parameter and its gradient on the CPU.
         pin_memory: pin the CPU shard (only when an accelerator is present).
         fqn: the parameter's name from the root, for error messages.
+        mp_policy: the group's policy, handed to a five-argument ``fsdp_pre_all_gather``.
+
+    Attributes:
+        extension: the :class:`~fsdp_ref.extensions.Extension` state when the sharded
+            local tensor defines the all-gather hooks, else ``None``.
     """
 
     def __init__(
@@ -74,6 +88,7 @@ class FSDPParam:
         offload_to_cpu: bool = False,
         pin_memory: bool = False,
         fqn: str = "",
+        mp_policy: MixedPrecisionPolicy | None = None,
     ) -> None:
         ndim = param.dim()
         if ndim == 0:
@@ -91,6 +106,7 @@ class FSDPParam:
         self.mesh_info = mesh_info
         self.device = device
         self.fqn = fqn
+        self.mp_policy = mp_policy or MixedPrecisionPolicy()
         self._user_param_dtype = param_dtype
         self._user_reduce_dtype = reduce_dtype
         self._resolve_dtypes(param.dtype)
@@ -151,6 +167,7 @@ class FSDPParam:
             with torch.no_grad():
                 dt = self.placement.sharded(local)
             self.sharded_param = nn.Parameter(dt, requires_grad=self.requires_grad)
+        self.extension = find_extension(local, self.fqn, self.layout.shard_dim)
         self.to_sharded()
 
     def reset_sharded_param(self) -> None:
@@ -186,13 +203,30 @@ class FSDPParam:
     def to_unsharded(self) -> None:
         """Register the unsharded parameter (its storage must already hold the data) and
         drop the post-forward shard it was gathered from, if any: compute has waited for
-        that all-gather, so nothing reads the shard any more."""
+        that all-gather, so nothing reads the shard any more.
+
+        With the extension, the post hook builds the unsharded parameter from the gathered
+        outputs first (the first time), or refills it in place.
+        """
+        if self.extension is not None:
+            local = local_tensor(self.sharded_param)
+            full = self.extension.post_all_gather(local, self.param_dtype, self.unsharded_param)
+            if full is not None:  # the first time: keep the full shape (padding falls off)
+                shape = self.layout.full_shape
+                full = torch.as_strided(full, shape, _contiguous_stride(shape), 0)
+                self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
         self._register(self.unsharded_param)
         self.post_forward_shard = None
 
-    def alloc_unsharded(self) -> torch.Tensor:
-        """Make sure the unsharded parameter has storage; return the tensor to copy the
-        gathered data into (the parameter itself, or its local tensor for a DTensor)."""
+    def alloc_unsharded(self) -> list[torch.Tensor]:
+        """Make sure the unsharded parameter has storage; return the tensors to copy the
+        gathered inputs into (the parameter itself, or its local tensor for a DTensor; the
+        extension's all-gather outputs)."""
+        if self.extension is not None:
+            outputs = self.extension.alloc_outputs(self.layout.world_size, self.device)
+            for t in outputs:
+                recorder.name_buffer(t, f"all-gather output of {self.fqn or 'parameter'}")
+            return outputs
         if self.unsharded_param is None:
             full = torch.empty(
                 self.layout.full_shape, dtype=self.param_dtype, device=self.device
@@ -206,29 +240,49 @@ class FSDPParam:
             if storage.size() != nbytes:
                 storage.resize_(nbytes)
         recorder.name_buffer(local, f"unsharded {self.fqn or 'parameter'}")
-        return local
+        return [local]
 
     def free_unsharded(self) -> None:
         """Release the unsharded parameter's memory; the tensor object stays."""
-        if self.unsharded_param is not None:
+        if self.extension is not None:
+            self.extension.free()
+        elif self.unsharded_param is not None:
             local_tensor(self.unsharded_param).untyped_storage().resize_(0)
 
     @property
     def is_unsharded_allocated(self) -> bool:
         """Whether the unsharded parameter currently holds memory."""
+        if self.extension is not None:
+            return self.extension.is_allocated
         p = self.unsharded_param
         return p is not None and local_tensor(p).untyped_storage().size() > 0
 
     # ---- data for the collectives ---------------------------------------------------
 
+    def gather_inputs(self) -> list[GatherInput]:
+        """What this rank puts into the group's all-gather: the post-forward shard after
+        an int ``reshard_after_forward``, the extension's pre hook inputs, or the shard."""
+        if self.post_forward_shard is not None:
+            return [GatherInput(self.post_forward_shard, self.post_forward_layout,
+                                self.param_dtype)]
+        if self.extension is None:
+            return [GatherInput(self.all_gather_input(), self.layout, self.param_dtype)]
+        self._check_materialized()
+        local = local_tensor(self.sharded_param)
+        if self.offload_to_cpu:  # the pre hook runs on the device copy
+            local = local.to(self.device, non_blocking=True, copy=True)
+            recorder.name_buffer(local, f"device copy of sharded {self.fqn or 'parameter'}")
+        inputs = self.extension.pre_all_gather(
+            local, shard_mesh(self.mesh_info), self.layout.full_shape, self.refs[0].module,
+            self.mp_policy, self.fqn,
+        )
+        world, rank = self.layout.world_size, self.layout.rank
+        return [GatherInput(t, ShardLayout(torch.Size([world * t.numel()]), 0, world, rank),
+                            t.dtype) for t in inputs]
+
     def all_gather_input(self) -> torch.Tensor:
         """This rank's padded shard, on the compute device, for the all-gather copy-in."""
-        if self.padded_shard.device.type == "meta":
-            raise RuntimeError(
-                f"parameter {self.fqn or '?'} is still on the meta device; materialize the "
-                "model first: model.to_empty(device=...) then reset_parameters() (or load a "
-                "checkpoint) before running forward"
-            )
+        self._check_materialized()
         if self.offload_to_cpu or self.padded_shard.device != self.device:
             # Host to device on the copy-in stream. Offloaded shards are copied on a CPU
             # mesh too (where it is a host copy) so that CPU runs take the GPU's path.
@@ -236,6 +290,14 @@ class FSDPParam:
             recorder.name_buffer(copy, f"device copy of sharded {self.fqn or 'parameter'}")
             return copy
         return self.padded_shard
+
+    def _check_materialized(self) -> None:
+        if self.padded_shard.device.type == "meta":
+            raise RuntimeError(
+                f"parameter {self.fqn or '?'} is still on the meta device; materialize the "
+                "model first: model.to_empty(device=...) then reset_parameters() (or load a "
+                "checkpoint) before running forward"
+            )
 
     def has_unsharded_grad(self) -> bool:
         """Whether autograd accumulated a gradient into the unsharded parameter."""

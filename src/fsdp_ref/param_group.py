@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from . import collectives
+from . import collectives, extensions
 from .group_state import GroupSettings, ShardedState, TrainingState, check_transition
 from .layout import ShardLayout
 from .mesh import MeshInfo, post_forward_mesh_info
@@ -51,6 +51,7 @@ class _AllGather:
     out: torch.Tensor
     event: Event
     work: Any
+    plan: collectives.BufferPlan
     layouts: list[ShardLayout]
 
 
@@ -92,12 +93,12 @@ class FSDPParamGroup:
             and not isinstance(reshard_after_forward, bool)
             else None
         )
-        self._check_uniform_dtypes()
+        self._check_extensions()
         # Per-iteration state.
         self._all_gather: _AllGather | None = None
         self._post_forward_event: Event | None = None
         self._post_forward_indices: list[int] = []
-        self.partial_grad: torch.Tensor | None = None  # HSDP sums kept without all-reduce
+        self.partial_grads: dict[torch.dtype, torch.Tensor] = {}  # HSDP sums, no all-reduce
 
     def attach(self, comm_ctx: CommContext, name: str, fqns: dict[int, str], is_root: bool):
         """Join a root's iteration (at its lazy init): its streams, the group's name by its
@@ -106,15 +107,18 @@ class FSDPParamGroup:
         for p in self.fsdp_params:
             p.fqn = fqns.get(id(p.sharded_param), p.fqn)
 
-    def _check_uniform_dtypes(self) -> None:
-        dtypes = {p.param_dtype for p in self.fsdp_params}
-        if len(dtypes) > 1:
-            names = ", ".join(f"{p.fqn or '?'}:{p.param_dtype}" for p in self.fsdp_params[:6])
+    def _check_extensions(self) -> None:
+        """Refuse an int ``reshard_after_forward`` that keeps a smaller-mesh shard (1 and the
+        shard size act as bools) beside parameters with the all-gather extension."""
+        self._inputs_agreed = False  # extension inputs: exchange sizes at the next unshard
+        ext = [p.fqn or "?" for p in self.fsdp_params if p.extension is not None]
+        if ext and self._int_post_forward_mesh not in (None, self.mesh_info):
             raise ValueError(
-                f"fully_shard group {self.name} mixes parameter dtypes {sorted(map(str, dtypes))} "
-                f"({names}); one all-gather needs one dtype. Pass "
-                "mp_policy=MixedPrecisionPolicy(param_dtype=...) to gather in one dtype, or "
-                "shard the differently typed submodules in their own fully_shard calls"
+                f"fully_shard group {self.name}: reshard_after_forward="
+                f"{self.settings.reshard_after_forward} (an int) cannot be combined with "
+                f"parameters that define fsdp_pre_all_gather ({', '.join(ext[:4])}): they "
+                "have no post-forward shard to keep. Pass reshard_after_forward=True or "
+                "False, or shard those parameters in a fully_shard call of their own"
             )
 
     # ---- state ---------------------------------------------------------------------
@@ -184,18 +188,14 @@ class FSDPParamGroup:
                 self._post_forward_event, "copy_in_after_post_forward_shard", self.name
             )
         ctx.release_all_gather_output()
-        dtype = self.fsdp_params[0].param_dtype
         with ctx.all_gather_copy_in.use():
             recorder.log("copy_in", ctx.all_gather_copy_in.name, "all_gather_input", self.name)
-            if post_forward:
-                layouts = [p.post_forward_layout for p in self.fsdp_params]
-                sources = [p.post_forward_shard for p in self.fsdp_params]
-            else:  # (offloaded shards are copied to the device here, on this stream)
-                layouts = [p.layout for p in self.fsdp_params]
-                sources = [p.all_gather_input() for p in self.fsdp_params]
-            inp, out = collectives.all_gather_copy_in(
-                sources, layouts, info.shard_rank, dtype, self.device,
-                self.buffer_allocator(all_gather=True),
+            flat = [i for p in self.fsdp_params for i in p.gather_inputs()]  # (+ offload H2D)
+            if not self._inputs_agreed:  # (the pre hooks ran: their sizes are known)
+                extensions.agree_on_inputs(self.fsdp_params, info.shard_group)
+                self._inputs_agreed = True
+            plan, inp, out = collectives.all_gather_copy_in(
+                flat, info.shard_rank, self.device, self.buffer_allocator(all_gather=True)
             )
             recorder.name_buffer(out, "all-gather buffer", self.name)
             copy_in_done = ctx.all_gather_copy_in.record_event("copy_in_done", self.name)
@@ -209,7 +209,7 @@ class FSDPParamGroup:
                 self.settings.custom_all_gather, self.name, phase=self._phase(),
             )
             done = ctx.all_gather.record_event("all_gather_done", self.name)
-        self._all_gather = _AllGather(out, done, work, layouts)
+        self._all_gather = _AllGather(out, done, work, plan, [i.layout for i in flat])
 
     def wait_for_unshard(self) -> None:
         """Make compute wait for the all-gather, copy out, and register unsharded params."""
@@ -222,13 +222,13 @@ class FSDPParamGroup:
             wait_work(ag.work, compute, "all_gather_work", self.name)
         compute.wait_event(ag.event, "compute_after_all_gather", self.name)
         recorder.log("copy_out", compute.name, "unsharded_params", self.name)
-        fulls = [p.alloc_unsharded() for p in self.fsdp_params]
+        fulls = [t for p in self.fsdp_params for t in p.alloc_unsharded()]
         with torch.no_grad():
             guards = [torch.autograd._unsafe_preserve_version_counter(t) for t in fulls]
             for guard in guards:
                 guard.__enter__()
             try:
-                collectives.all_gather_copy_out(ag.out, ag.layouts, fulls)
+                collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls)
             finally:
                 for guard in reversed(guards):
                     guard.__exit__(None, None, None)
@@ -362,7 +362,7 @@ class FSDPParamGroup:
 
     def refresh_after_apply(self) -> None:
         """Re-derive cached facts after ``module._apply`` changed dtypes or devices."""
-        self._check_uniform_dtypes()
+        self._check_extensions()
 
     def reset(self) -> None:
         """Forget per-iteration state after an aborted iteration (an exception).
@@ -381,7 +381,7 @@ class FSDPParamGroup:
             p.clear_unsharded_grad()
         self.reshard()
         self._post_forward_indices.clear()
-        self.partial_grad = None
+        self.partial_grads = {}
         self.training_state = TrainingState.IDLE
 
 

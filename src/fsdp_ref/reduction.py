@@ -45,6 +45,7 @@ class Reduction:
         work: the collective's ``Work`` when issued with ``async_op=True`` (no streams).
         event: recorded on the reduce-scatter stream after the collective.
         params: the parameters reduced, in the input's column order.
+        plan: where each parameter's columns are in a row.
     """
 
     group: FSDPParamGroup
@@ -53,6 +54,7 @@ class Reduction:
     work: Any
     event: Event
     params: list[FSDPParam]
+    plan: collectives.BufferPlan
 
     def finish(self) -> None:
         """Wait, all-reduce (HSDP), divide, and assign the sharded gradients."""
@@ -69,12 +71,19 @@ class Reduction:
 
 
 def start_reduction(group: FSDPParamGroup, params: list[FSDPParam]) -> None:
-    """Pack ``params``' unsharded gradients and launch their reduce-scatter; reshards the
-    group (per its setting) once the gradients are packed."""
+    """Pack ``params``' unsharded gradients and launch their reduce-scatter(s); reshards
+    the group (per its setting) once the gradients are packed.
+
+    A sum needs one dtype: gradients are reduced in their parameter's ``reduce_dtype``
+    (the policy's, else its ``param_dtype``), one reduce-scatter per distinct dtype, in the
+    order the dtypes first appear among ``params`` (one collective in the usual case).
+    """
     ctx, settings = group.comm_ctx, group.settings
     compute = ctx.current()
-    grads = [p.unsharded_grad() for p in params]
-    reduce_dtype = params[0].reduce_dtype
+    buckets: dict[torch.dtype, list[FSDPParam]] = {}
+    for p in params:
+        buckets.setdefault(p.reduce_dtype, []).append(p)
+    grads = {dtype: [p.unsharded_grad() for p in ps] for dtype, ps in buckets.items()}
     # Bound the reduce-scatter inputs alive at once: finish the oldest reductions before
     # allocating this one's input, so their buffers are freed first.
     ctx.finish_reductions(keep=settings.max_reductions_in_flight - 1)
@@ -83,31 +92,36 @@ def start_reduction(group: FSDPParamGroup, params: list[FSDPParam]) -> None:
     recorder.log("grad_ready", compute.name, "unsharded_grads", group.name)
     recorder.log("copy_in", compute.name, "reduce_scatter_input", group.name)
     allocate = group.buffer_allocator(all_gather=False)
+    packed = {}
     with torch.no_grad():
-        rs_input = collectives.reduce_scatter_copy_in(
-            grads, [p.layout for p in params], reduce_dtype, group.device, allocate
-        )
-    recorder.name_buffer(rs_input, "reduce-scatter input", group.name)
+        for dtype, ps in buckets.items():
+            packed[dtype] = collectives.reduce_scatter_copy_in(
+                grads[dtype], [p.layout for p in ps], dtype, group.device, allocate
+            )
+            recorder.name_buffer(packed[dtype][1], "reduce-scatter input", group.name)
     for p in params:
         p.clear_unsharded_grad()
     if settings.reshard_after_backward:
         group.reshard()
     ctx.reduce_scatter.wait_stream(compute, "reduce_scatter_after_grads")
-    with ctx.reduce_scatter.use():
-        pre, _ = divide_factors(group, reduce_dtype)
-        if pre != 1.0:
-            rs_input.div_(pre)
-        out, work = collectives.reduce_scatter(
-            rs_input,
-            settings.reduce_scatter_group or group.mesh_info.shard_group,
-            not ctx.has_streams,  # without streams the host must not block: wait later
-            settings.custom_reduce_scatter,
-            group.name,
-            phase="post_backward",
+    for dtype, (plan, rs_input) in packed.items():
+        with ctx.reduce_scatter.use():
+            pre, _ = divide_factors(group, dtype)
+            if pre != 1.0:
+                rs_input.div_(pre)
+            out, work = collectives.reduce_scatter(
+                rs_input,
+                settings.reduce_scatter_group or group.mesh_info.shard_group,
+                not ctx.has_streams,  # without streams the host must not block: wait later
+                settings.custom_reduce_scatter,
+                group.name,
+                phase="post_backward",
+            )
+            recorder.name_buffer(out, "reduce-scatter output", group.name)
+            done = ctx.reduce_scatter.record_event("reduce_scatter_done", group.name)
+        ctx.pending_reductions.append(
+            Reduction(group, rs_input, out, work, done, buckets[dtype], plan)
         )
-        recorder.name_buffer(out, "reduce-scatter output", group.name)
-        done = ctx.reduce_scatter.record_event("reduce_scatter_done", group.name)
-    ctx.pending_reductions.append(Reduction(group, rs_input, out, work, done, params))
 
 
 def _finish(red: Reduction) -> None:
@@ -122,14 +136,15 @@ def _finish(red: Reduction) -> None:
     _, post = divide_factors(group, out.dtype)
     with ctx.reduce_scatter.use():
         if group.mesh_info.is_hsdp:
+            partial = group.partial_grads.pop(out.dtype, None)  # one per reduce dtype
+            if partial is not None:
+                out = out + partial
             if not settings.requires_all_reduce:
                 # Keep the partial sum for the backward that all-reduces.
-                group.partial_grad = out if group.partial_grad is None else group.partial_grad + out
+                group.partial_grads[out.dtype] = out
                 compute.wait_event(red.event, "compute_after_partial_reduce", name)
                 recorder.log("free", compute.name, "reduce_scatter_input", name)
                 return
-            if group.partial_grad is not None:
-                out, group.partial_grad = out + group.partial_grad, None
             # (after the add above: wait for the stream as it is now, not red.event)
             ctx.all_reduce.wait_stream(ctx.reduce_scatter, "all_reduce_after_reduce_scatter")
             with ctx.all_reduce.use():
@@ -142,9 +157,7 @@ def _finish(red: Reduction) -> None:
             settings.all_reduce_hook(out)
         if post != 1.0:
             out.div_(post)
-        offsets, _ = collectives.group_offsets([p.layout for p in red.params])
-        grads = [p.reduced_grad(out.narrow(0, off, p.layout.padded_shard_numel))
-                 for off, p in zip(offsets, red.params)]
+        grads = [p.reduced_grad(red.plan.columns(out, i)) for i, p in enumerate(red.params)]
         if not offload:
             for p, grad in zip(red.params, grads):
                 p.accumulate_sharded_grad(grad)

@@ -1,4 +1,4 @@
-"""Streams, events and the recorder that makes their ordering observable.
+"""Streams and events: the protocol that orders communication against compute.
 
 On a GPU, FSDP overlaps communication with compute by running collectives on side
 streams and ordering them against the compute stream with events. The protocol (who
@@ -18,10 +18,8 @@ Every wait has a *site* name (its ``detail`` argument, unique in the code base):
 design page ``design/streams.md`` lists each site, the race it prevents and the scenario
 that proves it, and the mutation tests remove one site at a time.
 
-The :class:`Recorder` is the log. A test turns it on with :func:`record`; a listener
-(the race detector) can follow it and learns from :meth:`Recorder.name_buffer` what a
-buffer is (an all-gather output, a parameter's gradient...) and whether it lives in host
-memory.
+Every operation is logged to :data:`fsdp_ref.recorder.recorder`, which tests and the race
+detector read.
 
 No ``record_stream`` is used anywhere: a buffer allocated on a side stream is kept alive
 by a Python reference until an event proves that every reader is done, and only then is
@@ -33,113 +31,21 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import torch
+
+from .recorder import recorder
 
 __all__ = [
     "CommContext",
     "DeviceStreams",
     "Event",
-    "Recorder",
     "Stream",
-    "TraceEvent",
     "device_streams",
     "override_device_streams",
-    "record",
-    "recorder",
     "wait_work",
 ]
-
-
-@dataclass(frozen=True)
-class TraceEvent:
-    """One logged step of the protocol.
-
-    Attributes:
-        kind: what happened: ``"wait_stream"``, ``"wait_event"``, ``"wait_work"``,
-            ``"synchronize"``, ``"record_event"``, ``"collective"``, ``"copy_in"``,
-            ``"copy_out"``, ``"free"``, ``"forward"``, ``"backward"``, ``"prefetch"``,
-            ``"grad_ready"`` or ``"reduce"`` (a reduction's completion begins).
-        stream: the stream the step is issued on (``"compute"``, ``"all_gather"`` ...).
-        detail: a short label: the wait's site name, the collective, the buffer freed.
-        group: label of the parameter group concerned, or ``""``.
-        event_id: id of the event recorded or waited on, or ``-1``.
-    """
-
-    kind: str
-    stream: str
-    detail: str = ""
-    group: str = ""
-    event_id: int = -1
-
-
-class TraceListener(Protocol):
-    """What a recorder listener (the race detector) is told."""
-
-    def on_trace(self, event: TraceEvent) -> None:
-        """One protocol step was logged (whether or not the recorder is enabled)."""
-
-    def on_buffer(self, tensor: torch.Tensor, what: str, group: str, host: bool) -> None:
-        """``tensor``'s memory is ``what`` (of ``group``), in host memory if ``host``."""
-
-
-@dataclass
-class Recorder:
-    """An append-only log of :class:`TraceEvent` s, off unless a test turns it on.
-
-    Attributes:
-        enabled: whether :meth:`log` appends to ``events``.
-        events: the log.
-        listener: an object told about every event and named buffer while set, whether
-            or not ``enabled`` (the race detector sets it).
-    """
-
-    enabled: bool = False
-    events: list[TraceEvent] = field(default_factory=list)
-    listener: TraceListener | None = None
-
-    def log(self, kind: str, stream: str, detail: str = "", group: str = "", event_id=-1):
-        """Append one event when recording is on; a cheap no-op otherwise."""
-        if self.enabled or self.listener is not None:
-            event = TraceEvent(kind, stream, detail, group, event_id)
-            if self.enabled:
-                self.events.append(event)
-            if self.listener is not None:
-                self.listener.on_trace(event)
-
-    def name_buffer(
-        self, tensor: torch.Tensor, what: str, group: str = "", host: bool = False
-    ) -> None:
-        """Say what ``tensor``'s memory is, for the race detector's reports.
-
-        ``host`` marks (pinned) host memory of CPU offload: on a GPU its device says so,
-        but when the detector runs the GPU path on CPU every tensor is a CPU tensor.
-        A no-op unless a listener is set.
-        """
-        if self.listener is not None:
-            self.listener.on_buffer(tensor, what, group, host)
-
-    def clear(self) -> None:
-        """Forget all logged events."""
-        self.events.clear()
-
-
-recorder = Recorder()
-"""The process-wide recorder that every stream operation logs to."""
-
-
-@contextlib.contextmanager
-def record() -> Iterator[list[TraceEvent]]:
-    """Record the protocol while the block runs; yields the (growing) event list."""
-    prev = recorder.enabled
-    recorder.clear()
-    recorder.enabled = True
-    try:
-        yield recorder.events
-    finally:
-        recorder.enabled = prev
 
 
 # ---- where device streams come from -----------------------------------------------------

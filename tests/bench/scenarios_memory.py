@@ -1,7 +1,7 @@
 """Memory-accounting scenarios, run on every rank by the gloo worker pool.
 
 ``unsharded_groups``: train one step of a 4-block GPT under default ``fully_shard``
-settings while :func:`fsdp_ref.streams.record` logs the protocol, then replay the log:
+settings while :func:`fsdp_ref.recorder.record` logs the protocol, then replay the log:
 ``copy_out`` makes a group's parameters unsharded, ``free`` of ``unsharded_params``
 frees them. Returns the replayed counts and what the model holds afterwards.
 """
@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import fsdp_ref
+import fsdp_ref.recorder
 from fsdp_ref.examples.gpt import GPT, GPTConfig
 from fsdp_ref.state import get_state
 
@@ -46,7 +47,7 @@ def unsharded_groups(rank: int, world_size: int, n_layers: int = 4) -> dict:
     optim = torch.optim.AdamW(model.parameters(), lr=1e-3)
     gen = torch.Generator().manual_seed(rank)
     tokens = torch.randint(0, cfg.vocab_size, (2, cfg.seq_len + 1), generator=gen)
-    with fsdp_ref.streams.record() as events:
+    with fsdp_ref.recorder.record() as events:
         logits = model(tokens[:, :-1])
         F.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten()).backward()
         optim.step()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fsdp_ref.streams import CommContext, Stream, TraceEvent
+from fsdp_ref.recorder import TraceEvent
+from fsdp_ref.streams import CommContext, Stream
 from fsdp_ref.tools.timeline import STREAMS, record_step, render_svg
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "assets" / "timeline.svg"

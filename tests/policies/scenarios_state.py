@@ -68,7 +68,7 @@ def state_dict_roundtrip(rank: int, world_size: int, impl: str) -> dict[str, Any
         net(torch.randn(2, 16))
 
     if impl == "fsdp_ref":
-        from fsdp_ref.streams import record
+        from fsdp_ref.recorder import record
 
         with record() as events, CommDebugMode() as comm, spy_collectives() as calls:
             sd = net.state_dict()

@@ -350,8 +350,8 @@ def unshard_async_setting(rank: int, world_size: int, enable: bool) -> dict[str,
     """Two steps on the GPU path with ``_set_unshard_async_op(enable)`` on every module:
     the races, and how many all-gathers were waited on through their ``Work``."""
     from fsdp_ref import FSDPModule
+    from fsdp_ref.recorder import record
     from fsdp_ref.sanitizer import detect
-    from fsdp_ref.streams import record
 
     with detect(raise_on_race=False) as det:
         model = _model(world_size)

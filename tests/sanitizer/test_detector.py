@@ -13,8 +13,9 @@ import torch
 import torch.distributed as dist
 
 from fsdp_ref import streams
+from fsdp_ref.recorder import recorder
 from fsdp_ref.sanitizer import RaceDetected, detect
-from fsdp_ref.streams import CommContext, recorder
+from fsdp_ref.streams import CommContext
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ UNDER = "tests.sanitizer.scenarios:under_detector"
 REF = "tests.fsdp.scenarios_parity:vs_reference"
 PREC = "tests.policies.scenarios_precision:"
 MESH = "tests.policies.scenarios_mesh:"
+EXT = "tests.extensions."
 
 CASES = [
     # (id, world size, scenario, kwargs)
@@ -38,9 +39,18 @@ CASES = [
     ("unshard_async", 2, "tests.policies.scenarios_compose:unshard_handle", {}),
     ("tp_fsdp", 4, "tests.policies.scenarios_tp:train", {"layout": "tp"}),
     ("tp_spmd_mesh", 4, "tests.policies.scenarios_tp:train", {"layout": "spmd"}),
+    # the all-gather extension (issue 11): hooks on the copy-in stream and on compute,
+    # subclass inner tensors checked through the detector's dispatch
+    ("extension_bytes", 2, EXT + "scenarios_subclass:quant_training", {}),
+    ("extension_uneven_float8", 2, EXT + "scenarios_subclass:quant_training",
+     {"mode": "float8", "rows": 21, "bias": False}),
+    ("extension_offload", 2, EXT + "scenarios_subclass:quant_training",
+     {"offload": True}),
+    ("qlora_nf4", 2, EXT + "scenarios_qlora:qlora_vs_torch", {}),
+    ("mixed_dtype_group", 2, EXT + "scenarios_mixed:mixed_group", {}),
 ]
 CPU_PATH = {"reshard_none", "accumulate_no_sync", "recover_after_exception", "cpu_offload",
-            "hsdp_accumulate", "unshard_async"}
+            "hsdp_accumulate", "unshard_async", "extension_offload", "qlora_nf4"}
 
 
 def _params():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from docs_site.byte_layout import render_byte_layout
 from docs_site.stream_model import (
     Span,
     fsdp2_iteration,
@@ -351,6 +352,7 @@ def all_figures() -> dict[str, str]:
         "figures/lifecycle-backward.svg": render_lifecycle(
             backward, "Backward, per parameter group: in reverse, reduce-scatters trail"
         ),
+        "figures/mixed-dtype-bytes.svg": render_byte_layout(),
     }
 
 

@@ -37,7 +37,8 @@ from typing import Any
 
 import torch
 
-from ..streams import TraceEvent, override_device_streams, recorder
+from ..recorder import TraceEvent, recorder
+from ..streams import override_device_streams
 from .comm import track_collectives
 from .dispatch import AccessMode, track_storage_resize
 from .engine import Engine

@@ -1,7 +1,7 @@
 """Draw one training step from the stream-protocol recorder as an SVG timeline.
 
 ``python -m fsdp_ref.tools.timeline docs/assets/timeline.svg`` trains a small GPT (one gloo
-rank, in process), records its second step with :func:`fsdp_ref.streams.record`, and
+rank, in process), records its second step with :func:`fsdp_ref.recorder.record`, and
 writes the figure with matplotlib. The recorder has no clock, so the x axis is the
 *order* in which the host issued each step of the protocol. The step is cut into strips
 that fit a page column (forward first, backward on a fresh strip), one row per stream,
@@ -34,7 +34,8 @@ from typing import Any
 
 import torch
 
-from ..streams import CommContext, Stream, TraceEvent
+from ..recorder import TraceEvent
+from ..streams import CommContext, Stream
 
 __all__ = ["STREAMS", "figure_style", "main", "record_step", "render_svg", "svg_text"]
 
@@ -128,8 +129,8 @@ def record_step(n_layers: int = 4, steps_before: int = 1) -> list[TraceEvent]:
 
     from .. import fully_shard
     from ..examples.gpt import GPT, GPTConfig
+    from ..recorder import record
     from ..sanitizer import detect
-    from ..streams import record
 
     owned = not dist.is_initialized()
     if owned:
