@@ -52,6 +52,8 @@ class Feeder(threading.Thread):
         self.stopped = False
 
     def run(self) -> None:
+        """Send the next chunk whenever a slot is free, until there is none or it is
+        stopped."""
         while True:
             self.slots.acquire()
             chunk = None if self.stopped else self.take()
@@ -91,11 +93,13 @@ class Helper:
             self.error = exc
 
     def start(self) -> None:
+        """Start ``meanwhile`` in its thread (once)."""
         if self.func is not None and self.thread is None:
             self.thread = threading.Thread(target=self._run, daemon=True)
             self.thread.start()
 
     def finish(self) -> None:
+        """Wait for ``meanwhile`` (run it here if it was never started); raise its error."""
         if self.func is not None and self.thread is None:
             self.func()  # nothing ran in parallel: run it here
         elif self.thread is not None:
