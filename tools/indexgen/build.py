@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from indexgen.config import Config
 from indexgen.errors import ConflictError
-from indexgen.parallel import Progress
 from indexgen.plan import Plan
 from indexgen.report import Report
+from indexgen.team import Progress
 
 __all__ = ["Progress", "Report", "build", "check"]
 

@@ -26,6 +26,7 @@ from indexgen.resolve import Resolver
 Edges = dict[str, dict[str, list[CallEdge]]]
 #: A definition: (file key, anchor).
 Node = tuple[str, str]
+_UNSEEN = CallEdge(0, "", "")
 
 
 def resolve_call(resolver: Resolver, key: str, call: Call) -> CallEdge | None:
@@ -60,13 +61,26 @@ def _class_of(resolver: Resolver, key: str, caller: str) -> str:
 
 
 def edges(resolver: Resolver, keys: list[str]) -> Edges:
-    """Resolved calls of the given files, by caller, in line order."""
+    """Resolved calls of the given files, by caller, in line order.
+
+    A file calls the same expression from the same class many times (``torch.cat``,
+    ``self._check``): each ``(text, class, local)`` is resolved once per file and the edge
+    reused with the call's own line.
+    """
     found: Edges = {}
     for key in keys:
         by_caller: dict[str, list[CallEdge]] = {}
+        qualname_of = resolver.module(key).qualname_of
+        seen: dict[tuple[str, str, bool], CallEdge | None] = {}
         for call in resolver.files[key].calls:
-            edge = resolve_call(resolver, key, call)
+            memo = (call.text, _class_of(resolver, key, qualname_of.get(call.caller, "")),
+                    call.local)
+            edge = seen.get(memo, _UNSEEN)
+            if edge is _UNSEEN:
+                edge = seen[memo] = resolve_call(resolver, key, call)
             if edge is not None:
+                if edge.line != call.line:
+                    edge = edge._replace(line=call.line)
                 by_caller.setdefault(call.caller, []).append(edge)
         found[key] = by_caller
     return found

@@ -22,6 +22,7 @@ import hashlib
 from pathlib import Path
 
 from indexgen import budget
+from indexgen.collector import collector_paused
 from indexgen.enrich import enrich
 from indexgen.identifiers import classify_calls, walk
 from indexgen.model import STATUS_TIMEOUT, STATUS_UNREADABLE, FileSummary
@@ -64,7 +65,9 @@ def extract_source(
     summary = FileSummary(root, relpath, module, relpath.endswith("__init__.py"), digest,
                           len(data))
     try:
-        with budget.time_budget(time_budget):
+        # A syntax tree is acyclic and freed by reference counting; collector passes over it
+        # would make the analysis of a large file grow faster than its size.
+        with budget.time_budget(time_budget), collector_paused():
             _analyze(summary, data, max_bytes)
     except budget.OverBudget:
         summary = FileSummary(root, relpath, module, summary.is_package, digest, len(data),

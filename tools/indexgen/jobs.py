@@ -1,45 +1,89 @@
-"""The build's worker jobs: extract one file, render and emit the pages of one file.
+"""The build's per-file work: extract one file; render and emit the two pages of one file.
 
-They are module-level functions so that process pools can run them (:mod:`indexgen.parallel`);
-each works on one file and shares nothing with the others.
+:class:`~indexgen.team.Team` runs these in its worker processes (or in the calling process);
+each works on one file and shares nothing with the others but the :class:`RenderSetup`.
 """
 
 from __future__ import annotations
 
-import pickle
+from pathlib import Path
+from typing import NamedTuple
 
 from indexgen import manifest as mf
 from indexgen import pageio
-from indexgen.analyze import compact
+from indexgen.context import FileContext
 from indexgen.discover import SourceFile
 from indexgen.errors import IndexgenError
 from indexgen.extract import extract_file
+from indexgen.layout import Layout
 from indexgen.model import STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT, FileSummary
+from indexgen.page import Page
 from indexgen.render import render_docs
 from indexgen.render_keywords import render_keywords
 from indexgen.source import decode_source
 
+#: How one import of a file is shown: (category, target file key, anchor), as the global pass
+#: decided (:meth:`indexgen.analyze.Project.category` and ``import_link``).
+ImportLink = tuple[str, str, str]
 
-def extract_job(args: tuple[SourceFile, int, float, bool]) -> tuple[FileSummary, object]:
-    """``(compact summary, full summary)``; with ``pack``, the full summary comes pickled.
 
-    A worker process returns the full summary as bytes: the parent only keeps it for the
-    render worker that needs it, instead of rebuilding millions of objects it never reads.
+class RenderSetup(NamedTuple):
+    """What every render of a build shares.
+
+    Attributes:
+        layout: Page paths of the build.
+        tests_label: How the configured test folders are named on pages.
+        out: Output directory.
+        write: Whether pages are written (build) or only compared (check).
     """
-    src, max_bytes, time_budget, pack = args
-    summary = extract_file(src.path, src.root, src.relpath, src.module, max_bytes, time_budget)
-    return compact(summary), (pickle.dumps(summary, pickle.HIGHEST_PROTOCOL) if pack
-                              else summary)
+
+    layout: Layout
+    tests_label: str
+    out: Path
+    write: bool
 
 
-def render_job(args: tuple) -> tuple[str, list[tuple[str, str, str]]]:
-    """Render and emit both pages of one file: its context hash (for the manifest) and
-    ``(page, sha, status)`` for each page."""
-    summary, imports, ctx, encoded, layout, tests_label, path, out, write = args
-    ctx_hash = mf.context_hash(ctx, encoded)
-    if isinstance(summary, bytes):
-        summary = pickle.loads(summary)
-    for imp, (category, target, anchor) in zip(summary.imports, imports):
+class RenderInput(NamedTuple):
+    """What the global pass gives the render of one file.
+
+    Attributes:
+        imports: How each import of the file is shown, in the summary's import order.
+        ctx: The file's context.
+        encoded: Its compact summary as the manifest stores it (part of the context hash);
+            None to encode the compact summary of the full one being rendered.
+    """
+
+    imports: list[ImportLink]
+    ctx: FileContext
+    encoded: dict | None = None
+
+
+def extract(src: SourceFile, max_bytes: int, time_budget: float) -> FileSummary:
+    """The full summary of one source file (see :func:`indexgen.extract.extract_file`)."""
+    return extract_file(src.path, src.root, src.relpath, src.module, max_bytes, time_budget)
+
+
+def render(summary: FileSummary, compact: FileSummary, job: RenderInput, setup: RenderSetup,
+           path: Path) -> tuple[str, list[tuple[str, str, str]]]:
+    """Render and emit both pages of one file.
+
+    Args:
+        summary: The file's full summary (its imports are given their links here).
+        compact: Its compact summary (:func:`indexgen.analyze.compact`), encoded for the
+            context hash when ``job.encoded`` is None.
+        job: Imports, context and encoded summary from the global pass.
+        setup: What every render shares.
+        path: The source file, read again for the source listing.
+
+    Returns:
+        The context hash (for the manifest) and ``(page, sha, status)`` for each page.
+
+    Raises:
+        IndexgenError: The source changed since it was extracted.
+    """
+    encoded = job.encoded if job.encoded is not None else mf.encode_summary(compact)
+    ctx_hash = mf.context_hash(job.ctx, encoded)
+    for imp, (category, target, anchor) in zip(summary.imports, job.imports):
         imp.category, imp.target, imp.anchor = category, target, anchor
     source = None
     if summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
@@ -47,11 +91,16 @@ def render_job(args: tuple) -> tuple[str, list[tuple[str, str, str]]]:
         if pageio.sha(data) != summary.sha256:
             raise IndexgenError(f"{path} changed during the build; run it again")
         source, _ = decode_source(data)
+    layout, tests_label = setup.layout, setup.tests_label
+    shared = Page(summary, job.ctx, layout, tests_label)
     results = []
     for page, text in (
-        (layout.kw_page(summary.key), render_keywords(summary, ctx, layout, tests_label)),
-        (layout.docs_page(summary.key), render_docs(summary, ctx, layout, tests_label, source)),
+        (layout.kw_page(summary.key),
+         render_keywords(summary, job.ctx, layout, tests_label, shared)),
+        (layout.docs_page(summary.key),
+         render_docs(summary, job.ctx, layout, tests_label, source, shared)),
     ):
         data = text.encode()
-        results.append((page, pageio.sha(data), pageio.emit(out, page, data, write)))
+        results.append((page, pageio.sha(data), pageio.emit(setup.out, page, data,
+                                                             setup.write)))
     return ctx_hash, results

@@ -93,9 +93,14 @@ def anchor(anchor_id: str) -> str:
 
 def link(label: str, target: str) -> str:
     """A Markdown link; ``label`` must already be Markdown (escaped or a code span)."""
+    return f"[{label}]({link_target(target)})"
+
+
+def link_target(target: str) -> str:
+    """``target`` as the destination of a Markdown link (spaces and parentheses escaped)."""
     if " " in target or "(" in target or ")" in target:
         target = target.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
-    return f"[{label}]({target})"
+    return target
 
 
 def heading_anchor(title: str) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import posixpath
+from functools import cached_property
 
+from indexgen import patterns
 from indexgen.context import FileContext
 from indexgen.layout import Layout
 from indexgen.markdown import code, heading_anchor, link
@@ -76,6 +78,12 @@ class Page:
                 self.local_calls.setdefault(c.caller, []).append(c)
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)
+
+    @cached_property
+    def patterns(self) -> list[tuple[str, list[tuple[str, int]]]]:
+        """The file's recognized patterns (:func:`indexgen.patterns.detect`), found once for
+        both pages."""
+        return patterns.detect(self.s)
 
     def docs_link(self, key: str, anchor_id: str = "") -> str:
         """Relative link from this page to another file's analysis page (and anchor)."""

@@ -4,11 +4,12 @@
 
 1. :meth:`~Plan.discover` the sources and hash them;
 2. :meth:`~Plan.summarize`: reuse cached compact summaries (manifest) for unchanged sources,
-   extract the others in a process pool (:mod:`indexgen.parallel`);
+   extract the others in worker processes that keep the full summaries (:mod:`indexgen.team`);
 3. :meth:`~Plan.relate`: the global pass (:class:`~indexgen.analyze.Project`);
 4. :meth:`~Plan.choose_renders`: files whose source, context or pages changed;
-5. :meth:`~Plan.render_files`, comparing with what is on disk (:mod:`indexgen.pageio`);
-6. :meth:`~Plan.render_folders` and the manifest;
+5. :meth:`~Plan.render_files`, each where its full summary is kept, comparing with what is
+   on disk (:mod:`indexgen.pageio`), while the calling process renders the folder pages;
+6. :meth:`~Plan.write_manifest`;
 7. :meth:`~Plan.report` and :meth:`~Plan.remove_orphans`: generated pages whose source is gone.
 """
 
@@ -21,21 +22,22 @@ from pathlib import Path
 from indexgen import manifest as mf
 from indexgen import pageio
 from indexgen.analyze import Project
+from indexgen.collector import collector_paused
 from indexgen.config import Config, validate
 from indexgen.context import FolderInfo
 from indexgen.discover import SourceFile, discover, package_prefix, root_name_of, walk_python_files
-from indexgen.jobs import extract_job, render_job
+from indexgen.jobs import RenderInput, RenderSetup
 from indexgen.layout import MANIFEST_NAME, Layout
 from indexgen.model import (
     FAILED_STATUSES,
     STATUS_EMPTY,
     FileSummary,
 )
-from indexgen.parallel import Progress, parallel_map, pool_method
 from indexgen.paths import fs_relpath, is_inside
 from indexgen.render_folder import render_folder_doc, render_folder_index
 from indexgen.report import Report
 from indexgen.statcache import StatCache, stat_of
+from indexgen.team import Progress, Setup, Team
 from indexgen.version import __version__
 
 
@@ -61,15 +63,23 @@ class Plan:
         When the stat cache shows that no source, test file or page changed since the last
         build, nothing is read: the report is the last one.
         """
+        with collector_paused():
+            return self._run()
+
+    def _run(self) -> Report:
         self.discover()
         if self.cache.unchanged(self.stats, self.test_stats, self.out):
             return self._unchanged_report()
         self.hash_sources()
-        self.summarize()
-        self.relate()
-        self.choose_renders()
-        self.render_files()
-        self.render_folders()
+        setup = Setup([*self.sources, *self.tests], self.config.max_bytes,
+                      self.config.time_budget,
+                      RenderSetup(self.layout, self.tests_label, self.out, self.write))
+        with Team(self.jobs, setup, self.progress) as self.team:
+            self.summarize()
+            self.relate()
+            self.choose_renders()
+            self.render_files()
+        self.write_manifest()
         report = self.report()
         self.remove_orphans(report)
         if self.write and not report.conflicts:  # a conflict leaves the build unfinished
@@ -85,11 +95,6 @@ class Plan:
         return Report(files=len(self.sources), notes=list(self.notes),
                       not_analyzed=[tuple(x) for x in last.get("not_analyzed", [])],
                       empty=last.get("empty", 0), kept=[tuple(x) for x in last.get("kept", [])])
-
-    def _extract(self, sources: list[SourceFile], pack: bool = True) -> list[tuple]:
-        pack = pack and pool_method(self.jobs, len(sources)) is not None
-        items = [(s, self.config.max_bytes, self.config.time_budget, pack) for s in sources]
-        return parallel_map(extract_job, items, self.jobs, "extract", self.progress)
 
     def discover(self) -> None:
         """Find the sources, the page layout, the settings and the previous manifest."""
@@ -111,6 +116,8 @@ class Plan:
                 display = fs_relpath(folder / rel, config.base)
                 self.tests.append(SourceFile("tests", display, folder / rel, ""))
         self.test_stats = {t.relpath: stat_of(t.path) for t in self.tests}
+        self.tests_label = ", ".join(self.settings["tests"])
+        self.index = {s.key: i for i, s in enumerate(self.sources)}
         self.cache = StatCache(self.out, __version__, self.settings)
 
     def hash_sources(self) -> None:
@@ -130,7 +137,7 @@ class Plan:
     def summarize(self) -> None:
         """Compact summaries of every file: from the manifest if unchanged, else extracted."""
         self.compacts: dict[str, FileSummary] = {}
-        self.full: dict[str, FileSummary] = {}
+        self.fresh: set[str] = set()  # extracted in this build
         todo = []
         for s in self.sources:
             entry = self.cached.get(s.key)
@@ -141,17 +148,20 @@ class Plan:
                 except (KeyError, TypeError, ValueError):
                     pass
             todo.append(s)
-        for small, full in self._extract(todo):
-            self.full[small.key] = full
+        costs = [(self.stats[s.key] or (0, 0))[0] for s in todo]
+        for small in self.team.extract([self.index[s.key] for s in todo], costs):
+            self.fresh.add(small.key)
             self.compacts[small.key] = small
         self.extracted = len(todo)
 
     def relate(self) -> None:
         """The global pass: every file's context (imports, importers, tests, folders)."""
-        tests = {t.relpath: t for _small, t in self._extract(self.tests, pack=False)}
+        n = len(self.sources)
+        costs = [(self.test_stats[t.relpath] or (0, 0))[0] for t in self.tests]
+        tests = {t.relpath: t for t in self.team.full_summaries(
+            range(n, n + len(self.tests)), costs)}
         self.project = Project(list(self.compacts.values()), tests)
         self.contexts = self.project.contexts()
-        self.tests_label = ", ".join(self.settings["tests"])
 
     def _expected_pages(self, key: str) -> set[str]:
         return {self.layout.kw_page(key), self.layout.docs_page(key)}
@@ -166,18 +176,16 @@ class Plan:
             pages = entry.get("pages") or {}
             # A file extracted anew is rendered anyway: its context hash is computed by the
             # render worker, in parallel.
-            ctx_hash = "" if key in self.full else mf.context_hash(self.contexts[key], encoded)
-            fresh = (key not in self.full and entry.get("context") == ctx_hash
+            ctx_hash = "" if key in self.fresh else mf.context_hash(self.contexts[key], encoded)
+            fresh = (key not in self.fresh and entry.get("context") == ctx_hash
                      and set(pages) == self._expected_pages(key)
                      and all(self._page_is(p, h) for p, h in sorted(pages.items())))
             self.new_files[key] = {"sha256": self.hashes[key], "context": ctx_hash,
                                    "summary": encoded, "pages": dict(pages)}
             if not fresh:
                 self.render_keys.append(key)
-        need = [self.by_key[k] for k in self.render_keys if k not in self.full]
-        for small, full in self._extract(need):
-            self.full[small.key] = full
-        self.extracted += len(need)
+        # Files rendered from a cached summary are extracted again where they are rendered.
+        self.extracted += sum(k not in self.fresh for k in self.render_keys)
 
     def _page_is(self, page: str, digest: str) -> bool:
         """Whether a page holds the content with hash ``digest`` (by stat when it is as the
@@ -188,15 +196,16 @@ class Plan:
         return pageio.sha(pageio.read(path) or b"") == digest
 
     def render_files(self) -> None:
-        """Render both pages of every chosen file and emit them."""
-        items = []
+        """Render both pages of every chosen file and emit them; the folder pages are
+        rendered and emitted meanwhile."""
+        work, costs = [], []
         for key in self.render_keys:
             imports = [(self.project.category(i), *self.project.import_link(i))
                        for i in self.compacts[key].imports]
-            items.append((self.full[key], imports, self.contexts[key],
-                           self.new_files[key]["summary"], self.layout, self.tests_label,
-                           self.by_key[key].path, self.out, self.write))
-        rendered = parallel_map(render_job, items, self.jobs, "render", self.progress)
+            encoded = None if key in self.fresh else self.new_files[key]["summary"]
+            work.append((self.index[key], RenderInput(imports, self.contexts[key], encoded)))
+            costs.append(self.compacts[key].size)
+        rendered = self.team.render(work, costs, meanwhile=self.render_folders)
         for key, (ctx_hash, results) in zip(self.render_keys, rendered):
             self.new_files[key]["context"] = ctx_hash
             for page, digest, status in results:
@@ -208,13 +217,17 @@ class Plan:
                                             if p in expected}
 
     def render_folders(self) -> None:
-        """Emit the folder pages and the manifest."""
-        folder_pages = _folder_pages(self.project, self.layout)
-        for page, text in folder_pages.items():
+        """Render and emit the folder pages."""
+        self.folder_pages = _folder_pages(self.project, self.layout)
+        for page, text in self.folder_pages.items():
             self.statuses[page] = pageio.emit(self.out, page, text.encode(), self.write)
+
+    def write_manifest(self) -> None:
+        """Emit the manifest."""
         manifest = {"tool": "indexgen", "version": __version__, "settings": self.settings,
                     "files": self.new_files,
-                    "folders": {p: pageio.sha(t.encode()) for p, t in sorted(folder_pages.items())}}
+                    "folders": {p: pageio.sha(t.encode())
+                                for p, t in sorted(self.folder_pages.items())}}
         data = mf.dumps(manifest)
         old = pageio.read(self.out / MANIFEST_NAME)
         if old == data:

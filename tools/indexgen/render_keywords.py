@@ -8,15 +8,24 @@ from __future__ import annotations
 
 import posixpath
 
-from indexgen import patterns, rules
+from indexgen import rules
 from indexgen.context import FileContext
 from indexgen.layout import Layout
-from indexgen.markdown import MARKER, anchor, code, escape_text, heading_anchor, link
+from indexgen.markdown import (
+    MARKER,
+    anchor,
+    code,
+    escape_text,
+    heading_anchor,
+    link,
+    link_target,
+)
 from indexgen.model import STATUS_OK, FileSummary
 from indexgen.page import CATEGORY_TITLES, KIND_PLURAL, SECTIONS, SOURCE_ANCHOR, Page, count
 
 
-def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str) -> str:
+def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str,
+                    page: Page | None = None) -> str:
     """Render the keyword index page of one file.
 
     Args:
@@ -24,11 +33,13 @@ def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_labe
         ctx: Its global context.
         layout: Page paths of this build.
         tests_label: How the configured test folders are named on pages (e.g. ``tests``).
+        page: The file's :class:`~indexgen.page.Page` when the caller renders both pages
+            with one (made here otherwise).
 
     Returns:
         The page text, starting with :data:`~indexgen.markdown.MARKER`.
     """
-    p = Page(s, ctx, layout, tests_label)
+    p = page or Page(s, ctx, layout, tests_label)
     docs = p.docs_name
     out = [MARKER, f"# Keyword Index: {code(p.layout.display(s.key))}", "", "## File Information", ""]
     out.append(f"- **Original File**: {link(code(p.layout.display(s.key)), f'{docs}#{SOURCE_ANCHOR}')}"
@@ -118,12 +129,15 @@ def _identifier_index(out: list[str], s: FileSummary, docs: str) -> None:
     order = sorted(groups, key=lambda g: (g == "Other", g == "_", g))
     out.append("Jump to: " + " · ".join(f"[{escape_text(g)}](#idx-{g.lower()})" for g in order))
     out.append("")
+    identifiers = s.identifiers
+    target = link_target(docs)
     for g in order:
         out += [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""]
+        # An identifier is a code span of itself (no backtick, '<' or space in a name).
         for name in sorted(groups[g], key=lambda n: (n.lower(), n)):
-            first, uses = s.identifiers[name]
-            out.append(f"- {code(name)}: {count(uses, 'occurrence')}, first at "
-                       f"{link(f'line {first}', f'{docs}#L{first}')}")
+            first, uses = identifiers[name]
+            out.append(f"- `{name}`: {uses} occurrence{'' if uses == 1 else 's'}, first at "
+                       f"[line {first}]({target}#L{first})")
         out.append("")
 
 
@@ -133,7 +147,7 @@ def _section_map(p: Page) -> list[str]:
     perf += [f.text for f in p.ctx.indirect if f.category in rules.PERFORMANCE_CATEGORIES]
     sec = [f.text for f in s.findings if f.category in rules.SECURITY_CATEGORIES]
     sec += [f.text for f in p.ctx.indirect if f.category in rules.SECURITY_CATEGORIES]
-    found_patterns = patterns.detect(s)
+    found_patterns = p.patterns
     names = [d.qualname for d in s.definitions]
     shown = ", ".join(code(n) for n in names[:12]) + (f" and {len(names) - 12} more"
                                                       if len(names) > 12 else "")

@@ -8,7 +8,7 @@ Cross-References.  Every claim comes from the file's summary or its global conte
 
 from __future__ import annotations
 
-from indexgen import patterns, rules
+from indexgen import rules
 from indexgen.docrender import summary_markdown
 from indexgen.markdown import code, escape_text, link
 from indexgen.model import STATUS_OK, FileSummary
@@ -80,7 +80,7 @@ def _patterns(p: Page, out: list[str], source: str | None) -> None:
     if p.s.status != STATUS_OK:
         out.append(not_analyzed(p.s))
         return
-    found = patterns.detect(p.s)
+    found = p.patterns
     if not found:
         out.append("None recognized.")
         return

@@ -1,0 +1,117 @@
+"""The build's worker processes (indexgen.team): same pages as one process, failures raised in
+the caller, no worker left behind, work cut largest first; the paused collector (collector)."""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+
+import pytest
+from ig_helpers import read_tree, sample_config
+from indexgen import IndexgenError, build, dispatch, team
+from indexgen.collector import collector_paused
+
+
+@pytest.fixture
+def workers_for_any_batch(monkeypatch):
+    """Workers start for batches of one file (the sample project is smaller than the usual
+    threshold); the forked workers inherit the setting."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("the workers only see monkeypatched code when they are forked")
+    monkeypatch.setattr(team, "MIN_BATCH", 1)
+
+
+def test_workers_write_the_bytes_one_process_writes(sample, tmp_path, workers_for_any_batch):
+    alone = sample_config(sample, jobs=1)
+    build(alone)
+    together = sample_config(sample, jobs=2)
+    together.out = tmp_path / "together"
+    report = build(together)
+    assert report.extracted == 7 and report.rendered == 7
+    assert read_tree(together.out) == read_tree(alone.out)
+    assert multiprocessing.active_children() == []
+
+
+def test_files_held_nowhere_are_extracted_where_they_are_rendered(sample, tmp_path,
+                                                                  monkeypatch):
+    """One changed file is extracted in the calling process (a batch too small for workers);
+    the files whose context it changes are rendered by workers that extract them first."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("needs forked workers")
+    monkeypatch.setattr(team, "MIN_BATCH", 2)
+    config = sample_config(sample, jobs=2)
+    build(config)
+    (sample / "src/shop/payments/gateway.py").write_text(
+        '"""Gateway."""\nfrom shop.cart import Cart\nfrom shop.ledger import Ledger\n'
+        "from shop.orders import Order\n")
+    report = build(config)
+    assert report.extracted > 1 and report.rendered == report.extracted
+    fresh = sample_config(sample, jobs=1)
+    fresh.out = tmp_path / "fresh"
+    build(fresh)
+    assert read_tree(config.out) == read_tree(fresh.out)
+
+
+def test_an_error_in_a_worker_is_raised_in_the_caller(sample, monkeypatch,
+                                                      workers_for_any_batch):
+    real = team.render
+
+    def failing(summary, *args):
+        if summary.relpath == "shop/ledger.py":
+            raise IndexgenError("render failed on purpose")
+        return real(summary, *args)
+
+    monkeypatch.setattr(team, "render", failing)
+    with pytest.raises(IndexgenError, match="render failed on purpose"):
+        build(sample_config(sample, jobs=2))
+    assert multiprocessing.active_children() == []
+
+
+def test_a_worker_that_dies_is_named_not_waited_for(sample, monkeypatch,
+                                                    workers_for_any_batch):
+    real = team.extract
+
+    def dying(src, *args):
+        if src.relpath == "shop/cart.py":
+            os._exit(3)
+        return real(src, *args)
+
+    monkeypatch.setattr(team, "extract", dying)
+    with pytest.raises(IndexgenError, match=r"worker process stopped \(exit code 3\) .*cart\.py"):
+        build(sample_config(sample, jobs=2))
+    assert multiprocessing.active_children() == []
+
+
+def test_chunks_start_with_the_largest_and_cover_everything_once():
+    costs = [1, 50, 2, 2, 30, 1, 1, 3]
+    found = dispatch.chunks(range(len(costs)), costs, parts=4)  # about 22.5 per chunk
+    assert found[0] == [1] and found[1] == [4]  # each larger than a share: alone
+    flat = [i for chunk in found for i in chunk]
+    assert sorted(flat) == list(range(len(costs)))
+    assert [costs[i] for i in flat] == sorted(costs, reverse=True)
+
+
+def test_chunks_hold_at_most_64_items():
+    found = dispatch.chunks(range(200), [1.0] * 200, parts=1)
+    assert [len(c) for c in found] == [64, 64, 64, 8]
+
+
+def test_collector_is_paused_in_the_block_and_restored_after():
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
