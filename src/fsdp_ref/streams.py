@@ -223,7 +223,6 @@ class CommContext:
         self.all_gather = Stream("all_gather")
         self.reduce_scatter = Stream("reduce_scatter")
         self.all_reduce = Stream("all_reduce")
-        self._host_compute = Stream("compute")  # without a backend the wrappers are stateless
         self.pending_all_gather_free: tuple[Any, Event, str] | None = None
         self.post_forward_order: list[Any] = []
         self.forward_order: list[Any] = []
@@ -249,7 +248,7 @@ class CommContext:
     def current(self) -> Stream:
         """The compute stream (the device's current stream)."""
         if self.backend is None:
-            return self._host_compute
+            return Stream("compute")
         return Stream("compute", self.backend.current_stream(), self.backend)
 
     def finish_reductions(self, keep: int = 0) -> None:
