@@ -13,14 +13,13 @@ import contextlib
 from typing import Any
 
 import torch
-import torch.distributed as dist
 import torch.nn as nn
 
+from tests.collective_spy import KINDS, spy_on
 from tests.fsdp.common import Report, exc_info, get_impl, make_mesh, rank_slice
 
 DIM, RANK = 32, 4
-_COLLECTIVES = {"all_gather_single": "AG", "all_gather_into_tensor": "AG",
-                "reduce_scatter_single": "RS", "reduce_scatter_tensor": "RS"}
+_COLLECTIVES = [name for name, kind in KINDS.items() if kind != "AR"]
 
 
 class Adapted(nn.Module):
@@ -56,23 +55,13 @@ def count_bytes():
     """Record ``(kind, dtype, bytes of the output)`` of every all-gather and
     reduce-scatter issued while the block runs."""
     log: list[tuple[str, str, int]] = []
-    originals = {n: getattr(dist, n) for n in _COLLECTIVES if hasattr(dist, n)}
 
-    def wrap(name):
-        def call(*args, **kwargs):
-            out = args[0] if args else next(iter(kwargs.values()))  # the output comes first
-            log.append((_COLLECTIVES[name], str(out.dtype), out.numel() * out.element_size()))
-            return originals[name](*args, **kwargs)
+    def record(name, args, kwargs):
+        out = args[0] if args else next(iter(kwargs.values()))  # the output comes first
+        log.append((KINDS[name], str(out.dtype), out.numel() * out.element_size()))
 
-        return call
-
-    for name in originals:
-        setattr(dist, name, wrap(name))
-    try:
+    with spy_on(_COLLECTIVES, record):
         yield log
-    finally:
-        for name, fn in originals.items():
-            setattr(dist, name, fn)
 
 
 def _train(model, rank, world_size, steps):

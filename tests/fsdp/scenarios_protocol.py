@@ -13,6 +13,7 @@ from collections import Counter
 import torch
 import torch.distributed as dist
 
+from tests.collective_spy import KINDS, spy_on
 from tests.fsdp.common import apply_fsdp, build_model, get_impl, global_batch, loss_fn, make_mesh
 
 _WRAPPED = ("all_gather_single", "reduce_scatter_single", "all_reduce")
@@ -22,22 +23,8 @@ _WRAPPED = ("all_gather_single", "reduce_scatter_single", "all_reduce")
 def count_collectives():
     """Count calls of the c10d collectives FSDP uses (by name) while the block runs."""
     counts: Counter = Counter()
-    originals = {name: getattr(dist, name) for name in _WRAPPED}
-
-    def wrap(name):
-        def counted(*args, **kwargs):
-            counts[name] += 1
-            return originals[name](*args, **kwargs)
-
-        return counted
-
-    for name in _WRAPPED:
-        setattr(dist, name, wrap(name))
-    try:
+    with spy_on(_WRAPPED, lambda name, args, kwargs: counts.update([name])):
         yield counts
-    finally:
-        for name, fn in originals.items():
-            setattr(dist, name, fn)
 
 
 def _step(model, kind, step, rank, world_size):
@@ -120,24 +107,9 @@ def prefetch_order(rank, world_size, impl, explicit: bool):
     at_forward = []
     for block in blocks:
         block.register_forward_pre_hook(lambda *_: at_forward.append(issued.count("AG")))
-    names = {"all_gather_single": "AG", "all_gather_into_tensor": "AG",
-             "reduce_scatter_single": "RS", "reduce_scatter_tensor": "RS"}
-    originals = {name: getattr(dist, name) for name in names}
-
-    def logged(name):
-        def call(*args, **kwargs):
-            issued.append(names[name])
-            return originals[name](*args, **kwargs)
-
-        return call
-
-    for name in names:
-        setattr(dist, name, logged(name))
-    try:
+    issue_kinds = {name: kind for name, kind in KINDS.items() if kind != "AR"}
+    with spy_on(issue_kinds, lambda name, args, kwargs: issued.append(issue_kinds[name])):
         loss = _step(model, "stack", 0, rank, world_size)
         n_forward = len(issued)
         loss.backward()
-    finally:
-        for name, fn in originals.items():
-            setattr(dist, name, fn)
     return {"at_forward": at_forward, "backward": issued[n_forward:]}

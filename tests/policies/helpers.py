@@ -22,12 +22,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.tensor import DTensor
 
+from tests.collective_spy import KINDS, spy_on
 from tests.fsdp.common import Report, compare_params, mean_over_ranks, rank_slice
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-_SPIED = ("all_gather_single", "reduce_scatter_single", "all_reduce", "all_gather_into_tensor",
-          "reduce_scatter_tensor")
 
 
 @contextlib.contextmanager
@@ -35,30 +33,19 @@ def spy_collectives() -> Iterator[list[tuple[str, torch.dtype, int]]]:
     """Record ``(name, dtype of the input tensor, group size)`` of each c10d collective
     called through ``torch.distributed.<name>`` while the block runs."""
     calls: list[tuple[str, torch.dtype, int]] = []
-    originals = {}
-    for name in _SPIED:
-        orig = getattr(dist, name, None)
-        if orig is None:
-            continue
-        originals[name] = orig
 
-        def spy(*args, __name=name, __orig=orig, **kwargs):
-            tensors = [a for a in args if torch.is_tensor(a)]
-            # all_gather_single(out, inp) / reduce_scatter_single(out, inp): input is 2nd
-            t = kwargs.get("input", kwargs.get("input_tensor", kwargs.get("tensor")))
-            if t is None and tensors:
-                t = tensors[-1]
-            group = kwargs.get("group")
-            size = dist.get_world_size(group) if group is not None else dist.get_world_size()
-            calls.append((__name, None if t is None else t.dtype, size))
-            return __orig(*args, **kwargs)
+    def record(name, args, kwargs):
+        tensors = [a for a in args if torch.is_tensor(a)]
+        # all_gather_single(out, inp) / reduce_scatter_single(out, inp): input is 2nd
+        t = kwargs.get("input", kwargs.get("input_tensor", kwargs.get("tensor")))
+        if t is None and tensors:
+            t = tensors[-1]
+        group = kwargs.get("group")
+        size = dist.get_world_size(group) if group is not None else dist.get_world_size()
+        calls.append((name, None if t is None else t.dtype, size))
 
-        setattr(dist, name, spy)
-    try:
+    with spy_on(KINDS, record):
         yield calls
-    finally:
-        for name, orig in originals.items():
-            setattr(dist, name, orig)
 
 
 def comm_bases(impl: str):
