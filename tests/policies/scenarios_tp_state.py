@@ -21,29 +21,6 @@ from tests.policies.scenarios_tp import (
     build_2d,
 )
 
-LAYOUTS: dict[str, dict[str, Any]] = {
-    # parallelize_module on world["tp"], fully_shard(mesh=world["dp"])
-    "tp": {"shape": (2, 2), "names": ("dp", "tp"), "dp": ("dp",)},
-    # HSDP x TP: fully_shard(mesh=world["rep", "dp"]) (replicate 2, shard 1)
-    "hsdp_tp": {"shape": (2, 1, 2), "names": ("rep", "dp", "tp"), "dp": ("rep", "dp")},
-    # one SPMD mesh: dp_mesh_dims(shard="dp")
-    "spmd": {"shape": (2, 2), "names": ("dp", "tp"), "shard": "dp"},
-    # tp on the *left* of dp: no _StridedShard needed
-    "spmd_tp_first": {"shape": (2, 2), "names": ("tp", "dp"), "shard": "dp"},
-    # HSDP on an SPMD mesh: shard="dp", replicate="rep"
-    "spmd_hsdp": {"shape": (2, 1, 2), "names": ("rep", "dp", "tp"), "shard": "dp",
-                  "replicate": "rep"},
-    # two dims flattened into one shard dim
-    "spmd_flat": {"shape": (2, 1, 2), "names": ("a", "b", "tp"), "shard": ("a", "b")},
-    # replicate only (DDP over "rep"): no all-gather, no reduce-scatter, one all-reduce
-    "spmd_ddp": {"shape": (2, 2), "names": ("rep", "tp"), "replicate": "rep"},
-}
-TP_PLACEMENTS = {
-    "mlp.in_proj.weight": Shard(0),
-    "mlp.in_proj.bias": Shard(0),
-    "mlp.out_proj.weight": Shard(1),
-}
-_worlds: dict[str, Any] = {}
 
 def errors(rank: int, world_size: int) -> dict[str, Any]:
     """Misuse with DTensor parameters: each raises a ValueError that names the problem."""
