@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from fsdp_ref.tools.simulate import LlamaConfig, simulate
+from fsdp_ref.examples.llama import LlamaConfig
+from fsdp_ref.tools.simulate import simulate
 
 CFG = LlamaConfig(vocab_size=10, dim=8, n_layers=2, n_heads=2, n_kv_heads=1, ffn_dim=12)
 

@@ -4,5 +4,7 @@ FSDP alone.
 * :mod:`fsdp_ref.examples.gpt`: a small GPT-like transformer (the demo's, the benchmarks'
   and the figures' model);
 * :mod:`fsdp_ref.examples.demo`: ``torchrun --standalone --nproc_per_node 2 -m
-  fsdp_ref.examples.demo`` (``make demo``) trains it with ``fully_shard``.
+  fsdp_ref.examples.demo`` (``make demo``) trains it with ``fully_shard``;
+* :mod:`fsdp_ref.examples.llama`: a Llama-like decoder at Llama-2 sizes, the memory
+  simulator's model (:mod:`fsdp_ref.tools.simulate`).
 """
