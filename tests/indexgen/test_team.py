@@ -115,3 +115,13 @@ def test_collector_is_paused_in_the_block_and_restored_after():
         assert not gc.isenabled()  # a caller that had it off keeps it off
     finally:
         gc.enable()
+
+
+def test_what_a_paused_block_keeps_goes_to_the_oldest_generation():
+    # Left in the young generation, it would all be walked by the next young pass.
+    with collector_paused():
+        kept = [[i] for i in range(1000)]
+    assert not any(o is kept for o in gc.get_objects(generation=0))
+    assert any(o is kept for o in gc.get_objects(generation=2))
+    assert gc.get_count()[0] < 100
+    assert gc.get_freeze_count() == 0
