@@ -64,7 +64,7 @@ def extract(src: SourceFile, max_bytes: int, time_budget: float) -> FileSummary:
 
 
 def render(summary: FileSummary, compact: FileSummary, job: RenderInput, setup: RenderSetup,
-           path: Path) -> tuple[str, list[tuple[str, str, str]]]:
+           path: Path) -> tuple[str, list[tuple[str, str, str]], str | None]:
     """Render and emit both pages of one file.
 
     Args:
@@ -76,12 +76,18 @@ def render(summary: FileSummary, compact: FileSummary, job: RenderInput, setup: 
         path: The source file, read again for the source listing.
 
     Returns:
-        The context hash (for the manifest) and ``(page, sha, status)`` for each page.
+        The context hash (for the manifest), ``(page, sha, status)`` for each page and, when
+        ``job.encoded`` is None, the encoded compact summary as the manifest writes it
+        (:func:`indexgen.manifest.summary_json`), else None.
 
     Raises:
         IndexgenError: The source changed since it was extracted.
     """
-    encoded = job.encoded if job.encoded is not None else mf.encode_summary(compact)
+    if job.encoded is None:
+        encoded = mf.encode_summary(compact)
+        as_text = mf.summary_json(encoded)
+    else:
+        encoded, as_text = job.encoded, None
     ctx_hash = mf.context_hash(job.ctx, encoded)
     for imp, (category, target, anchor) in zip(summary.imports, job.imports):
         imp.category, imp.target, imp.anchor = category, target, anchor
@@ -103,4 +109,4 @@ def render(summary: FileSummary, compact: FileSummary, job: RenderInput, setup: 
         data = text.encode()
         results.append((page, pageio.sha(data), pageio.emit(setup.out, page, data,
                                                              setup.write)))
-    return ctx_hash, results
+    return ctx_hash, results, as_text
