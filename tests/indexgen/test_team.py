@@ -9,7 +9,7 @@ import os
 
 import pytest
 from ig_helpers import read_tree, sample_config
-from indexgen import IndexgenError, build, dispatch, team
+from indexgen import IndexgenError, build, dispatch, team, worker
 from indexgen.collector import collector_paused
 
 
@@ -55,14 +55,14 @@ def test_files_held_nowhere_are_extracted_where_they_are_rendered(sample, tmp_pa
 
 def test_an_error_in_a_worker_is_raised_in_the_caller(sample, monkeypatch,
                                                       workers_for_any_batch):
-    real = team.render
+    real = worker.render
 
     def failing(summary, *args):
         if summary.relpath == "shop/ledger.py":
             raise IndexgenError("render failed on purpose")
         return real(summary, *args)
 
-    monkeypatch.setattr(team, "render", failing)
+    monkeypatch.setattr(worker, "render", failing)
     with pytest.raises(IndexgenError, match="render failed on purpose"):
         build(sample_config(sample, jobs=2))
     assert multiprocessing.active_children() == []
@@ -70,14 +70,14 @@ def test_an_error_in_a_worker_is_raised_in_the_caller(sample, monkeypatch,
 
 def test_a_worker_that_dies_is_named_not_waited_for(sample, monkeypatch,
                                                     workers_for_any_batch):
-    real = team.extract
+    real = worker.extract
 
     def dying(src, *args):
         if src.relpath == "shop/cart.py":
             os._exit(3)
         return real(src, *args)
 
-    monkeypatch.setattr(team, "extract", dying)
+    monkeypatch.setattr(worker, "extract", dying)
     with pytest.raises(IndexgenError, match=r"worker process stopped \(exit code 3\) .*cart\.py"):
         build(sample_config(sample, jobs=2))
     assert multiprocessing.active_children() == []

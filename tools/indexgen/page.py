@@ -78,6 +78,9 @@ class Page:
                 self.local_calls.setdefault(c.caller, []).append(c)
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)
+        # Parts of the pages made ahead of the render (:func:`indexgen.jobs.prepare`), if any.
+        self.listing: list[str] | None = None
+        self.identifier_lines: list[str] | None = None
 
     @cached_property
     def patterns(self) -> list[tuple[str, list[tuple[str, int]]]]:

@@ -68,7 +68,7 @@ def _metadata(p: Page, out: list[str], source: str | None) -> None:
 
 def _source(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
-    if source is None:
+    if source is None and p.listing is None:
         if s.status == STATUS_EMPTY:
             out.append("The file is empty; there is no source to show.")
         else:
@@ -77,6 +77,12 @@ def _source(p: Page, out: list[str], source: str | None) -> None:
     if s.status != STATUS_OK:
         out += [f"The source is embedded as text; it was not analyzed: "
                 f"{escape_text(s.error, line_start=False)}.", ""]
+    out += p.listing if p.listing is not None else source_listing(source)
+
+
+def source_listing(source: str) -> list[str]:
+    """The lines of the folded, line-numbered source listing (no context needed:
+    :func:`indexgen.jobs.prepare` makes them ahead)."""
     escaped = html.escape(source, quote=False).split("\n")
     n_lines = len(escaped) - 1 if escaped[-1] == "" else len(escaped)
     # One line: <span id="L42"> 42  text</span>, numbers right-aligned (built with joins:
@@ -86,10 +92,10 @@ def _source(p: Page, out: list[str], source: str | None) -> None:
     body = "\n".join(["".join(('<span id="L', number, '">', number.rjust(width), "  ", text,
                                 "</span>")) for number, text in zip(numbers, escaped)])
     # Folded, so that the overview comes first; a link to a line (#L42) opens it.
-    out.append(f'<details class="indexgen-source"><summary>Show the source '
-               f'({count(n_lines, "line")})</summary>')
-    out.append(f'<pre class="indexgen-source"><code>{body}</code></pre>')
-    out.append("</details>")
+    return [f'<details class="indexgen-source"><summary>Show the source '
+            f'({count(n_lines, "line")})</summary>',
+            f'<pre class="indexgen-source"><code>{body}</code></pre>',
+            "</details>"]
 
 
 def _overview(p: Page, out: list[str], source: str | None) -> None:

@@ -71,7 +71,8 @@ def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_labe
             (_import_label(i), f"{CATEGORY_TITLES[i.category].lower()}, line {i.lineno}",
              f"{docs}#L{i.lineno}") for i in s.imports
         ])
-        _identifier_index(out, s, docs)
+        out += (p.identifier_lines if p.identifier_lines is not None
+                else identifier_index(s, docs))
     out += ["## Keyword → Section Map", ""]
     out += _section_map(p)
     return "\n".join(out) + "\n"
@@ -116,16 +117,18 @@ def _letter(name: str) -> str:
     return "Other"
 
 
-def _identifier_index(out: list[str], s: FileSummary, docs: str) -> None:
-    out += ["## Identifier Index (A–Z)", "",
-            "Identifiers from the code's syntax tree (names, attributes, parameters, "
-            "definitions, imports); comments and strings are not included.", ""]
+def identifier_index(s: FileSummary, docs: str) -> list[str]:
+    """The lines of the A–Z identifier index of a file whose analysis page is named ``docs``
+    (no context needed: :func:`indexgen.jobs.prepare` makes them ahead)."""
+    out = ["## Identifier Index (A–Z)", "",
+           "Identifiers from the code's syntax tree (names, attributes, parameters, "
+           "definitions, imports); comments and strings are not included.", ""]
     groups: dict[str, list[str]] = {}
     for name in s.identifiers:
         groups.setdefault(_letter(name), []).append(name)
     if not groups:
         out += ["No identifiers in this file.", ""]
-        return
+        return out
     order = sorted(groups, key=lambda g: (g == "Other", g == "_", g))
     out.append("Jump to: " + " · ".join(f"[{escape_text(g)}](#idx-{g.lower()})" for g in order))
     out.append("")
@@ -139,6 +142,7 @@ def _identifier_index(out: list[str], s: FileSummary, docs: str) -> None:
             out.append(f"- `{name}`: {uses} occurrence{'' if uses == 1 else 's'}, first at "
                        f"[line {first}]({target}#L{first})")
         out.append("")
+    return out
 
 
 def _section_map(p: Page) -> list[str]:
