@@ -125,7 +125,12 @@ def identifier_index(s: FileSummary, docs: str) -> list[str]:
            "definitions, imports); comments and strings are not included.", ""]
     groups: dict[str, list[str]] = {}
     for name in s.identifiers:
-        groups.setdefault(_letter(name), []).append(name)
+        letter = _letter(name)
+        group = groups.get(letter)
+        if group is None:
+            groups[letter] = [name]
+        else:
+            group.append(name)
     if not groups:
         out += ["No identifiers in this file.", ""]
         return out
@@ -137,7 +142,9 @@ def identifier_index(s: FileSummary, docs: str) -> list[str]:
     for g in order:
         out += [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""]
         # An identifier is a code span of itself (no backtick, '<' or space in a name).
-        for name in sorted(groups[g], key=lambda n: (n.lower(), n)):
+        names = sorted(groups[g])
+        names.sort(key=str.lower)  # stable: by (lower case, name), without a tuple per name
+        for name in names:
             first, uses = identifiers[name]
             out.append(f"- `{name}`: {uses} occurrence{'' if uses == 1 else 's'}, first at "
                        f"[line {first}]({target}#L{first})")
