@@ -24,6 +24,7 @@ from indexgen.resolve import Resolver, Target
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 _TEST_PREFIX = "test:"
+_UNKNOWN = object()
 
 
 def compact(summary: FileSummary) -> FileSummary:
@@ -75,13 +76,21 @@ class Project:
         # The outermost documented packages and modules: an import inside one of them is
         # "this project" even when the exact module is not a file (e.g. a re-export).
         self.prefixes = {m for m in by_module if m.rpartition(".")[0] not in by_module}
+        self._categories: dict[str, str] = {}  # module -> category of imports written absolute
+        self._targets: dict[tuple[str, str, str], Target | None] = {}  # see project_target
 
     # -- imports ---------------------------------------------------------------------------
     def category(self, imp: ImportRecord) -> str:
         """``stdlib``, ``third-party`` or ``project`` for one import."""
         if imp.written.startswith("."):
             return "project"
-        parts = imp.module.split(".")
+        found = self._categories.get(imp.module)
+        if found is None:
+            found = self._categories[imp.module] = self._module_category(imp.module)
+        return found
+
+    def _module_category(self, module: str) -> str:
+        parts = module.split(".")
         for i in range(1, len(parts) + 1):
             if ".".join(parts[:i]) in self.prefixes:
                 return "project"
@@ -89,8 +98,14 @@ class Project:
 
     def project_target(self, imp: ImportRecord) -> Target | None:
         """What an import of this project binds (None for other imports): the one rule every
-        use of an import goes through."""
-        return self.import_target(imp) if self.category(imp) == "project" else None
+        use of an import goes through (kept: the contexts, the folders and the render of each
+        file all ask)."""
+        memo = (imp.written, imp.module, imp.name)
+        found = self._targets.get(memo, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = self._targets[memo] = (self.import_target(imp)
+                                           if self.category(imp) == "project" else None)
+        return found
 
     def import_target(self, imp: ImportRecord) -> Target | None:
         """The project module or definition an import binds, following re-exports."""
