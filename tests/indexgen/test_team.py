@@ -6,10 +6,11 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import time
 
 import pytest
 from ig_helpers import read_tree, sample_config
-from indexgen import IndexgenError, build, dispatch, team, worker
+from indexgen import IndexgenError, analyze, build, dispatch, jobs, team, worker
 from indexgen.collector import collector_paused
 
 
@@ -145,3 +146,26 @@ def test_a_worker_collector_freezes_nothing_so_blocks_still_promote():
     proc.start()
     assert mine.recv() == (0, False, True)
     proc.join()
+
+
+def test_a_failure_while_preparing_is_reported_by_the_render(sample, monkeypatch,
+                                                             workers_for_any_batch):
+    # Workers prepare renders while the calling process runs the global pass; a failure there
+    # neither kills the worker nor vanishes: the render prepares again and reports it.
+    real, real_contexts = jobs.prepare, analyze.Project.contexts
+
+    def failing(summary, *args):
+        if summary.relpath == "shop/ledger.py":
+            raise RuntimeError("prepare failed on purpose")
+        return real(summary, *args)
+
+    def slow_contexts(self):
+        time.sleep(0.5)  # the workers prepare every file they hold meanwhile
+        return real_contexts(self)
+
+    monkeypatch.setattr(worker, "prepare", failing)  # the ahead-of-time preparation
+    monkeypatch.setattr(jobs, "prepare", failing)  # the render's own
+    monkeypatch.setattr(analyze.Project, "contexts", slow_contexts)
+    with pytest.raises(RuntimeError, match="prepare failed on purpose"):
+        build(sample_config(sample, jobs=2))
+    assert multiprocessing.active_children() == []

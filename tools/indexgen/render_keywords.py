@@ -124,8 +124,11 @@ def identifier_index(s: FileSummary, docs: str) -> list[str]:
            "Identifiers from the code's syntax tree (names, attributes, parameters, "
            "definitions, imports); comments and strings are not included.", ""]
     groups: dict[str, list[str]] = {}
+    letters: dict[str, str] = {}  # first character -> its group (_letter), once per character
     for name in s.identifiers:
-        letter = _letter(name)
+        letter = letters.get(name[0])
+        if letter is None:
+            letter = letters[name[0]] = _letter(name[0])
         group = groups.get(letter)
         if group is None:
             groups[letter] = [name]

@@ -70,8 +70,8 @@ class Store:
     def prepare_next(self) -> None:
         """Prepare the render of the next held file not yet rendered or prepared.
 
-        A failure (the source changed, cannot be read) is left for the render to meet again
-        and report.
+        A failure (the source changed, cannot be read, anything else) is left for the render
+        of the file to meet again and report to the calling process.
         """
         while self.unprepared:
             index = self.unprepared.popleft()
@@ -80,7 +80,7 @@ class Store:
                 try:
                     self.prepared[index] = prepare(full, small, self.setup.render,
                                                    self.setup.sources[index].path)
-                except (OSError, IndexgenError):
+                except Exception:  # noqa: BLE001 - raised again by the render, and reported
                     pass
                 return
 
