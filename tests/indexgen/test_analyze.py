@@ -109,3 +109,21 @@ def test_tests_that_import_dynamically_are_named(tmp_path):
     ctx = Project([compact(f) for f in files], tests).contexts()
     assert ctx["src/pkg/a.py"].tests == [] and ctx["src/pkg/a.py"].test_calls == {}
     assert ctx["src/pkg/a.py"].dynamic_tests == ["tests/test_dyn.py"]
+
+
+def test_compact_copies_records_as_dataclasses_replace_would():
+    # compact() copies definitions and imports with a shortcut; it must make what
+    # dataclasses.replace makes, and leave the full summary's records as they were.
+    import dataclasses
+
+    full = extract_file(SAMPLE / "src/shop/cart.py", "src", "shop/cart.py", "shop.cart", 10**6)
+    before = [dataclasses.asdict(d) for d in full.definitions]
+    small = compact(full)
+    expected = [dataclasses.replace(d, signature="", summary="", decorators=[], labels=[],
+                                    attributes=[], doc=[], type_refs=[])
+                for d in full.definitions]
+    assert small.definitions == expected and len(expected) > 3
+    assert all(type(d) is type(e) for d, e in zip(small.definitions, expected))
+    assert small.imports == [dataclasses.replace(i, category="", target="", anchor="")
+                             for i in full.imports]
+    assert [dataclasses.asdict(d) for d in full.definitions] == before

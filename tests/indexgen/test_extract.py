@@ -248,3 +248,13 @@ def test_overload_stubs_get_their_own_anchors():
     s = _extract(src)
     assert [(d.anchor, d.overload) for d in s.definitions] == [
         ("sym-f-overload-1", True), ("sym-f-overload-2", True), ("sym-f", False)]
+
+
+def test_signature_defaults_read_as_ast_unparse_writes_them():
+    source = ("def f(a=1, b=-2, c=True, d=None, e=0x10, f=10**20, g=name, h=os.sep,\n"
+              "      i='x', j=1.5, k=(1, 2), l=None if x else 3): pass\n")
+    tree = ast.parse(source)
+    summary = extract_source(source.encode(), "r", "m.py", "m", 10**6)
+    expected = ", ".join(f"{a.arg}={ast.unparse(d)}"
+                         for a, d in zip(tree.body[0].args.args, tree.body[0].args.defaults))
+    assert summary.definitions[0].signature == f"f({expected})"

@@ -6,10 +6,11 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import time
 
 import pytest
 from ig_helpers import read_tree, sample_config
-from indexgen import IndexgenError, build, dispatch, team
+from indexgen import IndexgenError, analyze, build, dispatch, jobs, team, worker
 from indexgen.collector import collector_paused
 
 
@@ -55,14 +56,14 @@ def test_files_held_nowhere_are_extracted_where_they_are_rendered(sample, tmp_pa
 
 def test_an_error_in_a_worker_is_raised_in_the_caller(sample, monkeypatch,
                                                       workers_for_any_batch):
-    real = team.render
+    real = worker.render
 
     def failing(summary, *args):
         if summary.relpath == "shop/ledger.py":
             raise IndexgenError("render failed on purpose")
         return real(summary, *args)
 
-    monkeypatch.setattr(team, "render", failing)
+    monkeypatch.setattr(worker, "render", failing)
     with pytest.raises(IndexgenError, match="render failed on purpose"):
         build(sample_config(sample, jobs=2))
     assert multiprocessing.active_children() == []
@@ -70,14 +71,14 @@ def test_an_error_in_a_worker_is_raised_in_the_caller(sample, monkeypatch,
 
 def test_a_worker_that_dies_is_named_not_waited_for(sample, monkeypatch,
                                                     workers_for_any_batch):
-    real = team.extract
+    real = worker.extract
 
     def dying(src, *args):
         if src.relpath == "shop/cart.py":
             os._exit(3)
         return real(src, *args)
 
-    monkeypatch.setattr(team, "extract", dying)
+    monkeypatch.setattr(worker, "extract", dying)
     with pytest.raises(IndexgenError, match=r"worker process stopped \(exit code 3\) .*cart\.py"):
         build(sample_config(sample, jobs=2))
     assert multiprocessing.active_children() == []
@@ -115,3 +116,56 @@ def test_collector_is_paused_in_the_block_and_restored_after():
         assert not gc.isenabled()  # a caller that had it off keeps it off
     finally:
         gc.enable()
+
+
+def test_what_a_paused_block_keeps_goes_to_the_oldest_generation():
+    # Left in the young generation, it would all be walked by the next young pass.
+    with collector_paused():
+        kept = [[i] for i in range(1000)]
+    assert not any(o is kept for o in gc.get_objects(generation=0))
+    assert any(o is kept for o in gc.get_objects(generation=2))
+    assert gc.get_count()[0] < 100
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_worker_collector_freezes_nothing_so_blocks_still_promote():
+    # A frozen object would turn _promote off in the worker (see collector.tune_worker).
+    def child(conn):
+        from indexgen.collector import tune_worker
+        tune_worker()
+        with collector_paused():
+            kept = [[i] for i in range(1000)]
+        conn.send((gc.get_freeze_count(), any(o is kept for o in gc.get_objects(generation=0)),
+                   gc.isenabled()))
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("needs a forked child")
+    ctx = multiprocessing.get_context("fork")
+    mine, theirs = ctx.Pipe()
+    proc = ctx.Process(target=child, args=(theirs,))
+    proc.start()
+    assert mine.recv() == (0, False, True)
+    proc.join()
+
+
+def test_a_failure_while_preparing_is_reported_by_the_render(sample, monkeypatch,
+                                                             workers_for_any_batch):
+    # Workers prepare renders while the calling process runs the global pass; a failure there
+    # neither kills the worker nor vanishes: the render prepares again and reports it.
+    real, real_contexts = jobs.prepare, analyze.Project.contexts
+
+    def failing(summary, *args):
+        if summary.relpath == "shop/ledger.py":
+            raise RuntimeError("prepare failed on purpose")
+        return real(summary, *args)
+
+    def slow_contexts(self):
+        time.sleep(0.5)  # the workers prepare every file they hold meanwhile
+        return real_contexts(self)
+
+    monkeypatch.setattr(worker, "prepare", failing)  # the ahead-of-time preparation
+    monkeypatch.setattr(jobs, "prepare", failing)  # the render's own
+    monkeypatch.setattr(analyze.Project, "contexts", slow_contexts)
+    with pytest.raises(RuntimeError, match="prepare failed on purpose"):
+        build(sample_config(sample, jobs=2))
+    assert multiprocessing.active_children() == []

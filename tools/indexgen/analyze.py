@@ -24,6 +24,7 @@ from indexgen.resolve import Resolver, Target
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 _TEST_PREFIX = "test:"
+_UNKNOWN = object()
 
 
 def compact(summary: FileSummary) -> FileSummary:
@@ -34,15 +35,26 @@ def compact(summary: FileSummary) -> FileSummary:
     docstring paragraph (the whole docstring for packages); drops identifiers, findings and
     per-definition prose.
     """
-    keep = [replace(d, signature="", summary="", decorators=[], labels=[], attributes=[],
-                    doc=[], type_refs=[]) for d in summary.definitions]
+    keep = [_copy(d, signature="", summary="", decorators=[], labels=[], attributes=[],
+                  doc=[], type_refs=[]) for d in summary.definitions]
     doc = summary.docstring if summary.is_package else first_paragraph(summary.docstring,
                                                                          collapse=False)
     calls = sorted({c for c in summary.calls if not c.local})
     return replace(summary, definitions=keep, identifiers={}, findings=[], docstring=doc,
                    doc=[], calls=calls, cli_options=[], main_line=0,
-                   imports=[replace(i, category="", target="", anchor="")
+                   imports=[_copy(i, category="", target="", anchor="")
                             for i in summary.imports])
+
+
+def _copy(record: object, **changes: object) -> object:
+    """A copy of a record of :mod:`indexgen.model` with some fields changed: what
+    :func:`dataclasses.replace` makes (those records have no ``__post_init__`` and no
+    ``init=False`` field), at a fraction of its cost for the tens of thousands of
+    definitions and imports of a large build."""
+    new = object.__new__(type(record))
+    new.__dict__.update(record.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 class Project:
@@ -64,13 +76,21 @@ class Project:
         # The outermost documented packages and modules: an import inside one of them is
         # "this project" even when the exact module is not a file (e.g. a re-export).
         self.prefixes = {m for m in by_module if m.rpartition(".")[0] not in by_module}
+        self._categories: dict[str, str] = {}  # module -> category of imports written absolute
+        self._targets: dict[tuple[str, str, str], Target | None] = {}  # see project_target
 
     # -- imports ---------------------------------------------------------------------------
     def category(self, imp: ImportRecord) -> str:
         """``stdlib``, ``third-party`` or ``project`` for one import."""
         if imp.written.startswith("."):
             return "project"
-        parts = imp.module.split(".")
+        found = self._categories.get(imp.module)
+        if found is None:
+            found = self._categories[imp.module] = self._module_category(imp.module)
+        return found
+
+    def _module_category(self, module: str) -> str:
+        parts = module.split(".")
         for i in range(1, len(parts) + 1):
             if ".".join(parts[:i]) in self.prefixes:
                 return "project"
@@ -78,8 +98,14 @@ class Project:
 
     def project_target(self, imp: ImportRecord) -> Target | None:
         """What an import of this project binds (None for other imports): the one rule every
-        use of an import goes through."""
-        return self.import_target(imp) if self.category(imp) == "project" else None
+        use of an import goes through (kept: the contexts, the folders and the render of each
+        file all ask)."""
+        memo = (imp.written, imp.module, imp.name)
+        found = self._targets.get(memo, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = self._targets[memo] = (self.import_target(imp)
+                                           if self.category(imp) == "project" else None)
+        return found
 
     def import_target(self, imp: ImportRecord) -> Target | None:
         """The project module or definition an import binds, following re-exports."""

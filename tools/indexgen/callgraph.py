@@ -29,12 +29,15 @@ Node = tuple[str, str]
 _UNSEEN = CallEdge(0, "", "")
 
 
-def resolve_call(resolver: Resolver, key: str, call: Call) -> CallEdge | None:
-    """Where one call of file ``key`` leads; None for a builtin."""
+def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = None
+                 ) -> CallEdge | None:
+    """Where one call of file ``key`` leads; None for a builtin.  ``cls``: the class whose
+    method makes the call ('' for none), when the caller knows it already."""
     if call.local:
         return CallEdge(call.line, call.text, "unresolved", label="a local value")
     parts = call.text.split(".")
-    cls = _class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
+    if cls is None:
+        cls = _class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
     if parts[0] == "super()":
         target = resolver.inherited(key, cls, parts[1]) if cls and len(parts) == 2 else None
     elif parts[0] in ("self", "cls") and cls:
@@ -72,16 +75,24 @@ def edges(resolver: Resolver, keys: list[str]) -> Edges:
         by_caller: dict[str, list[CallEdge]] = {}
         qualname_of = resolver.module(key).qualname_of
         seen: dict[tuple[str, str, bool], CallEdge | None] = {}
+        classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
         for call in resolver.files[key].calls:
-            memo = (call.text, _class_of(resolver, key, qualname_of.get(call.caller, "")),
-                    call.local)
+            caller = call.caller
+            cls = classes.get(caller)
+            if cls is None:
+                cls = classes[caller] = _class_of(resolver, key, qualname_of.get(caller, ""))
+            memo = (call.text, cls, call.local)
             edge = seen.get(memo, _UNSEEN)
             if edge is _UNSEEN:
-                edge = seen[memo] = resolve_call(resolver, key, call)
+                edge = seen[memo] = resolve_call(resolver, key, call, cls)
             if edge is not None:
                 if edge.line != call.line:
-                    edge = edge._replace(line=call.line)
-                by_caller.setdefault(call.caller, []).append(edge)
+                    edge = CallEdge(call.line, edge.text, edge.kind, edge.key, edge.anchor,
+                                    edge.label)
+                out = by_caller.get(caller)
+                if out is None:
+                    out = by_caller[caller] = []
+                out.append(edge)
         found[key] = by_caller
     return found
 

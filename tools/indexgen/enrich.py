@@ -186,6 +186,9 @@ def _targets(stmt: ast.AST, me: str | None):
                 yield node.attr, annotation
 
 
+_REPR_CONSTANTS = (int, bool, type(None))  # ast.unparse writes repr() of these
+
+
 def _annotation_text(annotation: ast.AST | None) -> str:
     if annotation is None:
         return ""
@@ -196,6 +199,11 @@ def _annotation_text(annotation: ast.AST | None) -> str:
 
 
 def _unparse(node: ast.AST) -> str:
+    t = type(node)  # the common defaults, written as ast.unparse writes them, without it
+    if t is ast.Constant and type(node.value) in _REPR_CONSTANTS:
+        return repr(node.value)
+    if t is ast.Name:
+        return node.id
     try:
         return ast.unparse(node)
     except Exception:  # noqa: BLE001 - unparse of odd trees must not stop extraction

@@ -58,16 +58,38 @@ def decode_summary(d: dict) -> FileSummary:
     )
 
 
+_COMPACT = {"sort_keys": True, "ensure_ascii": False, "separators": (",", ":")}
+
+
+def summary_json(encoded: dict) -> str:
+    """An encoded summary as :func:`dumps` writes it: a file entry's ``summary`` may be given
+    as this text (made by the worker that extracted the file, in parallel), and is then written
+    as it is."""
+    return json.dumps(encoded, **_COMPACT)
+
+
+def _entry_json(entry: dict) -> str:
+    """One file entry as sorted, compact JSON; a ``summary`` given as text (see
+    :func:`summary_json`) is spliced in as the last key, where sorting puts it."""
+    summary = entry.get("summary")
+    if not isinstance(summary, str):
+        return json.dumps(entry, **_COMPACT)
+    rest = {k: v for k, v in entry.items() if k != "summary"}
+    if any(k > "summary" for k in rest):
+        raise ValueError(f"a manifest entry key sorts after 'summary': {sorted(rest)}")
+    head = json.dumps(rest, **_COMPACT)[:-1]
+    return head + ("," if rest else "") + '"summary":' + summary + "}"
+
+
 def dumps(manifest: dict) -> bytes:
     """Deterministic serialization of a manifest: sorted, one line per source file.
 
     One line per file keeps diffs readable and lets :mod:`json`'s C encoder do the work.
     """
-    compact = {"sort_keys": True, "ensure_ascii": False, "separators": (",", ":")}
     head = {k: v for k, v in manifest.items() if k != "files"}
-    lines = [f" {json.dumps(key)}: {json.dumps(value, **compact)}"
+    lines = [f" {json.dumps(key)}: {_entry_json(value)}"
              for key, value in sorted(manifest["files"].items())]
-    body = json.dumps(head, **compact)[:-1]
+    body = json.dumps(head, **_COMPACT)[:-1]
     return (body + ',"files":{\n' + ",\n".join(lines) + "\n}}\n").encode()
 
 

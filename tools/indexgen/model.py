@@ -10,6 +10,7 @@ build them by hand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 from indexgen.docstrings import DocSection, first_paragraph
@@ -244,6 +245,25 @@ class FileSummary:
         if self.status != STATUS_OK:
             return f"not analyzed: {self.error}"
         return first_paragraph(self.docstring)
+
+    def __reduce__(self) -> tuple:
+        """Pickle the calls as plain tuples: workers send every compact summary to the
+        calling process, and a named tuple costs a Python call to pickle and another to
+        unpickle (see :func:`_unpickle_summary`)."""
+        state = dict(vars(self))
+        state["calls"] = list(map(tuple, self.calls))
+        return _unpickle_summary, (state,)
+
+
+_as_call = partial(tuple.__new__, Call)
+
+
+def _unpickle_summary(state: dict) -> FileSummary:
+    """A :class:`FileSummary` from what its ``__reduce__`` pickled, calls made again."""
+    state["calls"] = list(map(_as_call, state["calls"]))
+    summary = FileSummary.__new__(FileSummary)
+    summary.__dict__.update(state)
+    return summary
 
 
 def definition_anchors(definitions: list[Definition]) -> dict[str, str]:

@@ -8,7 +8,7 @@ from functools import cached_property
 from indexgen import patterns
 from indexgen.context import FileContext
 from indexgen.layout import Layout
-from indexgen.markdown import code, heading_anchor, link
+from indexgen.markdown import code, heading_anchor, link, link_target
 from indexgen.model import Call, FileSummary, definition_anchors
 from indexgen.paths import relpath
 from indexgen.rst import Linker
@@ -52,7 +52,8 @@ def line_links(lines: list[int], docs: str = "") -> str:
     lines = sorted(set(lines))
     if len(lines) == 1:
         return link(f"line {lines[0]}", f"{docs}#L{lines[0]}")
-    return "lines " + ", ".join(link(str(n), f"{docs}#L{n}") for n in lines)
+    target = link_target(docs)  # "#L<n>" needs no escaping: the page part is escaped once
+    return "lines " + ", ".join([f"[{n}]({target}#L{n})" for n in lines])
 
 
 class Page:
@@ -60,6 +61,9 @@ class Page:
 
     def __init__(self, s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str):
         self.s, self.ctx, self.layout, self.tests_label = s, ctx, layout, tests_label
+        self.key = s.key
+        self._docs_paths: dict[str, str] = {}  # file key -> relative path of its analysis page
+        self._displays: dict[str, str] = {}
         self.kw_page = layout.kw_page(s.key)
         self.docs_page = layout.docs_page(s.key)
         self.dir = posixpath.dirname(self.docs_page)
@@ -78,6 +82,9 @@ class Page:
                 self.local_calls.setdefault(c.caller, []).append(c)
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)
+        # Parts of the pages made ahead of the render (:func:`indexgen.jobs.prepare`), if any.
+        self.listing: list[str] | None = None
+        self.identifier_lines: list[str] | None = None
 
     @cached_property
     def patterns(self) -> list[tuple[str, list[tuple[str, int]]]]:
@@ -87,14 +94,23 @@ class Page:
 
     def docs_link(self, key: str, anchor_id: str = "") -> str:
         """Relative link from this page to another file's analysis page (and anchor)."""
-        if key == self.s.key:
+        if key == self.key:
             return f"#{anchor_id}" if anchor_id else self.docs_name
-        target = relpath(self.layout.docs_page(key), self.dir)
-        return target + (f"#{anchor_id}" if anchor_id else "")
+        target = self._docs_paths.get(key)
+        if target is None:  # a page links to the same few files many times
+            target = self._docs_paths[key] = relpath(self.layout.docs_page(key), self.dir)
+        return f"{target}#{anchor_id}" if anchor_id else target
+
+    def display(self, key: str) -> str:
+        """A file's path as shown on pages (:meth:`indexgen.layout.Layout.display`, kept)."""
+        found = self._displays.get(key)
+        if found is None:
+            found = self._displays[key] = self.layout.display(key)
+        return found
 
     def file_label(self, key: str) -> str:
         """A file as shown in link labels: its display path in a code span."""
-        return code(self.layout.display(key))
+        return code(self.display(key))
 
     def base(self, expr: str) -> str:
         """A base class expression, linked to its definition when it is a project class."""

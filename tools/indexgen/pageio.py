@@ -45,16 +45,22 @@ def compare(path: Path, data: bytes) -> str:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and :func:`os.replace`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write ``data`` to ``path`` through a temporary file and :func:`os.replace` (its folder
+    is made when the first write into it finds it missing)."""
+    tmp = os.path.join(os.path.dirname(path), f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as fh:
+        try:
+            fh = open(tmp, "wb")
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fh = open(tmp, "wb")
+        with fh:
             fh.write(data)
         os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def emit(out: Path, page: str, data: bytes, write: bool) -> str:
@@ -63,9 +69,10 @@ def emit(out: Path, page: str, data: bytes, write: bool) -> str:
     Returns:
         The result of :func:`compare` before writing.
     """
-    status = compare(out / page, data)
+    path = out / page
+    status = compare(path, data)
     if write and status in (MISSING, STALE):
-        write_atomic(out / page, data)
+        write_atomic(path, data)
     return status
 
 

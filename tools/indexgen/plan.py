@@ -171,12 +171,12 @@ class Plan:
         self.render_keys: list[str] = []
         self.new_files: dict[str, dict] = {}
         for key in sorted(self.by_key):
-            encoded = mf.encode_summary(self.compacts[key])
             entry = self.cached.get(key) or {}
             pages = entry.get("pages") or {}
-            # A file extracted anew is rendered anyway: its context hash is computed by the
-            # render worker, in parallel.
-            ctx_hash = "" if key in self.fresh else mf.context_hash(self.contexts[key], encoded)
+            # A file extracted anew is rendered anyway: its context hash and its encoded
+            # summary are made by the render worker, in parallel.
+            encoded = None if key in self.fresh else mf.encode_summary(self.compacts[key])
+            ctx_hash = "" if encoded is None else mf.context_hash(self.contexts[key], encoded)
             fresh = (key not in self.fresh and entry.get("context") == ctx_hash
                      and set(pages) == self._expected_pages(key)
                      and all(self._page_is(p, h) for p, h in sorted(pages.items())))
@@ -206,8 +206,10 @@ class Plan:
             work.append((self.index[key], RenderInput(imports, self.contexts[key], encoded)))
             costs.append(self.compacts[key].size)
         rendered = self.team.render(work, costs, meanwhile=self.render_folders)
-        for key, (ctx_hash, results) in zip(self.render_keys, rendered):
+        for key, (ctx_hash, results, summary) in zip(self.render_keys, rendered):
             self.new_files[key]["context"] = ctx_hash
+            if summary is not None:  # the manifest's text of a summary extracted anew
+                self.new_files[key]["summary"] = summary
             for page, digest, status in results:
                 self.statuses[page] = status
                 self.new_files[key]["pages"][page] = digest

@@ -11,6 +11,7 @@ source, overview, definitions, architecture); :mod:`indexgen.render_sections` th
 from __future__ import annotations
 
 import html
+from itertools import chain, repeat
 
 from indexgen.context import FileContext
 from indexgen.docrender import render_doc
@@ -68,7 +69,7 @@ def _metadata(p: Page, out: list[str], source: str | None) -> None:
 
 def _source(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
-    if source is None:
+    if source is None and p.listing is None:
         if s.status == STATUS_EMPTY:
             out.append("The file is empty; there is no source to show.")
         else:
@@ -77,19 +78,32 @@ def _source(p: Page, out: list[str], source: str | None) -> None:
     if s.status != STATUS_OK:
         out += [f"The source is embedded as text; it was not analyzed: "
                 f"{escape_text(s.error, line_start=False)}.", ""]
+    out += p.listing if p.listing is not None else source_listing(source)
+
+
+_OPENINGS: dict[int, list[str]] = {}  # number width -> '<span id="L1">  1  ', ... (see below)
+
+
+def source_listing(source: str) -> list[str]:
+    """The lines of the folded, line-numbered source listing (no context needed:
+    :func:`indexgen.jobs.prepare` makes them ahead)."""
     escaped = html.escape(source, quote=False).split("\n")
     n_lines = len(escaped) - 1 if escaped[-1] == "" else len(escaped)
-    # One line: <span id="L42"> 42  text</span>, numbers right-aligned (built with joins:
-    # this listing is a tenth of the render's time).
+    # One line: <span id="L42"> 42  text</span>, numbers right-aligned; the line openings are
+    # made once per number width and interleaved with the text in one join (this listing is
+    # a tenth of the render's time).
     width = len(str(n_lines))
-    numbers = [str(n) for n in range(1, n_lines + 1)]
-    body = "\n".join(["".join(('<span id="L', number, '">', number.rjust(width), "  ", text,
-                                "</span>")) for number, text in zip(numbers, escaped)])
+    openings = _OPENINGS.get(width, [])
+    if len(openings) < n_lines:
+        openings = _OPENINGS[width] = [f'<span id="L{n}">{str(n).rjust(width)}  '
+                                       for n in range(1, max(n_lines, 2 * len(openings)) + 1)]
+    body = "".join(chain.from_iterable(zip(openings[:n_lines], escaped,
+                                           repeat("</span>\n"))))[:-1]
     # Folded, so that the overview comes first; a link to a line (#L42) opens it.
-    out.append(f'<details class="indexgen-source"><summary>Show the source '
-               f'({count(n_lines, "line")})</summary>')
-    out.append(f'<pre class="indexgen-source"><code>{body}</code></pre>')
-    out.append("</details>")
+    return [f'<details class="indexgen-source"><summary>Show the source '
+            f'({count(n_lines, "line")})</summary>',
+            f'<pre class="indexgen-source"><code>{body}</code></pre>',
+            "</details>"]
 
 
 def _overview(p: Page, out: list[str], source: str | None) -> None:

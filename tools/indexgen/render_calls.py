@@ -28,10 +28,14 @@ def outgoing(p: Page, caller: str) -> list[CallEdge]:
 def callee_label(p: Page, edge: CallEdge) -> str:
     """How a project callee is named: its qualname, prefixed by its module's last name when it
     lives in another file."""
-    if edge.key == p.s.key:
-        return edge.label
-    module = posixpath.basename(edge.key).removesuffix(".py")
-    return edge.label if module == "__init__" else f"{module}.{edge.label}"
+    return _label(p, edge.key, edge.label)
+
+
+def _label(p: Page, key: str, label: str) -> str:
+    if key == p.key:
+        return label
+    module = posixpath.basename(key).removesuffix(".py")
+    return label if module == "__init__" else f"{module}.{label}"
 
 
 def calls_lines(p: Page, d: Definition) -> list[str]:
@@ -56,8 +60,7 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
     for (kind, key, anchor, label), lines in groups.items():
         where = line_links(lines)
         if kind == "project":
-            edge = CallEdge(0, "", kind, key, anchor, label)
-            parts[kind].append(f"{link(code(callee_label(p, edge)), p.docs_link(key, anchor))}"
+            parts[kind].append(f"{link(code(_label(p, key, label)), p.docs_link(key, anchor))}"
                                f" ({where})")
         else:
             parts[kind].append(f"{code(label)} ({where})")
@@ -77,11 +80,11 @@ def format_callers(p: Page, refs: list[CallerRef]) -> str:
         groups.setdefault((r.key, r.caller, r.anchor), []).append(r.line)
     items = []
     for (key, caller, anchor), lines in groups.items():
-        docs = "" if key == p.s.key else p.docs_link(key)
+        docs = "" if key == p.key else p.docs_link(key)
         where = line_links(lines, docs)
-        name = posixpath.basename(p.layout.display(key))
+        name = posixpath.basename(p.display(key))
         if caller:
-            label = caller if key == p.s.key else f"{name.removesuffix('.py')}.{caller}"
+            label = caller if key == p.key else f"{name.removesuffix('.py')}.{caller}"
             items.append(f"{link(code(label), p.docs_link(key, anchor))} ({where})")
         else:
             items.append(f"module level of {link(code(name), p.docs_link(key))} ({where})")
@@ -93,12 +96,12 @@ def call_graph_summary(p: Page) -> list[str]:
     into: dict[str, int] = {}
     for out in p.ctx.calls.values():
         for e in out:
-            if e.kind == "project" and e.key != p.s.key:
+            if e.kind == "project" and e.key != p.key:
                 into[e.key] = into.get(e.key, 0) + 1
     from_: dict[str, int] = {}
     for refs in p.ctx.called_by.values():
         for r in refs:
-            if r.key != p.s.key:
+            if r.key != p.key:
                 from_[r.key] = from_.get(r.key, 0) + 1
     if not into and not from_:
         return ["No calls to or from other files of this build."]

@@ -71,7 +71,8 @@ def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_labe
             (_import_label(i), f"{CATEGORY_TITLES[i.category].lower()}, line {i.lineno}",
              f"{docs}#L{i.lineno}") for i in s.imports
         ])
-        _identifier_index(out, s, docs)
+        out += (p.identifier_lines if p.identifier_lines is not None
+                else identifier_index(s, docs))
     out += ["## Keyword → Section Map", ""]
     out += _section_map(p)
     return "\n".join(out) + "\n"
@@ -116,16 +117,26 @@ def _letter(name: str) -> str:
     return "Other"
 
 
-def _identifier_index(out: list[str], s: FileSummary, docs: str) -> None:
-    out += ["## Identifier Index (A–Z)", "",
-            "Identifiers from the code's syntax tree (names, attributes, parameters, "
-            "definitions, imports); comments and strings are not included.", ""]
+def identifier_index(s: FileSummary, docs: str) -> list[str]:
+    """The lines of the A–Z identifier index of a file whose analysis page is named ``docs``
+    (no context needed: :func:`indexgen.jobs.prepare` makes them ahead)."""
+    out = ["## Identifier Index (A–Z)", "",
+           "Identifiers from the code's syntax tree (names, attributes, parameters, "
+           "definitions, imports); comments and strings are not included.", ""]
     groups: dict[str, list[str]] = {}
+    letters: dict[str, str] = {}  # first character -> its group (_letter), once per character
     for name in s.identifiers:
-        groups.setdefault(_letter(name), []).append(name)
+        letter = letters.get(name[0])
+        if letter is None:
+            letter = letters[name[0]] = _letter(name[0])
+        group = groups.get(letter)
+        if group is None:
+            groups[letter] = [name]
+        else:
+            group.append(name)
     if not groups:
         out += ["No identifiers in this file.", ""]
-        return
+        return out
     order = sorted(groups, key=lambda g: (g == "Other", g == "_", g))
     out.append("Jump to: " + " · ".join(f"[{escape_text(g)}](#idx-{g.lower()})" for g in order))
     out.append("")
@@ -134,11 +145,14 @@ def _identifier_index(out: list[str], s: FileSummary, docs: str) -> None:
     for g in order:
         out += [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""]
         # An identifier is a code span of itself (no backtick, '<' or space in a name).
-        for name in sorted(groups[g], key=lambda n: (n.lower(), n)):
+        names = sorted(groups[g])
+        names.sort(key=str.lower)  # stable: by (lower case, name), without a tuple per name
+        for name in names:
             first, uses = identifiers[name]
             out.append(f"- `{name}`: {uses} occurrence{'' if uses == 1 else 's'}, first at "
                        f"[line {first}]({target}#L{first})")
         out.append("")
+    return out
 
 
 def _section_map(p: Page) -> list[str]:

@@ -51,6 +51,9 @@ _TITLES = {"seealso": "See also", "versionadded": "New in version",
 def inline(text: str, linker: Linker, line_start: bool = True) -> str:
     """One paragraph of docstring text as one line of Markdown (whitespace collapsed)."""
     text = " ".join(text.split())
+    if "`" not in text and "*" not in text:  # every token of _INLINE has one of them
+        done = escape_inline(text)
+        return protect_line_start(done) if line_start else done
     out = []
     pos = 0
     for m in _INLINE.finditer(text):

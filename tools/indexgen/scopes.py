@@ -38,10 +38,15 @@ def attribute(summary: FileSummary, walked: Walked) -> None:
         return owner[line] if 0 <= line <= top else -1
 
     local: dict[int, set[str]] = {}
-    for name, line in walked.bindings:
-        i = owner_of(line)
-        if i >= 0 and defs[i].kind != "class":
-            local.setdefault(i, set()).add(name)
+    in_function = [d.kind != "class" for d in defs]
+    for name, line in walked.bindings:  # the most numerous records: owner_of inlined
+        i = owner[line] if 0 <= line <= top else -1
+        if i >= 0 and in_function[i]:
+            names = local.get(i)
+            if names is None:
+                local[i] = {name}
+            else:
+                names.add(name)
     for name, line in walked.declared_global:
         local.get(owner_of(line), set()).discard(name)
     calls = []

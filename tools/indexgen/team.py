@@ -13,7 +13,9 @@ worker's share (a large file is a chunk of its own), each worker kept a chunk ah
 it answers (:mod:`indexgen.dispatch`), so that every core stays busy to the end of extraction.  A worker renders
 the files it extracted, which balances the render roughly as well; a file held by no worker (an
 incremental build reusing its cached summary) goes to the least loaded worker, which extracts it
-first.  The calling process runs ``meanwhile`` work (the folder pages) while the workers render.
+first.  The calling process runs ``meanwhile`` work (the folder pages) while the workers render;
+a worker (:mod:`indexgen.worker`) prepares the context-free parts of its renders while it waits,
+above all during the global pass.
 
 Failures.  An exception in a worker is raised again in the calling process; a worker that dies
 (killed, out of memory) raises :class:`~indexgen.errors.IndexgenError` with its exit code and
@@ -28,15 +30,13 @@ import multiprocessing
 import threading
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import wait
-from typing import Any, NamedTuple
+from typing import Any
 
-from indexgen.analyze import compact
-from indexgen.collector import tune_worker
-from indexgen.discover import SourceFile
 from indexgen.dispatch import Feeder, Helper, chunks
 from indexgen.errors import IndexgenError
-from indexgen.jobs import RenderInput, RenderSetup, extract, render
+from indexgen.jobs import RenderInput
 from indexgen.model import FileSummary
+from indexgen.worker import Setup, Store, worker_main
 
 Progress = Callable[[str, int, int], None]
 """A progress callback: ``progress(phase, done, total)``; phases are ``extract`` and ``render``."""
@@ -45,76 +45,6 @@ MIN_BATCH = 8
 """Smallest batch worth starting worker processes for."""
 CHUNKS_PER_WORKER = 100
 """Chunks a worker's share of a batch is cut into (see :func:`indexgen.dispatch.chunks`)."""
-
-
-class Setup(NamedTuple):
-    """What every worker needs, given once when it starts.
-
-    Attributes:
-        sources: Every file the build may extract; work names them by index.
-        max_bytes: Size limit of analysis.
-        time_budget: Seconds one file's analysis may take (0: no limit).
-        render: What every render shares.
-    """
-
-    sources: Sequence[SourceFile]
-    max_bytes: int
-    time_budget: float
-    render: RenderSetup
-
-
-class _Store:
-    """The full and compact summaries one process extracted, and the work it does on them."""
-
-    def __init__(self, setup: Setup) -> None:
-        self.setup = setup
-        self.held: dict[int, tuple[FileSummary, FileSummary]] = {}
-
-    def extract(self, index: int) -> FileSummary:
-        s = self.setup
-        full = extract(s.sources[index], s.max_bytes, s.time_budget)
-        small = compact(full)
-        self.held[index] = (full, small)
-        return small
-
-    def full(self, index: int) -> FileSummary:
-        """A full summary not kept (test files: the global pass reads all of it)."""
-        s = self.setup
-        return extract(s.sources[index], s.max_bytes, s.time_budget)
-
-    def render(self, index: int, job: RenderInput) -> tuple:
-        if index not in self.held:
-            self.extract(index)
-        full, small = self.held.pop(index)
-        return render(full, small, job, self.setup.render, self.setup.sources[index].path)
-
-    def run(self, op: str, batch: list) -> list:
-        if op == "extract":
-            return [self.extract(i) for i in batch]
-        if op == "full":
-            return [self.full(i) for i in batch]
-        return [self.render(i, job) for i, job in batch]
-
-
-def _worker_main(conn: Any, setup: Setup) -> None:
-    """A worker's loop: answer each ``(op, batch)`` with ``("ok", results)`` or
-    ``("error", exception)`` until told to stop (None)."""
-    tune_worker()
-    store = _Store(setup)
-    while True:
-        try:
-            message = conn.recv()
-        except EOFError:
-            return
-        if message is None:
-            return
-        try:
-            conn.send(("ok", store.run(*message)))
-        except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
-            try:
-                conn.send(("error", exc))
-            except Exception:  # noqa: BLE001 - an exception that does not pickle
-                conn.send(("error", IndexgenError(f"{type(exc).__name__}: {exc}")))
 
 
 class Team:
@@ -128,7 +58,7 @@ class Team:
 
     def __init__(self, jobs: int, setup: Setup, progress: Progress | None) -> None:
         self.jobs, self.setup, self.progress = jobs, setup, progress
-        self.local = _Store(setup)
+        self.local = Store(setup)
         self.workers: list[tuple[multiprocessing.process.BaseProcess, Any]] = []
         self.owner: dict[int, int] = {}  # source index -> worker holding its full summary
 
@@ -158,7 +88,7 @@ class Team:
         ctx = multiprocessing.get_context(method)
         for _ in range(self.jobs):
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_worker_main, args=(theirs, self.setup), daemon=True)
+            proc = ctx.Process(target=worker_main, args=(theirs, self.setup), daemon=True)
             proc.start()
             theirs.close()
             self.workers.append((proc, mine))

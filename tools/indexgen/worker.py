@@ -1,0 +1,126 @@
+"""What one process of a :class:`~indexgen.team.Team` holds and does: extract files, keep their
+full summaries, render their pages, and prepare renders ahead while it waits.
+
+A worker answers each message ``(op, batch)`` of the calling process with the results of
+:meth:`Store.run`.  Between messages it is idle: above all while the calling process runs the
+global pass, which every render waits for (about a second of a cold build of torch, with the
+workers' cores free).  A worker spends that time on the part of each held file's render that no
+context changes (:func:`indexgen.jobs.prepare`: the source listing, the identifier index, the
+encoded summary), largest file first, checking for a message after each file; the render of a
+file then only adds what depends on its context.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from indexgen.analyze import compact
+from indexgen.collector import tune_worker
+from indexgen.discover import SourceFile
+from indexgen.errors import IndexgenError
+from indexgen.jobs import Prepared, RenderInput, RenderSetup, extract, prepare, render
+from indexgen.model import FileSummary
+
+
+class Setup(NamedTuple):
+    """What every worker needs, given once when it starts.
+
+    Attributes:
+        sources: Every file the build may extract; work names them by index.
+        max_bytes: Size limit of analysis.
+        time_budget: Seconds one file's analysis may take (0: no limit).
+        render: What every render shares.
+    """
+
+    sources: Sequence[SourceFile]
+    max_bytes: int
+    time_budget: float
+    render: RenderSetup
+
+
+class Store:
+    """The full and compact summaries one process extracted, and the work it does on them.
+
+    Args:
+        setup: What every worker needs.
+    """
+
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.held: dict[int, tuple[FileSummary, FileSummary]] = {}
+        self.prepared: dict[int, Prepared] = {}
+        self.unprepared: deque[int] = deque()  # held files, largest first
+
+    def extract(self, index: int) -> FileSummary:
+        """Extract a source, keep its full summary and return its compact one."""
+        s = self.setup
+        full = extract(s.sources[index], s.max_bytes, s.time_budget)
+        small = compact(full)
+        self.held[index] = (full, small)
+        self.unprepared.append(index)
+        return small
+
+    def full(self, index: int) -> FileSummary:
+        """A full summary not kept (test files: the global pass reads all of it)."""
+        s = self.setup
+        return extract(s.sources[index], s.max_bytes, s.time_budget)
+
+    def prepare_next(self) -> None:
+        """Prepare the render of the next held file not yet rendered or prepared.
+
+        A failure (the source changed, cannot be read, anything else) is left for the render
+        of the file to meet again and report to the calling process.
+        """
+        while self.unprepared:
+            index = self.unprepared.popleft()
+            if index in self.held and index not in self.prepared:
+                full, small = self.held[index]
+                try:
+                    self.prepared[index] = prepare(full, small, self.setup.render,
+                                                   self.setup.sources[index].path)
+                except Exception:  # noqa: BLE001 - raised again by the render, and reported
+                    pass
+                return
+
+    def render(self, index: int, job: RenderInput) -> tuple:
+        """Render both pages of a source (extracted first if this process does not hold it)."""
+        if index not in self.held:
+            self.extract(index)
+        full, small = self.held.pop(index)
+        return render(full, small, job, self.setup.render, self.setup.sources[index].path,
+                      self.prepared.pop(index, None))
+
+    def run(self, op: str, batch: list) -> list:
+        """The results of one message: ``extract``, ``full`` or ``render`` a batch."""
+        if op == "extract":
+            return [self.extract(i) for i in batch]
+        if op == "full":
+            return [self.full(i) for i in batch]
+        return [self.render(i, job) for i, job in batch]
+
+
+def worker_main(conn: Any, setup: Setup) -> None:
+    """A worker's loop: answer each ``(op, batch)`` with ``("ok", results)`` or
+    ``("error", exception)`` until told to stop (None); prepare renders while no message
+    waits."""
+    tune_worker()
+    store = Store(setup)
+    while True:
+        if store.unprepared and not conn.poll():
+            store.prepare_next()
+            continue
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        if message is None:
+            return
+        try:
+            conn.send(("ok", store.run(*message)))
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
+            try:
+                conn.send(("error", exc))
+            except Exception:  # noqa: BLE001 - an exception that does not pickle
+                conn.send(("error", IndexgenError(f"{type(exc).__name__}: {exc}")))
