@@ -16,7 +16,6 @@ from pathlib import Path
 from indexgen.context import FileContext
 from indexgen.model import Call, Definition, FileSummary, ImportRecord, ModuleAttribute
 
-
 # Named tuples serialize as lists, dataclasses by vars(); see _COMPACT_JSON below.
 _HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=vars,
                               check_circular=False)
