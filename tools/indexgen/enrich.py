@@ -19,7 +19,7 @@ from indexgen.docstrings import DocSection, first_paragraph, parse_docstring, ro
 from indexgen.identifiers import import_aliases
 from indexgen.model import Definition, FileSummary
 from indexgen.structure import FUNCS, Structure
-from indexgen.syntax import dotted, expr_text
+from indexgen.syntax import dotted, expr_text, unparse
 
 # Decorators (by their full name once imports are resolved) and the labels they give.
 DECORATOR_LABELS = {
@@ -186,9 +186,6 @@ def _targets(stmt: ast.AST, me: str | None):
                 yield node.attr, annotation
 
 
-_REPR_CONSTANTS = (int, bool, type(None))  # ast.unparse writes repr() of these
-
-
 def _annotation_text(annotation: ast.AST | None) -> str:
     if annotation is None:
         return ""
@@ -199,13 +196,8 @@ def _annotation_text(annotation: ast.AST | None) -> str:
 
 
 def _unparse(node: ast.AST) -> str:
-    t = type(node)  # the common defaults, written as ast.unparse writes them, without it
-    if t is ast.Constant and type(node.value) in _REPR_CONSTANTS:
-        return repr(node.value)
-    if t is ast.Name:
-        return node.id
     try:
-        return ast.unparse(node)
+        return unparse(node)
     except Exception:  # noqa: BLE001 - unparse of odd trees must not stop extraction
         return "..."
 

@@ -82,6 +82,10 @@ class Page:
                 self.local_calls.setdefault(c.caller, []).append(c)
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)
+        # Link texts of callees and callers (without their lines), made once per page:
+        # see indexgen.render_calls.format_calls and format_callers.
+        self.callee_heads: dict[tuple[str, str, str, str], str] = {}
+        self.caller_heads: dict[tuple[str, str, str], tuple[str, str]] = {}
         # Parts of the pages made ahead of the render (:func:`indexgen.jobs.prepare`), if any.
         self.listing: list[str] | None = None
         self.identifier_lines: list[str] | None = None

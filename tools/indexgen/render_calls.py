@@ -57,13 +57,14 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
         ident = (e.kind, e.key, e.anchor, e.label if e.kind != "unresolved" else e.text)
         groups.setdefault(ident, []).append(e.line)
     parts = {"project": [], "external": [], "unresolved": []}
-    for (kind, key, anchor, label), lines in groups.items():
-        where = line_links(lines)
-        if kind == "project":
-            parts[kind].append(f"{link(code(_label(p, key, label)), p.docs_link(key, anchor))}"
-                               f" ({where})")
-        else:
-            parts[kind].append(f"{code(label)} ({where})")
+    heads = p.callee_heads  # a file's definitions call the same callees again and again
+    for ident, lines in groups.items():
+        head = heads.get(ident)
+        if head is None:
+            kind, key, anchor, label = ident
+            head = heads[ident] = (link(code(_label(p, key, label)), p.docs_link(key, anchor))
+                                   if kind == "project" else code(label))
+        parts[ident[0]].append(f"{head} ({line_links(lines)})")
     text = "; ".join(parts["project"])
     if parts["external"]:
         text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
@@ -79,15 +80,20 @@ def format_callers(p: Page, refs: list[CallerRef]) -> str:
     for r in refs:
         groups.setdefault((r.key, r.caller, r.anchor), []).append(r.line)
     items = []
-    for (key, caller, anchor), lines in groups.items():
-        docs = "" if key == p.key else p.docs_link(key)
-        where = line_links(lines, docs)
-        name = posixpath.basename(p.display(key))
-        if caller:
-            label = caller if key == p.key else f"{name.removesuffix('.py')}.{caller}"
-            items.append(f"{link(code(label), p.docs_link(key, anchor))} ({where})")
-        else:
-            items.append(f"module level of {link(code(name), p.docs_link(key))} ({where})")
+    heads = p.caller_heads  # the same callers reach many definitions of a file
+    for ident, lines in groups.items():
+        found = heads.get(ident)
+        if found is None:
+            key, caller, anchor = ident
+            docs = "" if key == p.key else p.docs_link(key)
+            name = posixpath.basename(p.display(key))
+            if caller:
+                label = caller if key == p.key else f"{name.removesuffix('.py')}.{caller}"
+                head = link(code(label), p.docs_link(key, anchor))
+            else:
+                head = f"module level of {link(code(name), p.docs_link(key))}"
+            found = heads[ident] = (head, docs)
+        items.append(f"{found[0]} ({line_links(lines, found[1])})")
     return "; ".join(items)
 
 

@@ -217,7 +217,19 @@ def _annotation_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]
     while stack:
         sub = stack.pop()
         t = type(sub)
-        if t is ast.Name or t is ast.Attribute:
+        # The common forms first, their children taken without ast.iter_child_nodes (the
+        # result is a sorted set, so the order of the visit does not matter).
+        if t is ast.Name:
+            names.add(sub.id)
+            continue
+        if t is ast.Subscript:
+            stack.append(sub.value)
+            stack.append(sub.slice)
+            continue
+        if t is ast.Tuple:
+            stack.extend(sub.elts)
+            continue
+        if t is ast.Attribute:
             text = dotted(sub)
             if "(...)" not in text:
                 names.add(text)  # the whole chain; its inner parts are not names of their own
