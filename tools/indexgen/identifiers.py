@@ -106,97 +106,82 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     while stack:
         node = pop()
         t = type(node)
-        if t is Name:  # a third of all nodes: a leaf, counted here at once
+        if t is Name:  # a third of all nodes: a leaf, counted below at once
             name, line = node.id, node.lineno
             if type(node.ctx) is Store:
                 bindings.append((name, line))
-            entry = idents.get(name)
-            if entry is None:
-                idents[name] = [line, 1]
-            else:
-                entry[1] += 1
-                if line < entry[0]:
-                    entry[0] = line
-            continue
-        if t is Attribute:  # the next most common: one child, counted here at once
+        elif t is Attribute:  # the next most common: one child, counted below at once
             push(node.value)
             name, line = node.attr, node.end_lineno
-            entry = idents.get(name)
-            if entry is None:
-                idents[name] = [line, 1]
-            else:
-                entry[1] += 1
-                if line < entry[0]:
-                    entry[0] = line
+        elif t is Constant:
             continue
-        if t is Constant:
-            continue
-        fields = fields_of.get(t)
-        if fields is None:
-            fields = _fields(t)
-        for f in fields:
-            v = getattr(node, f)
-            if type(v) is list:
-                extend(v)
-            elif v is not None:
-                push(v)
-        if t not in interesting:
-            continue
-        if t is CallNode:
-            func = node.func
-            ft = type(func)
-            last = func.attr if ft is Attribute else func.id if ft is Name else None
-            if last is None:
-                continue
-            all_calls.append((_call_text(func), node.lineno))
-            if last == "add_argument":
-                s.cli_options.extend(a.value for a in node.args
-                                     if type(a) is ast.Constant and type(a.value) is str)
-            if last in candidates:
-                kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
-                               else dotted(k.value)) for k in node.keywords if k.arg}
-                calls.append((dotted(func), node.lineno, kws))
-            if last.startswith("register") and "hook" in last:
-                findings.append(Finding("hook-registration", node.lineno, dotted(func)))
-            elif last in ("no_grad", "inference_mode", "enable_grad"):
-                findings.append(Finding("grad-mode", node.lineno, dotted(func)))
-            continue
-        elif t is arg:
-            name, line = node.arg, node.lineno
-            bindings.append((name, line))
-        elif t in FUNCS or t is ast.ClassDef:
-            name, line = node.name, node.lineno
-            if id(node) not in own_defs:
-                bindings.append((name, line))
-        elif t is keyword:
-            if node.arg is None:
-                continue
-            name, line = node.arg, node.lineno
-        elif t is ast.Import or t is ast.ImportFrom:
-            if id(node) not in structure.module_imports:
-                structure.add_import(node, "function")
-            for alias in node.names:
-                n = alias.asname or alias.name.split(".")[0]
-                if n != "*":
-                    _count(idents, n, node.lineno)
-            continue
-        elif t is ast.Yield or t is ast.YieldFrom:
-            findings.append(Finding("generator", node.lineno, "yield"))
-            continue
-        elif t is ast.Global or t is ast.Nonlocal:
-            kw = "global" if t is ast.Global else "nonlocal"
-            for n in node.names:
-                _count(idents, n, node.lineno)
-                declared.append((n, node.lineno))
-            findings.append(Finding("global-state", node.lineno, f"{kw} {', '.join(node.names)}"))
-            continue
-        elif t is ast.ExceptHandler:
-            if not node.name:
-                continue
-            name, line = node.name, node.lineno
-            bindings.append((name, line))
         else:
-            continue
+            fields = fields_of.get(t)
+            if fields is None:
+                fields = _fields(t)
+            for f in fields:
+                v = getattr(node, f)
+                if type(v) is list:
+                    extend(v)
+                elif v is not None:
+                    push(v)
+            if t not in interesting:
+                continue
+            if t is CallNode:
+                func = node.func
+                ft = type(func)
+                last = func.attr if ft is Attribute else func.id if ft is Name else None
+                if last is None:
+                    continue
+                all_calls.append((_call_text(func), node.lineno))
+                if last == "add_argument":
+                    s.cli_options.extend(a.value for a in node.args
+                                         if type(a) is ast.Constant and type(a.value) is str)
+                if last in candidates:
+                    kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
+                                   else dotted(k.value)) for k in node.keywords if k.arg}
+                    calls.append((dotted(func), node.lineno, kws))
+                if last.startswith("register") and "hook" in last:
+                    findings.append(Finding("hook-registration", node.lineno, dotted(func)))
+                elif last in ("no_grad", "inference_mode", "enable_grad"):
+                    findings.append(Finding("grad-mode", node.lineno, dotted(func)))
+                continue
+            elif t is arg:
+                name, line = node.arg, node.lineno
+                bindings.append((name, line))
+            elif t in FUNCS or t is ast.ClassDef:
+                name, line = node.name, node.lineno
+                if id(node) not in own_defs:
+                    bindings.append((name, line))
+            elif t is keyword:
+                if node.arg is None:
+                    continue
+                name, line = node.arg, node.lineno
+            elif t is ast.Import or t is ast.ImportFrom:
+                if id(node) not in structure.module_imports:
+                    structure.add_import(node, "function")
+                for alias in node.names:
+                    n = alias.asname or alias.name.split(".")[0]
+                    if n != "*":
+                        _count(idents, n, node.lineno)
+                continue
+            elif t is ast.Yield or t is ast.YieldFrom:
+                findings.append(Finding("generator", node.lineno, "yield"))
+                continue
+            elif t is ast.Global or t is ast.Nonlocal:
+                kw = "global" if t is ast.Global else "nonlocal"
+                for n in node.names:
+                    _count(idents, n, node.lineno)
+                    declared.append((n, node.lineno))
+                findings.append(Finding("global-state", node.lineno, f"{kw} {', '.join(node.names)}"))
+                continue
+            elif t is ast.ExceptHandler:
+                if not node.name:
+                    continue
+                name, line = node.name, node.lineno
+                bindings.append((name, line))
+            else:
+                continue
         entry = idents.get(name)
         if entry is None:
             idents[name] = [line, 1]
