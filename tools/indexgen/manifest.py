@@ -61,11 +61,11 @@ def decode_summary(d: dict) -> FileSummary:
     )
 
 
-_COMPACT = {"sort_keys": True, "ensure_ascii": False, "separators": (",", ":")}
 # The encoders, made once (json.dumps with options makes one per call).  Without the circular
 # reference check, which costs a sixth of the C encoder's time: what they encode is made of
 # fresh lists, dicts and records, never a cycle.
-_COMPACT_JSON = json.JSONEncoder(**_COMPACT, check_circular=False)
+_COMPACT_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                                 check_circular=False)
 
 
 def summary_json(encoded: dict) -> str:

@@ -94,9 +94,7 @@ def anchor(anchor_id: str) -> str:
 
 def link(label: str, target: str) -> str:
     """A Markdown link; ``label`` must already be Markdown (escaped or a code span)."""
-    if " " in target or "(" in target or ")" in target:  # link_target, inlined: a hot path
-        target = target.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
-    return f"[{label}]({target})"
+    return f"[{label}]({link_target(target)})"
 
 
 def link_target(target: str) -> str:
