@@ -48,13 +48,22 @@ def extract_file(
     Returns:
         The summary; its ``status`` and ``error`` say why analysis stopped early, if it did.
     """
+    return read_and_extract(path, root, relpath, module, max_bytes, time_budget)[0]
+
+
+def read_and_extract(
+    path: Path, root: str, relpath: str, module: str, max_bytes: int, time_budget: float = 0
+) -> tuple[FileSummary, bytes | None]:
+    """:func:`extract_file`, and the bytes it analyzed (None when the file cannot be read):
+    a page shows its source listing from these bytes, never from a second read that could
+    see a newer file than the one analyzed."""
     is_package = relpath.endswith("__init__.py")
     try:
         data = path.read_bytes()
     except OSError as exc:
         return FileSummary(root, relpath, module, is_package, "", 0, STATUS_UNREADABLE,
-                           f"cannot be read: {exc.strerror or exc}")
-    return extract_source(data, root, relpath, module, max_bytes, time_budget)
+                           f"cannot be read: {exc.strerror or exc}"), None
+    return extract_source(data, root, relpath, module, max_bytes, time_budget), data
 
 
 def extract_source(

@@ -14,8 +14,7 @@ from indexgen import manifest as mf
 from indexgen import pageio
 from indexgen.context import FileContext
 from indexgen.discover import SourceFile
-from indexgen.errors import IndexgenError
-from indexgen.extract import extract_file
+from indexgen.extract import read_and_extract
 from indexgen.layout import Layout
 from indexgen.model import STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT, FileSummary
 from indexgen.page import Page
@@ -50,18 +49,22 @@ class RenderInput(NamedTuple):
     Attributes:
         imports: How each import of the file is shown, in the summary's import order.
         ctx: The file's context.
-        encoded: Its compact summary as the manifest stores it (part of the context hash);
-            None to encode the compact summary of the full one being rendered.
+        summary_text: Its compact summary as the manifest writes it
+            (:func:`indexgen.manifest.summary_json`; part of the context hash); None to encode
+            the compact summary of the full one being rendered.
     """
 
     imports: list[ImportLink]
     ctx: FileContext
-    encoded: dict | None = None
+    summary_text: str | None = None
 
 
-def extract(src: SourceFile, max_bytes: int, time_budget: float) -> FileSummary:
-    """The full summary of one source file (see :func:`indexgen.extract.extract_file`)."""
-    return extract_file(src.path, src.root, src.relpath, src.module, max_bytes, time_budget)
+def extract(src: SourceFile, max_bytes: int, time_budget: float
+            ) -> tuple[FileSummary, bytes | None]:
+    """The full summary of one source file and the bytes it was made from (see
+    :func:`indexgen.extract.read_and_extract`)."""
+    return read_and_extract(src.path, src.root, src.relpath, src.module, max_bytes,
+                            time_budget)
 
 
 class Prepared(NamedTuple):
@@ -70,18 +73,17 @@ class Prepared(NamedTuple):
     Attributes:
         listing: Lines of the source listing; None when the source is not embedded.
         identifier_lines: Lines of the identifier index of the keyword page.
-        encoded: The compact summary as the manifest stores it.
-        as_text: ``encoded`` as the manifest writes it (:func:`indexgen.manifest.summary_json`).
+        summary_text: The compact summary as the manifest writes it
+            (:func:`indexgen.manifest.summary_json`).
     """
 
     listing: list[str] | None
     identifier_lines: list[str]
-    encoded: dict
-    as_text: str
+    summary_text: str
 
 
-def prepare(summary: FileSummary, compact: FileSummary, setup: RenderSetup, path: Path
-            ) -> Prepared:
+def prepare(summary: FileSummary, compact: FileSummary, setup: RenderSetup,
+            data: bytes | None) -> Prepared:
     """Make the context-free parts of a file's render (a worker does it while it waits for the
     global pass).
 
@@ -89,51 +91,41 @@ def prepare(summary: FileSummary, compact: FileSummary, setup: RenderSetup, path
         summary: The file's full summary.
         compact: Its compact summary (:func:`indexgen.analyze.compact`).
         setup: What every render shares.
-        path: The source file, read again for the source listing.
-
-    Raises:
-        IndexgenError: The source changed since it was extracted.
+        data: The bytes the summary was made from (:func:`extract`), for the source listing.
     """
     listing = None
-    if summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
-        data = path.read_bytes()
-        if pageio.sha(data) != summary.sha256:
-            raise IndexgenError(f"{path} changed during the build; run it again")
+    if data is not None and summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
         listing = source_listing(decode_source(data)[0])
     docs = posixpath.basename(setup.layout.docs_page(summary.key))
-    encoded = mf.encode_summary(compact)
-    return Prepared(listing, identifier_index(summary, docs), encoded, mf.summary_json(encoded))
+    return Prepared(listing, identifier_index(summary, docs),
+                    mf.summary_json(mf.encode_summary(compact)))
 
 
 def render(summary: FileSummary, compact: FileSummary, job: RenderInput, setup: RenderSetup,
-           path: Path, prepared: Prepared | None = None
+           data: bytes | None, prepared: Prepared | None = None
            ) -> tuple[str, list[tuple[str, str, str]], str | None]:
     """Render and emit both pages of one file.
 
     Args:
         summary: The file's full summary (its imports are given their links here).
         compact: Its compact summary (:func:`indexgen.analyze.compact`), encoded for the
-            context hash when ``job.encoded`` is None.
-        job: Imports, context and encoded summary from the global pass.
+            context hash when ``job.summary_text`` is None.
+        job: Imports, context and summary text from the global pass.
         setup: What every render shares.
-        path: The source file, read again for the source listing.
+        data: The bytes the summary was made from, for :func:`prepare` (unused when
+            ``prepared`` is given).
         prepared: Its :func:`prepare` parts when made ahead (made here otherwise).
 
     Returns:
         The context hash (for the manifest), ``(page, sha, status)`` for each page and, when
-        ``job.encoded`` is None, the encoded compact summary as the manifest writes it
+        ``job.summary_text`` is None, the compact summary as the manifest writes it
         (:func:`indexgen.manifest.summary_json`), else None.
-
-    Raises:
-        IndexgenError: The source changed since it was extracted.
     """
     if prepared is None:
-        prepared = prepare(summary, compact, setup, path)
-    if job.encoded is None:
-        encoded, as_text = prepared.encoded, prepared.as_text
-    else:
-        encoded, as_text = job.encoded, None
-    ctx_hash = mf.context_hash(job.ctx, encoded)
+        prepared = prepare(summary, compact, setup, data)
+    made = job.summary_text is None
+    summary_text = prepared.summary_text if made else job.summary_text
+    ctx_hash = mf.context_hash(job.ctx, summary_text)
     for imp, (category, target, anchor) in zip(summary.imports, job.imports):
         imp.category, imp.target, imp.anchor = category, target, anchor
     layout, tests_label = setup.layout, setup.tests_label
@@ -149,4 +141,4 @@ def render(summary: FileSummary, compact: FileSummary, job: RenderInput, setup: 
         data = text.encode()
         results.append((page, pageio.sha(data), pageio.emit(setup.out, page, data,
                                                              setup.write)))
-    return ctx_hash, results, as_text
+    return ctx_hash, results, summary_text if made else None

@@ -21,10 +21,18 @@ _HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=vars,
                               check_circular=False)
 
 
-def context_hash(ctx: FileContext, encoded_summary: dict) -> str:
-    """Stable hash of everything a file's pages depend on besides its own source text."""
-    data = _HASH_JSON.encode([vars(ctx), encoded_summary])
-    return hashlib.sha256(data.encode()).hexdigest()[:16]
+def context_hash(ctx: FileContext, summary_text: str) -> str:
+    """Stable hash of everything a file's pages depend on besides its own source text.
+
+    Args:
+        ctx: The file's context from the global pass.
+        summary_text: Its compact summary as the manifest writes it (:func:`summary_json`):
+            hashed as that text, which the build has made already, rather than encoded again.
+    """
+    digest = hashlib.sha256(_HASH_JSON.encode(vars(ctx)).encode())
+    digest.update(b"\n")
+    digest.update(summary_text.encode())
+    return digest.hexdigest()[:16]
 
 
 def encode_summary(s: FileSummary) -> dict:

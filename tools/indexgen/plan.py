@@ -121,11 +121,16 @@ class Plan:
         self.cache = StatCache(self.out, __version__, self.settings)
 
     def hash_sources(self) -> None:
-        """Hash every source (a cached hash when its stat is unchanged) and read the manifest."""
+        """Read the manifest and hash every source it has an entry for (a cached hash when its
+        stat is unchanged): only those may be reused.  The others are extracted, and their
+        hash is the one the extraction computes (:meth:`summarize`), so a cold build reads
+        each source once here less."""
         self.previous = mf.read(self.out / MANIFEST_NAME)
         self.cached = mf.cached_files(self.previous, __version__, self.settings)
         self.hashes: dict[str, str] = {}
         for s in self.sources:
+            if s.key not in self.cached:
+                continue
             sha = self.cache.source_sha(s.key, self.stats[s.key])
             if sha is None:
                 try:
@@ -152,6 +157,7 @@ class Plan:
         for small in self.team.extract([self.index[s.key] for s in todo], costs):
             self.fresh.add(small.key)
             self.compacts[small.key] = small
+            self.hashes[small.key] = small.sha256
         self.extracted = len(todo)
 
     def relate(self) -> None:
@@ -173,15 +179,16 @@ class Plan:
         for key in sorted(self.by_key):
             entry = self.cached.get(key) or {}
             pages = entry.get("pages") or {}
-            # A file extracted anew is rendered anyway: its context hash and its encoded
+            # A file extracted anew is rendered anyway: its context hash and the text of its
             # summary are made by the render worker, in parallel.
-            encoded = None if key in self.fresh else mf.encode_summary(self.compacts[key])
-            ctx_hash = "" if encoded is None else mf.context_hash(self.contexts[key], encoded)
+            text = (None if key in self.fresh
+                    else mf.summary_json(mf.encode_summary(self.compacts[key])))
+            ctx_hash = "" if text is None else mf.context_hash(self.contexts[key], text)
             fresh = (key not in self.fresh and entry.get("context") == ctx_hash
                      and set(pages) == self._expected_pages(key)
                      and all(self._page_is(p, h) for p, h in sorted(pages.items())))
             self.new_files[key] = {"sha256": self.hashes[key], "context": ctx_hash,
-                                   "summary": encoded, "pages": dict(pages)}
+                                   "summary": text, "pages": dict(pages)}
             if not fresh:
                 self.render_keys.append(key)
         # Files rendered from a cached summary are extracted again where they are rendered.
@@ -202,8 +209,8 @@ class Plan:
         for key in self.render_keys:
             imports = [(self.project.category(i), *self.project.import_link(i))
                        for i in self.compacts[key].imports]
-            encoded = None if key in self.fresh else self.new_files[key]["summary"]
-            work.append((self.index[key], RenderInput(imports, self.contexts[key], encoded)))
+            text = None if key in self.fresh else self.new_files[key]["summary"]
+            work.append((self.index[key], RenderInput(imports, self.contexts[key], text)))
             costs.append(self.compacts[key].size)
         rendered = self.team.render(work, costs, meanwhile=self.render_folders)
         for key, (ctx_hash, results, summary) in zip(self.render_keys, rendered):

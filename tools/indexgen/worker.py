@@ -50,13 +50,14 @@ class Store:
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
         self.held: dict[int, tuple[FileSummary, FileSummary]] = {}
+        self.data: dict[int, bytes | None] = {}  # bytes analyzed, until prepared or rendered
         self.prepared: dict[int, Prepared] = {}
         self.unprepared: deque[int] = deque()  # held files, largest first
 
     def extract(self, index: int) -> FileSummary:
         """Extract a source, keep its full summary and return its compact one."""
         s = self.setup
-        full = extract(s.sources[index], s.max_bytes, s.time_budget)
+        full, self.data[index] = extract(s.sources[index], s.max_bytes, s.time_budget)
         small = compact(full)
         self.held[index] = (full, small)
         self.unprepared.append(index)
@@ -65,13 +66,13 @@ class Store:
     def full(self, index: int) -> FileSummary:
         """A full summary not kept (test files: the global pass reads all of it)."""
         s = self.setup
-        return extract(s.sources[index], s.max_bytes, s.time_budget)
+        return extract(s.sources[index], s.max_bytes, s.time_budget)[0]
 
     def prepare_next(self) -> None:
         """Prepare the render of the next held file not yet rendered or prepared.
 
-        A failure (the source changed, cannot be read, anything else) is left for the render
-        of the file to meet again and report to the calling process.
+        A failure is left for the render of the file to meet again and report to the calling
+        process.
         """
         while self.unprepared:
             index = self.unprepared.popleft()
@@ -79,7 +80,8 @@ class Store:
                 full, small = self.held[index]
                 try:
                     self.prepared[index] = prepare(full, small, self.setup.render,
-                                                   self.setup.sources[index].path)
+                                                   self.data[index])
+                    del self.data[index]
                 except Exception:  # noqa: BLE001 - raised again by the render, and reported
                     pass
                 return
@@ -89,7 +91,7 @@ class Store:
         if index not in self.held:
             self.extract(index)
         full, small = self.held.pop(index)
-        return render(full, small, job, self.setup.render, self.setup.sources[index].path,
+        return render(full, small, job, self.setup.render, self.data.pop(index, None),
                       self.prepared.pop(index, None))
 
     def run(self, op: str, batch: list) -> list:
