@@ -12,6 +12,7 @@ import pytest
 from ig_helpers import read_tree, sample_config
 from indexgen import IndexgenError, analyze, build, dispatch, jobs, team, worker
 from indexgen.collector import collector_paused
+from indexgen.discover import discover
 
 
 @pytest.fixture
@@ -169,3 +170,22 @@ def test_a_failure_while_preparing_is_reported_by_the_render(sample, monkeypatch
     with pytest.raises(RuntimeError, match="prepare failed on purpose"):
         build(sample_config(sample, jobs=2))
     assert multiprocessing.active_children() == []
+
+
+
+def test_workers_run_below_the_calling_process(sample, monkeypatch, workers_for_any_batch):
+    # The global pass runs in the calling process while the workers prepare; it must win the
+    # cores, so each worker lowers its priority (indexgen.worker.NICENESS) before any work.
+    real = worker.extract
+
+    def noting(src, *args):
+        summary, data = real(src, *args)
+        summary.error = str(os.getpriority(os.PRIO_PROCESS, 0))  # carried back to the caller
+        return summary, data
+
+    monkeypatch.setattr(worker, "extract", noting)
+    sources = discover(sample / "src")
+    with team.Team(2, worker.Setup(sources, 10**6, 0, None), None) as t:
+        found = t.extract(range(len(sources)), [1.0] * len(sources))
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    assert {s.error for s in found} == {str(min(mine + worker.NICENESS, 19))}

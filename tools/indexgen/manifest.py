@@ -96,16 +96,28 @@ def _entry_json(entry: dict) -> str:
     return head + ("," if rest else "") + '"summary":' + summary + "}"
 
 
-def dumps(manifest: dict) -> bytes:
+def entry_line(key: str, entry: dict) -> bytes:
+    """The line :func:`dumps` writes for the file entry ``entry`` of file ``key`` (made ahead
+    by a build for each file as its render returns)."""
+    return f" {json.dumps(key)}: {_entry_json(entry)}".encode()
+
+
+def dumps(manifest: dict, lines: dict[str, bytes] | None = None) -> bytes:
     """Deterministic serialization of a manifest: sorted, one line per source file.
 
-    One line per file keeps diffs readable and lets :mod:`json`'s C encoder do the work.
+    One line per file keeps diffs readable and lets :mod:`json`'s C encoder do the work; the
+    lines are joined as bytes, once (a manifest of torch is over 20 MB).
+
+    Args:
+        manifest: The manifest.
+        lines: :func:`entry_line` of some files, made ahead from their final entries.
     """
     head = {k: v for k, v in manifest.items() if k != "files"}
-    lines = [f" {json.dumps(key)}: {_entry_json(value)}"
-             for key, value in sorted(manifest["files"].items())]
-    body = _COMPACT_JSON.encode(head)[:-1]
-    return (body + ',"files":{\n' + ",\n".join(lines) + "\n}}\n").encode()
+    made = lines or {}
+    body = [made.get(key) or entry_line(key, value)
+            for key, value in sorted(manifest["files"].items())]
+    return b"".join([_COMPACT_JSON.encode(head)[:-1].encode(), b',"files":{\n',
+                     b",\n".join(body), b"\n}}\n"])
 
 
 def read(path: Path) -> dict:

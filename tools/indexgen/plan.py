@@ -118,6 +118,7 @@ class Plan:
         self.test_stats = {t.relpath: stat_of(t.path) for t in self.tests}
         self.tests_label = ", ".join(self.settings["tests"])
         self.index = {s.key: i for i, s in enumerate(self.sources)}
+        self.out_existed = self.out.is_dir()
         self.cache = StatCache(self.out, __version__, self.settings)
 
     def hash_sources(self) -> None:
@@ -212,18 +213,25 @@ class Plan:
             text = None if key in self.fresh else self.new_files[key]["summary"]
             work.append((self.index[key], RenderInput(imports, self.contexts[key], text)))
             costs.append(self.compacts[key].size)
-        rendered = self.team.render(work, costs, meanwhile=self.render_folders)
-        for key, (ctx_hash, results, summary) in zip(self.render_keys, rendered):
-            self.new_files[key]["context"] = ctx_hash
-            if summary is not None:  # the manifest's text of a summary extracted anew
-                self.new_files[key]["summary"] = summary
-            for page, digest, status in results:
-                self.statuses[page] = status
-                self.new_files[key]["pages"][page] = digest
-        for key in self.render_keys:
-            expected = self._expected_pages(key)
-            self.new_files[key]["pages"] = {p: h for p, h in self.new_files[key]["pages"].items()
-                                            if p in expected}
+        self.entry_lines: dict[str, bytes] = {}
+        self.team.render(work, costs, meanwhile=self.render_folders, on_result=self._rendered)
+
+    def _rendered(self, pos: int, result: tuple) -> None:
+        """Record the render of the file at ``pos`` of :attr:`render_keys`: its pages and
+        their statuses, and its manifest line (made now, while other files still render, so
+        that :meth:`write_manifest` only joins lines)."""
+        key = self.render_keys[pos]
+        ctx_hash, results, summary = result
+        entry = self.new_files[key]
+        entry["context"] = ctx_hash
+        if summary is not None:  # the manifest's text of a summary extracted anew
+            entry["summary"] = summary
+        for page, digest, status in results:
+            self.statuses[page] = status
+            entry["pages"][page] = digest
+        expected = self._expected_pages(key)
+        entry["pages"] = {p: h for p, h in entry["pages"].items() if p in expected}
+        self.entry_lines[key] = mf.entry_line(key, entry)
 
     def render_folders(self) -> None:
         """Render and emit the folder pages."""
@@ -237,7 +245,7 @@ class Plan:
                     "files": self.new_files,
                     "folders": {p: pageio.sha(t.encode())
                                 for p, t in sorted(self.folder_pages.items())}}
-        data = mf.dumps(manifest)
+        data = mf.dumps(manifest, self.entry_lines)
         old = pageio.read(self.out / MANIFEST_NAME)
         if old == data:
             self.statuses[MANIFEST_NAME] = pageio.UNCHANGED
@@ -269,8 +277,11 @@ class Plan:
         A page counts as an orphan only when the previous manifest lists it and it still holds
         the content indexgen wrote; any other file that starts with the marker (a copy a user
         saved under a new name, an edited page, pages of a lost manifest) is kept and listed in
-        :attr:`Report.kept`.
+        :attr:`Report.kept`.  An output folder this build created holds only its own pages:
+        it is not searched.
         """
+        if not self.out_existed:
+            return
         expected = set(self.statuses) | {p for f in self.new_files.values() for p in f["pages"]}
         written = mf.written_pages(self.previous)
         for page in pageio.generated_pages(self.out, skip=expected):

@@ -114,10 +114,13 @@ class Team:
         return self._dispatch("full", list(indices), costs, [], shared=True)
 
     def render(self, work: Sequence[tuple[int, RenderInput]], costs: Sequence[float],
-               meanwhile: Callable[[], None] | None = None) -> list[tuple]:
+               meanwhile: Callable[[], None] | None = None,
+               on_result: Callable[[int, Any], None] | None = None) -> list[tuple]:
         """Render the pages of the given ``(source index, input)``, each where its full
         summary is kept, and return the results of :func:`indexgen.jobs.render` in order;
-        ``meanwhile`` runs in the calling process while the workers render."""
+        ``meanwhile`` runs in the calling process while the workers render, and
+        ``on_result(position, result)`` as each result arrives (so that the caller's work on
+        it overlaps the renders still running)."""
         results: list[Any] = [None] * len(work)
         helper = Helper(meanwhile)
         use_workers = self._use_workers(len(work))
@@ -125,6 +128,8 @@ class Team:
         for pos, (index, job) in enumerate(work):
             if index in self.local.held or not use_workers:
                 results[pos] = self.local.render(index, job)
+                if on_result:
+                    on_result(pos, results[pos])
                 if self.progress:
                     self.progress("render", pos + 1 - len(remote), len(work))
             else:
@@ -146,7 +151,7 @@ class Team:
                 load[w] += costs[pos]
             helper.start()
             found = self._dispatch("render", list(work), costs, per_worker, shared=False,
-                                   done=len(work) - len(remote))
+                                   done=len(work) - len(remote), on_result=on_result)
             for pos in remote:
                 results[pos] = found[pos]
         helper.finish()
@@ -162,8 +167,10 @@ class Team:
         return results
 
     def _dispatch(self, op: str, items: list, costs: Sequence[float],
-                  per_worker: list[list[int]], shared: bool, done: int = 0) -> list:
-        """Send ``items`` (by position) to the workers in chunks and gather the answers.
+                  per_worker: list[list[int]], shared: bool, done: int = 0,
+                  on_result: Callable[[int, Any], None] | None = None) -> list:
+        """Send ``items`` (by position) to the workers in chunks and gather the answers
+        (each also given to ``on_result(position, answer)`` as it arrives).
 
         With ``shared`` any worker takes the next chunk of one common queue; otherwise each
         worker gets the chunks of its own list of positions.  A feeder thread per worker
@@ -215,6 +222,8 @@ class Team:
                     chunk = feeders[w].answered()
                     for p, result in zip(chunk, answer):
                         results[p] = result
+                        if on_result:
+                            on_result(p, result)
                     answered += 1
                     done += len(chunk)
                     if self.progress:
