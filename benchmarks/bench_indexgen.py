@@ -115,11 +115,15 @@ def main(argv: list[str] | None = None) -> int:
     best = {"base": (float("inf"), 0.0), "cold": (float("inf"), 0.0),
             "warm": (float("inf"), 0.0)}
     n_files = pages = written = 0
-    for _ in range(max(1, args.repeat)):
-        wall, cpu, (_, n_files) = timed(lambda: baseline(root))
-        best["base"] = min(best["base"], (wall, cpu))
-        with tempfile.TemporaryDirectory(prefix="indexgen-bench-") as tmp:
-            config = Config(roots=[root], out=Path(tmp) / "out", jobs=args.jobs,
+    # Every round builds into a folder of its own, all removed at the end: removing a round's
+    # 5,000 pages right before the next cold build made that build pay for it (ext4 skips
+    # inodes deleted in the last minute or more when it allocates new ones, and that search
+    # made creating a page file about 30x slower: see docs/guides/indexgen.md, Speed).
+    with tempfile.TemporaryDirectory(prefix="indexgen-bench-") as tmp:
+        for i in range(max(1, args.repeat)):
+            wall, cpu, (_, n_files) = timed(lambda: baseline(root))
+            best["base"] = min(best["base"], (wall, cpu))
+            config = Config(roots=[root], out=Path(tmp) / f"out{i}", jobs=args.jobs,
                             base=root.parent)
             wall, cpu, report = timed(lambda: build(config))  # noqa: B023 - called at once
             best["cold"] = min(best["cold"], (wall, cpu))
