@@ -4,6 +4,7 @@ the caller, no worker left behind, work cut largest first; the paused collector 
 from __future__ import annotations
 
 import gc
+import json
 import multiprocessing
 import os
 import time
@@ -188,4 +189,21 @@ def test_workers_run_below_the_calling_process(sample, monkeypatch, workers_for_
     with team.Team(2, worker.Setup(sources, 10**6, 0, None), None) as t:
         found = t.extract(range(len(sources)), [1.0] * len(sources))
     mine = os.getpriority(os.PRIO_PROCESS, 0)
-    assert {s.error for s in found} == {str(min(mine + worker.NICENESS, 19))}
+    errors = {json.loads(text)["error"] for text in found}
+    assert errors == {str(min(mine + worker.NICENESS, 19))}
+
+
+def test_a_worker_out_of_render_work_takes_the_rest_of_the_others(sample, monkeypatch,
+                                                                   workers_for_any_batch):
+    # Every file is routed to worker 0 for its render; worker 1 has nothing of its own and
+    # takes chunks from the end of worker 0's list, extracting those files again.
+    monkeypatch.setattr(worker, "render", lambda summary, *args: (os.getpid(), summary.key))
+    sources = discover(sample / "src")
+    indices = range(len(sources))
+    with team.Team(2, worker.Setup(sources, 10**6, 0, None), None) as t:
+        t.extract(indices, [1.0] * len(sources))
+        t.owner = dict.fromkeys(indices, 0)
+        found = t.render([(i, None) for i in indices], [1.0] * len(sources))
+        pids = [proc.pid for proc, _conn in t.workers]
+    assert sorted(key for _pid, key in found) == sorted(s.key for s in sources)
+    assert {pid for pid, _key in found} == set(pids)  # both rendered

@@ -19,7 +19,7 @@ from dataclasses import replace
 from indexgen import callgraph
 from indexgen.context import FileContext, FolderInfo, TestReference
 from indexgen.docstrings import first_paragraph
-from indexgen.model import FileSummary, ImportRecord
+from indexgen.model import Call, FileSummary, ImportRecord
 from indexgen.resolve import Resolver, Target
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
@@ -37,13 +37,24 @@ def compact(summary: FileSummary) -> FileSummary:
     """
     keep = [_copy(d, signature="", summary="", decorators=[], labels=[], attributes=[],
                   doc=[], type_refs=[]) for d in summary.definitions]
-    doc = summary.docstring if summary.is_package else first_paragraph(summary.docstring,
-                                                                         collapse=False)
-    calls = sorted({c for c in summary.calls if not c.local})
-    return replace(summary, definitions=keep, identifiers={}, findings=[], docstring=doc,
-                   doc=[], calls=calls, cli_options=[], main_line=0,
+    return replace(summary, definitions=keep, identifiers={}, findings=[],
+                   docstring=compact_docstring(summary), doc=[],
+                   calls=compact_calls(summary), cli_options=[], main_line=0,
                    imports=[_copy(i, category="", target="", anchor="")
                             for i in summary.imports])
+
+
+def compact_docstring(summary: FileSummary) -> str:
+    """The module docstring a compact summary keeps: a package's whole (its folder page shows
+    it), a module's first paragraph."""
+    if summary.is_package:
+        return summary.docstring
+    return first_paragraph(summary.docstring, collapse=False)
+
+
+def compact_calls(summary: FileSummary) -> list[Call]:
+    """The calls a compact summary keeps: those not on local values, sorted, each once."""
+    return sorted({c for c in summary.calls if not c.local})
 
 
 def _copy(record: object, **changes: object) -> object:

@@ -50,13 +50,12 @@ class RenderInput(NamedTuple):
         imports: How each import of the file is shown, in the summary's import order.
         ctx: The file's context.
         summary_text: Its compact summary as the manifest writes it
-            (:func:`indexgen.manifest.summary_json`; part of the context hash); None to encode
-            the compact summary of the full one being rendered.
+            (:func:`indexgen.manifest.summary_json`), part of the context hash.
     """
 
     imports: list[ImportLink]
     ctx: FileContext
-    summary_text: str | None = None
+    summary_text: str
 
 
 def extract(src: SourceFile, max_bytes: int, time_budget: float
@@ -73,23 +72,18 @@ class Prepared(NamedTuple):
     Attributes:
         listing: Lines of the source listing; None when the source is not embedded.
         identifier_lines: Lines of the identifier index of the keyword page.
-        summary_text: The compact summary as the manifest writes it
-            (:func:`indexgen.manifest.summary_json`).
     """
 
     listing: list[str] | None
     identifier_lines: list[str]
-    summary_text: str
 
 
-def prepare(summary: FileSummary, compact: FileSummary, setup: RenderSetup,
-            data: bytes | None) -> Prepared:
+def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None) -> Prepared:
     """Make the context-free parts of a file's render (a worker does it while it waits for the
     global pass).
 
     Args:
         summary: The file's full summary.
-        compact: Its compact summary (:func:`indexgen.analyze.compact`).
         setup: What every render shares.
         data: The bytes the summary was made from (:func:`extract`), for the source listing.
     """
@@ -97,19 +91,15 @@ def prepare(summary: FileSummary, compact: FileSummary, setup: RenderSetup,
     if data is not None and summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
         listing = source_listing(decode_source(data)[0])
     docs = posixpath.basename(setup.layout.docs_page(summary.key))
-    return Prepared(listing, identifier_index(summary, docs),
-                    mf.summary_json(mf.encode_summary(compact)))
+    return Prepared(listing, identifier_index(summary, docs))
 
 
-def render(summary: FileSummary, compact: FileSummary, job: RenderInput, setup: RenderSetup,
-           data: bytes | None, prepared: Prepared | None = None
-           ) -> tuple[str, list[tuple[str, str, str]], str | None]:
+def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: bytes | None,
+           prepared: Prepared | None = None) -> tuple[str, list[tuple[str, str, str]]]:
     """Render and emit both pages of one file.
 
     Args:
         summary: The file's full summary (its imports are given their links here).
-        compact: Its compact summary (:func:`indexgen.analyze.compact`), encoded for the
-            context hash when ``job.summary_text`` is None.
         job: Imports, context and summary text from the global pass.
         setup: What every render shares.
         data: The bytes the summary was made from, for :func:`prepare` (unused when
@@ -117,15 +107,11 @@ def render(summary: FileSummary, compact: FileSummary, job: RenderInput, setup: 
         prepared: Its :func:`prepare` parts when made ahead (made here otherwise).
 
     Returns:
-        The context hash (for the manifest), ``(page, sha, status)`` for each page and, when
-        ``job.summary_text`` is None, the compact summary as the manifest writes it
-        (:func:`indexgen.manifest.summary_json`), else None.
+        The context hash (for the manifest) and ``(page, sha, status)`` for each page.
     """
     if prepared is None:
-        prepared = prepare(summary, compact, setup, data)
-    made = job.summary_text is None
-    summary_text = prepared.summary_text if made else job.summary_text
-    ctx_hash = mf.context_hash(job.ctx, summary_text)
+        prepared = prepare(summary, setup, data)
+    ctx_hash = mf.context_hash(job.ctx, job.summary_text)
     for imp, (category, target, anchor) in zip(summary.imports, job.imports):
         imp.category, imp.target, imp.anchor = category, target, anchor
     layout, tests_label = setup.layout, setup.tests_label
@@ -141,4 +127,4 @@ def render(summary: FileSummary, compact: FileSummary, job: RenderInput, setup: 
         data = text.encode()
         results.append((page, pageio.sha(data), pageio.emit(setup.out, page, data,
                                                              setup.write)))
-    return ctx_hash, results, summary_text if made else None
+    return ctx_hash, results

@@ -13,6 +13,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from indexgen.analyze import compact_calls, compact_docstring
 from indexgen.context import FileContext
 from indexgen.model import Call, Definition, FileSummary, ImportRecord, ModuleAttribute
 
@@ -37,16 +38,27 @@ def context_hash(ctx: FileContext, summary_text: str) -> str:
 
 def encode_summary(s: FileSummary) -> dict:
     """Compact summary -> JSON-friendly dict (lists instead of objects, to stay small)."""
+    return _encode(s, s.docstring, s.calls)
+
+
+def encode_compact(s: FileSummary) -> dict:
+    """A full summary -> what :func:`encode_summary` makes of its compact summary
+    (:func:`indexgen.analyze.compact`), without making the compact summary: the fields the
+    encoding keeps are the same in both but for the docstring and the calls."""
+    return _encode(s, compact_docstring(s), compact_calls(s))
+
+
+def _encode(s: FileSummary, docstring: str, calls: list[Call]) -> dict:
     return {
         "root": s.root, "relpath": s.relpath, "module": s.module, "is_package": s.is_package,
         "sha256": s.sha256, "size": s.size, "status": s.status, "error": s.error,
-        "encoding": s.encoding, "n_lines": s.n_lines, "docstring": s.docstring,
+        "encoding": s.encoding, "n_lines": s.n_lines, "docstring": docstring,
         "exports": s.exports,
         "defs": [[d.kind, d.qualname, d.lineno, d.end_lineno, d.start_lineno, d.bases, d.anchor,
                   d.parent, d.overload, d.effects] for d in s.definitions],
         "attrs": [[a.name, a.lineno, a.constant, a.anchor, a.alias_of] for a in s.attributes],
         "imports": [[i.written, i.module, i.name, i.alias, i.lineno, i.scope] for i in s.imports],
-        "calls": [[c.caller, c.text, c.line] for c in s.calls],
+        "calls": [[c.caller, c.text, c.line] for c in calls],
         "refs": s.references,
     }
 

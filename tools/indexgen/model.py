@@ -247,8 +247,8 @@ class FileSummary:
         return first_paragraph(self.docstring)
 
     def __reduce__(self) -> tuple:
-        """Pickle the calls as plain tuples: workers send every compact summary to the
-        calling process, and a named tuple costs a Python call to pickle and another to
+        """Pickle the calls as plain tuples: workers send the full summaries of test files to
+        the calling process, and a named tuple costs a Python call to pickle and another to
         unpickle (see :func:`_unpickle_summary`)."""
         state = dict(vars(self))
         state["calls"] = list(map(tuple, self.calls))

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 from pathlib import Path
@@ -155,11 +156,18 @@ class Plan:
                     pass
             todo.append(s)
         costs = [(self.stats[s.key] or (0, 0))[0] for s in todo]
-        for small in self.team.extract([self.index[s.key] for s in todo], costs):
-            self.fresh.add(small.key)
-            self.compacts[small.key] = small
-            self.hashes[small.key] = small.sha256
+        self.texts: dict[str, str] = {}  # summary texts made by this build's extraction
+        self.team.extract([self.index[s.key] for s in todo], costs, on_result=self._extracted)
         self.extracted = len(todo)
+
+    def _extracted(self, _pos: int, text: str) -> None:
+        """Take in the compact summary of a file just extracted, as its manifest text (decoded
+        as it arrives, while the workers extract other files)."""
+        small = mf.decode_summary(json.loads(text))
+        self.fresh.add(small.key)
+        self.compacts[small.key] = small
+        self.hashes[small.key] = small.sha256
+        self.texts[small.key] = text
 
     def relate(self) -> None:
         """The global pass: every file's context (imports, importers, tests, folders)."""
@@ -180,11 +188,10 @@ class Plan:
         for key in sorted(self.by_key):
             entry = self.cached.get(key) or {}
             pages = entry.get("pages") or {}
-            # A file extracted anew is rendered anyway: its context hash and the text of its
-            # summary are made by the render worker, in parallel.
-            text = (None if key in self.fresh
-                    else mf.summary_json(mf.encode_summary(self.compacts[key])))
-            ctx_hash = "" if text is None else mf.context_hash(self.contexts[key], text)
+            # A file extracted anew is rendered anyway: its context hash is made by the render
+            # worker, in parallel.
+            text = self.texts.get(key) or mf.summary_json(mf.encode_summary(self.compacts[key]))
+            ctx_hash = "" if key in self.fresh else mf.context_hash(self.contexts[key], text)
             fresh = (key not in self.fresh and entry.get("context") == ctx_hash
                      and set(pages) == self._expected_pages(key)
                      and all(self._page_is(p, h) for p, h in sorted(pages.items())))
@@ -210,8 +217,8 @@ class Plan:
         for key in self.render_keys:
             imports = [(self.project.category(i), *self.project.import_link(i))
                        for i in self.compacts[key].imports]
-            text = None if key in self.fresh else self.new_files[key]["summary"]
-            work.append((self.index[key], RenderInput(imports, self.contexts[key], text)))
+            work.append((self.index[key], RenderInput(imports, self.contexts[key],
+                                                      self.new_files[key]["summary"])))
             costs.append(self.compacts[key].size)
         self.entry_lines: dict[str, bytes] = {}
         self.team.render(work, costs, meanwhile=self.render_folders, on_result=self._rendered)
@@ -221,11 +228,9 @@ class Plan:
         their statuses, and its manifest line (made now, while other files still render, so
         that :meth:`write_manifest` only joins lines)."""
         key = self.render_keys[pos]
-        ctx_hash, results, summary = result
+        ctx_hash, results = result
         entry = self.new_files[key]
         entry["context"] = ctx_hash
-        if summary is not None:  # the manifest's text of a summary extracted anew
-            entry["summary"] = summary
         for page, digest, status in results:
             self.statuses[page] = status
             entry["pages"][page] = digest

@@ -5,8 +5,9 @@ process, then renders the pages of every file (:func:`indexgen.jobs.render`).  A
 needs its *full* summary (identifiers, findings, docstrings: many objects), the global pass
 only its compact one.  A :class:`Team` of worker processes therefore keeps each full summary in
 the worker that made it and sends that worker the file's render: only compact summaries (to the
-calling process) and contexts (to the workers) cross a pipe, instead of every full summary being
-pickled, held and unpickled again.
+calling process, as the JSON text the manifest stores, which the worker makes anyway) and
+contexts (to the workers) cross a pipe, instead of every full summary being pickled, held and
+unpickled again.
 
 Scheduling.  Work is sent largest file first (cost: bytes), in chunks of about a hundredth of a
 worker's share (a large file is a chunk of its own), each worker kept a chunk ahead and fed as
@@ -99,18 +100,23 @@ class Team:
         return bool(self.workers)
 
     # -- the operations ------------------------------------------------------------------
-    def extract(self, indices: Sequence[int], costs: Sequence[float]) -> list[FileSummary]:
-        """Compact summaries of the given sources, in order; their full summaries are kept
-        where they were made, for :meth:`render`."""
+    def extract(self, indices: Sequence[int], costs: Sequence[float],
+                on_result: Callable[[int, str], None] | None = None) -> list[str]:
+        """The compact summaries of the given sources as the manifest writes them
+        (:meth:`indexgen.worker.Store.extract`), in order, each also given to
+        ``on_result(position, text)`` as it arrives; their full summaries are kept where they
+        were made, for :meth:`render`."""
         if not self._use_workers(len(indices)):
-            return self._local("extract", [(i, i) for i in indices], self.local.extract)
-        return self._dispatch("extract", list(indices), costs, [], shared=True)
+            return self._local("extract", list(enumerate(indices)), self.local.extract,
+                               on_result)
+        return self._dispatch("extract", list(indices), costs, [], shared=True,
+                              on_result=on_result)
 
     def full_summaries(self, indices: Sequence[int], costs: Sequence[float]
                        ) -> list[FileSummary]:
         """Full summaries of the given sources, in order, not kept."""
         if not self._use_workers(len(indices)):
-            return self._local("extract", [(i, i) for i in indices], self.local.full)
+            return self._local("extract", list(enumerate(indices)), self.local.full)
         return self._dispatch("full", list(indices), costs, [], shared=True)
 
     def render(self, work: Sequence[tuple[int, RenderInput]], costs: Sequence[float],
@@ -158,10 +164,13 @@ class Team:
         return results
 
     # -- how work is run -----------------------------------------------------------------
-    def _local(self, phase: str, items: list, func: Callable) -> list:
+    def _local(self, phase: str, items: list, func: Callable,
+               on_result: Callable[[int, Any], None] | None = None) -> list:
         results = []
-        for n, (_pos, arg) in enumerate(items, 1):
+        for n, (pos, arg) in enumerate(items, 1):
             results.append(func(arg))
+            if on_result:
+                on_result(pos, results[-1])
             if self.progress:
                 self.progress(phase, n, len(items))
         return results
@@ -173,7 +182,11 @@ class Team:
         (each also given to ``on_result(position, answer)`` as it arrives).
 
         With ``shared`` any worker takes the next chunk of one common queue; otherwise each
-        worker gets the chunks of its own list of positions.  A feeder thread per worker
+        worker gets the chunks of its own list of positions, and a worker whose list is done
+        takes the last (smallest) chunk of the worker with the most work left: it extracts
+        those files again to render them (:meth:`indexgen.worker.Store.render`), which costs
+        less than waiting for the other worker to finish alone (the render of a torch build
+        ended 0.3 s apart on the two workers).  A feeder thread per worker
         sends (pickling there), so that the calling process always reads answers: a worker
         blocked on a large answer never waits for a caller blocked on a large send.
         """
@@ -191,9 +204,16 @@ class Team:
 
         def take(w: int) -> list[int] | None:
             with lock:
-                if not queues[w]:
+                if queues[w]:
+                    chunk = queues[w].pop(0)
+                elif shared:
                     return None
-                chunk = queues[w].pop(0)
+                else:  # its own work is done: take the smallest chunk of the most loaded
+                    left = [(sum(costs[p] for c in q for p in c), v)
+                            for v, q in enumerate(queues) if q]
+                    if not left:
+                        return None
+                    chunk = queues[max(left)[1]].pop()
             if op == "extract":
                 for p in chunk:
                     self.owner[items[p]] = w

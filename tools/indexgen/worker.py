@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from indexgen.analyze import compact
+from indexgen import manifest as mf
 from indexgen.collector import tune_worker
 from indexgen.discover import SourceFile
 from indexgen.errors import IndexgenError
@@ -59,19 +59,22 @@ class Store:
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
-        self.held: dict[int, tuple[FileSummary, FileSummary]] = {}
+        self.held: dict[int, FileSummary] = {}
         self.data: dict[int, bytes | None] = {}  # bytes analyzed, until prepared or rendered
         self.prepared: dict[int, Prepared] = {}
         self.unprepared: deque[int] = deque()  # held files, largest first
 
-    def extract(self, index: int) -> FileSummary:
-        """Extract a source, keep its full summary and return its compact one."""
+    def extract(self, index: int) -> str:
+        """Extract a source, keep its full summary and return its compact one as the
+        manifest writes it (:func:`indexgen.manifest.summary_json`): the calling process
+        decodes that text and writes it into the manifest as it is, and a string crosses
+        the pipe at the cost of a copy, where the summary's records would be pickled one
+        by one."""
         s = self.setup
         full, self.data[index] = extract(s.sources[index], s.max_bytes, s.time_budget)
-        small = compact(full)
-        self.held[index] = (full, small)
+        self.held[index] = full
         self.unprepared.append(index)
-        return small
+        return mf.summary_json(mf.encode_compact(full))
 
     def full(self, index: int) -> FileSummary:
         """A full summary not kept (test files: the global pass reads all of it)."""
@@ -87,9 +90,8 @@ class Store:
         while self.unprepared:
             index = self.unprepared.popleft()
             if index in self.held and index not in self.prepared:
-                full, small = self.held[index]
                 try:
-                    self.prepared[index] = prepare(full, small, self.setup.render,
+                    self.prepared[index] = prepare(self.held[index], self.setup.render,
                                                    self.data[index])
                     del self.data[index]
                 except Exception:  # noqa: BLE001 - raised again by the render, and reported
@@ -100,8 +102,7 @@ class Store:
         """Render both pages of a source (extracted first if this process does not hold it)."""
         if index not in self.held:
             self.extract(index)
-        full, small = self.held.pop(index)
-        return render(full, small, job, self.setup.render, self.data.pop(index, None),
+        return render(self.held.pop(index), job, self.setup.render, self.data.pop(index, None),
                       self.prepared.pop(index, None))
 
     def run(self, op: str, batch: list) -> list:
