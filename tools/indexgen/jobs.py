@@ -17,7 +17,7 @@ from indexgen.discover import SourceFile
 from indexgen.extract import read_and_extract
 from indexgen.layout import Layout
 from indexgen.model import STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT, FileSummary
-from indexgen.page import Page
+from indexgen.page import DocsAhead, Page, docs_ahead
 from indexgen.render import render_docs, source_listing
 from indexgen.render_keywords import identifier_index, render_keywords
 from indexgen.source import decode_source
@@ -72,10 +72,12 @@ class Prepared(NamedTuple):
     Attributes:
         listing: Lines of the source listing; None when the source is not embedded.
         identifier_lines: Lines of the identifier index of the keyword page.
+        docs: The docstrings rendered ahead (:func:`indexgen.page.docs_ahead`).
     """
 
     listing: list[str] | None
     identifier_lines: list[str]
+    docs: DocsAhead
 
 
 def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None) -> Prepared:
@@ -91,7 +93,8 @@ def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None) -> Pre
     if data is not None and summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
         listing = source_listing(decode_source(data)[0])
     docs = posixpath.basename(setup.layout.docs_page(summary.key))
-    return Prepared(listing, identifier_index(summary, docs))
+    return Prepared(listing, identifier_index(summary, docs),
+                    docs_ahead(summary, setup.layout, setup.tests_label))
 
 
 def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: bytes | None,
@@ -117,6 +120,7 @@ def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: byt
     layout, tests_label = setup.layout, setup.tests_label
     shared = Page(summary, job.ctx, layout, tests_label)
     shared.listing, shared.identifier_lines = prepared.listing, prepared.identifier_lines
+    shared.docs_ahead = prepared.docs
     results = []
     for page, text in (
         (layout.kw_page(summary.key),

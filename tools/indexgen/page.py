@@ -7,9 +7,10 @@ from functools import cached_property
 
 from indexgen import patterns
 from indexgen.context import FileContext
+from indexgen.docrender import render_doc
 from indexgen.layout import Layout
 from indexgen.markdown import code, heading_anchor, link, link_target
-from indexgen.model import Call, FileSummary, definition_anchors
+from indexgen.model import Call, Definition, FileSummary, definition_anchors
 from indexgen.paths import relpath
 from indexgen.rst import Linker
 
@@ -34,6 +35,30 @@ CATEGORY_TITLES = {"stdlib": "Standard library", "third-party": "Third party",
 KIND_PLURAL = {"class": "classes", "function": "functions", "method": "methods",
                "property": "properties", "classmethod": "class methods",
                "staticmethod": "static methods"}
+
+
+#: Docstrings rendered ahead (:func:`docs_ahead`): position of the definition (-1: the
+#: module) -> (Markdown lines, the names looked up in the global pass's links).
+DocsAhead = dict[int, tuple[list[str], list[tuple[str, str]]]]
+
+
+def doc_scope(d: Definition) -> str:
+    """Where the cross-references of a definition's docstring are looked up first: a class's
+    own members, else those of the class (or nothing) around it."""
+    return d.qualname if d.kind == "class" else d.parent
+
+
+def docs_ahead(summary: FileSummary, layout: Layout, tests_label: str) -> DocsAhead:
+    """Every docstring of a file rendered on a page without context (see
+    :meth:`Page.doc_lines`, which decides whether the render may use each)."""
+    page = Page(summary, FileContext(), layout, tests_label)
+    found: DocsAhead = {}
+    asked: list[tuple[str, str]] = []
+    found[-1] = (render_doc(summary.doc, page.linker("", asked)), asked)
+    for i, d in enumerate(summary.definitions):
+        asked = []
+        found[i] = (render_doc(d.doc, page.linker(doc_scope(d), asked)), asked)
+    return found
 
 
 def count(n: int, word: str, plural: str | None = None) -> str:
@@ -89,6 +114,7 @@ class Page:
         # Parts of the pages made ahead of the render (:func:`indexgen.jobs.prepare`), if any.
         self.listing: list[str] | None = None
         self.identifier_lines: list[str] | None = None
+        self.docs_ahead: DocsAhead | None = None
 
     @cached_property
     def patterns(self) -> list[tuple[str, list[tuple[str, int]]]]:
@@ -125,6 +151,27 @@ class Page:
             return link(code(expr), self.docs_link(key, anchor_id))
         return code(expr)
 
+    def doc_lines(self, position: int) -> list[str]:
+        """A docstring rendered to Markdown (:func:`indexgen.docrender.render_doc`): that of
+        the definition at ``position`` in the summary, or the module's (position -1).
+
+        A worker renders every docstring ahead, on a page with an empty context
+        (:func:`indexgen.jobs.prepare`), noting the names its links looked up in the global
+        pass's links; that text is used when none of those names is linked in the real
+        context either (the render would then be the same), else the docstring is rendered
+        again.
+        """
+        ahead = self.docs_ahead.get(position) if self.docs_ahead else None
+        if ahead is not None:
+            lines, asked = ahead
+            links = self.ctx.links
+            if not any(links.get(target) or links.get(bare) for target, bare in asked):
+                return lines
+        if position < 0:
+            return render_doc(self.s.doc, self.linker())
+        d = self.s.definitions[position]
+        return render_doc(d.doc, self.linker(doc_scope(d)))
+
     def public_api(self) -> list[str]:
         """``__all__`` if the file defines it, else its top-level names without underscore."""
         if self.s.exports is not None:
@@ -138,12 +185,14 @@ class Page:
         function, else the first definition, else the attribute); '' if none."""
         return self.anchors.get(name, "")
 
-    def linker(self, scope: str = "") -> Linker:
+    def linker(self, scope: str = "", asked: list[tuple[str, str]] | None = None) -> Linker:
         """Resolve cross-reference targets written in a docstring of ``scope`` (a qualname).
 
         Tried in order: the scope's own members (``:meth:`.reset``` in a class), then the
         enclosing classes', names of this file (with or without the module prefix), then
         what the global pass linked for this file (imports, re-exports, absolute paths).
+        ``asked`` collects the names looked up in the global pass's links (see
+        :meth:`doc_lines`).
         """
         module = self.s.module
 
@@ -162,6 +211,8 @@ class Page:
                     return f"#{self.anchors[name]}"
             if role == "mod" and bare == module:
                 return self.docs_name
+            if asked is not None:
+                asked.append((target, bare))
             found = self.ctx.links.get(target) or self.ctx.links.get(bare)
             if found:
                 return self.docs_link(*found)

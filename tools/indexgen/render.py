@@ -14,7 +14,6 @@ import html
 from itertools import chain, repeat
 
 from indexgen.context import FileContext
-from indexgen.docrender import render_doc
 from indexgen.layout import Layout
 from indexgen.markdown import MARKER, anchor, code, escape_text, link
 from indexgen.model import STATUS_EMPTY, STATUS_OK, Definition, FileSummary
@@ -111,7 +110,7 @@ def _overview(p: Page, out: list[str], source: str | None) -> None:
     if s.status != STATUS_OK:
         out.append(not_analyzed(s, full=True))
         return
-    doc = render_doc(s.doc, p.linker())
+    doc = p.doc_lines(-1)
     if doc:
         out += [*_blank_joined(doc), ""]
     else:
@@ -157,12 +156,12 @@ def _detailed(p: Page, out: list[str], source: str | None) -> None:
         out.append("No classes, functions or module attributes.")
         return
     stubs: dict[str, int] = {}
-    for d in s.definitions:
+    for i, d in enumerate(s.definitions):
         if d.overload:
             stubs[d.qualname] = stubs.get(d.qualname, 0) + 1
-            out += _definition(p, d, stubs[d.qualname])
+            out += _definition(p, i, stubs[d.qualname])
         else:
-            out += _definition(p, d, 0)
+            out += _definition(p, i, 0)
     if s.attributes:
         out += ["### Module attributes", ""]
         for a in s.attributes:
@@ -174,7 +173,8 @@ def _detailed(p: Page, out: list[str], source: str | None) -> None:
         out.append("")
 
 
-def _definition(p: Page, d: Definition, stub: int) -> list[str]:
+def _definition(p: Page, position: int, stub: int) -> list[str]:
+    d = p.s.definitions[position]
     level = "###" if not d.parent else "####"
     if d.kind == "class":
         sig = f"class {d.name}" + (f"({d.signature})" if d.signature else "")
@@ -194,7 +194,7 @@ def _definition(p: Page, d: Definition, stub: int) -> list[str]:
                  else "not in this file")
         lines += [f"A `typing.overload` stub: it only declares a signature for type checkers; "
                   f"the implementation is {where}.", ""]
-    doc = render_doc(d.doc, p.linker(d.qualname if d.kind == "class" else d.parent))
+    doc = p.doc_lines(position)
     if doc:
         lines += [*_blank_joined(doc), ""]
     elif not stub:
