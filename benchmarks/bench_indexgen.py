@@ -73,6 +73,26 @@ def timed(func):
     return time.perf_counter() - start, cpu_seconds() - cpu, result
 
 
+def file_creation_us(folder: Path, n: int = 400) -> float:
+    """Microseconds to create one empty file in a new subfolder of ``folder`` (median of
+    ``n``; the files are kept until the benchmark's folder is removed).
+
+    A cold build creates over 5,000 page files, and on ext4 creating one costs about 6 us
+    normally but 200 us or more for minutes after many files were deleted nearby (the
+    allocator steps over recently deleted inodes): a previous benchmark's cleanup, a test
+    suite's temporary folders.  Printed with the results, so that a slow run can be told
+    apart from a slow build.
+    """
+    probe = folder / "probe"
+    probe.mkdir()
+    times = []
+    for i in range(n):
+        start = time.perf_counter()
+        os.close(os.open(probe / f"f{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        times.append(time.perf_counter() - start)
+    return sorted(times)[n // 2] * 1e6
+
+
 def generated_module(n_bytes: int) -> bytes:
     """A module of documented constants, small functions and classes of about ``n_bytes``."""
     parts, size, i = ['"""Generated module."""\nimport os\n'], 0, 0
@@ -120,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     # inodes deleted in the last minute or more when it allocates new ones, and that search
     # made creating a page file about 30x slower: see docs/guides/indexgen.md, Speed).
     with tempfile.TemporaryDirectory(prefix="indexgen-bench-") as tmp:
+        create_us = file_creation_us(Path(tmp))
         for i in range(max(1, args.repeat)):
             wall, cpu, (_, n_files) = timed(lambda: baseline(root))
             best["base"] = min(best["base"], (wall, cpu))
@@ -135,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs = args.jobs or os.cpu_count()
     print(f"machine: {os.cpu_count()} CPUs, {jobs} worker processes, load average "
           f"{os.getloadavg()[0]:.1f}")
+    print(f"creating one file in {tempfile.gettempdir()}: {create_us:.0f} us (median of 400; "
+          "about 6 us on a quiet ext4, see file_creation_us)")
     print(f"baseline ast.parse, 1 core : {base:7.2f}s  cpu {best['base'][1]:7.2f}s  "
           f"({n_files} files)")
     print(f"indexgen cold build        : {cold:7.2f}s  cpu {best['cold'][1]:7.2f}s  "
@@ -145,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                "baseline_s": base, "baseline_cpu_s": best["base"][1], "cold_s": cold,
                "warm_s": warm,
                "cold_cpu_s": best["cold"][1], "warm_cpu_s": best["warm"][1],
-               "cold_ratio": cold / base, "warm_ratio": warm / base}
+               "cold_ratio": cold / base, "warm_ratio": warm / base,
+               "file_creation_us": create_us}
     if args.large:
         rows = large_files(args.repeat)
         for size, seconds in rows:
