@@ -130,15 +130,15 @@ def test_what_a_paused_block_keeps_goes_to_the_oldest_generation():
     assert gc.get_freeze_count() == 0
 
 
-def test_a_worker_collector_freezes_nothing_so_blocks_still_promote():
-    # A frozen object would turn _promote off in the worker (see collector.tune_worker).
+def test_a_worker_runs_without_the_collector_and_freezes_nothing():
+    # What a worker makes is acyclic; the collector's passes only walked the summaries it
+    # holds (see collector.tune_worker).
     def child(conn):
         from indexgen.collector import tune_worker
         tune_worker()
         with collector_paused():
-            kept = [[i] for i in range(1000)]
-        conn.send((gc.get_freeze_count(), any(o is kept for o in gc.get_objects(generation=0)),
-                   gc.isenabled()))
+            pass
+        conn.send((gc.get_freeze_count(), gc.isenabled()))
 
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("needs a forked child")
@@ -146,7 +146,7 @@ def test_a_worker_collector_freezes_nothing_so_blocks_still_promote():
     mine, theirs = ctx.Pipe()
     proc = ctx.Process(target=child, args=(theirs,))
     proc.start()
-    assert mine.recv() == (0, False, True)
+    assert mine.recv() == (0, False)
     proc.join()
 
 
