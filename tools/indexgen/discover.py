@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexgen.errors import UnsafePathError
-from indexgen.paths import is_inside
+from indexgen.paths import fs_relpath, is_inside
 from indexgen.source import module_name
 
 
@@ -139,3 +139,20 @@ def package_prefix(root: Path) -> str:
 def root_name_of(root: Path) -> str:
     """Name of a source root as used in page paths: its folder name."""
     return Path(os.path.realpath(root)).name if root.name in ("", ".", "..") else root.name
+
+
+def root_label(root: Path, base: Path) -> str:
+    """How a root is shown on pages.
+
+    A root that is a package shows as its package path (``torch/distributed/fsdp``), whatever
+    folder it is installed in; another root shows relative to ``base`` if inside it, else by
+    its folder name.  Never an absolute path.
+    """
+    prefix = package_prefix(root)
+    if prefix:
+        return prefix.replace(".", "/")
+    real_root, real_base = os.path.realpath(root), os.path.realpath(base)
+    if real_root != real_base and is_inside(real_root, real_base):
+        return fs_relpath(real_root, real_base)
+    return root_name_of(root)
+

@@ -18,15 +18,19 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-from pathlib import Path
 
 from indexgen import manifest as mf
 from indexgen import pageio
 from indexgen.analyze import Project
 from indexgen.collector import collector_paused
 from indexgen.config import Config, validate
-from indexgen.context import FolderInfo
-from indexgen.discover import SourceFile, discover, package_prefix, root_name_of, walk_python_files
+from indexgen.discover import (
+    SourceFile,
+    discover,
+    root_label,
+    root_name_of,
+    walk_python_files,
+)
 from indexgen.jobs import RenderInput, RenderSetup
 from indexgen.layout import MANIFEST_NAME, Layout
 from indexgen.model import (
@@ -34,8 +38,8 @@ from indexgen.model import (
     STATUS_EMPTY,
     FileSummary,
 )
-from indexgen.paths import fs_relpath, is_inside
-from indexgen.render_folder import render_folder_doc, render_folder_index
+from indexgen.paths import fs_relpath
+from indexgen.render_folder import folder_pages
 from indexgen.report import Report
 from indexgen.statcache import StatCache, stat_of
 from indexgen.team import Progress, Setup, Team
@@ -105,7 +109,7 @@ class Plan:
         for root in config.roots:
             self.sources += discover(root, exclude=(self.out,))
         self.layout = Layout(tuple(root_name_of(r) for r in config.roots),
-                             tuple(_label(root, config.base) for root in config.roots))
+                             tuple(root_label(root, config.base) for root in config.roots))
         self.settings = {"roots": list(self.layout.roots), "labels": list(self.layout.labels),
                          "tests": sorted(fs_relpath(t, config.base) for t in config.tests),
                          "max_bytes": config.max_bytes, "time_budget": config.time_budget}
@@ -241,7 +245,8 @@ class Plan:
     def render_folders(self) -> None:
         """Render and emit the folder pages, then let go of the summaries and the global
         pass (see :meth:`_release`)."""
-        self.folder_pages = _folder_pages(self.project, self.layout)
+        self.folder_pages = folder_pages(self.project.folders(), self.project.files,
+                                         self.layout)
         for page, text in self.folder_pages.items():
             self.statuses[page] = pageio.emit(self.out, page, text.encode(), self.write)
         self._release()
@@ -313,30 +318,3 @@ class Plan:
             else:
                 report.orphaned.append(page)
 
-
-def _label(root: Path, base: Path) -> str:
-    """How a root is shown on pages.
-
-    A root that is a package shows as its package path (``torch/distributed/fsdp``), whatever
-    folder it is installed in; another root shows relative to ``base`` if inside it, else by
-    its folder name.  Never an absolute path.
-    """
-    prefix = package_prefix(root)
-    if prefix:
-        return prefix.replace(".", "/")
-    real_root, real_base = os.path.realpath(root), os.path.realpath(base)
-    if real_root != real_base and is_inside(real_root, real_base):
-        return fs_relpath(real_root, real_base)
-    return root_name_of(root)
-
-
-def _folder_pages(project: Project, layout: Layout) -> dict[str, str]:
-    by_id: dict[tuple[str, str], FolderInfo] = {(i.root, i.relpath): i for i in project.folders()}
-    for root in layout.roots:
-        by_id.setdefault((root, ""), FolderInfo(root, ""))
-    pages = {}
-    for (root, rel), info in sorted(by_id.items()):
-        pages[layout.folder_index(root, rel)] = render_folder_index(info, project.files, by_id,
-                                                                    layout)
-        pages[layout.folder_doc(root, rel)] = render_folder_doc(info, project.files, layout)
-    return pages

@@ -150,3 +150,24 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
             out.append(f"- {link(code(posixpath.basename(src)), a)} → "
                        f"{link(code(posixpath.basename(dst)), b)} (line {line})")
     return "\n".join(out) + "\n"
+
+
+def folder_pages(folders: list[FolderInfo], files: dict[str, FileSummary], layout: Layout
+                 ) -> dict[str, str]:
+    """Both pages of every folder (``index.md`` and ``doc.md``), by page path.
+
+    Args:
+        folders: The folders of the build (:meth:`indexgen.analyze.Project.folders`).
+        files: Compact summaries by file key.
+        layout: Page paths of the build; each root gets pages even when it has no folder
+            entry of its own.
+    """
+    by_id: dict[tuple[str, str], FolderInfo] = {(i.root, i.relpath): i for i in folders}
+    for root in layout.roots:
+        by_id.setdefault((root, ""), FolderInfo(root, ""))
+    pages = {}
+    for (root, rel), info in sorted(by_id.items()):
+        pages[layout.folder_index(root, rel)] = render_folder_index(info, files, by_id,
+                                                                    layout)
+        pages[layout.folder_doc(root, rel)] = render_folder_doc(info, files, layout)
+    return pages
