@@ -58,7 +58,7 @@ def tune_worker() -> None:
     page text), so reference counting frees it; a collector pass could only walk the full
     summaries the worker holds for its renders, and the two or three young passes of a worker
     cost about 0.12 s each in a build of torch.  A cycle made by accident stays until the
-    worker exits at the end of the build.  Nothing is frozen either: a frozen object would
-    keep :func:`_promote` from running in the worker's paused blocks.
+    worker exits at the end of the build.  Nothing is frozen: with the collector off, the
+    worker's paused blocks have nothing to promote.
     """
     gc.disable()

@@ -53,11 +53,9 @@ def docs_ahead(summary: FileSummary, layout: Layout, tests_label: str) -> DocsAh
     :meth:`Page.doc_lines`, which decides whether the render may use each)."""
     page = Page(summary, FileContext(), layout, tests_label)
     found: DocsAhead = {}
-    asked: list[tuple[str, str]] = []
-    found[-1] = (render_doc(summary.doc, page.linker("", asked)), asked)
-    for i, d in enumerate(summary.definitions):
-        asked = []
-        found[i] = (render_doc(d.doc, page.linker(doc_scope(d), asked)), asked)
+    for position in range(-1, len(summary.definitions)):
+        asked: list[tuple[str, str]] = []
+        found[position] = (page._render_doc(position, asked), asked)
     return found
 
 
@@ -167,10 +165,16 @@ class Page:
             links = self.ctx.links
             if not any(links.get(target) or links.get(bare) for target, bare in asked):
                 return lines
+        return self._render_doc(position)
+
+    def _render_doc(self, position: int, asked: list[tuple[str, str]] | None = None
+                   ) -> list[str]:
+        """Render the docstring at ``position`` (as :meth:`doc_lines`) with this page's
+        links; ``asked`` as for :meth:`linker`."""
         if position < 0:
-            return render_doc(self.s.doc, self.linker())
+            return render_doc(self.s.doc, self.linker("", asked))
         d = self.s.definitions[position]
-        return render_doc(d.doc, self.linker(doc_scope(d)))
+        return render_doc(d.doc, self.linker(doc_scope(d), asked))
 
     def public_api(self) -> list[str]:
         """``__all__`` if the file defines it, else its top-level names without underscore."""

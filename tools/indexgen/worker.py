@@ -6,7 +6,7 @@ A worker answers each message ``(op, batch)`` of the calling process with the re
 global pass, which every render waits for (about a second of a cold build of torch, with the
 workers' cores free).  A worker spends that time on the part of each held file's render that no
 context changes (:func:`indexgen.jobs.prepare`: the source listing, the identifier index, the
-encoded summary), largest file first, checking for a message after each file; the render of a
+docstrings), largest file first, checking for a message after each file; the render of a
 file then only adds what depends on its context.
 
 Priority.  A worker runs :data:`NICENESS` steps below the calling process.  The global pass
@@ -70,11 +70,15 @@ class Store:
         decodes that text and writes it into the manifest as it is, and a string crosses
         the pipe at the cost of a copy, where the summary's records would be pickled one
         by one."""
+        return mf.summary_json(mf.encode_compact(self._hold(index)))
+
+    def _hold(self, index: int) -> FileSummary:
+        """Extract a source and keep its full summary and bytes for its render."""
         s = self.setup
         full, self.data[index] = extract(s.sources[index], s.max_bytes, s.time_budget)
         self.held[index] = full
         self.unprepared.append(index)
-        return mf.summary_json(mf.encode_compact(full))
+        return full
 
     def full(self, index: int) -> FileSummary:
         """A full summary not kept (test files: the global pass reads all of it)."""
@@ -100,8 +104,8 @@ class Store:
 
     def render(self, index: int, job: RenderInput) -> tuple:
         """Render both pages of a source (extracted first if this process does not hold it)."""
-        if index not in self.held:
-            self.extract(index)
+        if index not in self.held:  # its summary is not needed: the caller has it
+            self._hold(index)
         return render(self.held.pop(index), job, self.setup.render, self.data.pop(index, None),
                       self.prepared.pop(index, None))
 
