@@ -178,7 +178,7 @@ def reduce_scatter_copy_in(
     allocate=None,
 ) -> tuple[BufferPlan, torch.Tensor]:
     """Build the reduce-scatter input: row ``i`` holds rank ``i``'s chunk of every grad,
-    in one ``dtype`` (a sum needs one: see :mod:`fsdp_ref.reduction` for mixed dtypes).
+    in one ``dtype`` (a sum needs one: see :mod:`fsdp_ref.reduce` for mixed dtypes).
 
     A ``None`` grad (a parameter unused on this rank) contributes zeros.
     """

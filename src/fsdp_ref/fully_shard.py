@@ -21,7 +21,13 @@ from torch.distributed.tensor import DTensor, Shard
 
 from . import clean_exit, loading
 from .api import CPUOffloadPolicy, DataParallelMeshDims, MixedPrecisionPolicy, OffloadPolicy
-from .mesh import check_reshard_after_forward, default_mesh, mesh_info_for
+from .group_state import GroupSettings
+from .mesh import (
+    check_reshard_after_forward,
+    default_mesh,
+    mesh_info_for,
+    post_forward_mesh_info,
+)
 from .module import FSDPModule
 from .param import FSDPParam, ParamRef
 from .param_group import FSDPParamGroup
@@ -120,9 +126,12 @@ def fully_shard(
         setattr(fsdp_param.sharded_param, _MANAGED, True)
         fsdp_params.append(fsdp_param)
     if fsdp_params:
-        state.group = FSDPParamGroup(
-            fsdp_params, info, device, state.name, reshard_after_forward, state.comm_ctx
+        settings = GroupSettings(
+            post_forward_mesh_info=post_forward_mesh_info(reshard_after_forward, info),
+            auto_reshard_after_forward=reshard_after_forward is None,
         )
+        state.group = FSDPParamGroup(fsdp_params, info, device, state.name, settings,
+                                     state.comm_ctx)
     _move_buffers(modules, device)
     for m in modules:
         cls = type(m)

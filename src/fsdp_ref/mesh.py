@@ -220,16 +220,21 @@ def check_reshard_after_forward(value: object, shard_size: int) -> None:
         )
 
 
-def post_forward_mesh_info(reshard_after_forward: int, info: MeshInfo) -> MeshInfo | None:
-    """The mesh to keep parameters on between forward and backward for an int
-    ``reshard_after_forward`` k (checked by :func:`check_reshard_after_forward`).
+def post_forward_mesh_info(reshard_after_forward: bool | int | None,
+                           info: MeshInfo) -> MeshInfo | None:
+    """Where parameters live between forward and backward, for a ``reshard_after_forward``
+    that :func:`check_reshard_after_forward` accepted: the one place it is resolved.
 
-    ``1`` keeps them unsharded (``None``), the shard size reshards fully (``info``), any
-    other divisor reshards to groups of k consecutive shard ranks (a new 2-D mesh, whose
-    process groups every rank creates here), so the backward all-gather spans only k.
+    ``True`` and ``None`` reshard fully (``info``; the root's lazy init turns ``None`` into
+    ``False`` for the root alone), ``False`` and ``1`` keep them unsharded (``None``), the
+    shard size reshards fully, any other divisor k reshards to groups of k consecutive
+    shard ranks: a new 2-D mesh, whose process groups every rank creates here, so the
+    backward all-gather spans only k.
     """
     k = reshard_after_forward
-    if k == 1:
+    if k is None or k is True:
+        return info
+    if k is False or k == 1:
         return None
     if k == info.shard_size:
         return info

@@ -22,6 +22,7 @@ import torch.distributed as dist
 import torch.nn as nn
 
 from .api import AllGather, ReduceScatter
+from .mesh import post_forward_mesh_info
 from .param_group import FSDPParamGroup
 from .state import FSDPState, get_state
 from .streams import Event
@@ -202,7 +203,10 @@ class FSDPModule:
                 f"reshard_after_forward must be a bool here, got {reshard_after_forward!r}"
             )
         for group in self._recursive_groups(recurse):
-            group.settings.reshard_after_forward = reshard_after_forward
+            group.settings.post_forward_mesh_info = post_forward_mesh_info(
+                reshard_after_forward, group.mesh_info
+            )
+            group.settings.auto_reshard_after_forward = False
 
     def set_reshard_after_backward(self, reshard_after_backward: bool, *, recurse: bool = True):
         """Whether to free unsharded parameters after backward (``False`` keeps them for
@@ -221,13 +225,13 @@ class FSDPModule:
     def set_modules_to_forward_prefetch(self, modules: list[FSDPModule]) -> None:
         """All-gather ``modules`` right after this module's pre-forward all-gather."""
         _check_fsdp_modules(modules)
-        self._get_fsdp_state().forward_prefetch = [m._get_fsdp_state() for m in modules]
+        self._get_fsdp_state().set_prefetch("forward", [m._get_fsdp_state() for m in modules])
 
     def set_modules_to_backward_prefetch(self, modules: list[FSDPModule]) -> None:
         """All-gather ``modules`` right after this module's pre-backward all-gather
         (replaces the implicit prefetch of the previous module in forward order)."""
         _check_fsdp_modules(modules)
-        self._get_fsdp_state().backward_prefetch = [m._get_fsdp_state() for m in modules]
+        self._get_fsdp_state().set_prefetch("backward", [m._get_fsdp_state() for m in modules])
 
     def set_post_optim_event(self, event: torch.Event) -> None:
         """Order the next forward's all-gathers after ``event`` (recorded after the
@@ -254,19 +258,29 @@ class FSDPModule:
             group.settings.custom_reduce_scatter = comm
 
     def set_all_reduce_hook(
-        self, hook: Callable[[torch.Tensor], None], *, stream: Any = None
+        self, hook: Callable[[torch.Tensor], None], *, stream: torch.Stream | None = None
     ) -> None:
         """Run ``hook(reduced_grad_shard)`` on each reduced gradient shard, in place.
 
         Plain FSDP: the hook gets the reduce-scatter output (e.g. to all-reduce it across
-        another dimension yourself). HSDP: it gets the output of the native all-reduce
-        across replicas and runs on the all-reduce stream. Either way it runs before the
-        division by the data-parallel size.
+        another dimension yourself) and runs on ``stream`` if given, ordered after the
+        reduce-scatter and before the division by events (on CPU, where FSDP runs without
+        streams, ``stream`` is ignored: everything is ordered by the host). HSDP: it gets
+        the output of the native all-reduce across replicas and runs on the all-reduce
+        stream, so ``stream`` must not be given. Either way it runs before the division by
+        the data-parallel size.
+
+        Raises:
+            ValueError: ``stream`` given for a group under HSDP.
         """
         for group in self._groups():
             if stream is not None and group.mesh_info.is_hsdp:
-                raise ValueError("stream cannot be set when using HSDP (native all-reduce stream)")
+                raise ValueError(
+                    "stream cannot be set when using native HSDP: the hook runs on the "
+                    "internal all-reduce stream; call set_all_reduce_hook(hook) without stream"
+                )
             group.settings.all_reduce_hook = hook
+            group.settings.all_reduce_hook_stream = stream
 
     def set_reduce_scatter_max_input_buffers(
         self, max_input_buffers: int, *, recurse: bool = True

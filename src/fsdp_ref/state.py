@@ -8,12 +8,14 @@ at most one :class:`~fsdp_ref.param_group.FSDPParamGroup` and drives it from hoo
 * forward hook      -> group post-forward, output casting, pre-backward tensor hooks;
 * tensor hook on an output's gradient -> group pre-backward, explicit backward prefetch,
   and (once per backward) queue the root's final callback;
-* final callback    -> post-backward for groups autograd never reached, then wait for all
-  reductions and reset the per-iteration state.
+* final callback    -> post-backward for groups autograd never reached, then the end of
+  the iteration: finish every reduction, forget the order (:meth:`FSDPState._end_iteration`,
+  which ``reset_iter_state`` runs too, after an exception).
 
 The *root* is the state whose module runs forward first; at that moment every
 ``fully_shard`` call has been made, so the root can find all states below it and give
-them one shared :class:`~fsdp_ref.streams.CommContext` and :class:`IterContext`.
+them one shared :class:`~fsdp_ref.comm_context.CommContext` and :class:`IterContext`
+(whose :class:`~fsdp_ref.order.Order` says which group to prefetch).
 
 It is a little over the house's ~300 lines because the root's lazy initialization, the
 check that ranks agree on the model, and the hooks that PyTorch calls belong to one object
@@ -33,9 +35,11 @@ from torch.autograd import Variable
 from torch.utils._pytree import tree_map
 
 from .api import MixedPrecisionPolicy
+from .comm_context import CommContext
 from .group_state import TrainingState
+from .order import Order
 from .param_group import FSDPParamGroup
-from .streams import CommContext, Event
+from .streams import Event
 
 __all__ = ["FSDPState", "IterContext", "get_state"]
 
@@ -49,9 +53,14 @@ def get_state(module: nn.Module) -> FSDPState | None:
 
 @dataclass
 class IterContext:
-    """Per-root state shared by every FSDP state under it."""
+    """Per-root state shared by every FSDP state under it.
+
+    Attributes:
+        order: the run order of the groups and the explicit prefetch lists.
+    """
 
     all_states: list[FSDPState] = field(default_factory=list)
+    order: Order = field(default_factory=Order)
     iter_forward_root: FSDPState | None = None
     post_optim_event: Event | None = None
     is_last_backward: bool = True
@@ -82,8 +91,6 @@ class FSDPState:
         self.is_root: bool | None = None
         self.iter_ctx = IterContext()
         self.comm_ctx = CommContext()
-        self.forward_prefetch: list[FSDPState] = []
-        self.backward_prefetch: list[FSDPState] = []
         self._modules_to_run: set[int] = set()
         for module in modules:
             module.__dict__[_STATE_ATTR] = self
@@ -136,6 +143,8 @@ class FSDPState:
         """Join ``root``'s iteration: its contexts, and names from the root's model."""
         self.is_root = self is root
         self.name = path
+        if self.iter_ctx is not root.iter_ctx:
+            root.iter_ctx.order.adopt(self.iter_ctx.order)  # explicit prefetch lists
         self.iter_ctx = root.iter_ctx
         self.use_comm_ctx(root.comm_ctx)
         root.iter_ctx.all_states.append(self)
@@ -179,6 +188,12 @@ class FSDPState:
 
     # ---- forward -------------------------------------------------------------------
 
+    def set_prefetch(self, direction: str, targets: list[FSDPState]) -> None:
+        """All-gather ``targets``' groups right after this state's own all-gather in
+        ``direction`` (``"forward"`` or ``"backward"``), instead of the implicit choice."""
+        groups = [t.group for t in targets if t.group is not None]
+        self.iter_ctx.order.set_explicit(direction, self, groups)
+
     def _pre_forward(self, module: nn.Module, args: tuple, kwargs: dict):
         self.lazy_init()
         root_ctx = self.iter_ctx
@@ -187,19 +202,18 @@ class FSDPState:
             self._root_pre_forward()
         if self.mp_policy.cast_forward_inputs and self.mp_policy.param_dtype is not None:
             args, kwargs = _cast_floats((args, kwargs), self.mp_policy.param_dtype)
-        if self.group is None:
+        group = self.group
+        if group is None:
             return args, kwargs
         if not self._modules_to_run:
             self._modules_to_run = {id(m) for m in self.modules}
-            args, kwargs = self.group.pre_forward(args, kwargs)
-            if not self.forward_prefetch:
-                self.group.prefetch_next_forward()
-            for target in self.forward_prefetch:
-                if target.group is not None:
-                    target.group.prefetch("forward")
-        elif not self.group.is_unsharded:
+            root_ctx.order.ran_pre_forward(group)
+            args, kwargs = group.pre_forward(args, kwargs)
+            for target in root_ctx.order.forward_targets(self, [group]):
+                target.prefetch("forward")
+        elif not group.is_unsharded:
             # Another module of a grouped fully_shard([a, b]) after a reshard.
-            args, kwargs = self.group.pre_forward(args, kwargs)
+            args, kwargs = group.pre_forward(args, kwargs)
         return args, kwargs
 
     def _root_pre_forward(self) -> None:
@@ -216,20 +230,20 @@ class FSDPState:
             ctx.all_gather_copy_in.wait_stream(ctx.current(), "copy_in_after_optim")
 
     def _post_forward(self, module: nn.Module, args: Any, output: Any) -> Any:
+        iter_ctx = self.iter_ctx
         if self.group is not None:
             self._modules_to_run.discard(id(module))
             if not self._modules_to_run:
+                iter_ctx.order.ran_post_forward(self.group)
                 self.group.post_forward()
         if self.mp_policy.output_dtype is not None:
             output = _cast_floats(output, self.mp_policy.output_dtype)
         if torch.is_grad_enabled():
             for t in _grad_tensors(output):
                 t.register_hook(self._pre_backward)
-        if self.iter_ctx.iter_forward_root is self:
-            self.iter_ctx.iter_forward_root = None
-            # The order this forward ran in drives the next forward's implicit prefetch.
-            self.comm_ctx.last_forward_order = self.comm_ctx.forward_order
-            self.comm_ctx.forward_order = []
+        if iter_ctx.iter_forward_root is self:
+            iter_ctx.iter_forward_root = None
+            iter_ctx.order.end_forward()
         return output
 
     # ---- backward ------------------------------------------------------------------
@@ -240,17 +254,15 @@ class FSDPState:
             ctx.final_callback_queued = True
             root = next(s for s in ctx.all_states if s.is_root)
             Variable._execution_engine.queue_callback(root._final_callback)
-        if self.group is not None:
-            self.group.pre_backward(prefetch=not self.backward_prefetch)
-        for target in self.backward_prefetch:
-            if target.group is not None:
-                target.group.prefetch("backward")
+        ran = self.group.pre_backward() if self.group is not None else False
+        for target in ctx.order.backward_targets(self, self.group, ran):
+            target.prefetch("backward")
         return grad
 
     def _final_callback(self) -> None:
-        """End of backward (root only): reduce what autograd did not reach, then wait."""
+        """End of backward (root only): reduce what autograd did not reach, then end the
+        iteration if this was the last backward before the optimizer step."""
         ctx = self.iter_ctx
-        ctx.final_callback_queued = False
         groups = [s.group for s in reversed(ctx.all_states) if s.group is not None]
         for group in groups:
             if group.training_state != TrainingState.POST_BACKWARD and (
@@ -261,30 +273,36 @@ class FSDPState:
             elif group.is_unsharded and group.settings.reshard_after_backward:
                 group.reshard()
             group.training_state = TrainingState.IDLE
-        for state in ctx.all_states:
-            state._modules_to_run.clear()
-        if ctx.is_last_backward:
-            self.comm_ctx.finish_reductions()
-            # Nothing gathered outlives the step: drop the last all-gather output too.
-            self.comm_ctx.release_all_gather_output()
-            self.comm_ctx.post_forward_order.clear()
-            for group in groups:
-                group.end_iteration()
+        self._end_iteration(aborted=False)
 
     def reset_iter_state(self) -> None:
         """Bring every state under this root back to idle after an exception."""
-        ctx = self.iter_ctx
-        ctx.iter_forward_root = None
+        self._end_iteration(aborted=True)
+
+    def _end_iteration(self, aborted: bool) -> None:
+        """The end of an iteration, after the last backward or after an exception.
+
+        After a backward that is not the last before the optimizer step
+        (``set_is_last_backward(False)``) only the modules' forward bookkeeping is
+        cleared: reductions stay in flight into the next backward. At the real end, every
+        reduction is finished (or, after an exception, completed without being used so
+        no rank is left waiting, and every group is reset), the iteration's order is
+        forgotten, and the last all-gather output is dropped: nothing gathered or reduced
+        outlives the step.
+        """
+        ctx, comm = self.iter_ctx, self.comm_ctx
         ctx.final_callback_queued = False
-        # Complete in-flight reductions so no rank is left waiting, then drop them.
-        self.comm_ctx.abandon_reductions()
+        if aborted:
+            ctx.iter_forward_root = None
+            comm.reductions.abandon()
         for state in ctx.all_states:
             state._modules_to_run.clear()
-            if state.group is not None:
+            if aborted and state.group is not None:
                 state.group.reset()
-        self.comm_ctx.post_forward_order.clear()
-        self.comm_ctx.forward_order = []
-        self.comm_ctx.release_all_gather_output()
+        if aborted or ctx.is_last_backward:
+            comm.reductions.finish()  # (none left after abandon)
+            ctx.order.end_iteration(aborted)
+            comm.output.release(comm)
 
 
 def _describe_difference(mine: list, theirs: list, other_rank: int) -> str:

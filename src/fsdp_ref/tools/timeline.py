@@ -35,19 +35,19 @@ from typing import Any
 import torch
 
 from ..recorder import TraceEvent
-from ..streams import CommContext, Stream
+from ..streams import CommStreams, Stream
 
 __all__ = ["STREAMS", "figure_style", "main", "record_step", "render_svg", "svg_text"]
 
 
 def _stream_names() -> tuple[str, ...]:
-    ctx = CommContext()
+    ctx = CommStreams()
     return (ctx.current().name,
             *(value.name for value in vars(ctx).values() if isinstance(value, Stream)))
 
 
 STREAMS: tuple[str, ...] = _stream_names()
-"""Every stream of the protocol: compute, then :class:`~fsdp_ref.streams.CommContext`'s
+"""Every stream of the protocol: compute, then :class:`~fsdp_ref.streams.CommStreams`'s
 side streams in the order it creates them. These are the names the recorder logs and
 the rows of every timeline figure (this one and the design pages' model)."""
 
