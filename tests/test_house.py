@@ -89,3 +89,73 @@ def test_long_module_says_why_at_its_top(path: Path):
         "along its concepts, or say at the top of its module docstring why it is longer "
         "than the house's ~300 lines"
     )
+
+
+def _local_imports(path: Path, root: Path, package: str) -> set[str]:
+    """Modules of ``package`` (whose folder is ``root``) that ``path`` imports, type-only
+    imports included (every ``import`` statement anywhere in the file, ``if
+    TYPE_CHECKING:`` blocks too). ``from . import x`` names the submodule ``x`` only: a
+    parent package is initialized before any of its modules, never by them."""
+    module = ".".join(path.relative_to(root.parent).with_suffix("").parts)
+    if path.name == "__init__.py":
+        module = module.rsplit(".", 1)[0]
+        base = module
+    else:
+        base = module.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = base.rsplit(".", node.level - 1)[0] if node.level > 1 else base
+                target = f"{anchor}.{node.module}" if node.module else anchor
+                names = [f"{target}.{a.name}" for a in node.names]
+                names += [target] if node.module else []
+            else:
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            found.update(n for n in names if n.startswith(package))
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith(package))
+    return found
+
+
+def import_cycle(root: Path, package: str) -> list[str] | None:
+    """One import cycle among the modules under ``root`` (a package), or ``None``."""
+    files = {".".join(p.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in root.rglob("*.py")}
+    graph = {m: {t for t in _local_imports(p, root, package) if t in files and t != m}
+             for m, p in files.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                return stack[stack.index(t):] + [t]
+            if t not in state and (cycle := visit(t)):
+                return cycle
+        stack.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state and (cycle := visit(m)):
+            return cycle
+    return None
+
+
+def test_import_cycle_finder_finds_a_type_only_cycle(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from .b import B\n")
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from .a import A\n")
+    assert import_cycle(pkg, "pkg") == ["pkg.a", "pkg.b", "pkg.a"]
+    (pkg / "b.py").write_text("B = 1\n")
+    assert import_cycle(pkg, "pkg") is None
+
+
+def test_no_import_cycle_in_the_library():
+    assert import_cycle(CORE, "fsdp_ref") is None
