@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from pathlib import Path
 
@@ -159,3 +160,14 @@ def test_import_cycle_finder_finds_a_type_only_cycle(tmp_path):
 
 def test_no_import_cycle_in_the_library():
     assert import_cycle(CORE, "fsdp_ref") is None
+
+
+def test_the_package_docstring_maps_every_module():
+    """``fsdp_ref/__init__.py``'s module map names every module of the library (and the
+    subpackages), and nothing that does not exist."""
+    doc = ast.get_docstring(ast.parse((CORE / "__init__.py").read_text()))
+    named = set(re.findall(r":mod:`fsdp_ref\.([\w.]+)`", doc))
+    modules = {p.stem for p in CORE.glob("*.py") if p.name != "__init__.py"}
+    packages = {p.parent.name for p in CORE.glob("*/__init__.py")}
+    assert modules <= named, f"modules missing from the map: {sorted(modules - named)}"
+    assert named <= modules | packages, f"not modules: {sorted(named - modules - packages)}"

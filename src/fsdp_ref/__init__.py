@@ -14,21 +14,35 @@ Drop-in usage: replace ``from torch.distributed.fsdp import fully_shard`` with
     optim = torch.optim.AdamW(model.parameters())
     loss = model(tokens).sum(); loss.backward(); optim.step()
 
-Modules, one concept each:
+Modules, one concept each, from the entry point down to pure functions:
 
 * :mod:`fsdp_ref.fully_shard`: the entry point: validation and grouping;
+* :mod:`fsdp_ref.module`: the ``FSDPModule`` methods users call;
+* :mod:`fsdp_ref.state`: when things happen: the module hooks, the root's lazy init, the
+  end-of-backward callback and the end of an iteration;
+* :mod:`fsdp_ref.order`: the order groups run in, and which one to prefetch;
+* :mod:`fsdp_ref.param_group`: one group's state machine (unshard, reshard, the hooks of
+  forward and backward);
+* :mod:`fsdp_ref.group_state`: the group's states, allowed transitions and settings;
+* :mod:`fsdp_ref.all_gather`: a group's all-gather: copy-in, collective, wait, copy-out,
+  and the deferred free of its output;
+* :mod:`fsdp_ref.reduce`: a group's reduction: reduce-scatter, HSDP all-reduce, division,
+  gradient assignment, and the queue of reductions in flight;
+* :mod:`fsdp_ref.comm_context`: what the groups under one root share to communicate;
 * :mod:`fsdp_ref.param`: one parameter's sharded and unsharded faces;
-* :mod:`fsdp_ref.param_group`: one group's unshard / reshard / reduce transitions;
-* :mod:`fsdp_ref.state`: hooks, the root, and the end-of-backward callback;
-* :mod:`fsdp_ref.collectives` and :mod:`fsdp_ref.layout`: pure buffer math and the
-  all-gather / reduce-scatter / all-reduce calls;
-* :mod:`fsdp_ref.streams`: streams, events, where device streams come from, and the
-  recorder that logs their ordering;
-* :mod:`fsdp_ref.mesh`: reading a ``DeviceMesh`` (FSDP, HSDP, ``dp_mesh_dims``);
+* :mod:`fsdp_ref.extensions`: the ``fsdp_pre_all_gather`` / ``fsdp_post_all_gather``
+  contract of tensor subclasses (NF4, float8);
 * :mod:`fsdp_ref.spmd`: the DTensor placements of tensor-parallel parameters, sharded
   and unsharded (FSDP on top of TP);
-* :mod:`fsdp_ref.module`: the ``FSDPModule`` methods;
-* :mod:`fsdp_ref.api`: the policy dataclasses;
+* :mod:`fsdp_ref.mesh`: reading a ``DeviceMesh`` (FSDP, HSDP, ``dp_mesh_dims``) and
+  resolving ``reshard_after_forward``;
+* :mod:`fsdp_ref.collectives`, :mod:`fsdp_ref.buffer_plan` and :mod:`fsdp_ref.layout`:
+  the all-gather / reduce-scatter / all-reduce calls and the pure buffer and shard math
+  around them;
+* :mod:`fsdp_ref.streams`: streams, events and where device streams come from;
+* :mod:`fsdp_ref.recorder`: the log of every stream operation that tests, figures and
+  the race detector read;
+* :mod:`fsdp_ref.api`: the policy dataclasses and communication hooks;
 * :mod:`fsdp_ref.loading` and :mod:`fsdp_ref.staged_load`: all-or-nothing
   ``load_state_dict`` and DCP checkpoint loads;
 * :mod:`fsdp_ref.debug`: the debug mode that names mismatched and stalled collectives;

@@ -47,6 +47,7 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.distributed.device_mesh import DeviceMesh
 
+from .buffer_plan import allocate_storage, free_storage
 from .layout import ShardLayout
 from .mesh import MeshInfo
 
@@ -65,7 +66,7 @@ def find_extension(local: torch.Tensor, fqn: str, shard_dim: int) -> Extension |
             the two above, a post hook without ``out=``, or a shard dim other than 0.
     """
     has_pre, has_post = hasattr(local, PRE), hasattr(local, POST)
-    what = f"{fqn or 'a parameter'} ({type(local).__name__})"
+    what = f"{fqn} ({type(local).__name__})"
     if has_pre != has_post:
         present, missing = (PRE, POST) if has_pre else (POST, PRE)
         raise ValueError(
@@ -137,14 +138,14 @@ class Extension:
             inputs, self.metadata = getattr(local, PRE)(mesh)
         if not inputs or not all(isinstance(t, torch.Tensor) for t in inputs):
             raise TypeError(
-                f"{PRE} of {fqn or 'a parameter'} returned {type(inputs).__name__} "
+                f"{PRE} of {fqn} returned {type(inputs).__name__} "
                 f"{inputs!r:.80}; it must return (inputs, metadata) with inputs a non-empty "
                 "tuple of tensors"
             )
         sizes = [t.size() for t in inputs]
         if self.sizes is not None and sizes != self.sizes:
             raise RuntimeError(
-                f"{PRE} of {fqn or 'a parameter'} returned inputs of sizes "
+                f"{PRE} of {fqn} returned inputs of sizes "
                 f"{[tuple(s) for s in sizes]}, but {[tuple(s) for s in self.sizes]} at the "
                 "first all-gather; the other ranks all-gather the old sizes, so the sizes "
                 "must stay fixed"
@@ -158,10 +159,7 @@ class Extension:
         if not self.outputs:
             self.outputs = [torch.empty(world_size * s.numel(), dtype=d, device=device)
                             for s, d in self.last_inputs]
-        for t in (*self.outputs, *self.inner):
-            nbytes = t.numel() * t.element_size()
-            if t.untyped_storage().size() != nbytes:
-                t.untyped_storage().resize_(nbytes)
+        allocate_storage((*self.outputs, *self.inner))
         return self.outputs
 
     def post_all_gather(self, local, param_dtype, out: nn.Parameter | None):
@@ -180,13 +178,7 @@ class Extension:
 
     def free(self) -> None:
         """Release the outputs' and inner tensors' memory; the tensor objects stay."""
-        for t in (*self.outputs, *self.inner):
-            t.untyped_storage().resize_(0)
-
-    @property
-    def is_allocated(self) -> bool:
-        """Whether the outputs currently hold memory."""
-        return any(t.untyped_storage().size() > 0 for t in self.outputs)
+        free_storage((*self.outputs, *self.inner))
 
 
 def input_problems(
@@ -239,7 +231,7 @@ def agree_on_inputs(params: Sequence, group: dist.ProcessGroup | None) -> None:
     problems = [
         problem
         for k, p in enumerate(exts)
-        for problem in input_problems(p.fqn or "?", p.layout, [rank[k] for rank in everyone])
+        for problem in input_problems(p.fqn, p.layout, [rank[k] for rank in everyone])
     ]
     if problems:
         raise ValueError("the FSDP all-gather extension was misused: " + "; ".join(problems))

@@ -109,19 +109,8 @@ def fully_shard(
     fsdp_params = []
     for param, refs, fqn in _unmanaged_params(modules, ignored):
         shard_dim = _shard_dim(shard_placement_fn, param)
-        fsdp_param = FSDPParam(
-            param,
-            refs,
-            info,
-            device,
-            shard_dim=shard_dim,
-            param_dtype=mp_policy.param_dtype,
-            reduce_dtype=mp_policy.reduce_dtype,
-            offload_to_cpu=offload,
-            pin_memory=pin,
-            fqn=fqn,
-            mp_policy=mp_policy,
-        )
+        fsdp_param = FSDPParam(param, refs, fqn, info, device, mp_policy, shard_dim=shard_dim,
+                               offload_to_cpu=offload, pin_memory=pin)
         setattr(param, _MANAGED, True)
         setattr(fsdp_param.sharded_param, _MANAGED, True)
         fsdp_params.append(fsdp_param)
