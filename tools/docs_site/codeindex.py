@@ -236,14 +236,16 @@ class CodeIndex:
                                      if q.count(".") >= depth - 1}
         return self._suffixes[depth]
 
-    def match(self, path: str) -> list[str]:
-        """Repository and torch paths equal to ``path`` or ending with ``/path`` (``*``
-        and ``?`` match as in :mod:`fnmatch`)."""
+    def match(self, path: str, torch: str = "torch/") -> list[str]:
+        """Paths equal to ``path`` or ending with ``/path`` (``*`` and ``?`` match as in
+        :mod:`fnmatch`): the repository's, and torch's under the folder ``torch``."""
         if any(c in path for c in "*?["):
-            return [p for p in self.paths
+            hits = [p for p in self.paths
                     if fnmatch.fnmatch(p, path) or fnmatch.fnmatch(p, "*/" + path)]
-        return [p for p in self.by_base.get(path.rpartition("/")[2], [])
-                if p == path or p.endswith("/" + path)]
+        else:
+            hits = [p for p in self.by_base.get(path.rpartition("/")[2], [])
+                    if p == path or p.endswith("/" + path)]
+        return [p for p in hits if not p.startswith("torch/") or p.startswith(torch)]
 
 
 def _walk(root: Path, prefix: str) -> set[str]:

@@ -37,8 +37,10 @@ code) are never read.
 4. **A test name** ``test_x`` (``*`` allowed) must be a test function under ``tests/``.
 5. **A path**: text with a ``/`` whose first part is a top-level entry of the
    repository, a folder of its code (``fsdp_ref``, ``sanitizer``) or ``torch``; or a
-   bare ``name.py``. It exists when a file or folder of the repository or of the
-   installed torch ends with it (``fsdp_ref/streams.py``). ``*`` and ``{a,b}`` are
+   bare ``name.py``. It exists when a file or folder of the repository ends with it
+   (``fsdp_ref/streams.py``); one starting ``torch/`` is looked up in the installed
+   torch, and a bare name also in torch's ``torch/distributed/fsdp/`` (the upstream the
+   pages compare with: ``_fsdp_param_group.py``). ``*`` and ``{a,b}`` are
    expanded; a ``#fragment`` or ``:line`` is dropped; ``path::name`` also needs ``name``
    defined in that file. Other paths are placeholders (``ROOT/a/b.py``) or pages of the
    built site (``api/**``) and are not checked.
@@ -70,6 +72,7 @@ __all__ = ["Finding", "check_page", "check_pages", "pages"]
 ALIASES = {"nn": "torch.nn", "F": "torch.nn.functional", "dist": "torch.distributed",
            "dcp": "torch.distributed.checkpoint",
            "FSDP": "torch.distributed.fsdp.FullyShardedDataParallel"}
+UPSTREAM = "torch/distributed/fsdp/"
 EXTENSIONS = {"py", "md", "json", "toml", "yml", "yaml", "svg", "js", "css", "txt", "cfg",
               "sh", "html"}
 _ID = r"[A-Za-z_]\w*"
@@ -140,15 +143,18 @@ def _path(index: CodeIndex, text: str, needs_ext: bool = False):
     if (slash and path.split("/")[0] not in index.roots) or (not slash and ext != "py") or (
             needs_ext and ext not in EXTENSIONS):
         return None
+    # torch's files: any under an explicit torch/...; a bare name only from upstream FSDP
+    torch = "torch/" if path.split("/")[0] == "torch" else "-" if slash else UPSTREAM
     alts = [path]
     if m := re.search(r"\{([^}]*)\}", path):
         alts = [path[:m.start()] + alt + path[m.end():] for alt in m.group(1).split(",")]
-    if not all(index.match(alt) for alt in alts):
+    if not all(index.match(alt, torch) for alt in alts):
         depth = path.count("/") + 1
-        return (False, near(path, {"/".join(p.split("/")[-depth:]) for p in index.paths}),
-                "is no file of the repository or of torch")
+        return (False, near(path, {"/".join(p.split("/")[-depth:]) for p in index.paths
+                                   if not p.startswith("torch/") or p.startswith(torch)}),
+                "is no file of the repository" + (" or of torch" if torch != "-" else ""))
     if names:
-        defined = {d for hit in index.match(path) for d in defs_in(index.repo / hit)}
+        defined = {d for hit in index.match(path, torch) for d in defs_in(index.repo / hit)}
         ok = bool(fnmatch.filter(defined, names))
         return ok, None if ok else near(names, defined), f"names nothing defined in {path}"
     return True, None, ""
