@@ -203,6 +203,9 @@ class CodeIndex:
                 out.append(qual)
             elif kind in ("module", "class") and f"{qual}.{rest[0]}" in self.defs:
                 out += self.resolve(f"{qual}.{rest[0]}", rest[1:], depth + 1)
+            elif kind == "module":  # from x import *
+                for _, star in self.defs.get(f"{qual}.*", []):
+                    out += self.resolve(str(star)[:-2], rest, depth + 1)
             if rest and kind in ("class", "instance"):
                 mod, exprs = data if kind == "class" else (data[0], [data[1]])
                 for expr in exprs:  # an instance's class, a class's bases

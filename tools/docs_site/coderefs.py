@@ -10,8 +10,9 @@ library looked up in the installed modules.
 The rules, tried in this order on each backticked text. Fenced code blocks (example user
 code) are never read.
 
-1. **A dotted name** ``a.b.c`` (a call ``a.b(...)`` is checked as ``a.b``) is checked
-   when its first part ``a`` anchors it:
+1. **A dotted name** ``a.b.c`` (a call ``a.b(...)`` is checked as ``a.b``; a file name
+   such as ``fully_shard.py`` is a path, rule 5) is checked when its first part ``a``
+   anchors it:
 
    * one of our top packages (``fsdp_ref``, ``indexgen``, ``docs_site``, ``tests``),
      ``torch`` or a customary alias of it (``nn``, ``F``, ``dist``, ``dcp``, ``FSDP``),
