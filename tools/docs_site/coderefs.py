@@ -132,7 +132,11 @@ def _name(index: CodeIndex, parts: list[str], called: bool):
     if not found and any(members(cls, a, rest)[0] for cls in torch_cls):
         found = [text]
     close = next((n for cls in torch_cls if (n := members(cls, a, rest)[1])), None)
-    return bool(found), found, None if found else close or near(text, index.suffixes(len(parts)))
+    if not found and not close:  # the same last name elsewhere (a move) before a near one
+        names = index.suffixes(len(parts))
+        close = near(text, [n for n in names if n.rpartition(".")[2] == parts[-1]])
+        close = close or near(text, names)
+    return bool(found), found, close
 
 
 def _path(index: CodeIndex, text: str, needs_ext: bool = False):
