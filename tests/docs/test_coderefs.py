@@ -174,8 +174,8 @@ Placeholders and site pages: `ROOT/a/b/name.py`, `pkg/__init__.py`, `api/**`, `O
 `name.py_docs.md#L42`, `a/b/doc.md`, `/proc/<pid>/task`, `1/N`.
 
 ```python
-from fsdp_ref.no_such_module import nothing
-no_such.thing.here()
+from fsdp_ref.no_such_module import nothing  # see `fsdp_ref.no_such_module`
+no_such.thing.here()  # `src/fsdp_ref/no_such.py`
 ```
 
     indented text is prose here, and `so_is.this` (no module `so_is`).
