@@ -24,6 +24,8 @@ Modules, one concept each, from the entry point down to pure functions:
 * :mod:`fsdp_ref.param_group`: one group's state machine (unshard, reshard, the hooks of
   forward and backward);
 * :mod:`fsdp_ref.group_state`: the group's states, allowed transitions and settings;
+* :mod:`fsdp_ref.autograd_nodes`: the two identity nodes through which backward reaches
+  FSDP, before and after each module;
 * :mod:`fsdp_ref.all_gather`: a group's all-gather: copy-in, collective, wait, copy-out,
   and the deferred free of its output;
 * :mod:`fsdp_ref.reduce`: a group's reduction: reduce-scatter, HSDP all-reduce, division,

@@ -225,7 +225,7 @@ def agree_on_inputs(params: Sequence, group: dist.ProcessGroup | None) -> None:
         return
     mine = [[(tuple(s), str(d)) for s, d in p.extension.last_inputs] for p in exts]
     everyone = [mine]
-    if group is not None and dist.get_backend(group) != "fake":
+    if group is not None and group.size() > 1 and dist.get_backend(group) != "fake":
         everyone = [None] * group.size()
         dist.all_gather_object(everyone, mine, group=group)
     problems = [

@@ -119,8 +119,8 @@ def fully_shard(
             post_forward_mesh_info=post_forward_mesh_info(reshard_after_forward, info),
             auto_reshard_after_forward=reshard_after_forward is None,
         )
-        state.group = FSDPParamGroup(fsdp_params, info, device, state.name, settings,
-                                     state.comm_ctx)
+        state.groups = [FSDPParamGroup(fsdp_params, info, device, state.name, settings,
+                                       state.comm_ctx)]
     _move_buffers(modules, device)
     for m in modules:
         cls = type(m)

@@ -294,17 +294,18 @@ def adopt_assigned(module: nn.Module, incompatible_keys: Any) -> None:
     parameters (as after ``module.to(...)``), or the next unshard would gather, and
     re-register, the old ones."""
     state = get_state(module)
-    if state is None or state.group is None:
+    if state is None or not state.groups:
         return
-    replaced = False
-    for param in state.group.fsdp_params:
-        ref = param.refs[0]
-        if ref.module._parameters.get(ref.name) is not param.sharded_param:
-            with torch.no_grad():
-                param.reset_sharded_param()
-            replaced = True
-    if replaced:
-        state.group.refresh_after_apply()
+    for group in state.groups:
+        replaced = False
+        for param in group.fsdp_params:
+            ref = param.refs[0]
+            if ref.module._parameters.get(ref.name) is not param.sharded_param:
+                with torch.no_grad():
+                    param.reset_sharded_param()
+                replaced = True
+        if replaced:
+            group.refresh_after_apply()
 
 
 def register(modules: Iterable[nn.Module]) -> None:

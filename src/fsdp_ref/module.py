@@ -76,8 +76,7 @@ class FSDPModule:
         return state
 
     def _groups(self) -> list[FSDPParamGroup]:
-        group = self._get_fsdp_state().group
-        return [group] if group is not None else []
+        return list(self._get_fsdp_state().groups)
 
     def _fsdp_modules(self, recurse: bool) -> list[FSDPModule]:
         if not recurse:
@@ -352,14 +351,15 @@ class FSDPModule:
         # `to_empty`, `.to()` and `.double()` replace parameter tensors; re-adopt them.
         # Reshard first so the conversion applies to the sharded DTensors.
         state = get_state(self)  # type: ignore[arg-type]
-        if state is not None and state.group is not None:
-            state.group.reshard()
+        groups = state.groups if state is not None else []
+        for group in groups:
+            group.reshard()
         result = super()._apply(*args, **kwargs)  # type: ignore[misc]
-        if state is not None and state.group is not None:
+        for group in groups:
             with torch.no_grad():
-                for p in state.group.fsdp_params:
+                for p in group.fsdp_params:
                     p.reset_sharded_param()
-            state.group.refresh_after_apply()
+            group.refresh_after_apply()
         return result
 
 

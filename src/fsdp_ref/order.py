@@ -92,16 +92,19 @@ class Order:
                     targets.append(self.last_forward[index + 1])
         return targets
 
-    def backward_targets(self, source: object, group: FSDPParamGroup | None,
-                         ran: bool) -> list[FSDPParamGroup]:
-        """What to prefetch after ``source``'s pre-backward: its explicit list, else the
-        group that ran post-forward just before ``group``'s latest run, when ``group``'s
-        pre-backward ``ran`` now (it runs once per backward; that run is consumed)."""
+    def backward_targets(self, source: object, ran: list[FSDPParamGroup]
+                         ) -> list[FSDPParamGroup]:
+        """What to prefetch after ``source``'s pre-backward: its explicit list, else for
+        each group whose pre-backward ``ran`` now (once per backward; that run is
+        consumed), the group that ran post-forward just before its latest run."""
         explicit = self.explicit["backward"].get(source)
         if explicit:
             return explicit
-        runs = self._post_forward_at.get(group) if ran else None
-        if not runs:
-            return []
-        index = runs.pop()
-        return [self.post_forward[index - 1]] if index > 0 else []
+        targets = []
+        for group in ran:
+            runs = self._post_forward_at.get(group)
+            if runs:
+                index = runs.pop()
+                if index > 0:
+                    targets.append(self.post_forward[index - 1])
+        return targets

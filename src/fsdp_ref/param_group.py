@@ -29,6 +29,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .all_gather import Gatherer
+from .autograd_nodes import PostBackward
 from .comm_context import CommContext
 from .group_state import GroupSettings, ShardedState, TrainingState, check_transition
 from .layout import ShardLayout
@@ -219,7 +220,7 @@ class FSDPParamGroup:
         idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
         if not idx:
             return args, kwargs
-        outs = _PostBackward.apply(self, *(flat[i] for i in idx))
+        outs = PostBackward.apply(self.post_backward, *(flat[i] for i in idx))
         for i, t in zip(idx, outs):
             flat[i] = t
         return (tuple(flat), kwargs) if spec is None else tree_unflatten(flat, spec)
@@ -272,23 +273,3 @@ class FSDPParamGroup:
         self.reshard()
         self.reducer.partial = {}
         self.training_state = TrainingState.IDLE
-
-
-class _PostBackward(torch.autograd.Function):
-    """Identity on the module's inputs whose backward runs the group's post-backward.
-
-    Gradients w.r.t. a module's inputs are computed after the gradients w.r.t. its
-    parameters (autograd runs AccumulateGrad nodes first), so this is the point where the
-    group's gradients are complete. Modules whose inputs do not require grad (an
-    embedding on token ids) are handled by the root's final callback instead.
-    """
-
-    @staticmethod
-    def forward(ctx, group: FSDPParamGroup, *inputs: torch.Tensor):
-        ctx.group = group
-        return tuple(t.view_as(t) for t in inputs)
-
-    @staticmethod
-    def backward(ctx, *grads: torch.Tensor):
-        ctx.group.post_backward()
-        return (None, *grads)

@@ -1,13 +1,16 @@
 """When things happen: the module hooks, the root, and the end-of-backward callback.
 
 One :class:`FSDPState` is attached to the module(s) of each ``fully_shard`` call. It owns
-at most one :class:`~fsdp_ref.param_group.FSDPParamGroup` and drives it from hooks:
+its :class:`~fsdp_ref.param_group.FSDPParamGroup` s (none for a module without parameters
+of its own, one per distinct mesh when ``shard_placement_fn`` places parameters on several:
+one all-gather and one reduction per mesh) and drives them from hooks:
 
 * forward pre-hook  -> lazy init (first time), root pre-forward, group pre-forward,
   explicit forward prefetch;
-* forward hook      -> group post-forward, output casting, pre-backward tensor hooks;
-* tensor hook on an output's gradient -> group pre-backward, explicit backward prefetch,
-  and (once per backward) queue the root's final callback;
+* forward hook      -> group post-forward, output casting, the pre-backward node on the
+  outputs;
+* the pre-backward node on the outputs -> group pre-backward, backward prefetch, and (once
+  per backward) queue the root's final callback;
 * final callback    -> post-backward for groups autograd never reached, then the end of
   the iteration: finish every reduction, forget the order (:meth:`FSDPState._end_iteration`,
   which ``reset_iter_state`` runs too, after an exception).
@@ -32,9 +35,10 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.autograd import Variable
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from .api import MixedPrecisionPolicy
+from .autograd_nodes import PreBackward
 from .comm_context import CommContext
 from .group_state import TrainingState
 from .order import Order
@@ -87,7 +91,7 @@ class FSDPState:
         self.device = device
         self.mp_policy = mp_policy
         self.name = "+".join(type(m).__name__.removeprefix("FSDP") for m in modules)
-        self.group: FSDPParamGroup | None = None
+        self.groups: list[FSDPParamGroup] = []
         self.is_root: bool | None = None
         self.iter_ctx = IterContext()
         self.comm_ctx = CommContext()
@@ -101,10 +105,10 @@ class FSDPState:
             module._register_load_state_dict_pre_hook(self._reshard_for_state_dict)
 
     def use_comm_ctx(self, comm_ctx: CommContext) -> None:
-        """Communicate on ``comm_ctx``'s streams (this state's and its group's)."""
+        """Communicate on ``comm_ctx``'s streams (this state's and its groups')."""
         self.comm_ctx = comm_ctx
-        if self.group is not None:
-            self.group.comm_ctx = comm_ctx
+        for group in self.groups:
+            group.comm_ctx = comm_ctx
 
     # ---- lazy initialization -------------------------------------------------------
 
@@ -148,30 +152,27 @@ class FSDPState:
         self.iter_ctx = root.iter_ctx
         self.use_comm_ctx(root.comm_ctx)
         root.iter_ctx.all_states.append(self)
-        if self.group is not None:
-            self.group.attach(root.comm_ctx, path, fqns, self.is_root)
+        for group in self.groups:
+            group.attach(root.comm_ctx, path, fqns, self.is_root)
 
     def _check_ranks_agree(self) -> None:
         """Fail on every rank, instead of hanging, if ranks built different models."""
-        signature = []
-        for state in self.iter_ctx.all_states:
-            if state.group is None:
-                continue
-            signature.extend(
-                (p.fqn, tuple(p.layout.full_shape), str(p.param_dtype))
-                for p in state.group.fsdp_params
-            )
+        signature = [
+            (p.fqn, tuple(p.layout.full_shape), str(p.param_dtype))
+            for state in self.iter_ctx.all_states for group in state.groups
+            for p in group.fsdp_params
+        ]
         digest = hashlib.sha256(repr(signature).encode()).hexdigest()
         groups: dict[int, dist.ProcessGroup] = {}
         for state in self.iter_ctx.all_states:
-            if state.group is not None:
-                info = state.group.mesh_info
+            for group in state.groups:
+                info = group.mesh_info
                 for pg in (info.shard_group, info.replicate_group):
                     if pg is not None:
                         groups.setdefault(id(pg), pg)
         for pg in groups.values():
-            if dist.get_backend(pg) == "fake":
-                continue  # fake process groups move no data: nothing to compare
+            if pg.size() == 1 or dist.get_backend(pg) == "fake":
+                continue  # nobody to compare with, or fake groups that move no data
             gathered: list[Any] = [None] * pg.size()
             dist.all_gather_object(gathered, (digest, signature), group=pg)
             for other_rank, (other_digest, other_sig) in enumerate(gathered):
@@ -183,15 +184,16 @@ class FSDPState:
                     )
 
     def _reshard_for_state_dict(self, *args: Any, **kwargs: Any) -> None:
-        if self.group is not None and self.group.holds_gathered_data:
-            self.group.reshard()
+        for group in self.groups:
+            if group.holds_gathered_data:
+                group.reshard()
 
     # ---- forward -------------------------------------------------------------------
 
     def set_prefetch(self, direction: str, targets: list[FSDPState]) -> None:
         """All-gather ``targets``' groups right after this state's own all-gather in
         ``direction`` (``"forward"`` or ``"backward"``), instead of the implicit choice."""
-        groups = [t.group for t in targets if t.group is not None]
+        groups = [group for target in targets for group in target.groups]
         self.iter_ctx.order.set_explicit(direction, self, groups)
 
     def _pre_forward(self, module: nn.Module, args: tuple, kwargs: dict):
@@ -202,18 +204,20 @@ class FSDPState:
             self._root_pre_forward()
         if self.mp_policy.cast_forward_inputs and self.mp_policy.param_dtype is not None:
             args, kwargs = _cast_floats((args, kwargs), self.mp_policy.param_dtype)
-        group = self.group
-        if group is None:
+        if not self.groups:
             return args, kwargs
         if not self._modules_to_run:
             self._modules_to_run = {id(m) for m in self.modules}
-            root_ctx.order.ran_pre_forward(group)
-            args, kwargs = group.pre_forward(args, kwargs)
-            for target in root_ctx.order.forward_targets(self, [group]):
+            for group in self.groups:
+                root_ctx.order.ran_pre_forward(group)
+                args, kwargs = group.pre_forward(args, kwargs)
+            for target in root_ctx.order.forward_targets(self, self.groups):
                 target.prefetch("forward")
-        elif not group.is_unsharded:
+        else:
             # Another module of a grouped fully_shard([a, b]) after a reshard.
-            args, kwargs = group.pre_forward(args, kwargs)
+            for group in self.groups:
+                if not group.is_unsharded:
+                    args, kwargs = group.pre_forward(args, kwargs)
         return args, kwargs
 
     def _root_pre_forward(self) -> None:
@@ -231,16 +235,16 @@ class FSDPState:
 
     def _post_forward(self, module: nn.Module, args: Any, output: Any) -> Any:
         iter_ctx = self.iter_ctx
-        if self.group is not None:
+        if self.groups:
             self._modules_to_run.discard(id(module))
             if not self._modules_to_run:
-                iter_ctx.order.ran_post_forward(self.group)
-                self.group.post_forward()
+                for group in self.groups:
+                    iter_ctx.order.ran_post_forward(group)
+                    group.post_forward()
         if self.mp_policy.output_dtype is not None:
             output = _cast_floats(output, self.mp_policy.output_dtype)
         if torch.is_grad_enabled():
-            for t in _grad_tensors(output):
-                t.register_hook(self._pre_backward)
+            output = _through_pre_backward(output, self._pre_backward)
         if iter_ctx.iter_forward_root is self:
             iter_ctx.iter_forward_root = None
             iter_ctx.order.end_forward()
@@ -248,22 +252,25 @@ class FSDPState:
 
     # ---- backward ------------------------------------------------------------------
 
-    def _pre_backward(self, grad: torch.Tensor) -> torch.Tensor:
+    def _pre_backward(self) -> None:
+        """Before this module's backward (:class:`~fsdp_ref.autograd_nodes.PreBackward`
+        on its outputs): queue the root's final callback once per backward, unshard, and
+        prefetch the next group backward reaches."""
         ctx = self.iter_ctx
         if not ctx.final_callback_queued:
             ctx.final_callback_queued = True
             root = next(s for s in ctx.all_states if s.is_root)
             Variable._execution_engine.queue_callback(root._final_callback)
-        ran = self.group.pre_backward() if self.group is not None else False
-        for target in ctx.order.backward_targets(self, self.group, ran):
-            target.prefetch("backward")
-        return grad
+        ran = [group for group in reversed(self.groups) if group.pre_backward()]
+        for target in ctx.order.backward_targets(self, ran):
+            if target not in self.groups:
+                target.prefetch("backward")
 
     def _final_callback(self) -> None:
         """End of backward (root only): reduce what autograd did not reach, then end the
         iteration if this was the last backward before the optimizer step."""
         ctx = self.iter_ctx
-        groups = [s.group for s in reversed(ctx.all_states) if s.group is not None]
+        groups = [g for s in reversed(ctx.all_states) for g in reversed(s.groups)]
         for group in groups:
             if group.training_state != TrainingState.POST_BACKWARD and (
                 group.holds_gathered_data
@@ -297,8 +304,8 @@ class FSDPState:
             comm.reductions.abandon()
         for state in ctx.all_states:
             state._modules_to_run.clear()
-            if aborted and state.group is not None:
-                state.group.reset()
+            for group in state.groups if aborted else ():
+                group.reset()
         if aborted or ctx.is_last_backward:
             comm.reductions.finish()  # (none left after abandon)
             ctx.order.end_iteration(aborted)
@@ -316,18 +323,18 @@ def _describe_difference(mine: list, theirs: list, other_rank: int) -> str:
     return "; ".join(diffs[:5]) or f"parameter order differs from group rank {other_rank}"
 
 
-def _grad_tensors(output: Any) -> list[torch.Tensor]:
+def _through_pre_backward(output: Any, hook) -> Any:
+    """``output`` with every tensor that requires grad passed through one
+    :class:`~fsdp_ref.autograd_nodes.PreBackward` node that calls ``hook``."""
     if torch.is_tensor(output):  # the usual output: no pytree
-        return [output] if output.requires_grad else []
-    found: list[torch.Tensor] = []
-
-    def visit(x):
-        if torch.is_tensor(x) and x.requires_grad:
-            found.append(x)
-        return x
-
-    tree_map(visit, output)
-    return found
+        return PreBackward.apply(hook, output)[0] if output.requires_grad else output
+    flat, spec = tree_flatten(output)
+    idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
+    if not idx:
+        return output
+    for i, t in zip(idx, PreBackward.apply(hook, *(flat[i] for i in idx))):
+        flat[i] = t
+    return tree_unflatten(flat, spec)
 
 
 def _cast_floats(tree: Any, dtype: torch.dtype) -> Any:
