@@ -106,6 +106,19 @@ class ReductionQueue:
         while len(self.pending) > keep:
             self.pending.pop(0).finish()
 
+    def finish_completed(self) -> None:
+        """Finish, oldest first, the reductions whose collective has already completed.
+
+        Only reductions issued without streams (gloo on CPU) carry a ``Work`` to ask; with
+        streams completion is an event, and they wait for :meth:`finish`. Called before a
+        module's backward: a reduce-scatter that completed during the autograd work in
+        between frees its input (and gloo its own copy of it) now, not after the next
+        module's backward.
+        """
+        while self.pending and self.pending[0].work is not None \
+                and self.pending[0].work.is_completed():
+            self.pending.pop(0).finish()
+
     def abandon(self) -> None:
         """After an exception: complete every reduce-scatter without using it."""
         while self.pending:
