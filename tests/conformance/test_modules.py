@@ -1,0 +1,40 @@
+"""World size 1, containers with a forward, in-place ops on outputs (issue 23 items 3, 4
+and 9): what passes today. The zero-collective check at world size 1 and the in-place op
+on a root module's output wait in ``pending.py``."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance import harness
+
+S = "tests.conformance.scenarios_modules:"
+
+
+@pytest.mark.parametrize("ws", [1], ids=["ws1"])
+@pytest.mark.parametrize("reshard_after_forward", [None, False])
+def test_world_size_one_trains_like_unsharded(pool, reshard_after_forward):
+    results = harness.run(pool, S + "one_rank", libs=("torch", "fsdp_ref", "plain"),
+                          reshard_after_forward=reshard_after_forward)
+    harness.assert_same_results(results, "torch", "fsdp_ref", keys=("losses", "params"))
+    harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
+    for per_lib in results:  # what the pending test holds fsdp_ref to
+        assert harness.result_of(per_lib["torch"], "torch", 0)["collectives"] == 0
+
+
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_container_with_forward_is_sharded(pool, kind):
+    """A ModuleList / ModuleDict subclass with its own forward gets its own group."""
+    results = harness.run(pool, S + "container", libs=("torch", "fsdp_ref", "plain"), kind=kind)
+    harness.assert_same_results(results, "torch", "fsdp_ref")
+    harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
+
+
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
+def test_in_place_op_on_a_block_output(pool):
+    """``y = block(x); y += 1`` on a view output of the first of two blocks: the hook on
+    ``y`` is lost, but the second block's backward prefetches the first, so both
+    libraries still train like the plain model."""
+    results = harness.run(pool, S + "in_place_on_output", libs=("torch", "fsdp_ref", "plain"))
+    harness.assert_same_results(results, "torch", "fsdp_ref")
+    harness.assert_same_results(results, "plain", "fsdp_ref")
