@@ -318,3 +318,15 @@ def assert_same_refusal(results: list[dict], expected: str = "torch", actual: st
                             f"does not start with {expected}'s\n  {want['msg'][:400]!r}")
     assert not problems, "\n".join(problems[:20])
     return {"expected": results[0][expected][1], "actual": results[0][actual][1]}
+
+
+def under_detector(lib: Lib, target: str, gpu_path: bool = True, **kwargs: Any) -> dict:
+    """Run ``target`` ("module:function") for ``lib`` inside fsdp_ref's race detector
+    (:mod:`fsdp_ref.sanitizer`); its result plus the races found (summaries)."""
+    from fsdp_ref.sanitizer import detect
+
+    module_name, fn_name = target.split(":")
+    fn = getattr(importlib.import_module(module_name), fn_name)
+    with detect(gpu_path=gpu_path, raise_on_race=False) as detector:
+        result = fn(lib, **kwargs)
+    return {**result, "races": [race.summary() for race in detector.races]}

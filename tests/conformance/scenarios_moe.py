@@ -31,9 +31,10 @@ def expert_placement(lib, world, experts: str, result_cls: str, dim: int = 0):
 
     ``experts``: ``"efsdp"`` (sharded over ``efsdp`` only), ``"hsdp"`` (sharded over
     ``efsdp``, replicated and all-reduced over ``ep``) or ``"same"`` (a new mesh info on
-    the very mesh given to ``fully_shard``, sharded on ``dim``). ``result_cls``: ``"lib"`` (the
-    implementation's own ``ShardPlacementResult``) or ``"torch"`` (torch's, whatever the
-    implementation: what torchtitan-style code hands to a drop-in).
+    the very mesh given to ``fully_shard``, sharded on ``dim``). ``result_cls``: ``"lib"``
+    (the implementation's own ``ShardPlacementResult``), ``"torch"`` (torch's, whatever
+    the implementation: what torchtitan-style code hands to a drop-in) or ``"mesh"``
+    (fsdp_ref's result naming the ``DeviceMesh`` itself; torch's own for torch).
     """
     from torch.distributed.fsdp._fully_shard import _fsdp_common as common
 
@@ -43,7 +44,9 @@ def expert_placement(lib, world, experts: str, result_cls: str, dim: int = 0):
         info = common.FSDPMeshInfo(world["efsdp"], shard_mesh_dim=0)
     else:
         info = common.HSDPMeshInfo(world, shard_mesh_dim=1, replicate_mesh_dim=0)
-    cls = lib.ShardPlacementResult if result_cls == "lib" else common.ShardPlacementResult
+    if result_cls == "mesh" and lib.name == "fsdp_ref":  # fsdp_ref's result takes a mesh
+        return lib.ShardPlacementResult(Shard(dim), info.mesh)
+    cls = common.ShardPlacementResult if result_cls == "torch" else lib.ShardPlacementResult
     return cls(placement=Shard(dim), mesh_info=info)
 
 

@@ -22,6 +22,17 @@ def test_world_size_one_trains_like_unsharded(pool, reshard_after_forward):
         assert harness.result_of(per_lib["torch"], "torch", 0)["collectives"] == 0
 
 
+@pytest.mark.parametrize("ws", [1], ids=["ws1"])
+@pytest.mark.parametrize("gpu_path", [True, False], ids=["gpu_path", "cpu_path"])
+def test_world_size_one_under_the_race_detector(pool, gpu_path):
+    results = harness.run(pool, "tests.conformance.harness:under_detector",
+                          libs=("plain", "fsdp_ref"), target=S + "one_rank",
+                          gpu_path=gpu_path)
+    races = harness.result_of(results[0]["fsdp_ref"], "fsdp_ref", 0)["races"]
+    assert races == [], races
+    harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
+
+
 @pytest.mark.parametrize("kind", ["list", "dict"])
 def test_container_with_forward_is_sharded(pool, kind):
     """A ModuleList / ModuleDict subclass with its own forward gets its own group."""

@@ -19,7 +19,7 @@ MOE = "tests.conformance.scenarios_moe:moe"
 
 
 @pytest.mark.parametrize("ws", [2, 4], ids=["ws2", "ws4"])
-@pytest.mark.parametrize("result_cls", ["lib", "torch"])
+@pytest.mark.parametrize("result_cls", ["lib", "torch", "mesh"])
 def test_placement_result_on_the_fully_shard_mesh(pool, result_cls):
     """Experts placed ``Shard(1)`` through a placement result on fully_shard's own mesh:
     fsdp_ref trains like the unsharded model and the experts are ``Shard(1)``; torch

@@ -54,3 +54,22 @@ def test_fully_shard_and_replicate_composed(pool, root, mp):
     harness.assert_same_results(results, "torch", "fsdp_ref")
     harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"),
                                 **(BF16 if mp else {}))
+
+
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
+@pytest.mark.parametrize("gpu_path", [True, False], ids=["gpu_path", "cpu_path"])
+@pytest.mark.parametrize(("scenario", "kwargs"), [
+    ("replicated", {}), ("composed", {"root": "replicate"}),
+    ("composed", {"root": "fully_shard", "mp": True})], ids=["replicate", "fs_in_rep", "rep_in_fs"])
+def test_replicate_under_the_race_detector(pool, gpu_path, scenario, kwargs):
+    """The stream protocol on replicate's path (and composed with fully_shard): zero races
+    on the accelerator code path (virtual streams) and on the CPU one, same numbers."""
+    results = harness.run(pool, "tests.conformance.harness:under_detector",
+                          libs=("plain", "fsdp_ref"), target=S + scenario,
+                          gpu_path=gpu_path, **kwargs)
+    for per_lib in results:
+        races = harness.result_of(per_lib["fsdp_ref"], "fsdp_ref", 0)["races"]
+        assert races == [], races
+    keys = ("losses", "params")
+    harness.assert_same_results(results, "plain", "fsdp_ref", keys=keys,
+                                **(BF16 if kwargs.get("mp") else {}))
