@@ -18,6 +18,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from tests.fsdp.models import Stack
+
 
 class Experts(nn.Module):
     """``num_experts`` two-layer MLPs stored as ``[E, d, h]`` / ``[E, h, d]`` weights."""
@@ -47,21 +49,14 @@ class MoEBlock(nn.Module):
         return x + self.experts(h, self.router(h).softmax(-1))
 
 
-class MoEModel(nn.Module):
-    """``in_proj -> MoEBlock x n -> out_proj``."""
+class MoEModel(Stack):
+    """``in_proj -> MoEBlock x n -> out_proj`` (a :class:`~tests.fsdp.models.Stack` whose
+    blocks are MoE blocks)."""
 
-    def __init__(self, din: int = 8, dim: int = 8, hidden: int = 12, dout: int = 4,
-                 num_experts: int = 4, n_blocks: int = 2) -> None:
-        super().__init__()
-        self.in_proj = nn.Linear(din, dim)
+    def __init__(self, dim: int = 8, hidden: int = 12, dout: int = 4, num_experts: int = 4,
+                 n_blocks: int = 2) -> None:
+        super().__init__(dim=dim, n_blocks=0, out=dout)
         self.blocks = nn.ModuleList(MoEBlock(dim, hidden, num_experts) for _ in range(n_blocks))
-        self.out_proj = nn.Linear(dim, dout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.in_proj(x)
-        for block in self.blocks:
-            h = block(h)
-        return self.out_proj(h)
 
 
 class Layers(nn.ModuleList):

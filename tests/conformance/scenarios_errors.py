@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 import torch.nn as nn
@@ -94,10 +95,11 @@ def stream_under_hsdp(lib):
     model.set_all_reduce_hook(lambda grad: None, stream=object())
 
 
-def fully_shard_twice(lib):
+def _applied_twice(lib, first: str, then: str):
+    """``lib.<first>(model)`` then ``lib.<then>(model)`` on the same module."""
     model = nn.Linear(4, 4)
-    lib.fully_shard(model, mesh=_mesh(lib))
-    lib.fully_shard(model, mesh=_mesh(lib))
+    getattr(lib, first)(model, mesh=_mesh(lib))
+    getattr(lib, then)(model, mesh=_mesh(lib))
 
 
 def deepcopy_sharded(lib):
@@ -133,24 +135,6 @@ def dp_mesh_dims_unknown_name(lib):
 def dp_mesh_dims_unnamed_mesh(lib):
     lib.fully_shard(nn.Linear(4, 4), mesh=_mesh(lib),
                     dp_mesh_dims=lib.DataParallelMeshDims(shard="dp"))
-
-
-def replicate_twice(lib):
-    model = nn.Linear(4, 4)
-    lib.replicate(model, mesh=_mesh(lib))
-    lib.replicate(model, mesh=_mesh(lib))
-
-
-def replicate_after_fully_shard(lib):
-    model = nn.Linear(4, 4)
-    lib.fully_shard(model, mesh=_mesh(lib))
-    lib.replicate(model, mesh=_mesh(lib))
-
-
-def fully_shard_after_replicate(lib):
-    model = nn.Linear(4, 4)
-    lib.replicate(model, mesh=_mesh(lib))
-    lib.fully_shard(model, mesh=_mesh(lib))
 
 
 def replicate_2d_mesh(lib):
@@ -215,7 +199,8 @@ CASES: dict[str, Case] = {
     "stream_under_hsdp": Case(
         "a stream given to set_all_reduce_hook under HSDP", stream_under_hsdp,
         gap="module.py's set_all_reduce_hook words it differently"),
-    "fully_shard_twice": Case("fully_shard applied twice to one module", fully_shard_twice),
+    "fully_shard_twice": Case("fully_shard applied twice to one module",
+                              partial(_applied_twice, first="fully_shard", then="fully_shard")),
     "deepcopy_sharded": Case("copy.deepcopy of a sharded module", deepcopy_sharded),
     "param_in_two_groups": Case(
         "a parameter shared by two fully_shard groups", param_in_two_groups,
@@ -226,11 +211,14 @@ CASES: dict[str, Case] = {
                                       dp_mesh_dims_unknown_name),
     "dp_mesh_dims_unnamed_mesh": Case("dp_mesh_dims with a mesh without dim names",
                                       dp_mesh_dims_unnamed_mesh),
-    "replicate_twice": Case("replicate applied twice to one module", replicate_twice),
-    "replicate_after_fully_shard": Case("replicate of a module given to fully_shard",
-                                        replicate_after_fully_shard),
-    "fully_shard_after_replicate": Case("fully_shard of a replicated module",
-                                        fully_shard_after_replicate),
+    "replicate_twice": Case("replicate applied twice to one module",
+                            partial(_applied_twice, first="replicate", then="replicate")),
+    "replicate_after_fully_shard": Case(
+        "replicate of a module given to fully_shard",
+        partial(_applied_twice, first="fully_shard", then="replicate")),
+    "fully_shard_after_replicate": Case(
+        "fully_shard of a replicated module",
+        partial(_applied_twice, first="replicate", then="fully_shard")),
     "replicate_2d_mesh": Case("replicate on a 2-D mesh", replicate_2d_mesh),
     "replicate_dp_mesh_dims_shard": Case("replicate with a shard dim in dp_mesh_dims",
                                          replicate_dp_mesh_dims_shard),
