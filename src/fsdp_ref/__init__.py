@@ -14,9 +14,17 @@ Drop-in usage: replace ``from torch.distributed.fsdp import fully_shard`` with
     optim = torch.optim.AdamW(model.parameters())
     loss = model(tokens).sum(); loss.backward(); optim.step()
 
+Code written for torch's FSDP2 runs unchanged after ``fsdp_ref.install()`` (call it before
+importing the training framework): torch's ``fully_shard``, ``replicate`` and policy names
+then point at fsdp_ref, and fsdp_ref's modules pass torch's ``isinstance(m, FSDPModule)``
+checks either way (:mod:`fsdp_ref.compat`).
+
 Modules, one concept each, from the entry point down to pure functions:
 
 * :mod:`fsdp_ref.fully_shard`: the entry point: validation and grouping;
+* :mod:`fsdp_ref.replicate`: ``replicate``, data parallelism on the same machinery;
+* :mod:`fsdp_ref.placement`: what ``shard_placement_fn`` may return;
+* :mod:`fsdp_ref.compat`: torch's names and ``isinstance`` checks seeing fsdp_ref;
 * :mod:`fsdp_ref.module`: the ``FSDPModule`` methods users call;
 * :mod:`fsdp_ref.state`: when things happen: the module hooks, the root's lazy init, the
   end-of-backward callback and the end of an iteration;
@@ -66,10 +74,13 @@ from .api import (
     OffloadPolicy,
     ReduceScatter,
 )
+from .compat import install, installed, uninstall
 from .debug import CollectiveMismatchError, CollectiveTimeoutError, set_debug
 from .fully_shard import fully_shard
 from .loading import StateDictLoadError
 from .module import FSDPModule, UnshardHandle, register_fsdp_forward_method, share_comm_ctx
+from .placement import ShardPlacementResult
+from .replicate import ReplicateModule, replicate
 from .staged_load import load_checkpoint_staged
 
 __all__ = [
@@ -83,11 +94,17 @@ __all__ = [
     "MixedPrecisionPolicy",
     "OffloadPolicy",
     "ReduceScatter",
+    "ReplicateModule",
+    "ShardPlacementResult",
     "StateDictLoadError",
     "UnshardHandle",
     "fully_shard",
+    "install",
+    "installed",
     "load_checkpoint_staged",
     "register_fsdp_forward_method",
+    "replicate",
     "set_debug",
     "share_comm_ctx",
+    "uninstall",
 ]

@@ -55,16 +55,19 @@ class FSDPModule:
 
     def __new__(cls, *args: Any, **kwargs: Any):
         # Containers such as nn.Sequential build new instances of their own class when
-        # sliced; construct the original class there, not the FSDP subclass.
-        orig_cls = cls.__mro__[2]
+        # sliced; construct the original class there, not the FSDP subclass. The class
+        # fully_shard made names it (fsdp_ref.compat.wrapper_class): its place in the MRO
+        # differs between FSDP<Name> and Replicate<Name>.
+        orig_cls = cls._fsdp_orig_cls
         self = orig_cls.__new__(orig_cls, *args, **kwargs)
         self.__init__(*args, **kwargs)
         return self
 
     def __deepcopy__(self, memo: dict) -> Any:
-        raise RuntimeError(
-            "a fully_shard module cannot be deep-copied (its parameters are shards tied to a "
-            "process group); copy the model before fully_shard, or save and load a state dict"
+        raise AssertionError(
+            "FSDP does not support deepcopy. Please use state dict for serialization. "
+            "(A fully_shard module's parameters are shards tied to a process group: copy "
+            "the model before fully_shard, or save and load a state dict.)"
         )
 
     # ---- internal access -----------------------------------------------------------
@@ -273,7 +276,7 @@ class FSDPModule:
             ValueError: ``stream`` given for a group under HSDP.
         """
         for group in self._groups():
-            if stream is not None and group.mesh_info.is_hsdp:
+            if stream is not None and group.mesh_info.replicate_group is not None:
                 raise ValueError(
                     "stream cannot be set when using native HSDP: the hook runs on the "
                     "internal all-reduce stream; call set_all_reduce_hook(hook) without stream"
