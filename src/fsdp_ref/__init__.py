@@ -65,6 +65,7 @@ Apart from the library: :mod:`fsdp_ref.examples` (a small GPT, the training demo
 :mod:`fsdp_ref.tools` (the memory simulator, the recorded timeline figure).
 """
 
+from . import compat
 from .api import (
     AllGather,
     Comm,
@@ -74,7 +75,6 @@ from .api import (
     OffloadPolicy,
     ReduceScatter,
 )
-from .compat import install, installed, uninstall
 from .debug import CollectiveMismatchError, CollectiveTimeoutError, set_debug
 from .fully_shard import fully_shard
 from .loading import StateDictLoadError
@@ -108,3 +108,34 @@ __all__ = [
     "share_comm_ctx",
     "uninstall",
 ]
+
+
+def install() -> None:
+    """Point torch's FSDP2 names at fsdp_ref, for code imported after this call.
+
+    After ``fsdp_ref.install()``, ``from torch.distributed.fsdp import fully_shard`` (and the
+    same names from ``torch.distributed._composable.fsdp``, and
+    ``torch.distributed._composable.replicate_with_fsdp.replicate``) give fsdp_ref's
+    functions and policy classes. A module that imported torch's names *before* the call
+    keeps torch's objects, so call it first, before importing the training framework.
+    Torch's ``FSDPModule`` and ``ReplicateModule`` stay torch's: fsdp_ref's modules are
+    instances of them already. Calling it twice changes nothing. The torch side of the
+    switch is :func:`fsdp_ref.compat.install`.
+    """
+    compat.install(_ours())
+
+
+def uninstall() -> None:
+    """Put back every torch name :func:`install` replaced (a no-op when not installed)."""
+    compat.uninstall()
+
+
+def installed():
+    """``with fsdp_ref.installed(): ...``: torch's names point at fsdp_ref inside the block
+    only (tests; a script that imports a framework in the block). Leaves an
+    :func:`install` made before the block in place."""
+    return compat.installed(_ours())
+
+
+def _ours() -> dict:
+    return {name: globals()[name] for name in compat.REDIRECTED if name in globals()}

@@ -39,7 +39,11 @@ import torch.distributed.fsdp as _torch_fsdp
 from torch.distributed._composable import replicate_with_fsdp as _torch_replicate
 from torch.distributed.fsdp._fully_shard import _fsdp_api, _fsdp_common
 
-__all__ = ["from_torch", "install", "installed", "is_installed", "uninstall", "wrapper_class"]
+from . import api, placement
+from .mesh import MeshInfo
+
+__all__ = ["REDIRECTED", "from_torch", "install", "installed", "is_installed", "uninstall",
+           "wrapper_class"]
 
 # Per API: the prefix of the class names it makes, and torch's class they also derive from.
 _WRAPPERS = {"fully_shard": ("FSDP", _torch_fsdp.FSDPModule),
@@ -77,8 +81,6 @@ def from_torch(value: Any) -> Any:
     ``DataParallelMeshDims``, ``FSDPMeshInfo`` / ``HSDPMeshInfo`` (to an
     :class:`~fsdp_ref.mesh.MeshInfo` on the same mesh dims) and ``ShardPlacementResult``.
     """
-    from . import api, placement
-
     if isinstance(value, _fsdp_api.MixedPrecisionPolicy):
         return api.MixedPrecisionPolicy(value.param_dtype, value.reduce_dtype,
                                         value.output_dtype, value.cast_forward_inputs)
@@ -97,8 +99,6 @@ def from_torch(value: Any) -> Any:
 def _mesh_info_from_torch(info: Any):
     """fsdp_ref's :class:`~fsdp_ref.mesh.MeshInfo` for torch's ``FSDPMeshInfo`` /
     ``HSDPMeshInfo`` (the same mesh, dims and process groups)."""
-    from .mesh import MeshInfo
-
     dims = (info.shard_mesh_dim, info.replicate_mesh_dim)
     groups = [info.mesh.get_group(d) if d is not None else None for d in dims]
     return MeshInfo(info.mesh, *dims, *groups, info.spmd_mesh, from_torch(info.dp_mesh_dims))
@@ -111,6 +111,8 @@ def _mesh_info_from_torch(info: Any):
 _FSDP2_NAMES = ("fully_shard", "register_fsdp_forward_method", "share_comm_ctx",
                 "UnshardHandle", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy",
                 "DataParallelMeshDims")
+#: Every name :func:`install` may redirect: what the package hands it.
+REDIRECTED = (*_FSDP2_NAMES, "replicate")
 _TARGETS: dict[str, tuple[str, ...]] = {
     "torch.distributed.fsdp": _FSDP2_NAMES,
     "torch.distributed.fsdp._fully_shard": _FSDP2_NAMES,
@@ -121,8 +123,10 @@ _TARGETS: dict[str, tuple[str, ...]] = {
 _saved: dict[tuple[str, str], Any] = {}
 
 
-def install() -> None:
-    """Point torch's FSDP2 names at fsdp_ref, for code imported after this call.
+def install(ours: dict[str, Any]) -> None:
+    """Point torch's FSDP2 names at ``ours`` (fsdp_ref's objects of the same names, handed
+    over by ``fsdp_ref.install``, which lives in the package so that this module imports
+    nothing above it), for code imported after this call.
 
     After ``fsdp_ref.install()``, ``from torch.distributed.fsdp import fully_shard`` (and the
     same names from ``torch.distributed._composable.fsdp``, and
@@ -132,8 +136,6 @@ def install() -> None:
     Torch's ``FSDPModule`` and ``ReplicateModule`` stay torch's: fsdp_ref's modules are
     instances of them already (:func:`wrapper_class`). Calling it twice changes nothing.
     """
-    import fsdp_ref
-
     if _saved:
         return
     for module_name, names in _TARGETS.items():
@@ -141,7 +143,7 @@ def install() -> None:
         for name in names:
             if hasattr(module, name):
                 _saved[module_name, name] = getattr(module, name)
-                setattr(module, name, getattr(fsdp_ref, name))
+                setattr(module, name, ours[name])
 
 
 def uninstall() -> None:
@@ -157,12 +159,11 @@ def is_installed() -> bool:
 
 
 @contextlib.contextmanager
-def installed() -> Iterator[None]:
-    """``with fsdp_ref.installed(): ...``: torch's names point at fsdp_ref inside the
-    block only (tests; a script that imports a framework in the block). Leaves an
-    :func:`install` made before the block in place."""
+def installed(ours: dict[str, Any]) -> Iterator[None]:
+    """Torch's names point at ``ours`` inside the block only (``fsdp_ref.installed()``).
+    Leaves an :func:`install` made before the block in place."""
     already = is_installed()
-    install()
+    install(ours)
     try:
         yield
     finally:

@@ -279,7 +279,7 @@ def _placement(fn: Callable | None, param: nn.Parameter, info: MeshInfo
     groups as ``fully_shard``'s mesh share its :class:`~fsdp_ref.mesh.MeshInfo`."""
     if fn is None:
         return 0, info
-    result = resolve_placement(fn(param), info)
+    result = resolve_placement(compat.from_torch(fn(param)), info)
     mine = result.mesh_info
     if (mine.shard_group, mine.replicate_group) == (info.shard_group, info.replicate_group):
         mine = info

@@ -10,7 +10,8 @@ takes. As in torch 2.13, the answer is one of:
   expert weights over the ranks of one expert-parallel group (torchtitan's ``efsdp``
   dim) while the rest of the block is sharded over the whole data-parallel mesh. Torch's
   own ``ShardPlacementResult`` from ``torch.distributed.fsdp._fully_shard._fsdp_common``,
-  with its ``FSDPMeshInfo`` / ``HSDPMeshInfo``, is accepted too (:mod:`fsdp_ref.compat`).
+  with its ``FSDPMeshInfo`` / ``HSDPMeshInfo``, is accepted too: ``fully_shard`` turns it
+  into this module's with :func:`fsdp_ref.compat.from_torch` first.
 
 :func:`resolve_placement` turns any of these into one :class:`ShardPlacementResult` whose
 ``mesh_info`` is fsdp_ref's :class:`~fsdp_ref.mesh.MeshInfo`.
@@ -54,15 +55,12 @@ def resolve_placement(result: Any, default: MeshInfo) -> ShardPlacementResult:
         ValueError: for anything but ``None``, a ``Shard`` or a placement result (torch's
             message first, then what to return instead).
     """
-    from .compat import from_torch
-
-    result = from_torch(result)
     if result is None:
         return ShardPlacementResult(Shard(0), default)
     if isinstance(result, Shard):
         return ShardPlacementResult(result, default)
     if isinstance(result, ShardPlacementResult):
-        info = from_torch(result.mesh_info)
+        info = result.mesh_info
         if isinstance(info, DeviceMesh):
             info = mesh_info_for(info, None)
         if not isinstance(info, MeshInfo):
