@@ -79,7 +79,8 @@ def from_torch(value: Any) -> Any:
 
     Converts ``MixedPrecisionPolicy``, ``OffloadPolicy``/``CPUOffloadPolicy``,
     ``DataParallelMeshDims``, ``FSDPMeshInfo`` / ``HSDPMeshInfo`` (to an
-    :class:`~fsdp_ref.mesh.MeshInfo` on the same mesh dims) and ``ShardPlacementResult``.
+    :class:`~fsdp_ref.mesh.MeshInfo` on the same mesh dims) and ``ShardPlacementResult``
+    (torch's, or fsdp_ref's holding torch's mesh info).
     """
     if isinstance(value, _fsdp_api.MixedPrecisionPolicy):
         return api.MixedPrecisionPolicy(value.param_dtype, value.reduce_dtype,
@@ -89,7 +90,7 @@ def from_torch(value: Any) -> Any:
         return api.OffloadPolicy() if pin is None else api.CPUOffloadPolicy(pin_memory=pin)
     if isinstance(value, _fsdp_api.DataParallelMeshDims):
         return api.DataParallelMeshDims(shard=value.shard, replicate=value.replicate)
-    if isinstance(value, _fsdp_common.ShardPlacementResult):
+    if isinstance(value, (_fsdp_common.ShardPlacementResult, placement.ShardPlacementResult)):
         return placement.ShardPlacementResult(value.placement, from_torch(value.mesh_info))
     if isinstance(value, _fsdp_common.DataParallelMeshInfo):
         return _mesh_info_from_torch(value)

@@ -54,3 +54,18 @@ def test_moe_experts_on_their_own_mesh_mixed_precision(pool):
     """The same with a bf16 gather and an fp32 reduction."""
     results = harness.run(pool, MOE, libs=("torch", "fsdp_ref"), experts="hsdp", mp=True)
     harness.assert_same_results(results, "torch", "fsdp_ref")
+
+
+@pytest.mark.parametrize("ws", [4], ids=["ws4"])
+@pytest.mark.parametrize("gpu_path", [True, False], ids=["gpu_path", "cpu_path"])
+def test_moe_under_the_race_detector(pool, gpu_path):
+    """Two groups per block on two meshes (dense over dp, experts HSDP over
+    ``(ep, efsdp)``) run the stream protocol without a race, on the accelerator code path
+    (virtual streams) and on the CPU one, and train like the unsharded model."""
+    results = harness.run(pool, "tests.conformance.harness:under_detector",
+                          libs=("plain", "fsdp_ref"), target=MOE, gpu_path=gpu_path,
+                          experts="hsdp")
+    for per_lib in results:
+        races = harness.result_of(per_lib["fsdp_ref"], "fsdp_ref", 0)["races"]
+        assert races == [], races
+    harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
