@@ -35,11 +35,13 @@ class PreBackward(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, hook: Callable[[], None], *outputs: torch.Tensor):
+        """Keep ``hook``; return the outputs as ``detach()`` es (modifiable in place)."""
         ctx.hook = hook
         return tuple(t.detach() for t in outputs)
 
     @staticmethod
     def backward(ctx, *grads: torch.Tensor):
+        """Call ``hook()`` (unshard the module) and pass the gradients on unchanged."""
         ctx.hook()
         return (None, *grads)
 
@@ -51,10 +53,13 @@ class PostBackward(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, hook: Callable[[], None], *inputs: torch.Tensor):
+        """Keep ``hook``; return the inputs as ``detach()`` es."""
         ctx.hook = hook
         return tuple(t.detach() for t in inputs)
 
     @staticmethod
     def backward(ctx, *grads: torch.Tensor):
+        """Call ``hook()`` (reduce the module's gradients) and pass the input gradients
+        on unchanged."""
         ctx.hook()
         return (None, *grads)

@@ -112,8 +112,9 @@ def _mesh_info_from_torch(info: Any):
 _FSDP2_NAMES = ("fully_shard", "register_fsdp_forward_method", "share_comm_ctx",
                 "UnshardHandle", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy",
                 "DataParallelMeshDims")
-#: Every name :func:`install` may redirect: what the package hands it.
 REDIRECTED = (*_FSDP2_NAMES, "replicate")
+"""Every name :func:`install` may redirect: the package hands over its objects of these
+names (``fsdp_ref.install``)."""
 _TARGETS: dict[str, tuple[str, ...]] = {
     "torch.distributed.fsdp": _FSDP2_NAMES,
     "torch.distributed.fsdp._fully_shard": _FSDP2_NAMES,

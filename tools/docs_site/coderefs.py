@@ -181,8 +181,10 @@ def _check(index: CodeIndex, text: str) -> list[_Problem]:
             got = _path(index, word, needs_ext=True)
             if got and not got[0]:
                 out.append((word, got[2], got[1]))
+            is_module = any(kind == "module" for kind, _ in index.defs.get(word, ()))
             name = _name(index, word.split("."), False) if (
-                i and words[i - 1] == "-m" and _DOTTED.fullmatch(word)) else None
+                i and words[i - 1] == "-m" and _DOTTED.fullmatch(word)
+                and not is_module) else None
             if name and not name[0]:
                 out.append((word, "is no module", name[2]))
     elif re.fullmatch(r"_*[A-Z]\w*[a-z]\w*", text):
