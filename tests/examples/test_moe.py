@@ -75,7 +75,7 @@ def test_torch_layout_equals_one_process(dist_pools, ep):
 
 
 @pytest.mark.parametrize("ep", [1, 2, 4])
-def test_fsdp_ref_equals_torch(dist_pools, ep):
+def test_fsdp_ref_equals_upstream(dist_pools, ep):
     """Same layout, same data: fsdp_ref's losses and parameters equal torch's (1e-6) and
     it issues the same collectives on the same groups. Until fsdp_ref takes per-parameter
     meshes (issue 23, item 1) it refuses the expert placement of ep > 1: expected to fail
