@@ -22,6 +22,8 @@ like the rest of the repository:
   hand-written page names something in it (run by ``tests/docs/test_coderefs.py``).
 * :mod:`docs_site.byte_layout` -- the mixed-dtype group's byte layout, drawn from the
   library's own buffer plan.
+* :mod:`docs_site.moe_figure` -- the Mixture-of-Experts page's rank grid (``ep`` and
+  ``efsdp`` groups) and one block's collectives on each group.
 * :mod:`docs_site.griffe_roles`, :mod:`docs_site.breaks` and :mod:`docs_site.icons` --
   rendering details: Sphinx roles in docstrings, line breaks inside code in tables, icon
   shortcodes without emoji.
