@@ -11,7 +11,7 @@ checkpoint leaves behind was measured (two gloo ranks, ``tests/reliability``):
   checksums; only a digest saved next to the checkpoint would catch it.
 
 :func:`load_checkpoint_staged` reads into a staging copy instead, agrees across ranks
-(:func:`fsdp_ref.loading.agree_across_ranks`) that every read succeeded, and only then
+(:func:`fsdp_ref.loading.refuse`) that every read succeeded, and only then
 loads the copy into the model, so a failed read leaves every rank's model unchanged.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
-from .loading import StateDictLoadError, agree_across_ranks, describe_refusal, mesh_groups
+from .loading import mesh_groups, refuse
 
 __all__ = ["load_checkpoint_staged"]
 
@@ -58,9 +58,7 @@ def load_checkpoint_staged(model: nn.Module, checkpoint_id: Any, **load_kwargs: 
         mine: list[str] = []
     except (Exception, dcp.CheckpointException) as e:  # reported on every rank below
         mine = _read_failures(e, checkpoint_id)
-    by_problem = agree_across_ranks(mine, mesh_groups(model))
-    if by_problem:
-        raise StateDictLoadError(describe_refusal(by_problem, "checkpoint load refused"))
+    refuse(mine, mesh_groups(model), "checkpoint load refused")
     model.load_state_dict(staging)
 
 

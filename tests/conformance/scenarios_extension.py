@@ -40,10 +40,12 @@ def fsdp_post_all_gather(self, outputs, metadata, param_dtype, *, out=None):
     return gathered, (gathered,)
 
 
-def instance_extension(lib, hsdp: bool = False, steps: int = 2):
+def instance_extension(lib, hsdp: bool = False, steps: int = 2, unshard_first: bool = False):
     """Shard a two-layer model (HSDP on a ``(2, world/2)`` mesh when ``hsdp``), attach the
-    hooks to the first weight's local tensor object, train. Returns losses, parameters,
-    whether the pre hook ran and the distinct meshes it received."""
+    hooks to the first weight's local tensor object, train (``unshard_first``: after an
+    explicit ``model.unshard()`` and ``reshard()``, the first all-gather). Returns losses,
+    parameters, whether the pre hook ran (at the explicit unshard) and the distinct meshes
+    it received."""
     ws = lib.world_size
     mesh = lib.mesh((2, ws // 2), ("rep", "shard")) if hsdp else lib.mesh((ws,), ("dp",))
     model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 4))
@@ -52,7 +54,13 @@ def instance_extension(lib, hsdp: bool = False, steps: int = 2):
     local = model[0].weight._local_tensor
     local.fsdp_pre_all_gather = types.MethodType(_pre(seen), local)
     local.fsdp_post_all_gather = types.MethodType(fsdp_post_all_gather, local)
+    at_unshard = None
+    if unshard_first:
+        model.unshard()
+        at_unshard = bool(seen)
+        model.reshard()
     out = fit(lib, model, din=8, dout=4, steps=steps)
+    out["pre_hook_ran_at_unshard"] = at_unshard
     meshes = sorted({repr(m) for m in seen})
     return {**out, "pre_hook_ran": bool(seen), "meshes": meshes}
 
