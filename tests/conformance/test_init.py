@@ -1,8 +1,7 @@
 """Meta-device initialisation (issue 23 item 5): rank 0's full state dict broadcast with
 DCP into a sharded meta-initialised model whose parameters and buffers have every shape
-(0-dim and 1-element included); and a parameter replaced after
-``fully_shard`` is the one sharded and trained. The all-or-nothing broadcast waits in
-``pending.py``."""
+(0-dim and 1-element included), all or nothing; and a parameter replaced after
+``fully_shard`` is the one sharded and trained."""
 
 from __future__ import annotations
 
@@ -22,6 +21,20 @@ def test_broadcast_from_rank0_every_shape(pool):
         "w": (5, 3), "b": (3,), "one": (1,), "one_2d": (1, 1), "scalar": (),
         "step": (), "single": (1,), "table": (4, 2)}
     assert all(v.abs().sum() > 0 for v in state.values()), "a tensor kept its zeros"
+
+
+@pytest.mark.parametrize("ws", [2, 4], ids=["ws2", "ws4"])
+def test_broadcast_from_rank0_is_all_or_nothing(pool):
+    """A wrong-shaped buffer: torch raises after DCP wrote the good entries into the live
+    shards; fsdp_ref raises torch's error (then its own) before anything was written."""
+    for rank, per_lib in enumerate(harness.run(pool, S + "broadcast_load", bad=True)):
+        ours = harness.result_of(per_lib["fsdp_ref"], "fsdp_ref", rank)
+        theirs = harness.result_of(per_lib["torch"], "torch", rank)
+        changed = [k for k, v in ours["state"].items() if v.abs().sum() > 0]
+        assert ours["raised"] and not changed, f"rank {rank}: refused after writing {changed}"
+        assert ours["msg"].startswith(theirs["msg"]), (ours["msg"], theirs["msg"])
+        assert [k for k, v in theirs["state"].items() if v.abs().sum() > 0], \
+            "torch no longer writes before it raises: update docs/design/checkpointing.md"
 
 
 @pytest.mark.parametrize("ws", [2, 4], ids=["ws2", "ws4"])
