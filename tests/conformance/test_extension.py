@@ -1,6 +1,7 @@
 """The all-gather extension found on the tensor instance (issue 23 item 6): hooks
 attached to a sharded parameter's local tensor object after ``fully_shard`` are used as
-torch uses them, and the pre hook gets the mesh torch passes (FSDP and HSDP)."""
+torch uses them, and the pre hook gets the mesh torch passes (FSDP, HSDP, and replicate
+with ``dp_mesh_dims``)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,11 @@ def test_extension_on_the_instance_at_an_unshard_before_forward(pool):
                           unshard_first=True)
     harness.assert_same_results(results, "torch", "fsdp_ref")
     assert harness.result_of(results[0]["fsdp_ref"], "fsdp_ref", 0)["pre_hook_ran_at_unshard"]
+
+
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
+def test_extension_mesh_under_replicate_with_dp_mesh_dims(pool):
+    """``replicate`` over the ``rep`` dim of a ``(rep, tp)`` mesh: torch hands the pre hook
+    the 1-D ``rep`` mesh, not the whole mesh; so does fsdp_ref."""
+    results = harness.run(pool, EXT + "replicate_extension", libs=("torch", "fsdp_ref"))
+    harness.assert_same_results(results, "torch", "fsdp_ref")
