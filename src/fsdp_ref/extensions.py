@@ -34,6 +34,11 @@ Rules, each checked with a clear error (identical on every rank: the model is):
   Later unshards check locally that the sizes did not change.
 
 Under CPU offload the pre hook runs on the device copy of the shard.
+
+The hooks are looked up on the sharded local tensor, its class or the object itself, when
+``fully_shard`` builds the sharded parameter and again at the root's lazy init (or an
+``unshard()`` before it), as torch does: hooks attached to ``module.weight._local_tensor``
+after ``fully_shard`` are used (:meth:`fsdp_ref.param.FSDPParam.adopt`).
 """
 
 from __future__ import annotations
@@ -99,11 +104,14 @@ def find_extension(local: torch.Tensor, fqn: str, shard_dim: int) -> Extension |
 
 
 def shard_mesh(info: MeshInfo) -> DeviceMesh:
-    """The 1-D mesh of the ranks a parameter is sharded over (what the pre hook gets)."""
+    """The mesh the pre hook gets, as torch passes it: the 1-D mesh of the ranks a
+    parameter is spread over, that is its shard dim (its replicate dim under
+    ``replicate``), sliced by name out of a larger mesh (HSDP, ``dp_mesh_dims``)."""
     mesh = info.mesh
-    if mesh.ndim == 1 or info.shard_mesh_dim is None or mesh.mesh_dim_names is None:
+    dim = info.shard_mesh_dim if info.shard_mesh_dim is not None else info.replicate_mesh_dim
+    if mesh.ndim == 1 or dim is None or mesh.mesh_dim_names is None:
         return mesh
-    return mesh[mesh.mesh_dim_names[info.shard_mesh_dim]]
+    return mesh[mesh.mesh_dim_names[dim]]
 
 
 class Extension:

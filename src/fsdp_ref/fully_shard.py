@@ -101,11 +101,15 @@ def fully_shard(
 
     Raises:
         AssertionError: for a module already passed to ``fully_shard`` or ``replicate``,
-            or a 2-D mesh without dim names (torch's types and wording).
-        ValueError: for a container without ``forward``, overlapping modules in a list, a
-            mesh of the wrong shape, an invalid ``reshard_after_forward``, a malformed
-            all-gather extension (:mod:`fsdp_ref.extensions`), or a DTensor parameter FSDP
-            cannot shard (see :func:`fsdp_ref.spmd.param_placement`).
+            a 2-D mesh without dim names, or a shard dim out of range from
+            ``shard_placement_fn`` (torch's types and wording).
+        NotImplementedError: for a non-contiguous parameter, or a split of a dim other
+            than 0 that does not divide evenly across the shard ranks (as torch).
+        ValueError: for a 0-dim parameter, a container without ``forward``, overlapping
+            modules in a list, a parameter already managed by another group, a mesh of the
+            wrong shape, an invalid ``reshard_after_forward``, a malformed all-gather
+            extension (:mod:`fsdp_ref.extensions`), or a DTensor parameter FSDP cannot
+            shard (see :func:`fsdp_ref.spmd.param_placement`).
     """
     modules = validate_modules(module, "fully_shard")
     mesh = mesh if mesh is not None else default_mesh()

@@ -110,6 +110,7 @@ def mesh_info_for(mesh: DeviceMesh, dp_mesh_dims: DataParallelMeshDims | None) -
     Raises:
         ValueError: when the mesh has the wrong number of dims, or ``dp_mesh_dims`` names
             a dim the mesh does not have (torch's messages first, then the fix).
+        AssertionError: a 2-D mesh without ``mesh_dim_names`` (torch's type and message).
     """
     if not isinstance(mesh, DeviceMesh):
         raise ValueError(f"mesh must be a torch.distributed.DeviceMesh, got {type(mesh)}")
@@ -117,6 +118,12 @@ def mesh_info_for(mesh: DeviceMesh, dp_mesh_dims: DataParallelMeshDims | None) -
         return _spmd_mesh_info(mesh, dp_mesh_dims)
     if mesh.ndim == 1:
         return MeshInfo(mesh, 0, None, mesh.get_group(0), None)
+    if mesh.ndim == 2 and mesh.mesh_dim_names is None:
+        raise AssertionError(
+            "Please init the 2D mesh for HSDP with mesh_dim_names specified: "
+            "init_device_mesh(device, (replicas, shards), mesh_dim_names=('replicate', "
+            "'shard')); the pre hook of the all-gather extension gets mesh['shard']"
+        )
     if mesh.ndim == 2:
         return MeshInfo(mesh, 1, 0, mesh.get_group(1), mesh.get_group(0))
     raise ValueError(

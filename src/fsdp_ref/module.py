@@ -24,7 +24,7 @@ import torch.nn as nn
 from .api import AllGather, ReduceScatter
 from .mesh import post_forward_mesh_info
 from .param_group import FSDPParamGroup
-from .state import FSDPState, get_state
+from .state import FSDPState, adopt_changes, get_state
 from .streams import Event
 
 __all__ = ["FSDPModule", "UnshardHandle", "register_fsdp_forward_method", "share_comm_ctx"]
@@ -100,7 +100,10 @@ class FSDPModule:
         Returns:
             The handle when ``async_op`` is ``True``, else ``None``.
         """
-        groups = self._groups()
+        state = self._get_fsdp_state()
+        groups = list(state.groups)
+        if state.is_root is None:  # before the first forward: adopt as its lazy init would
+            adopt_changes(groups)
         for group in groups:
             # Works before the first forward too: the group then uses its own streams
             # until the root's lazy init hands it the shared ones.

@@ -26,6 +26,13 @@ describe the sharded face.
 Swapping which face is registered is a dict assignment on ``module._parameters`` for
 every (module, name) that holds the parameter, so tied parameters stay tied.
 
+What the user registers instead of the sharded parameter before the first forward (a
+vector computed from other sharded weights after ``to_empty``), like what
+``load_state_dict(assign=True)`` registers, is adopted as the sharded parameter
+(:meth:`FSDPParam.adopt`); the parameters torch refuses (0-dim, non-contiguous, a shard
+dim out of range, an uneven dim other than 0) are refused with torch's exception and
+message first.
+
 Why this module is longer than the house's ~300 lines: one parameter's two faces, its
 dtypes, its shard under offload and after a post-forward reshard, its gradient in both
 faces and its all-gather inputs (plain or through an extension) are one object's state,
@@ -48,7 +55,7 @@ from .mesh import MeshInfo
 from .recorder import recorder
 from .spmd import local_tensor, param_placement
 
-__all__ = ["FSDPParam", "ParamRef"]
+__all__ = ["FSDPParam", "ParamRef", "meta_error"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,12 @@ class FSDPParam:
     Attributes:
         extension: the :class:`~fsdp_ref.extensions.Extension` state when the sharded
             local tensor defines the all-gather hooks, else ``None``.
+
+    Raises:
+        ValueError: a 0-dim parameter.
+        NotImplementedError: a non-contiguous parameter, or an uneven split of a dim
+            other than 0.
+        AssertionError: a shard dim the parameter does not have.
     """
 
     def __init__(
@@ -97,15 +110,23 @@ class FSDPParam:
         ndim = param.dim()
         if ndim == 0:
             raise ValueError(
-                f"parameter {fqn} is a 0-dim scalar; FSDP shards along a dim, so "
-                "give it shape (1,) or pass it in ignored_params"
+                "fully_shard doesn't support scalar parameters. Change "
+                f"{refs[0].name} to a 1D tensor with numel equal to 1. (FSDP shards {fqn} "
+                "along a dim; give it shape (1,), or pass it in ignored_params)"
             )
-        if not -ndim <= shard_dim < ndim:
-            raise ValueError(
-                f"shard_placement_fn returned Shard({shard_dim}) for {fqn} of shape "
-                f"{tuple(param.shape)}; the dim must be in [-{ndim}, {ndim})"
+        if not param.is_contiguous():
+            raise NotImplementedError(
+                "FSDP does not support non-contiguous parameters yet: "
+                f"{param.shape=} {param.stride()=}. Make {fqn} contiguous before "
+                "fully_shard (e.g. module.<name> = nn.Parameter(param.contiguous()))"
             )
-        shard_dim %= ndim
+        if shard_dim < 0:
+            shard_dim += ndim
+        if not 0 <= shard_dim < ndim:
+            raise AssertionError(
+                f"Shard dim {shard_dim} is invalid for {ndim}D tensor: {param.shape}. "
+                f"shard_placement_fn must return Shard(d) with -{ndim} <= d < {ndim} for {fqn}"
+            )
         self.refs = refs
         self.mesh_info = mesh_info
         self.device = device
@@ -123,11 +144,12 @@ class FSDPParam:
         world = self.layout.world_size
         if shard_dim != 0 and local.shape[shard_dim] % world != 0:
             what = "local (tensor-parallel) shape" if self.placement.is_dtensor else "shape"
-            raise ValueError(
-                f"cannot shard {fqn} of {what} {tuple(local.shape)} on dim "
-                f"{shard_dim}: size {local.shape[shard_dim]} is not divisible by the shard "
-                f"world size {world}. Only dim 0 may be uneven; return Shard(0) (or None) "
-                "from shard_placement_fn for this parameter"
+            raise NotImplementedError(
+                f"FSDP does not support uneven sharding on dim {shard_dim}: {local.shape} "
+                f"(world size: {world}). {fqn} of {what} {tuple(local.shape)}: size "
+                f"{local.shape[shard_dim]} on dim {shard_dim} is not divisible by the shard "
+                "world size. Only dim 0 may be uneven; return Shard(0) (or None) from "
+                "shard_placement_fn for this parameter"
             )
         self.unsharded_param: nn.Parameter | None = None
         self._local: tuple | None = None  # see _unsharded_local
@@ -176,20 +198,64 @@ class FSDPParam:
     def reset_sharded_param(self) -> None:
         """Re-adopt the parameter registered on the module after ``module._apply``.
 
-        ``to_empty``, ``.to()`` and ``.double()`` replace (or swap) parameter tensors; the
-        new local tensor is copied into a fresh padded buffer so that the all-gather can
-        keep reading equal-size shards and the optimizer keeps writing into them.
+        ``to_empty``, ``.to()`` and ``.double()`` replace (or swap) parameter tensors, and
+        :meth:`adopt` brings in a parameter the user or ``load_state_dict(assign=True)``
+        registered instead; the new local tensor is copied into a fresh padded buffer so
+        that the all-gather can keep reading equal-size shards and the optimizer keeps
+        writing into them.
         """
-        current = self.refs[0].module._parameters[self.refs[0].name]
-        if not isinstance(current, DTensor):
-            raise RuntimeError(
-                f"{self.fqn} is no longer a sharded DTensor after a module "
-                "conversion; do not replace FSDP-managed parameters by hand"
-            )
+        current = self.refs[0].module._parameters.get(self.refs[0].name)
+        self._check_replacement(current)
         self._resolve_dtypes(current.dtype)
         self.requires_grad = current.requires_grad
         self.unsharded_param = None
         self._set_padded_shard(self.layout.pad(current._local_tensor), current)
+
+    def _check_replacement(self, new: object) -> None:
+        """Refuse a registered parameter that cannot become this sharded parameter: only
+        a DTensor laid out like it (global shape, mesh, placements, local shape) can."""
+        p = self.placement
+        if isinstance(new, DTensor) and (
+            new.shape, new.device_mesh, tuple(new.placements), new._local_tensor.shape
+        ) == (p.global_shape, p.mesh, p.placements, self.layout.local_shape):
+            return
+        raise RuntimeError(
+            f"{self.fqn} of {type(self.refs[0].module).__name__} was replaced by a "
+            f"{type(new).__name__} of shape "
+            f"{tuple(getattr(new, 'shape', ()))}; FSDP can adopt only a DTensor laid out like "
+            f"the sharded parameter (shape {tuple(p.global_shape)}, placements "
+            f"{p.placements} on {p.mesh}). Compute the new value from sharded parameters "
+            "(the result is such a DTensor) or distribute_tensor() it onto that mesh first"
+        )
+
+    def adopt(self) -> bool:
+        """Adopt what the module holds now, as torch's lazy init does: a parameter
+        registered in place of the sharded one (a norm vector computed after
+        ``to_empty``, ``load_state_dict(assign=True)``) becomes the sharded parameter, and
+        the all-gather extension is looked up again on the local tensor (its hooks may be
+        attached to the tensor object after ``fully_shard``).
+
+        Runs at the root's lazy init, at an ``unshard()`` before it and after a load with
+        ``assign=True``. Returns whether anything changed: the group must then drop what
+        it cached about the shards.
+        """
+        current = self.refs[0].module._parameters.get(self.refs[0].name)
+        if current is not None and current is self.unsharded_param:
+            return False  # unsharded by the user: nothing was replaced
+        if current is not self.sharded_param:
+            with torch.no_grad():
+                self.reset_sharded_param()
+            return True
+        found = find_extension(local_tensor(current), self.fqn, self.layout.shard_dim)
+        if (found is None) == (self.extension is None):
+            return False
+        self.extension, self.unsharded_param = found, None
+        return True
+
+    @property
+    def on_meta(self) -> bool:
+        """Whether the shard is still on the meta device (no values yet)."""
+        return self.padded_shard.device.type == "meta"
 
     # ---- the two faces --------------------------------------------------------------
 
@@ -290,12 +356,8 @@ class FSDPParam:
         return self.padded_shard
 
     def _check_materialized(self) -> None:
-        if self.padded_shard.device.type == "meta":
-            raise RuntimeError(
-                f"parameter {self.fqn} is still on the meta device; materialize the "
-                "model first: model.to_empty(device=...) then reset_parameters() (or load a "
-                "checkpoint) before running forward"
-            )
+        if self.on_meta:  # (an unshard() before the root's lazy init checks every group)
+            raise meta_error([self.fqn])
 
     def has_unsharded_grad(self) -> bool:
         """Whether autograd accumulated a gradient into the unsharded parameter."""
@@ -353,3 +415,15 @@ class FSDPParam:
         self._register(self.sharded_param)
         self.free_unsharded()
         self.post_forward_shard = padded
+
+
+def meta_error(fqns: list[str]) -> RuntimeError:
+    """Torch's error for parameters (named ``fqns``) still on the meta device when FSDP
+    needs their values, with what to do."""
+    return RuntimeError(
+        "FSDP parameters should be materialized from meta device before training, "
+        f"but the following were still on meta device: {fqns}\n"
+        "For example, call module.to_empty(device) to materialize to device and call "
+        "module.reset_parameters() on each module to initialize values. (Or load a "
+        "checkpoint into the sharded model before its first forward.)"
+    )

@@ -20,9 +20,10 @@ The *root* is the state whose module runs forward first; at that moment every
 them one shared :class:`~fsdp_ref.comm_context.CommContext` and :class:`IterContext`
 (whose :class:`~fsdp_ref.order.Order` says which group to prefetch).
 
-It is a little over the house's ~300 lines because the root's lazy initialization, the
-check that ranks agree on the model, and the hooks that PyTorch calls belong to one object
-that PyTorch holds per module.
+It is longer than the house's ~300 lines because the root's lazy initialization (which,
+as torch's, adopts what the user changed since ``fully_shard`` and refuses parameters
+still on the meta device), the check that ranks agree on the model, and the hooks that
+PyTorch calls belong to one object that PyTorch holds per module.
 """
 
 from __future__ import annotations
@@ -42,10 +43,11 @@ from .autograd_nodes import PreBackward
 from .comm_context import CommContext
 from .group_state import TrainingState
 from .order import Order
+from .param import meta_error
 from .param_group import FSDPParamGroup
 from .streams import Event
 
-__all__ = ["FSDPState", "IterContext", "get_state"]
+__all__ = ["FSDPState", "IterContext", "adopt_changes", "get_state"]
 
 _STATE_ATTR = "_fsdp_ref_state"
 
@@ -113,7 +115,15 @@ class FSDPState:
     # ---- lazy initialization -------------------------------------------------------
 
     def lazy_init(self) -> None:
-        """Make this state the root if no state has been initialized yet (first forward)."""
+        """Make this state the root if no state has been initialized yet (first forward).
+
+        As torch's lazy init: find every state below the root, adopt what the user changed
+        on the modules since ``fully_shard`` (:func:`adopt_changes`), name every group and
+        parameter by its path from the root, share the root's contexts, then check that
+        the ranks built the same model and that no parameter is still on the meta device.
+        A failure is raised only after the ranks compared what they found, so every rank
+        raises (the same error, or the difference between them) and none is left waiting.
+        """
         if self.is_root is not None:
             return
         if len(self.modules) > 1:
@@ -124,13 +134,10 @@ class FSDPState:
             )
         self.is_root = True
         root = self.modules[0]
-        fqns: dict[int, str] = {}
-        for name, param in root.named_parameters(remove_duplicate=False):
-            fqns.setdefault(id(param), name)
-        names = {id(m): name for name, m in root.named_modules()}
+        states: list[FSDPState] = []
         for module in root.modules():
             state = get_state(module)
-            if state is None or state in self.iter_ctx.all_states:
+            if state is None or state in states:
                 continue
             if state is not self and state.is_root is not None:
                 raise RuntimeError(
@@ -138,10 +145,28 @@ class FSDPState:
                     "root: run forward through the top-level model first (its forward "
                     "initializes every submodule), or call reset on a fresh model"
                 )
+            states.append(state)
+        failure: Exception | None = None
+        for state in states:
+            try:
+                adopt_changes(state.groups)
+            except Exception as e:  # noqa: BLE001 (raised below, after the ranks compared)
+                failure = failure or e
+        fqns: dict[int, str] = {}
+        for name, param in root.named_parameters(remove_duplicate=False):
+            fqns.setdefault(id(param), name)
+        names = {id(m): name for name, m in root.named_modules()}
+        for state in states:
             path = "+".join(names.get(id(m), "?") or "root" for m in state.modules)
             state._attach(self, path, fqns)
         self.comm_ctx.lazy_init(self.device)
-        self._check_ranks_agree()
+        self._check_ranks_agree(failure)
+        if failure is not None:
+            raise failure
+        for group in (g for state in states for g in state.groups):
+            on_meta = [p.fqn for p in group.fsdp_params if p.on_meta]
+            if on_meta:
+                raise meta_error(on_meta)
 
     def _attach(self, root: FSDPState, path: str, fqns: dict[int, str]) -> None:
         """Join ``root``'s iteration: its contexts, and names from the root's model."""
@@ -155,13 +180,18 @@ class FSDPState:
         for group in self.groups:
             group.attach(root.comm_ctx, path, fqns, self.is_root)
 
-    def _check_ranks_agree(self) -> None:
-        """Fail on every rank, instead of hanging, if ranks built different models."""
+    def _check_ranks_agree(self, failure: Exception | None = None) -> None:
+        """Fail on every rank, instead of hanging, if ranks built different models: the
+        parameters' names, shapes, dtypes and whether they are still on the meta device,
+        and what the lazy init raised (``failure``), compared over every process group."""
         signature = [
-            (p.fqn, tuple(p.layout.full_shape), str(p.param_dtype))
+            (p.fqn, tuple(p.layout.full_shape), str(p.param_dtype),
+             "on meta" if p.on_meta else "materialized")
             for state in self.iter_ctx.all_states for group in state.groups
             for p in group.fsdp_params
         ]
+        if failure is not None:
+            signature.append(("lazy init", f"raised {type(failure).__name__}: {failure}"))
         digest = hashlib.sha256(repr(signature).encode()).hexdigest()
         groups: dict[int, dist.ProcessGroup] = {}
         for state in self.iter_ctx.all_states:
@@ -179,7 +209,7 @@ class FSDPState:
                 if other_digest != digest:
                     raise RuntimeError(
                         "ranks built different models; FSDP needs identical parameter names, "
-                        "shapes and dtypes on every rank: "
+                        "shapes and dtypes on every rank, all materialized (or none): "
                         + _describe_difference(signature, other_sig, other_rank)
                     )
 
@@ -311,6 +341,17 @@ class FSDPState:
             comm.reductions.finish()  # (none left after abandon)
             ctx.order.end_iteration(aborted)
             comm.output.release(comm)
+
+
+def adopt_changes(groups: list[FSDPParamGroup]) -> None:
+    """Adopt what the user changed on the modules since ``fully_shard`` into ``groups``
+    (:meth:`fsdp_ref.param.FSDPParam.adopt`: replaced parameters, extension hooks found on
+    the local tensors); a group whose parameters changed drops what it cached. The one
+    rule for the root's lazy init, an ``unshard()`` before it, and
+    ``load_state_dict(assign=True)``."""
+    for group in groups:
+        if [p for p in group.fsdp_params if p.adopt()]:  # (every parameter, not any())
+            group.refresh_after_apply()
 
 
 def _describe_difference(mine: list, theirs: list, other_rank: int) -> str:

@@ -15,45 +15,6 @@ from tests.conformance import harness
 from tests.conformance.scenarios_errors import CASES
 from tests.conformance.test_errors import outcomes  # noqa: F401 (fixture)
 
-MODULES = "tests.conformance.scenarios_modules:"
-INIT = "tests.conformance.scenarios_init:"
-EXT = "tests.conformance.scenarios_extension:"
-
-
-# Gap (item 5): a parameter replaced on a sharded module before the first forward is not
-# adopted at lazy init (torch's FSDPParam.reset_sharded_param), so the old one is trained.
-@pytest.mark.parametrize("ws", [2, 4], ids=["ws2", "ws4"])
-def test_parameter_replaced_before_first_forward(pool):
-    results = harness.run(pool, INIT + "meta_replaced_param", libs=("torch", "fsdp_ref", "plain"))
-    harness.assert_same_results(results, "torch", "fsdp_ref")
-    harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
-
-
-# Gap (item 5): broadcast_from_rank0 writes into the live shards inside torch's
-# set_model_state_dict before load_state_dict's all-or-nothing check runs, so a bad entry
-# is refused after the good ones were written.
-@pytest.mark.parametrize("ws", [2, 4], ids=["ws2", "ws4"])
-def test_broadcast_from_rank0_is_all_or_nothing(pool):
-    for per_lib in harness.run(pool, INIT + "broadcast_load", libs=("fsdp_ref",), bad=True):
-        out = harness.result_of(per_lib["fsdp_ref"], "fsdp_ref", 0)
-        changed = [k for k, v in out["state"].items() if v.abs().sum() > 0]
-        assert out["raised"] and not changed, f"refused after writing {changed}"
-
-
-# Gap (item 6): the extension hooks are looked up when fully_shard builds the sharded
-# parameter, not at the group's lazy init, so hooks attached afterwards to the local
-# tensor object are ignored (param.py / extensions.find_extension).
-@pytest.mark.parametrize("ws", [2, 4], ids=["ws2", "ws4"])
-@pytest.mark.parametrize("hsdp", [False, True], ids=["fsdp", "hsdp"])
-def test_extension_on_the_tensor_instance(pool, hsdp):
-    results = harness.run(pool, EXT + "instance_extension", libs=("torch", "fsdp_ref"), hsdp=hsdp)
-    harness.assert_same_results(results, "torch", "fsdp_ref")
-    control = harness.run(pool, EXT + "class_extension_control", libs=("torch",))
-    with pytest.raises(AssertionError):  # the hooks change training: ignoring them shows
-        harness.assert_same_results([{"a": c["torch"], "b": r["torch"]}
-                                     for c, r in zip(control, results)], "a", "b",
-                                    keys=("losses",))
-
 
 # Gaps (item 7): see each case's ``gap`` in scenarios_errors.CASES.
 @pytest.mark.parametrize("case", [name for name, case in CASES.items() if case.gap])

@@ -4,6 +4,9 @@
   initialised, and then one parameter per block is *replaced*: a new ``nn.Parameter``
   computed from another weight (as DoRA computes its magnitude vector). torch adopts the
   replacement at its lazy init, so the new parameter is the one sharded and trained.
+  A replacement that is not laid out like the sharded parameter (a plain tensor) is
+  refused on every rank, and ranks that disagree on what is still on the meta device
+  all raise instead of waiting for each other.
 * Rank 0 alone holds a full state dict and DCP's ``set_model_state_dict(...,
   StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))`` broadcasts it into a
   meta-initialised model whose parameters and buffers have every shape, 0-dim and
@@ -54,6 +57,27 @@ def meta_replaced_param(lib, steps: int = 2):
     return out
 
 
+def replaced_by_plain_tensor(lib):
+    """A block's ``scale`` replaced by a plain (unsharded) parameter before the first
+    forward: what the forward raises."""
+    model = nn.Sequential(ScaledBlock(8), nn.Linear(8, 4))
+    lib.fully_shard(model[0], mesh=lib.mesh())
+    lib.fully_shard(model, mesh=lib.mesh())
+    model[0].scale = nn.Parameter(torch.ones(8))
+    model(torch.randn(2, 8))
+
+
+def meta_on_some_ranks(lib):
+    """Built on meta; only rank 0 materialises it before the first forward."""
+    with torch.device("meta"):
+        model = nn.Sequential(ScaledBlock(8), nn.Linear(8, 4))
+    lib.fully_shard(model[0], mesh=lib.mesh())
+    lib.fully_shard(model, mesh=lib.mesh())
+    if lib.rank == 0:
+        model.to_empty(device="cpu")
+    model(torch.randn(2, 8))
+
+
 def _state(model: nn.Module) -> dict[str, torch.Tensor]:
     tensors = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     return {name: full(t).detach().clone() for name, t in tensors.items()}
@@ -63,7 +87,7 @@ def broadcast_load(lib, bad: bool = False):
     """Meta-initialise a sharded :class:`~tests.conformance.models.Shapes`, zero it, and
     broadcast rank 0's full state dict into it with DCP. Returns every parameter's and
     buffer's full value afterwards. ``bad``: the last buffer has the wrong shape; then the
-    ``RuntimeError`` raised (its class name) and the values after it."""
+    ``RuntimeError`` raised (its class name and message) and the values after it."""
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
 
     mesh = lib.mesh()
@@ -85,5 +109,5 @@ def broadcast_load(lib, bad: bool = False):
     except RuntimeError as e:
         if not bad:
             raise
-        return {"raised": type(e).__name__, "state": _state(model)}
+        return {"raised": type(e).__name__, "msg": str(e), "state": _state(model)}
     return _state(model)
