@@ -3,8 +3,12 @@
 A fresh process per run, because CSAN (``TORCH_CUDA_SANITIZER=1``) must be on before the
 first CUDA call, and because a detected race may leave a process in any state. One GPU,
 NCCL with world size 1: the collectives are trivial, the streams, events, buffer lifetimes
-and CUDA kernels are real. The same model trains under fsdp_ref's and torch's
-``fully_shard`` side by side; the script prints one JSON line::
+and CUDA kernels are real. fsdp_ref issues no collective on a one-rank mesh (as torch
+2.13), which would leave the waits around the collectives unexercised: every mode but
+``one_rank`` therefore makes fsdp_ref issue them anyway (``collectives.has_peers`` patched
+to count this rank as a peer), and ``one_rank`` checks with torch's ``CommDebugMode`` that
+unpatched fsdp_ref issues none. The same model trains under fsdp_ref's and torch's
+``fully_shard`` (or ``replicate``) side by side; the script prints one JSON line::
 
     python -m tests.cuda.cuda_scenarios default
     python -m tests.cuda.cuda_scenarios bf16 --detector          # fsdp_ref under detect()
@@ -19,8 +23,14 @@ import json
 
 import torch
 import torch.distributed as dist
+from torch.distributed.tensor.debug import CommDebugMode
 
-MODES = ("default", "no_reshard", "prefetch", "bf16", "offload", "reset", "unshard_async")
+MODES = ("default", "no_reshard", "prefetch", "bf16", "offload", "reset", "unshard_async",
+         "hook_stream", "replicate", "one_rank")
+
+
+def _scale_half(shard: torch.Tensor) -> None:
+    shard.mul_(0.5)  # a kernel that reads and writes the reduced shard
 
 
 def _shard(model, impl: str, mode: str) -> None:
@@ -28,6 +38,15 @@ def _shard(model, impl: str, mode: str) -> None:
         import fsdp_ref as api
     else:
         import torch.distributed.fsdp as api
+    if mode == "replicate":
+        if impl == "fsdp_ref":
+            replicate = api.replicate
+        else:
+            from torch.distributed._composable.replicate_with_fsdp import replicate
+        for block in model.blocks:
+            replicate(block)
+        replicate(model)
+        return
     kw = {}
     if mode == "no_reshard":
         kw["reshard_after_forward"] = False
@@ -44,6 +63,10 @@ def _shard(model, impl: str, mode: str) -> None:
         for i, block in enumerate(blocks):
             block.set_modules_to_forward_prefetch(blocks[i + 1 : i + 2])
             block.set_modules_to_backward_prefetch(blocks[max(0, i - 1) : i])
+    if mode == "hook_stream":
+        side = torch.cuda.Stream()
+        for module in (*model.blocks, model):
+            module.set_all_reduce_hook(_scale_half, stream=side)
 
 
 def train(impl: str, mode: str, steps: int = 3) -> tuple[list[float], dict[str, torch.Tensor]]:
@@ -79,13 +102,18 @@ def main() -> None:
                         help="run fsdp_ref under fsdp_ref.sanitizer.detect on CUDA streams")
     parser.add_argument("--mutation", help="a wait site to remove (tests/sanitizer/scenarios.py)")
     args = parser.parse_args()
+    from fsdp_ref import collectives
+
+    if args.mode != "one_rank":  # see the module docstring
+        collectives.has_peers = lambda group: group is not None
     torch.cuda.set_device(0)
     dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
     from fsdp_ref.sanitizer import detect
     from tests.sanitizer.scenarios import _mutated
 
     result = {"mode": args.mode, "torch": torch.__version__}
-    with _mutated(args.mutation) as hits:
+    counting = CommDebugMode() if args.mode == "one_rank" else contextlib.nullcontext()
+    with _mutated(args.mutation) as hits, counting as comms:
         if args.detector:
             with detect(device_module=torch.cuda, raise_on_race=False) as det:
                 losses, params = train("fsdp_ref", args.mode)
@@ -94,6 +122,8 @@ def main() -> None:
         else:
             losses, params = train("fsdp_ref", args.mode)
     result["mutated"] = len(hits)
+    if comms is not None:
+        result["collectives"] = comms.get_total_counts()
     torch.cuda.synchronize()
     ref_losses, ref_params = train("torch", args.mode)
     result["losses"], result["torch_losses"] = losses, ref_losses

@@ -1,8 +1,9 @@
 """The CUDA suite: fsdp_ref's real stream path against torch's ``fully_shard``, under CSAN
 and under fsdp_ref's own race detector. Skipped without a CUDA device.
 
-Run on a GPU machine with ``pytest tests/cuda`` (one GPU is enough). Each case runs
-``tests/cuda/cuda_scenarios.py`` in a fresh process (see its docstring).
+Run on a GPU machine with ``pytest tests/cuda`` (one GPU is enough), or with
+``bash tests/cuda/gpu_check.sh`` where the machine has its own PyTorch and nothing else.
+Each case runs ``tests/cuda/cuda_scenarios.py`` in a fresh process (see its docstring).
 """
 
 from __future__ import annotations
@@ -24,8 +25,12 @@ ROOT = Path(__file__).resolve().parents[2]
 CSAN_RACE = "CSAN detected a possible data race"
 # Waits whose removal CSAN can see too on one GPU: a kernel on one stream reading what a
 # kernel on another stream wrote.
-VISIBLE_TO_CSAN = ("all_gather_after_copy_in", "compute_after_all_gather",
-                   "reduce_scatter_after_grads", "compute_after_reduction")
+VISIBLE_TO_CSAN = (("all_gather_after_copy_in", "default"),
+                   ("compute_after_all_gather", "default"),
+                   ("reduce_scatter_after_grads", "default"),
+                   ("compute_after_reduction", "default"),
+                   ("all_reduce_hook_after_reduce_scatter", "hook_stream"),
+                   ("reduce_scatter_after_all_reduce_hook", "hook_stream"))
 
 
 def _run(*args: str, csan: bool = False) -> subprocess.CompletedProcess:
@@ -55,9 +60,14 @@ def test_detector_on_cuda_streams_finds_nothing(mode):
     assert res["races"] == [], "\n".join(res["reports"])
 
 
-@pytest.mark.parametrize("site", VISIBLE_TO_CSAN)
-def test_detector_and_csan_agree_on_a_removed_wait(site):
-    csan = _run("default", "--mutation", site, csan=True)
+@pytest.mark.parametrize(("site", "mode"), VISIBLE_TO_CSAN)
+def test_detector_and_csan_agree_on_a_removed_wait(site, mode):
+    csan = _run(mode, "--mutation", site, csan=True)
     assert csan.returncode != 0 and CSAN_RACE in csan.stderr, csan.stderr[-3000:]
-    ours = _result(_run("default", "--mutation", site, "--detector"))
+    ours = _result(_run(mode, "--mutation", site, "--detector"))
     assert ours["mutated"] and ours["races"], ours
+
+
+def test_one_rank_issues_no_collective():
+    res = _result(_run("one_rank"))
+    assert res["collectives"] == 0, res  # fsdp_ref's run only (torch's is not counted)
