@@ -51,6 +51,13 @@ _WRAPPERS = {"fully_shard": ("FSDP", _torch_fsdp.FSDPModule),
 _classes: dict[tuple[type, type], type] = {}
 
 
+def _torch_types(module: Any, *names: str) -> tuple[type, ...]:
+    """torch's classes of these names in ``module``, those its release defines: torch 2.11
+    (as on GPU machines) lacks ``DataParallelMeshDims``, so ``isinstance`` against the
+    empty tuple is simply false there."""
+    return tuple(cls for name in names if (cls := getattr(module, name, None)) is not None)
+
+
 def wrapper_class(orig: type, ours: type, api: str) -> type:
     """The class a module of class ``orig`` becomes under ``api`` (``"fully_shard"``:
     ``FSDP<Name>``; ``"replicate"``: ``Replicate<Name>``), made once per pair.
@@ -88,11 +95,13 @@ def from_torch(value: Any) -> Any:
     if isinstance(value, _fsdp_api.OffloadPolicy):
         pin = getattr(value, "pin_memory", None)
         return api.OffloadPolicy() if pin is None else api.CPUOffloadPolicy(pin_memory=pin)
-    if isinstance(value, _fsdp_api.DataParallelMeshDims):
+    if isinstance(value, _torch_types(_fsdp_api, "DataParallelMeshDims")):
         return api.DataParallelMeshDims(shard=value.shard, replicate=value.replicate)
-    if isinstance(value, (_fsdp_common.ShardPlacementResult, placement.ShardPlacementResult)):
+    results = (*_torch_types(_fsdp_common, "ShardPlacementResult"),
+               placement.ShardPlacementResult)
+    if isinstance(value, results):
         return placement.ShardPlacementResult(value.placement, from_torch(value.mesh_info))
-    if isinstance(value, _fsdp_common.DataParallelMeshInfo):
+    if isinstance(value, _torch_types(_fsdp_common, "DataParallelMeshInfo")):
         return _mesh_info_from_torch(value)
     return value
 
@@ -102,7 +111,8 @@ def _mesh_info_from_torch(info: Any):
     ``HSDPMeshInfo`` (the same mesh, dims and process groups)."""
     dims = (info.shard_mesh_dim, info.replicate_mesh_dim)
     groups = [info.mesh.get_group(d) if d is not None else None for d in dims]
-    return MeshInfo(info.mesh, *dims, *groups, info.spmd_mesh, from_torch(info.dp_mesh_dims))
+    return MeshInfo(info.mesh, *dims, *groups, getattr(info, "spmd_mesh", None),
+                    from_torch(getattr(info, "dp_mesh_dims", None)))
 
 
 # ---- install ---------------------------------------------------------------------------
