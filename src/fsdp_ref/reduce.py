@@ -268,7 +268,7 @@ class Reducer:
         if raw is None or not streams.has_streams:
             hook(out)
             return
-        stream = Stream("all_reduce_hook", raw, streams.backend)
+        stream = Stream("all_reduce_hook", streams.backend.adopt(raw), streams.backend)
         stream.wait_stream(streams.reduce_scatter, "all_reduce_hook_after_reduce_scatter")
         with stream.use():
             hook(out)

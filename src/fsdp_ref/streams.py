@@ -67,6 +67,10 @@ class DeviceStreams(Protocol):
     def use(self, raw: Any) -> contextlib.AbstractContextManager:
         """A context manager issuing the enclosed kernels on ``raw``."""
 
+    def adopt(self, raw: Any) -> Any:
+        """The raw stream to use for a stream the user created (the all-reduce hook's):
+        ``raw`` itself, or what stands for it (the race detector's virtual stream)."""
+
 
 class _TorchDeviceStreams:
     """The accelerator's own streams (``torch.cuda`` and friends), high priority."""
@@ -82,6 +86,9 @@ class _TorchDeviceStreams:
 
     def use(self, raw: Any) -> contextlib.AbstractContextManager:
         return self.module.stream(raw)
+
+    def adopt(self, raw: Any) -> Any:
+        return raw
 
 
 _override: DeviceStreams | None = None

@@ -136,26 +136,25 @@ class AccessMode(TorchDispatchMode):
             if buf is not None:
                 buffers[buf.uid] = buf
                 (writes if written else reads).setdefault(buf.uid, []).append(name)
-        if (
-            self.host_ops
-            and buffers
-            and func not in _TRANSFERS
-            and all(b.host for b in buffers.values())
-        ):
-            stream = HOST
         returns = func._schema.returns
         values = out if len(returns) > 1 else (out,)
+        new = [t for ret, value in zip(returns, values)
+               if ret.alias_info is None  # else a view or the in-place argument: seen above
+               for t in _tensors(value)]
+        if self.host_ops and func not in _TRANSFERS and (
+            all(b.host for b in buffers.values()) if buffers
+            # a factory op (torch.empty while the model is built) making host memory
+            else new and self.device.real_module is not None and all(t.is_cpu for t in new)
+        ):
+            stream = HOST
         outputs = set()
-        for ret, value in zip(returns, values):
-            if ret.alias_info is not None:
-                continue  # a view or the in-place argument itself: counted above
-            for t in _tensors(value):
-                buf = self._buffer(t, stream, func, fresh=True)
-                if buf is not None:
-                    buf.host = buf.host or stream == HOST
-                    buffers[buf.uid] = buf
-                    writes.setdefault(buf.uid, []).append("output")
-                    outputs.add(buf.uid)
+        for t in new:
+            buf = self._buffer(t, stream, func, fresh=True)
+            if buf is not None:
+                buf.host = buf.host or stream == HOST
+                buffers[buf.uid] = buf
+                writes.setdefault(buf.uid, []).append("output")
+                outputs.add(buf.uid)
         if not buffers:
             return
         for buf in buffers.values():

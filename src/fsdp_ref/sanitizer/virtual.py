@@ -105,6 +105,7 @@ class VirtualDevice:
         real = real_module.current_stream() if real_module is not None else None
         self.compute = VirtualStream(engine, COMPUTE, real)
         self.current = self.compute
+        self._adopted: dict[int, VirtualStream] = {}
 
     def new_stream(self, name: str) -> VirtualStream:
         """A new side stream (high priority on a real device)."""
@@ -114,6 +115,17 @@ class VirtualDevice:
     def current_stream(self) -> VirtualStream:
         """The stream kernels are issued on now."""
         return self.current
+
+    def adopt(self, raw: Any) -> VirtualStream:
+        """A virtual stream for ``raw``: itself if virtual already, else (a real stream the
+        user made, e.g. for ``set_all_reduce_hook``) one wrapping it, the same each time."""
+        if isinstance(raw, VirtualStream):
+            return raw
+        found = self._adopted.get(id(raw))
+        if found is None or found.real is not raw:
+            found = VirtualStream(self.engine, self.engine.new_stream("user_stream"), raw)
+            self._adopted[id(raw)] = found
+        return found
 
     @contextlib.contextmanager
     def use(self, raw: VirtualStream) -> Iterator[None]:
