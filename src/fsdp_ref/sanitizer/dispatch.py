@@ -90,7 +90,7 @@ class AccessMode(TorchDispatchMode):
             func in _UNTRACKED
             or self._in_collective
             or (self.engine.in_collective_call and func.namespace != "c10d")
-            or threading.get_ident() != self._thread
+            or self._foreign_thread()
         ):
             # A collective is one kernel: the ops its backend runs around it (temporaries,
             # the copy-out gloo does in Work.wait(), work on the backend's own thread)
@@ -103,9 +103,21 @@ class AccessMode(TorchDispatchMode):
         finally:
             self._in_collective = False
         self._launch(func, accessed, out)
-        if func is aten._local_scalar_dense.default:
+        if func is aten._local_scalar_dense.default or (
+            # a blocking copy into host memory returns once the copy is done
+            func in _TRANSFERS and not kwargs.get("non_blocking", False)
+            and self.device.real_module is not None and out.is_cpu
+        ):
             self.engine.host_waits_stream(self.device.current.sid)
         return out
+
+    def _foreign_thread(self) -> bool:
+        """Whether the op runs on a thread of a backend (gloo's worker), not the program's:
+        the thread that started the detector, or an autograd engine thread running the
+        backward it called (on a GPU, backward runs on a device thread of its own)."""
+        if threading.get_ident() == self._thread:
+            return False
+        return torch._C._current_graph_task_id() == -1
 
     def _inputs(self, func, args, kwargs) -> list[tuple[torch.Tensor, str, bool]]:
         """``(tensor, argument name, written)`` for every tensor the op accesses."""
