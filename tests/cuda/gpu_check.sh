@@ -17,16 +17,3 @@ workers=()
 python3 -c "import xdist" 2>/dev/null && workers=(-n 8)
 timeout 400 python3 -m pytest tests/cuda -q -p no:cacheprovider "${workers[@]}" \
   --junitxml="$out/junit.xml" 2>&1 | tee "$out/pytest.txt" | tail -60
-# Removed waits of the hook stream under CSAN, twice each, with all of their output.
-tmp=$(mktemp -d)
-for site in all_reduce_hook_after_reduce_scatter reduce_scatter_after_all_reduce_hook \
-            compute_after_reduction; do
-  for try in 1 2; do
-    TORCH_CUDA_SANITIZER=1 timeout 120 python3 -m tests.cuda.cuda_scenarios hook_stream \
-      --mutation "$site" > "$tmp/$site.$try" 2>&1 &
-  done
-done
-wait
-for f in "$tmp"/*; do echo "=== $(basename "$f")"; grep -v '^\s*$' "$f" | head -80; done \
-  > "$out/hook_sites.txt"
-grep -H -c "CSAN detected" "$tmp"/*

@@ -28,10 +28,15 @@ CSAN_RACE = "CSAN detected a possible data race"
 VISIBLE_TO_CSAN = (("all_gather_after_copy_in", "default"),
                    ("compute_after_all_gather", "default"),
                    ("reduce_scatter_after_grads", "default"),
-                   # at world size 1 nothing divides: only the hook writes after the wait
-                   ("compute_after_reduction", "hook_stream"),
-                   ("all_reduce_hook_after_reduce_scatter", "hook_stream"),
-                   ("reduce_scatter_after_all_reduce_hook", "hook_stream"))
+                   ("all_reduce_hook_after_reduce_scatter", "hook_stream"))
+# Waits whose removal CSAN does not report (H200, torch 2.11: clean in four runs of each)
+# while fsdp_ref's detector must: the racing reader is the optimizer, on DTensor
+# gradients. CSAN's dispatch mode meets those ops on the DTensor wrappers, which hold no
+# memory, and most likely never the ops on their local tensors, which the detector follows.
+# At world size 1 nothing divides, so in "default" no kernel writes a gradient after the
+# reduce-scatter: the hook of "hook_stream" is that writer.
+DETECTOR_ONLY = (("compute_after_reduction", "hook_stream"),
+                 ("reduce_scatter_after_all_reduce_hook", "hook_stream"))
 
 
 def _run(*args: str, csan: bool = False) -> subprocess.CompletedProcess:
@@ -65,6 +70,12 @@ def test_detector_on_cuda_streams_finds_nothing(mode):
 def test_detector_and_csan_agree_on_a_removed_wait(site, mode):
     csan = _run(mode, "--mutation", site, csan=True)
     assert csan.returncode != 0 and CSAN_RACE in csan.stderr, csan.stderr[-3000:]
+    ours = _result(_run(mode, "--mutation", site, "--detector"))
+    assert ours["mutated"] and ours["races"], ours
+
+
+@pytest.mark.parametrize(("site", "mode"), DETECTOR_ONLY)
+def test_detector_finds_a_removed_wait_csan_cannot_see(site, mode):
     ours = _result(_run(mode, "--mutation", site, "--detector"))
     assert ours["mutated"] and ours["races"], ours
 
