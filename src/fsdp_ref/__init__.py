@@ -23,7 +23,8 @@ Modules, one concept each, from the entry point down to pure functions:
 
 * :mod:`fsdp_ref.fully_shard`: the entry point: validation and grouping;
 * :mod:`fsdp_ref.replicate`: ``replicate``, data parallelism on the same machinery;
-* :mod:`fsdp_ref.placement`: what ``shard_placement_fn`` may return;
+* :mod:`fsdp_ref.placement`: what ``shard_placement_fn`` may return, including a
+  ``ShardPlacementResult`` that puts a parameter on a mesh of its own (one group per mesh);
 * :mod:`fsdp_ref.compat`: torch's names and ``isinstance`` checks seeing fsdp_ref;
 * :mod:`fsdp_ref.module`: the ``FSDPModule`` methods users call;
 * :mod:`fsdp_ref.state`: when things happen: the module hooks, the root's lazy init, the
@@ -61,7 +62,8 @@ Modules, one concept each, from the entry point down to pure functions:
   checks every tensor access (not imported by the package: ``from fsdp_ref.sanitizer
   import detect``).
 
-Apart from the library: :mod:`fsdp_ref.examples` (a small GPT, the training demo) and
+Apart from the library: :mod:`fsdp_ref.examples` (a small GPT, the training demo, a
+Mixture-of-Experts model with expert parallelism) and
 :mod:`fsdp_ref.tools` (the memory simulator, the recorded timeline figure).
 """
 

@@ -7,8 +7,10 @@
 * :func:`framework`: :mod:`tests.conformance.thirdparty`, imported after
   ``fsdp_ref.install()``, shards with fsdp_ref and configures its modules through torch's
   ``isinstance``; training then equals the one-process model trained on the same
-  globally normalised loss. (torch's own ``fully_shard`` cannot run that configuration on
-  gloo: ``ReduceOp.PREMUL_SUM`` is not supported there.)
+  globally normalised loss, with or without ``CPUOffloadPolicy()``. (torch's own
+  ``fully_shard`` cannot run that configuration on gloo: ``ReduceOp.PREMUL_SUM`` is not
+  supported there, and without an accelerator ``CPUOffloadPolicy()``'s default
+  ``pin_memory=True`` fails in torch.)
 * :func:`torch_class_inert`: with every function of torch's ``FSDPModule`` and
   ``ReplicateModule`` replaced by a tripwire, fsdp_ref's modules train and answer every
   public method without tripping one.
@@ -49,11 +51,12 @@ def _fresh_third_party():
     return importlib.import_module(THIRD_PARTY)
 
 
-def framework(lib, steps: int = 3):
+def framework(lib, offload: bool = False, steps: int = 3):
     """Shard a Stack through the third-party helper (fsdp_ref: imported inside
-    ``fsdp_ref.installed()``; torch: plain import; plain: not sharded) and train with the
-    loss summed over this rank's elements divided by the global element count, SGD.
-    Returns losses, parameters and how many modules the helper configured."""
+    ``fsdp_ref.installed()``; torch: plain import; plain: not sharded), offloaded to the
+    CPU when ``offload``, and train with the loss summed over this rank's elements divided
+    by the global element count, SGD. Returns losses, parameters and how many modules the
+    helper configured."""
     model = Stack(dim=16, hidden=32, n_blocks=2, out=8)
     configured = 0
     if lib.name == "fsdp_ref":
@@ -61,9 +64,9 @@ def framework(lib, steps: int = 3):
 
         with fsdp_ref.installed():
             helper = _fresh_third_party()
-        configured = helper.parallelize(model, lib.mesh())
+        configured = helper.parallelize(model, lib.mesh(), offload)
     elif lib.name == "torch":
-        configured = _fresh_third_party().parallelize(model, lib.mesh())
+        configured = _fresh_third_party().parallelize(model, lib.mesh(), offload)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     losses = []
     for step in range(steps):

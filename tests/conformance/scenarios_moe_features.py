@@ -4,8 +4,7 @@ explicit prefetch, recovery after an exception, and DCP state dicts across layou
 Every scenario shards :class:`~tests.conformance.models.MoEModel` the way
 :func:`tests.conformance.scenarios_moe.moe` does, with the expert weights HSDP over the
 ``(ep, efsdp)`` mesh (sharded over ``efsdp``, reduced over every rank), so that the
-one-process model is the truth for each of them; torch's ``fully_shard`` runs beside it
-where it can on gloo.
+one-process model is the truth for each of them; torch's ``fully_shard`` runs beside it.
 """
 
 from __future__ import annotations

@@ -32,16 +32,22 @@ def test_torch_isinstance_sees_fsdp_ref_modules(pool):
 
 
 @pytest.mark.parametrize("ws", [2, 4], ids=["ws2", "ws4"])
-def test_framework_written_for_torch_trains_on_fsdp_ref(pool):
+@pytest.mark.parametrize("offload", [False, True], ids=["no_offload", "offload"])
+def test_framework_written_for_torch_trains_on_fsdp_ref(pool, offload):
     """The third-party helper, imported after install(), configures every FSDP module it
-    finds (summed gradients) and trains like the unsharded model; torch's own
-    fully_shard cannot run that configuration on gloo (PREMUL_SUM)."""
-    results = harness.run(pool, S + "framework", libs=("torch", "fsdp_ref", "plain"))
+    finds (summed gradients) and trains like the unsharded model, also with
+    ``CPUOffloadPolicy()``; torch's own fully_shard cannot run that configuration on gloo
+    (PREMUL_SUM; without an accelerator, offload's default pin_memory=True fails first)."""
+    results = harness.run(pool, S + "framework", libs=("torch", "fsdp_ref", "plain"),
+                          offload=offload)
     harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
+    torch_fails_with = "PREMUL_SUM"
+    if offload and not torch.accelerator.is_available():
+        torch_fails_with = "Cannot access accelerator device when none is available"
     for per_lib in results:
         assert harness.result_of(per_lib["fsdp_ref"], "fsdp_ref", 0)["configured"] == 3
         status, info = per_lib["torch"]
-        assert status == "raised" and "PREMUL_SUM" in info["msg"], per_lib["torch"]
+        assert status == "raised" and torch_fails_with in info["msg"], per_lib["torch"]
 
 
 @pytest.mark.parametrize("ws", [1], ids=["ws1"])
