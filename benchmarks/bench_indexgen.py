@@ -31,9 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from indexgen import Config, build
-from indexgen.discover import walk_python_files
-from indexgen.extract import extract_source
+from indexgen import Config
+from indexgen.extract.discover import walk_python_files
+from indexgen.extract.pipeline import extract_source
+from indexgen.run import build
 
 COLD_TARGET = 1.5
 WARM_TARGET = 0.1

@@ -1,11 +1,11 @@
-"""Tests for indexgen.analyze: import resolution, imported-by, tests, folders."""
+"""Tests for indexgen.analyze.project: import resolution, imported-by, tests, folders."""
 
 from __future__ import annotations
 
 from ig_helpers import SAMPLE
-from indexgen.analyze import Project, compact
-from indexgen.discover import discover
-from indexgen.extract import extract_file
+from indexgen.analyze.project import Project, compact
+from indexgen.extract.discover import discover
+from indexgen.extract.pipeline import extract_file
 
 
 def _project() -> Project:

@@ -1,13 +1,13 @@
-"""Tests for indexgen.rst and indexgen.docrender: docstring text to safe Markdown."""
+"""Tests for indexgen.render.rst and indexgen.render.docrender: docstring text to safe Markdown."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from indexgen.docrender import render_doc
-from indexgen.docstrings import parse_docstring, role_targets
-from indexgen.rst import role, to_markdown
+from indexgen.extract.docstrings import parse_docstring, role_targets
+from indexgen.render.docrender import render_doc
+from indexgen.render.rst import role, to_markdown
 
 md_lib = pytest.importorskip("markdown")
 
