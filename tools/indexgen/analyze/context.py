@@ -20,11 +20,13 @@ class CallEdge(NamedTuple):
         line: Line of the call.
         text: The called expression as written.
         kind: ``project`` (a definition of this build), ``external`` (a name imported from
-            outside it) or ``unresolved`` (not knowable statically).
-        key: For ``project``, the file key of the callee, else ''.
-        anchor: For ``project``, the callee's anchor, else ''.
-        label: For ``project``, the callee's qualname; for ``external``, its full dotted
-            name; for ``unresolved``, why.
+            outside it), ``unresolved`` (not knowable statically), ``read`` (a property of
+            this build read on the way to the callee) or ``callback`` (a project function
+            handed to the call, to be called later).
+        key: For ``project``, ``read`` and ``callback``, the file key of the callee, else ''.
+        anchor: For those, the callee's anchor, else ''.
+        label: For those, the callee's qualname; for ``external``, its full dotted name; for
+            ``unresolved``, why.
     """
 
     line: int
@@ -103,7 +105,11 @@ class FileContext:
         calls: Caller anchor ('' for module level) -> where its calls lead, in line order
             (calls on local variables are not here: the file's own summary lists them).
         called_by: Anchor of a definition of this file -> the call sites that reach it from
-            anywhere in the build, sorted.
+            anywhere in the build, sorted: the inverse of the ``project`` edges of ``calls``.
+        read_by: Anchor of a property of this file -> where it is read, sorted: the inverse
+            of the ``read`` edges.
+        passed_by: Anchor of a function of this file -> where it is handed to a call as a
+            callback (a hook, ``partial``), sorted: the inverse of the ``callback`` edges.
         links: Cross-reference target or annotation name of this file -> (file key, anchor)
             of its definition ('' anchor for a module).
         indirect: Calls of this file whose callee performs an operation of interest.
@@ -121,7 +127,10 @@ class FileContext:
     base_links: dict[str, tuple[str, str]] = field(default_factory=dict)
     lines: dict[str, str] = field(default_factory=dict)
     calls: dict[str, list[CallEdge]] = field(default_factory=dict)
+    unresolved: dict[str, dict[str, int]] = field(default_factory=dict)
     called_by: dict[str, list[CallerRef]] = field(default_factory=dict)
+    read_by: dict[str, list[CallerRef]] = field(default_factory=dict)
+    passed_by: dict[str, list[CallerRef]] = field(default_factory=dict)
     links: dict[str, tuple[str, str]] = field(default_factory=dict)
     indirect: list[IndirectFinding] = field(default_factory=list)
     test_calls: dict[str, list[str]] = field(default_factory=dict)
@@ -134,6 +143,8 @@ class FileContext:
         state = dict(vars(self))
         state["calls"] = {k: list(map(tuple, v)) for k, v in self.calls.items()}
         state["called_by"] = {k: list(map(tuple, v)) for k, v in self.called_by.items()}
+        state["read_by"] = {k: list(map(tuple, v)) for k, v in self.read_by.items()}
+        state["passed_by"] = {k: list(map(tuple, v)) for k, v in self.passed_by.items()}
         state["indirect"] = list(map(tuple, self.indirect))
         return _unpickle_context, (state,)
 
@@ -147,6 +158,8 @@ def _unpickle_context(state: dict) -> FileContext:
     """A :class:`FileContext` from what its ``__reduce__`` pickled, named tuples made again."""
     state["calls"] = {k: list(map(_as_edge, v)) for k, v in state["calls"].items()}
     state["called_by"] = {k: list(map(_as_caller, v)) for k, v in state["called_by"].items()}
+    state["read_by"] = {k: list(map(_as_caller, v)) for k, v in state["read_by"].items()}
+    state["passed_by"] = {k: list(map(_as_caller, v)) for k, v in state["passed_by"].items()}
     state["indirect"] = list(map(_as_indirect, state["indirect"]))
     ctx = FileContext.__new__(FileContext)
     ctx.__dict__.update(state)

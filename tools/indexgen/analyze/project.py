@@ -17,13 +17,15 @@ import sys
 from dataclasses import replace
 
 from indexgen.analyze import callgraph
-from indexgen.analyze.context import FileContext, FolderInfo, TestReference
+from indexgen.analyze.context import FileContext, FolderInfo
 from indexgen.analyze.resolve import Resolver, Target
+from indexgen.analyze.tests import TEST_PREFIX, find_tests, test_module
+from indexgen.analyze.types import Types
+from indexgen.extract.bindings import typed_local
 from indexgen.extract.docstrings import first_paragraph
 from indexgen.extract.model import Call, FileSummary, ImportRecord
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
-_TEST_PREFIX = "test:"
 _UNKNOWN = object()
 
 
@@ -53,8 +55,18 @@ def compact_docstring(summary: FileSummary) -> str:
 
 
 def compact_calls(summary: FileSummary) -> list[Call]:
-    """The calls a compact summary keeps: those not on local values, sorted, each once."""
-    return sorted({c for c in summary.calls if not c.local})
+    """The calls a compact summary keeps, in line order, each once: those not on local values, and
+    those on local values whose type the global pass may infer (:func:`typed_local`; kept as
+    not local: the global pass looks their names up in the function's ``names`` first)."""
+    names = {d.anchor: d.names for d in summary.definitions if d.names}
+    return sorted({c if not c.local else c._replace(local=False) for c in summary.calls
+                   if not c.local or typed_local(c, names)}, key=_in_line_order)
+
+
+def _in_line_order(call: Call) -> tuple[int, str, str]:
+    """Calls in the order of the source (the call graph keeps one edge per callee and line
+    by looking at the calls of the line before it)."""
+    return call.line, call.text, call.caller
 
 
 def _copy(record: object, **changes: object) -> object:
@@ -81,9 +93,11 @@ class Project:
         self.files = {s.key: s for s in sorted(summaries, key=lambda s: s.key)}
         self.tests = dict(sorted(tests.items()))
         namespaces = dict(self.files)
-        namespaces.update((_TEST_PREFIX + path, t) for path, t in self.tests.items())
-        self.resolver = Resolver(namespaces)
-        by_module = self.resolver.by_module
+        namespaces.update((TEST_PREFIX + path, t) for path, t in self.tests.items())
+        self.resolver = Resolver(namespaces, {test_module(path): TEST_PREFIX + path
+                                              for path in self.tests})
+        self.types = Types(self.resolver)
+        by_module = {s.module for s in self.files.values() if s.module}
         # The outermost documented packages and modules: an import inside one of them is
         # "this project" even when the exact module is not a file (e.g. a re-export).
         self.prefixes = {m for m in by_module if m.rpartition(".")[0] not in by_module}
@@ -154,15 +168,22 @@ class Project:
         for key, s in self.files.items():
             self._imports(key, s, ctx)
             self._bases_and_links(key, s, ctx[key])
-        graph = callgraph.edges(self.resolver, list(self.files))
+        unresolved: callgraph.Unresolved = {}
+        graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved)
         totals = callgraph.effects(graph, self.resolver)
         indirect = callgraph.indirect_findings(graph, totals, self.resolver)
         for key, by_anchor in callgraph.called_by(graph, self.resolver).items():
             ctx[key].called_by = dict(sorted(by_anchor.items()))
+        for key, by_anchor in callgraph.called_by(graph, self.resolver, "read").items():
+            ctx[key].read_by = dict(sorted(by_anchor.items()))
+        for key, by_anchor in callgraph.called_by(graph, self.resolver, "callback").items():
+            ctx[key].passed_by = dict(sorted(by_anchor.items()))
         for key, by_caller in graph.items():
             ctx[key].calls = dict(sorted(by_caller.items()))
+            ctx[key].unresolved = {caller: dict(sorted(counts.items()))
+                                   for caller, counts in sorted(unresolved.get(key, {}).items())}
             ctx[key].indirect = indirect.get(key, [])
-        self._tests(ctx, graph)
+        find_tests(self, ctx, graph)
         for key, c in ctx.items():
             c.imported_by = sorted(c.imported_names)
             for names in c.imported_names.values():
@@ -176,7 +197,7 @@ class Project:
             c.lines = {k: self.files[k].summary_line for k in sorted(partners)}
         return ctx
 
-    def _files_read(self, imp: ImportRecord, target: Target) -> list[tuple[str, str]]:
+    def files_read(self, imp: ImportRecord, target: Target) -> list[tuple[str, str]]:
         """``(file key, name)`` an import reads: the file defining what it binds (the
         top-level name, '' for a module) and the package re-exporting it, if any."""
         found = [(target.key, target.qualname.partition(".")[0])]
@@ -190,7 +211,7 @@ class Project:
             target = self.project_target(imp)
             if target is None:
                 continue
-            for file_key, name in self._files_read(imp, target):
+            for file_key, name in self.files_read(imp, target):
                 if file_key == key:
                     continue
                 ctx[key].targets[self.files[file_key].module] = file_key
@@ -214,41 +235,6 @@ class Project:
             target = self.resolver.absolute(ref) or self.resolver.name_in(key, ref)
             if target and target.kind == "project":
                 c.links[ref] = (target.key, self.resolver.anchor(target.key, target.qualname))
-
-    def _tests(self, ctx: dict[str, FileContext], graph: callgraph.Edges) -> None:
-        """Tests that import from each module (through re-exports too) or reach it by calls."""
-        for path, t in self.tests.items():
-            found: dict[str, tuple[list[int], set[str], bool]] = {}
-            for imp in t.imports:
-                target = self.import_target(imp)
-                if target is None:
-                    continue
-                for file_key, name in self._files_read(imp, target):
-                    lines, names, as_module = found.setdefault(file_key, ([], set(), False))
-                    lines.append(imp.lineno)
-                    if name:
-                        names.add(name)
-                    else:
-                        found[file_key] = (lines, names, True)
-            for target, (lines, names, as_module) in found.items():
-                if as_module:
-                    public = {n for n in self.resolver.module(target).defs
-                              if "." not in n and not n.startswith("_")}
-                    names |= public & set(t.identifiers)
-                ctx[target].tests.append(TestReference(path, sorted(set(lines)), sorted(names)))
-            start = [e for out in callgraph.edges(self.resolver, [_TEST_PREFIX + path])
-                     [_TEST_PREFIX + path].values() for e in out]
-            reached: dict[str, set[str]] = {}
-            for key, anchor in callgraph.reach(graph, start, self.resolver):
-                if key in self.files and key not in found:
-                    reached.setdefault(key, set()).add(
-                        self.resolver.module(key).qualname_of.get(anchor, anchor))
-            for key, names in reached.items():
-                ctx[key].test_calls[path] = sorted(names)
-        dynamic = sorted(path for path, t in self.tests.items()
-                         if any(f.category == "dynamic-import" for f in t.findings))
-        for c in ctx.values():
-            c.dynamic_tests = dynamic
 
     # -- folders ---------------------------------------------------------------------------
     def folders(self) -> list[FolderInfo]:

@@ -86,14 +86,19 @@ class Resolver:
 
     Args:
         files: Summaries by file key (compact summaries suffice).
+        modules: Module names of files whose summaries have none (test files: their path
+            below the project folder, the name another test file imports them by).
     """
 
-    def __init__(self, files: dict[str, FileSummary]) -> None:
+    def __init__(self, files: dict[str, FileSummary],
+                 modules: dict[str, str] | None = None) -> None:
         self.files = files
         self.by_module: dict[str, str] = {}
         for key, s in files.items():
-            if s.module:  # test files have no module name: they are namespaces only
+            if s.module:  # test files have no module name of their own
                 self.by_module.setdefault(s.module, key)
+        for module, key in (modules or {}).items():  # names given to them (test files)
+            self.by_module.setdefault(module, key)
         self._modules: dict[str, _Module] = {}
         self._memo: dict[tuple[str, ...], Target | None] = {}
 

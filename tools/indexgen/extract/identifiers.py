@@ -7,24 +7,29 @@ to :mod:`indexgen.extract.rules`, the pattern findings (hook registration, grad-
 ``global``/``nonlocal``) and the imports inside function bodies.  :func:`classify_calls` then
 turns the calls into findings with the file's import aliases.
 
-:func:`attribute` then gives each call and finding its definition.  A line belongs to the
-innermost definition whose ``def``/``class`` line range holds it (calls in nested functions and
-lambdas belong to the enclosing definition; decorators, which run in the enclosing scope, lie
-before the ``def`` line and so belong there too).  A call is *local* when its first name is
-bound inside its function -- a parameter, an assignment, a loop or ``with`` target, a nested
-``def`` -- and not declared ``global``: what it calls is a value known only at run time.
-``self`` and ``cls`` in methods are not local: the global pass resolves them in the class.
+The calls' texts, the functions they are handed and the definition each belongs to are
+:mod:`indexgen.extract.calls`'s.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from typing import NamedTuple
 
 from indexgen.extract import rules
-from indexgen.extract.model import Call, FileSummary, Finding
+from indexgen.extract.calls import call_text, references
+from indexgen.extract.model import FileSummary, Finding
 from indexgen.extract.structure import FUNCS, Structure
-from indexgen.extract.syntax import dotted
+from indexgen.extract.syntax import dotted, path, strings
+
+#: Nodes that bind names to values whose type the global pass may infer.
+BINDERS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr,
+           ast.withitem, ast.Return)
+#: A string that may name code to run: ``pkg.mod:func``, ``pkg.mod:``, a (dotted) name.
+LITERAL = re.compile(r"[A-Za-z_][\w.]*(?::(?:[A-Za-z_][\w.]*)?)?\Z")
+#: Methods that put their argument into the container they are called on.
+APPENDS = frozenset({"append", "appendleft", "add", "insert"})
 
 #: A call worth classifying: (dotted callee as written, line, keyword name -> value text).
 Candidate = tuple[str, int, dict[str, str]]
@@ -39,12 +44,16 @@ class Walked(NamedTuple):
         bindings: Names bound by assignment, parameters, ``except ... as`` and nested
             ``def``/``class`` (the scope analysis of :mod:`indexgen.extract.identifiers`): (name, line).
         declared_global: Names of ``global``/``nonlocal`` statements: (name, line).
+        binders: The nodes that bind names to values (assignments, loops, comprehensions,
+            ``with ... as``), for :mod:`indexgen.extract.bindings`.
     """
 
     candidates: list[Candidate]
     calls: list[tuple[str, int]]
     bindings: list[tuple[str, int]]
     declared_global: list[tuple[str, int]]
+    binders: list[ast.AST]
+
 
 _SKIP_FIELDS = frozenset(
     {"ctx", "id", "attr", "arg", "name", "names", "op", "ops", "kind", "conversion", "level",
@@ -56,7 +65,7 @@ _FIELDS: dict[type, tuple[str, ...]] = {type(None): (), ast.Constant: ()}
 _INTERESTING = frozenset(
     {ast.Call, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
      ast.keyword, ast.Import, ast.ImportFrom, ast.Yield, ast.YieldFrom, ast.Global,
-     ast.Nonlocal, ast.ExceptHandler}
+     ast.Nonlocal, ast.ExceptHandler, *BINDERS}
 )
 
 
@@ -76,14 +85,6 @@ def _count(idents: dict[str, list[int]], name: str, line: int) -> None:
         entry[0] = min(entry[0], line)
 
 
-def _call_text(func: ast.AST) -> str:
-    """The callee as written; ``super().name`` keeps ``super()`` so it can be resolved."""
-    if (type(func) is ast.Attribute and type(func.value) is ast.Call
-            and type(func.value.func) is ast.Name and func.value.func.id == "super"):
-        return "super()." + func.attr
-    return dotted(func)
-
-
 def walk(tree: ast.Module, structure: Structure) -> Walked:
     """Fill identifiers, pattern findings, function-level imports and the command-line options.
 
@@ -100,6 +101,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     all_calls: list[tuple[str, int]] = []
     bindings: list[tuple[str, int]] = []
     declared: list[tuple[str, int]] = []
+    binders: list[ast.AST] = []
+    literals = s.literals if not s.module else None  # a test file: what it names to run
     own_defs = {id(node) for _d, node in structure.defs}
     Store = ast.Store
     findings = s.findings
@@ -119,9 +122,14 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             if type(node.ctx) is Store:
                 bindings.append((name, line))
         elif t is Attribute:  # the next most common: one child, counted below at once
-            push(node.value)
+            value = node.value
+            push(value)
             name, line = node.attr, node.end_lineno
+            if literals is not None and type(value) is Name and type(node.ctx) is not Store:
+                all_calls.append((f"^{value.id}.{name}", node.lineno))  # a test reads it
         elif t is Constant:
+            if literals is not None and type(node.value) is str and LITERAL.match(node.value):
+                literals.append((node.value, node.lineno))
             continue
         else:
             fields = fields_of.get(t)
@@ -140,8 +148,14 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 ft = type(func)
                 last = func.attr if ft is Attribute else func.id if ft is Name else None
                 if last is None:
+                    if ft is ast.Subscript:  # table[key](...): what the table holds
+                        found = path(func)
+                        if found:
+                            all_calls.append((found, node.lineno))
                     continue
-                all_calls.append((_call_text(func), node.lineno))
+                all_calls.append((call_text(func), node.lineno))
+                if node.args or node.keywords:
+                    references(node, last, all_calls)
                 if last == "add_argument":
                     s.cli_options.extend(a.value for a in node.args
                                          if type(a) is ast.Constant and type(a.value) is str)
@@ -149,6 +163,12 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
                                    else dotted(k.value)) for k in node.keywords if k.arg}
                     calls.append((dotted(func), node.lineno, kws))
+                if ((last == "isinstance" and ft is Name and len(node.args) == 2
+                     and type(node.args[0]) is Name) or (last in APPENDS and ft is Attribute)):
+                    binders.append(node)  # the name may be of that type; xs holds x
+                if literals is not None and last in ("import_module", "__import__") and node.args:
+                    literals += [("import:" + m, node.lineno)
+                                 for m in strings(node.args[0], structure.constants)]
                 if last.startswith("register") and "hook" in last:
                     findings.append(Finding("hook-registration", node.lineno, dotted(func)))
                 elif last in ("no_grad", "inference_mode", "enable_grad"):
@@ -161,6 +181,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 name, line = node.name, node.lineno
                 if id(node) not in own_defs:
                     bindings.append((name, line))
+                    if t is not ast.ClassDef:
+                        binders.append(node)  # its returns are not the enclosing function's
             elif t is keyword:
                 if node.arg is None:
                     continue
@@ -175,6 +197,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 continue
             elif t is ast.Yield or t is ast.YieldFrom:
                 findings.append(Finding("generator", node.lineno, "yield"))
+                if t is ast.Yield and node.value is not None:
+                    binders.append(node)  # what the generator gives
                 continue
             elif t is ast.Global or t is ast.Nonlocal:
                 kw = "global" if t is ast.Global else "nonlocal"
@@ -188,7 +212,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     continue
                 name, line = node.name, node.lineno
                 bindings.append((name, line))
-            else:
+            else:  # one of BINDERS
+                binders.append(node)
                 continue
         entry = idents.get(name)
         if entry is None:
@@ -199,7 +224,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 entry[0] = line
     s.identifiers = {k: (v[0], v[1]) for k, v in sorted(idents.items())}
     s.imports.sort(key=lambda i: (i.lineno, i.module, i.name))
-    return Walked(calls, all_calls, bindings, declared)
+    return Walked(calls, all_calls, bindings, declared, binders)
 
 
 def import_aliases(summary: FileSummary) -> dict[str, str]:
@@ -223,60 +248,3 @@ def classify_calls(summary: FileSummary, calls: list[Candidate]) -> None:
         result = rules.classify_call(text, kws, aliases)
         if result:
             summary.findings.append(Finding(result[0], line, text, result[1]))
-
-
-_EFFECTS = frozenset(rules.PERFORMANCE_CATEGORIES + rules.SECURITY_CATEGORIES)
-
-
-def _owners(summary: FileSummary) -> list[int]:
-    """Index of the innermost definition holding each line (-1 at module level), by line."""
-    owner = [-1] * (summary.n_lines + 2)
-    defs = summary.definitions
-    for i in sorted(range(len(defs)), key=lambda i: (defs[i].lineno, -defs[i].end_lineno)):
-        d = defs[i]
-        owner[d.lineno: d.end_lineno + 1] = [i] * (d.end_lineno + 1 - d.lineno)
-    return owner
-
-
-def attribute(summary: FileSummary, walked: Walked) -> None:
-    """Fill ``summary.calls`` and every definition's ``effects`` from the walk's records."""
-    defs = summary.definitions
-    owner = _owners(summary)
-    top = len(owner) - 1
-
-    def owner_of(line: int) -> int:
-        return owner[line] if 0 <= line <= top else -1
-
-    local: dict[int, set[str]] = {}
-    in_function = [d.kind != "class" for d in defs]
-    for name, line in walked.bindings:  # the most numerous records: owner_of inlined
-        i = owner[line] if 0 <= line <= top else -1
-        if i >= 0 and in_function[i]:
-            names = local.get(i)
-            if names is None:
-                local[i] = {name}
-            else:
-                names.add(name)
-    for name, line in walked.declared_global:
-        local.get(owner_of(line), set()).discard(name)
-    calls = []
-    for text, line in walked.calls:
-        i = owner_of(line)
-        if i < 0:
-            calls.append(Call("", text, line, text.startswith("(...)")))
-            continue
-        d = defs[i]
-        head = text.split(".", 1)[0]
-        is_local = head == "(...)" or (head in local.get(i, ())
-                                       and not (head in ("self", "cls") and d.parent))
-        calls.append(Call(d.anchor, text, line, is_local))
-    calls.sort(key=lambda c: (c.line, c.text))
-    summary.calls = calls
-    effects: dict[int, set[str]] = {}
-    for finding in summary.findings:
-        if finding.category in _EFFECTS:
-            i = owner_of(finding.lineno)
-            if i >= 0:
-                effects.setdefault(i, set()).add(finding.category)
-    for i, found in effects.items():
-        defs[i].effects = sorted(found)

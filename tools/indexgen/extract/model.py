@@ -56,6 +56,14 @@ class Definition:
         effects: Finding categories of the calls in its body (``collective``, ``file``...),
             sorted; the global pass follows calls to add what the callees do.
         type_refs: Dotted names used in its parameter and return annotations.
+        returns: Its return annotation as written ('' if none), for the global pass to know
+            what calling it gives.
+        names: For functions, the names bound in the body that calls on them need (their
+            receivers, and what those are bound to): name -> *sources*, each ``:`` and an
+            annotation or ``=`` and a path (:func:`indexgen.extract.syntax.path`) of the
+            value, see :mod:`indexgen.extract.bindings`.
+        members: For classes, the attributes their instances get: name -> (anchor of the
+            method that assigns it, '' for the class body; source).
     """
 
     kind: str
@@ -75,6 +83,9 @@ class Definition:
     overload: bool = False
     effects: list[str] = field(default_factory=list)
     type_refs: list[str] = field(default_factory=list)
+    returns: str = ""
+    names: dict[str, list[str]] = field(default_factory=dict)
+    members: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -95,6 +106,8 @@ class ModuleAttribute:
         anchor: Unique HTML id in the analysis page (``sym-<name>``).
         alias_of: The dotted name assigned when the value is a plain name or attribute chain
             (``run = _impl.run``), else empty: calls through the alias resolve to its target.
+        source: What its type is inferred from: ``:`` and the annotation, else ``=`` and the
+            path of the value (``=Recorder()``); '' when neither says anything.
     """
 
     name: str
@@ -104,6 +117,7 @@ class ModuleAttribute:
     constant: bool = False
     anchor: str = ""
     alias_of: str = ""
+    source: str = ""
 
 
 @dataclass
@@ -209,6 +223,11 @@ class FileSummary:
         main_line: Line of a top-level ``if __name__ == "__main__":``, 0 if none.
         cli_options: Option strings of the ``add_argument`` calls, in order (the command line
             of a ``__main__`` module).
+        literals: Test files only: (string, line) of the strings that may name code to run --
+            ``"pkg.module:function"`` targets of a test harness, their ``"pkg.module:"``
+            prefixes, bare names -- and ``"import:pkg.module"`` for each module an
+            ``importlib.import_module`` call may import (a literal, or the strings of a
+            module-level constant).
     """
 
     root: str
@@ -233,6 +252,7 @@ class FileSummary:
     references: list[str] = field(default_factory=list)
     main_line: int = 0
     cli_options: list[str] = field(default_factory=list)
+    literals: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def key(self) -> str:

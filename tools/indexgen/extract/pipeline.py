@@ -9,6 +9,7 @@ The pipeline, one module per step:
 3. :mod:`indexgen.extract.identifiers` walks the whole tree once for identifiers, calls and
    pattern findings, classifies the calls with :mod:`indexgen.extract.rules`, gives each call
    its calling definition and tells calls on local values apart;
+   :mod:`indexgen.extract.bindings` records what the names those calls need are bound to;
 4. :mod:`indexgen.extract.enrich` adds signatures, decorator labels, ``__all__`` and class
    attributes from the same tree, and parses docstrings with griffe's parsers.
 
@@ -25,8 +26,10 @@ import hashlib
 from pathlib import Path
 
 from indexgen.extract import runtime
+from indexgen.extract.bindings import bind
+from indexgen.extract.calls import attribute
 from indexgen.extract.enrich import enrich
-from indexgen.extract.identifiers import attribute, classify_calls, walk
+from indexgen.extract.identifiers import classify_calls, walk
 from indexgen.extract.model import STATUS_TIMEOUT, STATUS_UNREADABLE, FileSummary
 from indexgen.extract.runtime import collector_paused
 from indexgen.extract.source import parse_source
@@ -97,7 +100,8 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int) -> None:
     structure.scan(tree)
     walked = walk(tree, structure)
     classify_calls(summary, walked.candidates)
-    attribute(summary, walked)
+    attribute(summary, walked.calls, walked.bindings, walked.declared_global)
+    bind(summary, structure, walked.binders)
     enrich(summary, structure, tree, text)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
 

@@ -13,7 +13,15 @@ import ast
 
 from indexgen.extract.docstrings import first_paragraph
 from indexgen.extract.model import Definition, FileSummary, ImportRecord, ModuleAttribute
-from indexgen.extract.syntax import dotted, expr_text, is_type_checking
+from indexgen.extract.syntax import annotation as annotation_text
+from indexgen.extract.syntax import (
+    constant_strings,
+    dotted,
+    expr_text,
+    is_type_checking,
+    literal,
+    path,
+)
 
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
@@ -44,6 +52,10 @@ class Structure:
         self._anchors: set[str] = set()
         self._overloads: dict[str, int] = {}
         self._attribute_names: set[str] = set()
+        #: Module-level names bound to strings or literal containers of strings
+        #: (:func:`~indexgen.extract.syntax.constant_strings`): what a dynamic import of
+        #: ``NAMES[key]`` may import.
+        self.constants: dict[str, list[str]] = {}
         self._lines: list[str] | None = None
 
     def scan(self, tree: ast.Module) -> None:
@@ -137,6 +149,14 @@ class Structure:
         if type(node.value) in (ast.Name, ast.Attribute):
             alias_of = dotted(node.value)
             alias_of = "" if "(...)" in alias_of else alias_of
+        held = constant_strings(node.value) if node.value is not None else None
+        if held is not None and len(names) == 1:
+            self.constants.setdefault(names[0], held)
+        source = ":" + annotation_text(node.annotation) if type(node) is ast.AnnAssign else ""
+        if not source and node.value is not None:
+            found = path(node.value) if type(node.value) in (ast.Call, ast.Subscript) \
+                else literal(node.value)
+            source = "=" + found if found else ""
         known = self._attribute_names
         new = []
         for name in names:
@@ -146,7 +166,7 @@ class Structure:
             self.s.attributes.append(ModuleAttribute(
                 name=name, lineno=node.lineno, annotation=annotation, value=value,
                 constant=name.isupper() or (name.lstrip("_").isupper()),
-                anchor=self._anchor(name), alias_of=alias_of))
+                anchor=self._anchor(name), alias_of=alias_of, source=source))
         known.update(new)
 
     def _value_text(self, value: ast.AST) -> str:

@@ -15,6 +15,110 @@ def dotted(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
+#: Calls whose arguments a path keeps: builtins whose result's type follows from them.
+KEEP_ARGS = frozenset({"enumerate", "zip", "iter", "next", "list", "sorted", "reversed",
+                       "tuple", "set", "frozenset", "cast", "super", "getattr"})
+
+
+def path(node: ast.AST) -> str | None:
+    """``node`` as a *path*: a name followed by attributes, calls and subscripts, in the
+    normalized text the global pass evaluates (:mod:`indexgen.analyze.types`), or None.
+
+    Call arguments are dropped (``f()``) except for the builtins of :data:`KEEP_ARGS`
+    (``next([s])`` for ``next(s for s in states)``: ``[E]`` is a list of E), and a
+    subscript keeps an integer index (``t[1]``) and writes any other as ``_`` (``d[_]``):
+    ``self.groups[i].reset`` -> ``self.groups[_].reset``, ``zip(a, self.b)`` stays as it is.
+    Anything else (an operator, a literal receiver) makes the path None.
+    """
+    t = type(node)
+    if t is ast.Name:
+        return node.id
+    if t is ast.Attribute:
+        base = path(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    if t is ast.Call:
+        func = node.func
+        head = path(func)
+        if head is None:
+            return None
+        if type(func) is ast.Name and func.id in KEEP_ARGS and not node.keywords:
+            args = [_argument(a) for a in node.args]
+            return f"{head}({', '.join(args)})"
+        return head + "()"
+    if t is ast.Subscript:
+        base = path(node.value)
+        if base is None:
+            return None
+        index = node.slice
+        keep = type(index) is ast.Constant and type(index.value) is int
+        return f"{base}[{index.value if keep else '_'}]"
+    return None
+
+
+def strings(node: ast.AST, constants: dict[str, list[str]]) -> list[str]:
+    """The strings ``node`` may be, when the source says: a string literal, either branch of
+    ``a if c else b``, or a module-level constant holding strings (``NAMES["x"]``, ``NAME``:
+    every string it holds, see ``constants``); [] otherwise."""
+    t = type(node)
+    if t is ast.Constant:
+        return [node.value] if type(node.value) is str else []
+    if t is ast.IfExp:
+        return strings(node.body, constants) + strings(node.orelse, constants)
+    if t is ast.Subscript:
+        node = node.value
+    return list(constants.get(node.id, ())) if type(node) is ast.Name else []
+
+
+def constant_strings(value: ast.AST) -> list[str] | None:
+    """The strings a module-level constant holds: a string, or a literal list, tuple, set or
+    dict of strings (a dict's values); None for anything else."""
+    t = type(value)
+    if t is ast.Constant:
+        return [value.value] if type(value.value) is str else None
+    items = value.values if t is ast.Dict else value.elts if t in (ast.List, ast.Tuple,
+                                                                    ast.Set) else None
+    if not items or not all(type(i) is ast.Constant and type(i.value) is str for i in items):
+        return None
+    return [i.value for i in items]
+
+
+def annotation(node: ast.AST) -> str:
+    """An annotation as text (a string annotation as the text it holds)."""
+    if type(node) is ast.Constant and type(node.value) is str:
+        return node.value
+    try:
+        return unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd trees must not stop extraction
+        return ""
+
+
+def literal(node: ast.AST) -> str | None:
+    """A container literal as a path of what it holds: ``[a, b]`` for a list, tuple or set
+    (or a comprehension) whose elements are the paths ``a`` or ``b``; ``{a, *m}`` for a dict
+    whose values are ``a`` or those of the mapping ``m`` (``{**m}``); None when no element
+    is a path (a dispatch table ``{"x": render_x, ...}`` is one)."""
+    t = type(node)
+    if t in (ast.List, ast.Tuple, ast.Set):
+        items = [path(e) for e in node.elts if type(e) is not ast.Starred]
+        opening, closing = "[", "]"
+    elif t is ast.Dict:
+        items = [path(v) if k is not None else (f"*{path(v)}" if path(v) else None)
+                 for k, v in zip(node.keys, node.values)]
+        opening, closing = "{", "}"
+    elif t in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
+        items, opening, closing = [path(node.elt)], "[", "]"
+    else:
+        return None
+    items = list(dict.fromkeys(i for i in items if i))
+    return f"{opening}{', '.join(items)}{closing}" if items else None
+
+
+def _argument(node: ast.AST) -> str:
+    """An argument of a kept call: its path, ``[E]`` for a comprehension of paths ``E`` (a
+    list of them), else ``_``."""
+    return path(node) or literal(node) or "_"
+
+
 def expr_text(node: ast.AST) -> str:
     """Source-like text of a small expression (decorators, bases)."""
     t = type(node)

@@ -19,7 +19,7 @@ from indexgen.layout import Layout
 from indexgen.render.calls import calls_lines
 from indexgen.render.keywords import render_keywords
 from indexgen.render.markdown import MARKER, anchor, code, escape_text, link
-from indexgen.render.page import KIND_PLURAL, SECTIONS, Page, count, lines_link
+from indexgen.render.page import KIND_PLURAL, MODULE_LEVEL, SECTIONS, Page, count, lines_link
 from indexgen.render.sections import SECTION_RENDERERS, not_analyzed
 
 __all__ = ["SECTIONS", "render_docs", "render_keywords"]
@@ -152,7 +152,8 @@ def _detailed(p: Page, out: list[str], source: str | None) -> None:
     if s.status != STATUS_OK:
         out.append(not_analyzed(s))
         return
-    if not s.definitions and not s.attributes:
+    module_calls = calls_lines(p, "")
+    if not s.definitions and not s.attributes and not module_calls:
         out.append("No classes, functions or module attributes.")
         return
     stubs: dict[str, int] = {}
@@ -171,6 +172,10 @@ def _detailed(p: Page, out: list[str], source: str | None) -> None:
             out.append(f"- {anchor(a.anchor)}{code(text)} ({kind}, "
                        f"{link(f'line {a.lineno}', f'#L{a.lineno}')})")
         out.append("")
+    if module_calls:
+        out += [anchor(MODULE_LEVEL), "", "### Module level", "",
+                "Calls the module makes when it is imported or run, outside its definitions:",
+                "", *module_calls, ""]
 
 
 def _definition(p: Page, position: int, stub: int) -> list[str]:
@@ -207,7 +212,7 @@ def _definition(p: Page, position: int, stub: int) -> list[str]:
     types = [t for t in types if t]
     if types:
         facts.append("- **Types**: " + ", ".join(types))
-    facts += calls_lines(p, d)
+    facts += calls_lines(p, d.anchor)
     return lines + (facts + [""] if facts else [])
 
 

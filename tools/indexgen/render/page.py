@@ -7,6 +7,7 @@ from functools import cached_property
 
 from indexgen.analyze import patterns
 from indexgen.analyze.context import FileContext
+from indexgen.extract.bindings import typed_local
 from indexgen.extract.model import Call, Definition, FileSummary, definition_anchors
 from indexgen.layout import Layout
 from indexgen.paths import relpath
@@ -30,6 +31,8 @@ SECTIONS = (
 )
 """Sections of the analysis page, in order: the layout of the seed pages."""
 SOURCE_ANCHOR = heading_anchor("Original Source")
+MODULE_LEVEL = "module-level"
+"""Anchor of the calls made at module level, in the Detailed Analysis section."""
 CATEGORY_TITLES = {"stdlib": "Standard library", "third-party": "Third party",
                    "project": "This project"}
 KIND_PLURAL = {"class": "classes", "function": "functions", "method": "methods",
@@ -99,9 +102,11 @@ class Page:
         self.funcs = [d for d in s.definitions if d.kind != "class"]
         self.local_classes = {d.qualname: d for d in self.classes}
         self.anchors = definition_anchors(s.definitions)
+        # Calls on local values the global pass was not given (see typed_local).
         self.local_calls: dict[str, list[Call]] = {}
+        names = {d.anchor: d.names for d in s.definitions if d.names}
         for c in s.calls:
-            if c.local:
+            if c.local and c.text[0] not in "&^" and not typed_local(c, names):
                 self.local_calls.setdefault(c.caller, []).append(c)
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)

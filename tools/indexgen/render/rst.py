@@ -8,7 +8,9 @@ labelled paragraphs; RST comments and link targets are dropped.  Inline: ````lit
 and ```default role``` become code spans; ``:class:`X```, ``:func:``, ``:meth:``, ``:mod:``...
 become links through the given :data:`Linker` (or code spans when it knows no target);
 ``*emphasis*`` and ``**strong**`` stay emphasis; everything else is escaped, so a docstring
-can never inject markup into the page.
+can never inject markup into the page.  A paragraph whose backquotes do not pair up (a
+broken literal) is shown as plain text, its backquotes and role names dropped
+(:func:`degraded`).
 
 Code blocks are raw HTML (``<pre class="indexgen-code">``), escaped, one ``<span>`` per line,
 so that no Markdown extension of the site rewrites their content.
@@ -33,6 +35,7 @@ _INLINE = re.compile(
     r"|(?P<strong>(?<![\w*])\*\*(?=\S)(?P<stext>[^*]+?)\*\*(?![\w*]))"
     r"|(?P<em>(?<![\w*])\*(?=[^\s*])(?P<etext>[^*]+?)(?<=\S)\*(?![\w*]))"
 )
+_ROLE_PREFIX = re.compile(r"(?<![\w`]):(?:py:)?[a-z]+:`[~!]?")
 _BULLET = re.compile(r"^([-*+•]|\d+[.)]|#\.|\(\d+\))\s+")
 # Inside a paragraph only these start a list item ("+ 2*x" continues a formula).
 _ITEM_IN_PARAGRAPH = re.compile(r"^[-*•]\s+")
@@ -58,17 +61,24 @@ def inline(text: str, linker: Linker, line_start: bool = True) -> str:
     pos = 0
     for m in _INLINE.finditer(text):
         if m.start() > pos:
-            out.append(_plain(text[pos:m.start()]))
+            if "`" in text[pos:m.start()]:
+                return degraded(text, line_start)
+            out.append(escape_inline(text[pos:m.start()]))
         out.append(_inline_token(m, linker))
         pos = m.end()
     if pos < len(text):
-        out.append(_plain(text[pos:]))
+        if "`" in text[pos:]:
+            return degraded(text, line_start)
+        out.append(escape_inline(text[pos:]))
     return protect_line_start("".join(out)) if line_start else "".join(out)
 
 
-def _plain(text: str) -> str:
-    """Escaped text; a stray ``````, the half of a broken literal, shows as code."""
-    return code("``").join(escape_inline(part) for part in text.split("``"))
+def degraded(text: str, line_start: bool = True) -> str:
+    """A paragraph whose backquotes do not pair up (``an ``x`` and `y`` here``) as plain
+    text: its roles and backquotes dropped, everything else escaped -- never a code span
+    that swallows the wrong words or a stray backquote."""
+    done = escape_inline(_ROLE_PREFIX.sub("", text).replace("`", ""))
+    return protect_line_start(done) if line_start else done
 
 
 def _inline_token(m: re.Match[str], linker: Linker) -> str:

@@ -20,7 +20,7 @@ from indexgen.analyze.context import FileContext
 from indexgen.analyze.project import compact_calls, compact_docstring
 from indexgen.extract.model import Call, Definition, FileSummary, ImportRecord, ModuleAttribute
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 """indexgen's version, recorded in the manifest (and the stat cache): a new one rebuilds all pages."""
 
 # Named tuples serialize as lists, dataclasses by vars(); see _COMPACT_JSON below.
@@ -61,8 +61,10 @@ def _encode(s: FileSummary, docstring: str, calls: list[Call]) -> dict:
         "encoding": s.encoding, "n_lines": s.n_lines, "docstring": docstring,
         "exports": s.exports,
         "defs": [[d.kind, d.qualname, d.lineno, d.end_lineno, d.start_lineno, d.bases, d.anchor,
-                  d.parent, d.overload, d.effects] for d in s.definitions],
-        "attrs": [[a.name, a.lineno, a.constant, a.anchor, a.alias_of] for a in s.attributes],
+                  d.parent, d.overload, d.effects, d.returns, d.names, d.members]
+                 for d in s.definitions],
+        "attrs": [[a.name, a.lineno, a.constant, a.anchor, a.alias_of, a.source]
+                  for a in s.attributes],
         "imports": [[i.written, i.module, i.name, i.alias, i.lineno, i.scope] for i in s.imports],
         "calls": [[c.caller, c.text, c.line] for c in calls],
         "refs": s.references,
@@ -77,10 +79,14 @@ def decode_summary(d: dict) -> FileSummary:
         encoding=d["encoding"], n_lines=d["n_lines"], docstring=d["docstring"],
         exports=d["exports"],
         definitions=[Definition(kind=k, qualname=q, lineno=ln, end_lineno=e, start_lineno=st,
-                                bases=list(b), anchor=a, parent=p, overload=o, effects=list(fx))
-                     for k, q, ln, e, st, b, a, p, o, fx in d["defs"]],
-        attributes=[ModuleAttribute(name=n, lineno=ln, constant=c, anchor=a, alias_of=al)
-                    for n, ln, c, a, al in d["attrs"]],
+                                bases=list(b), anchor=a, parent=p, overload=o, effects=list(fx),
+                                returns=r, names=names,
+                                members={m: list(map(tuple, v)) for m, v in members.items()}
+                                if members else {})
+                     for k, q, ln, e, st, b, a, p, o, fx, r, names, members in d["defs"]],
+        attributes=[ModuleAttribute(name=n, lineno=ln, constant=c, anchor=a, alias_of=al,
+                                    source=src)
+                    for n, ln, c, a, al, src in d["attrs"]],
         imports=[ImportRecord(w, m, n, a, ln, sc) for w, m, n, a, ln, sc in d["imports"]],
         calls=[Call(caller, text, line) for caller, text, line in d["calls"]],
         references=list(d["refs"]),

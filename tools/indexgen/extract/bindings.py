@@ -1,0 +1,280 @@
+"""Stage 1e: what the names of a function and the attributes of a class are bound to.
+
+The global pass resolves a call on a value -- ``self.group.pre_forward()``,
+``p.clear_unsharded_grad()`` in ``for p in self.fsdp_params``, ``compute.wait_event()`` after
+``compute = ctx.current()`` -- by inferring the value's type
+(:mod:`indexgen.analyze.types`).  This module records what that inference starts from, as
+*sources*: ``:`` and an annotation as written (``:list[FSDPParam]``), or ``=`` and the path
+of a value (:func:`~indexgen.extract.syntax.path`): ``=Stream()``, ``=ctx.current()``,
+``=next(iter(self.fsdp_params))`` for a loop variable, ``=pair()[1]`` for the second name
+of ``a, b = pair()``, ``=lock.__enter__()`` for ``with lock as held``.
+
+- A function's annotated parameters and its assigned names go to
+  :attr:`~indexgen.extract.model.Definition.names`, but only those the function's calls on
+  local values need (their receivers, and what those are bound to), so that summaries stay
+  small; its return annotation to :attr:`~indexgen.extract.model.Definition.returns`.
+- Assignments to an attribute of a method's first parameter (``self.x = ...``; ``ctx.x`` in
+  an autograd Function's static ``forward``) and the annotated or assigned names of a class
+  body go to the class's :attr:`~indexgen.extract.model.Definition.members`, with the
+  method whose names the source is read in.
+
+Names bound in nested functions and comprehensions count for the enclosing definition, as
+their calls do (:mod:`indexgen.extract.identifiers`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from indexgen.extract.calls import owners
+from indexgen.extract.identifiers import APPENDS
+from indexgen.extract.model import Call, Definition, FileSummary
+from indexgen.extract.structure import FUNCS, Structure
+from indexgen.extract.syntax import annotation, literal, path, strings
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+#: (target node, source) pairs of one binder.
+Pairs = list[tuple[ast.AST, str]]
+
+
+def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST]) -> None:
+    """Fill ``returns``, ``names`` and ``members`` of the definitions of ``summary``.
+
+    Args:
+        summary: The summary, its calls attributed to their definitions already.
+        structure: The scanned structure: every definition with its syntax node.
+        binders: The binding nodes the identifier walk found (``Walked.binders``).
+    """
+    defs = summary.definitions
+    index = {d.anchor: i for i, d in enumerate(defs)}
+    first_param: dict[int, str] = {}
+    found: dict[int, dict[str, list[str]]] = {}  # definition -> name -> sources
+    classes = {d.qualname: d for d in defs if d.kind == "class"}
+    for d, node in structure.defs:
+        if d.kind == "class":
+            continue
+        i = index[d.anchor]
+        if node.returns is not None:
+            d.returns = annotation(node.returns)
+        args = node.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        if d.parent and params and _takes_instance(d.kind, classes.get(d.parent)):
+            first = first_param[i] = params[0].arg
+            if first not in ("self", "cls"):  # the global pass knows those two already
+                found.setdefault(i, {})[first] = ["@"]
+        for a in (*params, args.vararg, args.kwarg):
+            if a is not None and a.annotation is not None:
+                text = annotation(a.annotation)
+                if a is args.vararg:
+                    text = f"tuple[{text}, ...]"
+                elif a is args.kwarg:
+                    text = f"dict[str, {text}]"
+                found.setdefault(i, {}).setdefault(a.arg, []).append(":" + text)
+    owner = owners(summary)
+    top = len(owner) - 1
+    nested = [(n.lineno, n.end_lineno) for n in binders if type(n) in FUNCS]
+    consts = structure.constants
+    for node in binders:
+        t = type(node)
+        if t in FUNCS:
+            continue
+        line = (node.target.lineno if t is ast.comprehension else
+                node.context_expr.lineno if t is ast.withitem else node.lineno)
+        i = owner[line] if 0 <= line <= top else -1
+        if i < 0:
+            continue
+        d = defs[i]
+        if t is ast.Return or t is ast.Yield:
+            if d.returns in VAGUE and d.kind != "class" and node.value is not None and not any(
+                    d.lineno < a <= line <= b for a, b in nested):
+                values = _values(node.value, consts)
+                if t is ast.Yield:  # a generator: an iterator of what it yields
+                    values = [f"=[{v[1:]}]" for v in values]
+                found.setdefault(i, {}).setdefault("return", []).extend(values)
+            continue
+        if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS:
+            _appended(node, d, i, first_param, classes, found)
+            continue
+        for target, source in _pairs(node, consts):
+            _bind_one(target, source, d, i, first_param, classes, found)
+    _keep_needed(summary, found)
+
+
+def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
+              classes: dict[str, Definition], found: dict) -> None:
+    """Record that ``target`` (a name, or an attribute of the instance) gets ``source``."""
+    t = type(target)
+    if t is ast.Name:
+        if d.kind == "class":
+            d.members.setdefault(target.id, []).append(("", source))
+        else:
+            found.setdefault(i, {}).setdefault(target.id, []).append(source)
+    elif t is ast.Attribute and d.kind != "class":
+        if type(target.value) is ast.Name and first_param.get(i) == target.value.id:
+            cls = classes.get(d.parent)
+            sources = cls.members.setdefault(target.attr, []) if cls is not None else None
+            if sources is not None and (d.anchor, source) not in sources:
+                sources.append((d.anchor, source))
+            return
+        text = path(target)  # another object's attribute: for the global pass to give
+        if text is not None:
+            found.setdefault(i, {}).setdefault("+" + text, []).append(source)
+
+
+def _appended(node: ast.Call, d: Definition, i: int, first_param: dict,
+              classes: dict[str, Definition], found: dict) -> None:
+    """``xs.append(v)`` (``add``, ``appendleft``, ``insert``): ``xs`` holds ``v``s.  A
+    local name or an attribute of the instance gets the source ``=[v]``; a deeper receiver
+    (``self.ctx.order.append(v)``) is kept as the name ``+self.ctx.order`` for the global
+    pass to give to the class of ``self.ctx``."""
+    args = node.args
+    value = args[1] if node.func.attr == "insert" and len(args) > 1 else args[0] if args else None
+    found_value = path(value) if value is not None else None
+    receiver = node.func.value
+    if found_value is None or d.kind == "class":
+        return
+    source = f"=[{found_value}]"
+    if type(receiver) is ast.Name or (type(receiver) is ast.Attribute
+                                      and type(receiver.value) is ast.Name
+                                      and first_param.get(i) == receiver.value.id):
+        _bind_one(receiver, source, d, i, first_param, classes, found)
+        return
+    if type(receiver) is ast.Attribute:
+        _bind_one(receiver, source, d, i, first_param, classes, found)
+
+
+#: Return annotations that say nothing: what the return statements return is recorded.
+VAGUE = frozenset({"", "Any", "typing.Any", "object"})
+
+
+def _takes_instance(kind: str, cls: Definition | None) -> bool:
+    """Whether the first parameter of a function of this kind in ``cls`` is the instance
+    (the class, for a class method): a method's ``self``, and the ``ctx`` of an autograd
+    Function's static ``forward`` and ``backward``, whose attributes are the class's."""
+    if kind in ("method", "property", "classmethod"):
+        return True
+    return kind == "staticmethod" and cls is not None and any(
+        b.rpartition(".")[2] == "Function" for b in cls.bases)
+
+
+def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]]) -> None:
+    """Keep in each function's ``names`` what its calls on local values and the member
+    sources it holds need, and what those names are bound to in turn."""
+    defs = summary.definitions
+    index = {d.anchor: i for i, d in enumerate(defs)}
+    needed: dict[int, set[str]] = {}
+    for c in summary.calls:
+        if c.local and c.caller and not c.text.startswith("("):
+            needed.setdefault(index[c.caller], set()).add(
+                _NAME.match(c.text.lstrip("&^")).group())
+    for d in defs:
+        for sources in d.members.values():
+            for anchor, source in sources:
+                if anchor:
+                    needed.setdefault(index[anchor], set()).update(_NAME.findall(source[1:]))
+    for i, scope in found.items():  # a function's return and its deeper appends
+        for name in scope:
+            if name == "return" or name[0] == "+":
+                needed.setdefault(i, set()).update((name, *_NAME.findall(name)))
+    for i, names in needed.items():
+        scope = found.get(i)
+        if not scope:
+            continue
+        kept: dict[str, list[str]] = {}
+        todo = [n for n in names if n in scope]
+        while todo:
+            name = todo.pop()
+            if name in kept:
+                continue
+            kept[name] = list(dict.fromkeys(scope[name]))
+            for source in scope[name]:
+                if source[0] == "=" or name[0] == "+":
+                    todo += [n for n in _NAME.findall(source[1:]) if n in scope and n not in kept]
+        defs[i].names = dict(sorted(kept.items()))
+
+
+def _pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
+    """(target, source) of every name or attribute ``node`` binds to something typed."""
+    t = type(node)
+    if t is ast.Assign:
+        value = node.value
+        pairs = []
+        for target in node.targets:
+            if (type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List)
+                    and len(target.elts) == len(value.elts)):  # a, b = x, y
+                pairs += [pair for element, v in zip(target.elts, value.elts)
+                          for s in _values(v, consts) for pair in _unpack(element, s)]
+            else:
+                pairs += [pair for s in _values(value, consts) for pair in _unpack(target, s)]
+        return pairs
+    if t is ast.AnnAssign:
+        pairs = [(node.target, ":" + annotation(node.annotation))]
+        if node.value is not None:
+            pairs += [(node.target, s) for s in _values(node.value, consts)]
+        return pairs
+    if t is ast.NamedExpr:
+        return [(node.target, s) for s in _values(node.value, consts)]
+    if t is ast.Call:  # isinstance(name, T): the name may be a T
+        kind = node.args[1]
+        types = kind.elts if type(kind) is ast.Tuple else [kind]
+        texts = [annotation(k) for k in types if type(k) in (ast.Name, ast.Attribute)]
+        return [(node.args[0], ":" + " | ".join(texts))] if texts else []
+    if t is ast.withitem:
+        found = path(node.context_expr)
+        if node.optional_vars is None or found is None:
+            return []
+        return _unpack(node.optional_vars, f"={found}.__enter__()")
+    # for loops and comprehensions: the target takes the elements of the iterable
+    found = path(node.iter)
+    return _unpack(node.target, f"=next(iter({found}))") if found else []
+
+
+def _values(value: ast.AST, consts: dict[str, list[str]]) -> list[str]:
+    """Sources of an assigned value: its path, or the paths of ``a if c else b`` and
+    ``a or b``; none for literals and operators."""
+    t = type(value)
+    if t is ast.IfExp:
+        return _values(value.body, consts) + _values(value.orelse, consts)
+    if t is ast.BoolOp:
+        return [s for v in value.values for s in _values(v, consts)]
+    if t is ast.Call and _imports(value):  # a module imported by a name the source gives
+        return ["%" + m for m in strings(value.args[0], consts)]
+    held = literal(value)
+    if held is not None:
+        return ["=" + held]
+    found = path(value)
+    return [f"={found}"] if found is not None and found != "None" else []
+
+
+def _imports(call: ast.Call) -> bool:
+    """Whether ``call`` is ``importlib.import_module(x)`` or ``__import__(x)``."""
+    func = call.func
+    name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name \
+        else ""
+    return name in ("import_module", "__import__") and bool(call.args)
+
+
+def _unpack(target: ast.AST, source: str) -> Pairs:
+    """``target`` bound to ``source``; each element of a tuple target to an index of it."""
+    t = type(target)
+    if t is ast.Name or t is ast.Attribute:
+        return [(target, source)]
+    if (t is ast.Tuple or t is ast.List) and source[0] == "=":
+        pairs = []
+        for k, element in enumerate(target.elts):
+            if type(element) is ast.Starred:
+                break
+            pairs += _unpack(element, f"{source}[{k}]")
+        return pairs
+    return []
+
+
+
+def typed_local(call: Call, names: dict[str, dict[str, list[str]]]) -> bool:
+    """Whether a call on a local value is kept for the global pass: its receiver's name has
+    sources in its function's ``names`` (given by function anchor)."""
+    scope = names.get(call.caller)
+    head = _NAME.match(call.text.lstrip("&^")) if scope else None
+    return head is not None and head.group() in scope
