@@ -107,6 +107,16 @@ FILES = {
 
         def drive() -> None:
             ENGINE.run(None, None, None)
+
+
+        class Cycle:
+            def __iter__(self):
+                return self  # iterating over a Cycle gives... what __next__ gives
+
+
+        def spin(c: Cycle) -> None:
+            for x in c:
+                x.step()  # not known: the evaluation ends instead of recursing
         ''',
 }
 
@@ -170,6 +180,11 @@ def test_typed_calls_are_on_both_pages(pages, caller, marker, callee):
     edge = (f"{caller} {_line(pages, rel, marker)}", callee)
     assert edge in calls
     assert edge in callers  # the callee's Called by: the same edge
+
+
+def test_an_iterator_that_returns_itself_ends_the_evaluation(pages):
+    spin = (pages[1] / "pkg/parts.py_docs.md").read_text().split('<a id="sym-spin">')[1]
+    assert "- **Not resolved statically**: 1 call (1 on a value of unknown type)" in spin
 
 
 def test_nothing_is_guessed(pages):

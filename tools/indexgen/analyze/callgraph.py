@@ -67,8 +67,14 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
     elif parts[0] == "super()" and len(parts) == 2:
         target = resolver.inherited(key, cls, parts[1]) if cls else None
     if target is not None:
-        return _edges(resolver, types, call, types.of_target(target) if types else None,
-                      target)
+        if types is not None and target.kind == "project" and target.qualname:
+            kind = resolver.module(target.key).kinds.get(target.qualname)
+            if kind == "class":  # calling a class runs its __init__
+                k, q = types.constructor(target.key, target.qualname)
+                return [CallEdge(call.line, text, "project", k, resolver.anchor(k, q), q)]
+            if kind is None:  # a module attribute: what its value is
+                return _edges(resolver, types, call, types.of_target(target), target)
+        return _edges(resolver, types, call, None, target)
     if types is None:
         why = UNKNOWN_VALUE if len(parts) > 1 else RUN_TIME_NAME
         return [CallEdge(call.line, text, "unresolved", label=why)]
@@ -120,7 +126,7 @@ def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
         return [CallEdge(line, text, "project", target.key,
                          resolver.anchor(target.key, target.qualname), target.qualname)]
     found = []
-    for value in sorted(values, key=repr):
+    for value in (sorted(values, key=repr) if len(values) > 1 else values):
         kind = value[0]
         if kind == "f":
             found.append(CallEdge(line, text, "project", value[1],
@@ -166,13 +172,14 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         seen: dict[tuple[str, str], list[CallEdge]] = {}
         classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
         names_of = types.names_of(key) if types is not None else {}
+        make = CallEdge._make
         for call in resolver.files[key].calls:
             caller, text = call.caller, call.text
             cls = classes.get(caller)
             if cls is None:
                 cls = classes[caller] = _class_of(resolver, key, qualname_of.get(caller, ""))
             names = names_of.get(caller)
-            memo = (text, caller if names and receiver_name(text) in names else cls)
+            memo = (text, caller if names and receiver_name(text) in names else cls, call.local)
             out_edges = seen.get(memo)
             if out_edges is None:
                 out_edges = seen[memo] = resolve_call(resolver, key, call, cls, types)
@@ -181,17 +188,18 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
             out = by_caller.get(caller)
             line = call.line
             for edge in out_edges:
-                if edge.kind == "unresolved":
+                kind = edge[2]
+                if kind == "unresolved":
                     mine = counts.get(caller)
                     if mine is None:
                         mine = counts[caller] = {}
-                    mine[edge.label] = mine.get(edge.label, 0) + 1
+                    mine[edge[5]] = mine.get(edge[5], 0) + 1
                     continue
-                if edge.line != line:
-                    edge = CallEdge(line, *edge[1:])
+                if edge[0] != line:
+                    edge = make((line, *edge[1:]))
                 if out is None:
                     out = by_caller[caller] = []
-                elif edge.kind != "external" and _repeats(out, edge):
+                elif kind != "external" and out[-1][0] == line and _repeats(out, edge):
                     continue  # one edge per callee and line: the pages list lines
                 out.append(edge)
         found[key] = by_caller

@@ -55,18 +55,19 @@ def compact_docstring(summary: FileSummary) -> str:
 
 
 def compact_calls(summary: FileSummary) -> list[Call]:
-    """The calls a compact summary keeps, in line order, each once: those not on local values, and
-    those on local values whose type the global pass may infer (:func:`typed_local`; kept as
-    not local: the global pass looks their names up in the function's ``names`` first)."""
+    """The calls a compact summary keeps, in line order, each once: those not on local values,
+    and those on local values whose type the global pass may infer (their receiver's name has
+    sources, :func:`typed_local`; kept as not local: the global
+    pass looks their names up in the function's ``names`` first)."""
     names = {d.anchor: d.names for d in summary.definitions if d.names}
-    return sorted({c if not c.local else c._replace(local=False) for c in summary.calls
-                   if not c.local or typed_local(c, names)}, key=_in_line_order)
-
-
-def _in_line_order(call: Call) -> tuple[int, str, str]:
-    """Calls in the order of the source (the call graph keeps one edge per callee and line
-    by looking at the calls of the line before it)."""
-    return call.line, call.text, call.caller
+    kept = []
+    for c in summary.calls:  # in line order (indexgen.extract.calls.attribute)
+        if c.local:
+            if not typed_local(c, names):
+                continue
+            c = Call(c.caller, c.text, c.line)
+        kept.append(c)
+    return list(dict.fromkeys(kept))
 
 
 def _copy(record: object, **changes: object) -> object:

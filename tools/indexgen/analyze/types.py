@@ -174,7 +174,11 @@ class Types(Annotations):
                 if reads is not None:
                     reads.update(p for v in values if v[0] == "i"
                                  for p in self._property(v[1], v[2], arg))
-                values = union(self.member(v, arg) for v in values)
+                if len(values) == 1:  # the common case: no union to make
+                    for v in values:
+                        values = self.member(v, arg)
+                else:
+                    values = union(self.member(v, arg) for v in values)
             elif kind == "c":
                 values = union(self.call(v, key, anchor, arg) for v in values)
             else:
@@ -182,7 +186,13 @@ class Types(Annotations):
         return values
 
     def _name(self, key: str, anchor: str, name: str) -> Values:
-        memo = (key, anchor, name)
+        d = (self._defs.get(key) or self.definitions(key))[0].get(anchor) if anchor else None
+        if d is not None and (name in d.names or (
+                d.parent and d.kind != "class" and (name == "self" or name == "cls"))):
+            memo = (key, anchor, name)  # a name of the function: its own memo
+        else:
+            memo = (key, "", name)  # a name of the module, the same in all its functions
+            d = None
         found = self._memo.get(memo)
         if found is not None:
             return found
@@ -190,20 +200,18 @@ class Types(Annotations):
             return NONE
         self._active.add(memo)
         try:
-            found = self._memo[memo] = self._name_uncached(key, anchor, name)
+            found = self._memo[memo] = self._name_uncached(key, d, name)
         finally:
             self._active.discard(memo)
         return found
 
-    def _name_uncached(self, key: str, anchor: str, name: str) -> Values:
-        d = self.definitions(key)[0].get(anchor) if anchor else None
+    def _name_uncached(self, key: str, d: Definition | None, name: str) -> Values:
         if d is not None:
             sources = d.names.get(name)
             if sources:
-                return union(self.source(key, anchor, s, d.parent) for s in sources)
-            if name in ("self", "cls") and d.parent and d.kind != "class":
-                kind = "c" if name == "cls" or d.kind == "classmethod" else "i"
-                return frozenset({(kind, key, d.parent)})
+                return union(self.source(key, d.anchor, s, d.parent) for s in sources)
+            kind = "c" if name == "cls" or d.kind == "classmethod" else "i"
+            return frozenset({(kind, key, d.parent)})
         target = self.resolver.name_in(key, name)
         return self.of_target(target) if target else NONE
 
@@ -391,8 +399,20 @@ class Types(Annotations):
         """What iterating over ``value`` gives (an instance: what its ``__iter__`` gives)."""
         if value[0] != "i":
             return element_of(value)
-        found = self._class_member(value[1], value[2], "__iter__", True)
-        return union(self.element(r) for f in found for r in self.call(f, "", "", None))
+        memo = ("\3", value)
+        found = self._memo.get(memo)
+        if found is None:
+            if memo in self._active:
+                return NONE  # an __iter__ that returns self: its elements are the others
+            self._active.add(memo)
+            try:
+                given = self._class_member(value[1], value[2], "__iter__", True)
+                found = union(self.element(r) for f in given
+                              for r in self.call(f, "", "", None) if r != value)
+            finally:
+                self._active.discard(memo)
+            self._memo[memo] = found
+        return found
 
     def item(self, value: Value, index: int | None) -> Values:
         """``value[index]`` (None: an index that is not an integer literal; an instance:

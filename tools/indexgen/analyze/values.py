@@ -56,6 +56,9 @@ def parse(text: str) -> tuple:
     literal`): ``("l", items)`` for ``[a, b]`` and ``("m", items)`` for ``{a, *m}``, each item
     ``(unpacked, steps)``; then ``("a", attr)``, ``("c", args)`` (args: steps of the kept
     arguments, None for ``_``) and ``("i", index or None)``."""
+    if "(" not in text and "[" not in text and "{" not in text:  # a dotted name
+        parts = text.split(".")
+        return (("n", parts[0]), *(("a", part) for part in parts[1:]))
     steps, _ = _parse(text, 0)
     return steps
 

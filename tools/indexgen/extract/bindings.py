@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import re
 
-from indexgen.extract.calls import owners
+from indexgen.extract.calls import owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
 from indexgen.extract.structure import FUNCS, Structure
@@ -51,6 +51,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST]) -> 
     index = {d.anchor: i for i, d in enumerate(defs)}
     first_param: dict[int, str] = {}
     found: dict[int, dict[str, list[str]]] = {}  # definition -> name -> sources
+    # definition -> name -> binding nodes (an annotated parameter: with how it is passed)
+    lazy: dict[int, dict[str, list]] = {}
     classes = {d.qualname: d for d in defs if d.kind == "class"}
     for d, node in structure.defs:
         if d.kind == "class":
@@ -65,13 +67,9 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST]) -> 
             if first not in ("self", "cls"):  # the global pass knows those two already
                 found.setdefault(i, {})[first] = ["@"]
         for a in (*params, args.vararg, args.kwarg):
-            if a is not None and a.annotation is not None:
-                text = annotation(a.annotation)
-                if a is args.vararg:
-                    text = f"tuple[{text}, ...]"
-                elif a is args.kwarg:
-                    text = f"dict[str, {text}]"
-                found.setdefault(i, {}).setdefault(a.arg, []).append(":" + text)
+            if a is not None and a.annotation is not None:  # written out if it is needed
+                lazy.setdefault(i, {}).setdefault(a.arg, []).append(
+                    (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
     owner = owners(summary)
     top = len(owner) - 1
     nested = [(n.lineno, n.end_lineno) for n in binders if type(n) in FUNCS]
@@ -97,9 +95,15 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST]) -> 
         if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS:
             _appended(node, d, i, first_param, classes, found)
             continue
+        names = _plain_names(node) if d.kind != "class" else None
+        if names is not None:  # binds local names only: read later, if a call needs them
+            scope = lazy.setdefault(i, {})
+            for name in names:
+                scope.setdefault(name, []).append(node)
+            continue
         for target, source in _pairs(node, consts):
             _bind_one(target, source, d, i, first_param, classes, found)
-    _keep_needed(summary, found)
+    _keep_needed(summary, found, lazy, consts)
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
@@ -159,16 +163,55 @@ def _takes_instance(kind: str, cls: Definition | None) -> bool:
         b.rpartition(".")[2] == "Function" for b in cls.bases)
 
 
-def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]]) -> None:
+def _parameter_source(arg: ast.arg, stars: str) -> str:
+    """The source of an annotated parameter (``*args: T`` is a ``tuple[T, ...]``,
+    ``**kwargs: T`` a ``dict[str, T]``)."""
+    text = annotation(arg.annotation)
+    if stars == "*":
+        text = f"tuple[{text}, ...]"
+    elif stars == "**":
+        text = f"dict[str, {text}]"
+    return ":" + text
+
+
+def _plain_names(node: ast.AST) -> list[str] | None:
+    """The names ``node`` binds when it binds nothing but plain names (no attribute of an
+    object, no subscript), else None."""
+    t = type(node)
+    if t is ast.Assign:
+        targets = list(node.targets)  # a copy: the loop below pops from it
+    elif t is ast.withitem:
+        targets = [node.optional_vars] if node.optional_vars is not None else []
+    elif t is ast.Call:  # isinstance(name, T)
+        targets = node.args[:1]
+    else:
+        targets = [node.target]
+    names = []
+    while targets:
+        target = targets.pop()
+        tt = type(target)
+        if tt is ast.Name:
+            names.append(target.id)
+        elif tt is ast.Tuple or tt is ast.List:
+            targets.extend(target.elts)
+        elif tt is ast.Starred:
+            targets.append(target.value)
+        else:
+            return None
+    return names
+
+
+def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
+                 lazy: dict[int, dict[str, list]], consts: dict[str, list[str]]) -> None:
     """Keep in each function's ``names`` what its calls on local values and the member
-    sources it holds need, and what those names are bound to in turn."""
+    sources it holds need, and what those names are bound to in turn; the sources of names
+    bound only by plain assignments (``lazy``) are made here, for the names kept."""
     defs = summary.definitions
     index = {d.anchor: i for i, d in enumerate(defs)}
     needed: dict[int, set[str]] = {}
     for c in summary.calls:
         if c.local and c.caller and not c.text.startswith("("):
-            needed.setdefault(index[c.caller], set()).add(
-                _NAME.match(c.text.lstrip("&^")).group())
+            needed.setdefault(index[c.caller], set()).add(receiver_name(c.text))
     for d in defs:
         for sources in d.members.values():
             for anchor, source in sources:
@@ -178,21 +221,33 @@ def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]]) -
         for name in scope:
             if name == "return" or name[0] == "+":
                 needed.setdefault(i, set()).update((name, *_NAME.findall(name)))
+    made: dict[int, list] = {}  # id of a binding node -> its (target, source) pairs
     for i, names in needed.items():
-        scope = found.get(i)
-        if not scope:
+        scope = found.get(i, {})
+        nodes = lazy.get(i, {})
+        if not scope and not nodes:
             continue
         kept: dict[str, list[str]] = {}
-        todo = [n for n in names if n in scope]
+        todo = [n for n in names if n in scope or n in nodes]
         while todo:
             name = todo.pop()
             if name in kept:
                 continue
-            kept[name] = list(dict.fromkeys(scope[name]))
-            for source in scope[name]:
+            sources = list(scope.get(name, ()))
+            for node in nodes.get(name, ()):
+                if type(node) is tuple:  # a parameter, its annotation first
+                    sources.insert(0, _parameter_source(*node))
+                    continue
+                pairs = made.get(id(node))
+                if pairs is None:
+                    pairs = made[id(node)] = _pairs(node, consts)
+                sources += [s for target, s in pairs if target.id == name]
+            kept[name] = sources = list(dict.fromkeys(sources))
+            for source in sources:
                 if source[0] == "=" or name[0] == "+":
-                    todo += [n for n in _NAME.findall(source[1:]) if n in scope and n not in kept]
-        defs[i].names = dict(sorted(kept.items()))
+                    todo += [n for n in _NAME.findall(source[1:])
+                             if (n in scope or n in nodes) and n not in kept]
+        defs[i].names = {n: s for n, s in sorted(kept.items()) if s}
 
 
 def _pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
@@ -276,5 +331,4 @@ def typed_local(call: Call, names: dict[str, dict[str, list[str]]]) -> bool:
     """Whether a call on a local value is kept for the global pass: its receiver's name has
     sources in its function's ``names`` (given by function anchor)."""
     scope = names.get(call.caller)
-    head = _NAME.match(call.text.lstrip("&^")) if scope else None
-    return head is not None and head.group() in scope
+    return bool(scope) and receiver_name(call.text) in scope

@@ -44,24 +44,27 @@ def call_text(func: ast.AST) -> str:
 _EFFECTS = frozenset(rules.PERFORMANCE_CATEGORIES + rules.SECURITY_CATEGORIES)
 
 
-def references(node: ast.Call, last: str, out: list[tuple[str, int]]) -> None:
+def references(node: ast.Call, last: str, out: list[tuple[str, int]],
+               methods: frozenset[str] | set[str]) -> None:
     """Record the functions a call may be handed, as references (``&`` and a path): any
     name or attribute chain given to a ``*hook*``, ``*callback*`` or
     :data:`CALLBACK_TAKERS` call, and elsewhere a bound method of the instance
-    (``self.on_grad``) or a name given as a keyword argument (``key=by_size``)."""
+    (``self.on_grad``, when the file defines a function of that name: ``methods``) or a name
+    given as a keyword argument (``key=by_size``)."""
     taker = "hook" in last or "callback" in last or last in CALLBACK_TAKERS
     line = node.lineno
     for a in node.args:
         t = type(a)
-        if t is ast.Name and taker or t is ast.Attribute and (taker or _bound_method(a)):
+        if t is ast.Name and taker or t is ast.Attribute and (
+                taker or _bound_method(a) and a.attr in methods):
             found = path(a)
             if found:
                 out.append(("&" + found, line))
     for k in node.keywords:
         v = k.value
         t = type(v)
-        if t is ast.Name or t is ast.Attribute and (taker or k.arg in CALLBACK_KEYWORDS
-                                                    or _bound_method(v)):
+        if t is ast.Name or t is ast.Attribute and (
+                taker or k.arg in CALLBACK_KEYWORDS or _bound_method(v) and v.attr in methods):
             found = path(v)
             if found:
                 out.append(("&" + found, line))

@@ -104,6 +104,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     binders: list[ast.AST] = []
     literals = s.literals if not s.module else None  # a test file: what it names to run
     own_defs = {id(node) for _d, node in structure.defs}
+    methods = {d.qualname.rpartition(".")[2] for d, _node in structure.defs}
     Store = ast.Store
     findings = s.findings
     candidates = rules.CANDIDATE_NAMES
@@ -155,7 +156,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     continue
                 all_calls.append((call_text(func), node.lineno))
                 if node.args or node.keywords:
-                    references(node, last, all_calls)
+                    references(node, last, all_calls, methods)
                 if last == "add_argument":
                     s.cli_options.extend(a.value for a in node.args
                                          if type(a) is ast.Constant and type(a.value) is str)
