@@ -30,13 +30,12 @@ import re
 from indexgen.extract.calls import owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
+from indexgen.extract.sources import pairs, values
 from indexgen.extract.structure import FUNCS, Structure
-from indexgen.extract.syntax import annotation, literal, path, strings
+from indexgen.extract.syntax import annotation, path
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
-#: (target node, source) pairs of one binder.
-Pairs = list[tuple[ast.AST, str]]
 
 
 def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST]) -> None:
@@ -87,10 +86,10 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST]) -> 
         if t is ast.Return or t is ast.Yield:
             if d.returns in VAGUE and d.kind != "class" and node.value is not None and not any(
                     d.lineno < a <= line <= b for a, b in nested):
-                values = _values(node.value, consts)
+                given = values(node.value, consts)
                 if t is ast.Yield:  # a generator: an iterator of what it yields
-                    values = [f"=[{v[1:]}]" for v in values]
-                found.setdefault(i, {}).setdefault("return", []).extend(values)
+                    given = [f"=[{v[1:]}]" for v in given]
+                found.setdefault(i, {}).setdefault("return", []).extend(given)
             continue
         if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS:
             _appended(node, d, i, first_param, classes, found)
@@ -101,7 +100,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST]) -> 
             for name in names:
                 scope.setdefault(name, []).append(node)
             continue
-        for target, source in _pairs(node, consts):
+        for target, source in pairs(node, consts):
             _bind_one(target, source, d, i, first_param, classes, found)
     _keep_needed(summary, found, lazy, consts)
 
@@ -238,93 +237,16 @@ def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                 if type(node) is tuple:  # a parameter, its annotation first
                     sources.insert(0, _parameter_source(*node))
                     continue
-                pairs = made.get(id(node))
-                if pairs is None:
-                    pairs = made[id(node)] = _pairs(node, consts)
-                sources += [s for target, s in pairs if target.id == name]
+                given = made.get(id(node))
+                if given is None:
+                    given = made[id(node)] = pairs(node, consts)
+                sources += [s for target, s in given if target.id == name]
             kept[name] = sources = list(dict.fromkeys(sources))
             for source in sources:
                 if source[0] == "=" or name[0] == "+":
                     todo += [n for n in _NAME.findall(source[1:])
                              if (n in scope or n in nodes) and n not in kept]
         defs[i].names = {n: s for n, s in sorted(kept.items()) if s}
-
-
-def _pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
-    """(target, source) of every name or attribute ``node`` binds to something typed."""
-    t = type(node)
-    if t is ast.Assign:
-        value = node.value
-        pairs = []
-        for target in node.targets:
-            if (type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List)
-                    and len(target.elts) == len(value.elts)):  # a, b = x, y
-                pairs += [pair for element, v in zip(target.elts, value.elts)
-                          for s in _values(v, consts) for pair in _unpack(element, s)]
-            else:
-                pairs += [pair for s in _values(value, consts) for pair in _unpack(target, s)]
-        return pairs
-    if t is ast.AnnAssign:
-        pairs = [(node.target, ":" + annotation(node.annotation))]
-        if node.value is not None:
-            pairs += [(node.target, s) for s in _values(node.value, consts)]
-        return pairs
-    if t is ast.NamedExpr:
-        return [(node.target, s) for s in _values(node.value, consts)]
-    if t is ast.Call:  # isinstance(name, T): the name may be a T
-        kind = node.args[1]
-        types = kind.elts if type(kind) is ast.Tuple else [kind]
-        texts = [annotation(k) for k in types if type(k) in (ast.Name, ast.Attribute)]
-        return [(node.args[0], ":" + " | ".join(texts))] if texts else []
-    if t is ast.withitem:
-        found = path(node.context_expr)
-        if node.optional_vars is None or found is None:
-            return []
-        return _unpack(node.optional_vars, f"={found}.__enter__()")
-    # for loops and comprehensions: the target takes the elements of the iterable
-    found = path(node.iter)
-    return _unpack(node.target, f"=next(iter({found}))") if found else []
-
-
-def _values(value: ast.AST, consts: dict[str, list[str]]) -> list[str]:
-    """Sources of an assigned value: its path, or the paths of ``a if c else b`` and
-    ``a or b``; none for literals and operators."""
-    t = type(value)
-    if t is ast.IfExp:
-        return _values(value.body, consts) + _values(value.orelse, consts)
-    if t is ast.BoolOp:
-        return [s for v in value.values for s in _values(v, consts)]
-    if t is ast.Call and _imports(value):  # a module imported by a name the source gives
-        return ["%" + m for m in strings(value.args[0], consts)]
-    held = literal(value)
-    if held is not None:
-        return ["=" + held]
-    found = path(value)
-    return [f"={found}"] if found is not None and found != "None" else []
-
-
-def _imports(call: ast.Call) -> bool:
-    """Whether ``call`` is ``importlib.import_module(x)`` or ``__import__(x)``."""
-    func = call.func
-    name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name \
-        else ""
-    return name in ("import_module", "__import__") and bool(call.args)
-
-
-def _unpack(target: ast.AST, source: str) -> Pairs:
-    """``target`` bound to ``source``; each element of a tuple target to an index of it."""
-    t = type(target)
-    if t is ast.Name or t is ast.Attribute:
-        return [(target, source)]
-    if (t is ast.Tuple or t is ast.List) and source[0] == "=":
-        pairs = []
-        for k, element in enumerate(target.elts):
-            if type(element) is ast.Starred:
-                break
-            pairs += _unpack(element, f"{source}[{k}]")
-        return pairs
-    return []
-
 
 
 def typed_local(call: Call, names: dict[str, dict[str, list[str]]]) -> bool:
