@@ -205,7 +205,8 @@ def table(result: dict) -> str:
         f"GPT {result['config']['num_params']:,} params, {result['world_size']} ranks{layout} "
         f"({result['backend']}), {result['rounds']} rounds x {result['steps']} steps",
         f"{'impl':<11} {'step ms (min-max)':>22} {'x torch':>8} {'all-gather B':>13} "
-        f"{'red-scatter B':>14} {'all-reduce B':>13} {'peak MiB':>9} {'x torch':>8}",
+        f"{'red-scatter B':>14} {'all-reduce B':>13} {'peak MiB':>9} {'x torch':>8} "
+        f"{'peak MiB per rank':>26}",
     ]
     for impl, r in result["impls"].items():
         t, c = r["step_ms"], r["comm"]
@@ -214,7 +215,8 @@ def table(result: dict) -> str:
             f"{t['median'] / base['step_ms']['median']:8.3f} "
             f"{c['all_gather']['bytes']:13,} {c['reduce_scatter']['bytes']:14,} "
             f"{c['all_reduce']['bytes']:13,} {r['peak_bytes'] / 2**20:9.2f} "
-            f"{r['peak_bytes'] / base['peak_bytes']:8.3f}"
+            f"{r['peak_bytes'] / base['peak_bytes']:8.3f} "
+            f"{' '.join(f'{b / 2**20:.1f}' for b in r['peak_bytes_per_rank']):>26}"
         )
     return "\n".join(lines)
 

@@ -44,91 +44,27 @@ import json
 import platform
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from overhead_model import (  # noqa: E402
+    CONTENDERS,
+    FSDP_CONTENDERS,
+    RESULTS,
+    WORLD_SIZE,
+    build,
+    step,
+)
 from phases import HOOK_PHASES, PHASES, PhaseClock  # noqa: E402
 
 from fsdp_ref.tools.simulate import fake_process_group  # noqa: E402
 
-__all__ = ["Block", "Tower", "build", "main", "markdown", "measure", "summarize"]
+__all__ = ["FSDP_CONTENDERS", "WORLD_SIZE", "build", "main", "markdown", "measure", "step",
+           "summarize"]
 
-CONTENDERS = ("fsdp_ref", "torch_fsdp", "plain")
-FSDP_CONTENDERS = ("fsdp_ref", "torch_fsdp")
-RESULTS = Path(__file__).resolve().parent / "results"
 FIGURE = Path(__file__).resolve().parents[1] / "docs" / "assets" / "overhead.svg"
-WORLD_SIZE = 8
-
-
-class Block(nn.Module):
-    """One residual block: ``x + fc2(relu(fc1(norm(x))))``."""
-
-    def __init__(self, width: int) -> None:
-        super().__init__()
-        self.norm = nn.LayerNorm(width)
-        self.fc1 = nn.Linear(width, width)
-        self.fc2 = nn.Linear(width, width)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.fc2(torch.relu(self.fc1(self.norm(x))))
-
-
-class Tower(nn.Module):
-    """``blocks`` residual blocks and a final LayerNorm."""
-
-    def __init__(self, blocks: int, width: int) -> None:
-        super().__init__()
-        self.blocks = nn.ModuleList(Block(width) for _ in range(blocks))
-        self.norm = nn.LayerNorm(width)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for block in self.blocks:
-            x = block(x)
-        return self.norm(x)
-
-
-def build(contender: str, blocks: int, width: int, clock: PhaseClock | None = None):
-    """The tower (seed 0) sharded by ``contender`` (or not), its hooks timed by ``clock``
-    if given, and its SGD optimizer."""
-    torch.manual_seed(0)
-    model = Tower(blocks, width)
-    if contender != "plain":
-        if contender == "fsdp_ref":
-            from fsdp_ref import fully_shard
-        else:
-            from torch.distributed.fsdp import fully_shard
-        for block in model.blocks:
-            fully_shard(block)
-        fully_shard(model)
-    if clock is not None:
-        clock.attach(model)
-    return model, torch.optim.SGD(model.parameters(), lr=1e-3)
-
-
-def optimizer_step(optim) -> None:
-    """``optim.step()`` and ``zero_grad()``: the optimizer phase (a named frame for
-    profilers)."""
-    optim.step()
-    optim.zero_grad(set_to_none=True)
-
-
-def step(model, optim, x, target, clock: PhaseClock) -> dict[str, float]:
-    """One training step; its seconds (``step``: by ``clock``, ``wall``: wall clock) and
-    the seconds of each phase."""
-    clock.reset()
-    wall, start = time.perf_counter(), clock.now()
-    loss = F.mse_loss(model(x), target)
-    loss.backward()
-    opt_start = clock.now()
-    optimizer_step(optim)
-    end = clock.now()
-    return {"step": end - start, "wall": time.perf_counter() - wall, **clock.seconds,
-            "optimizer": end - opt_start}
 
 
 def measure(sizes, width: int, batch: int, rounds: int, steps: int, warmup: int,

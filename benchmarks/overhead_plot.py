@@ -19,6 +19,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from overhead_model import AREA_NAMES  # noqa: E402
 
 from fsdp_ref.tools.timeline import FIGURE_WIDTH_IN, figure_style, svg_text  # noqa: E402
 
@@ -69,7 +70,7 @@ def _plot_phases(result: dict, path: Path) -> None:
     _save(fig, path, title)
 
 
-# One distinct colour per profile area (overhead_profile.AREA_NAMES order), grey for rest.
+# One distinct colour per profile area (overhead_model.AREA_NAMES order), grey for rest.
 _AREA_COLORS = ("#9e9e9e", "#1f77b4", "#2ca02c", "#17becf", "#e377c2", "#8c564b", "#bcbd22",
                 "#ff7f0e", "#d62728", "#9467bd", "#393b79", "#aec7e8", "#f7b6d2", "#c7c7c7",
                 "#7f7f7f")
@@ -82,8 +83,6 @@ def plot_profile(result: dict, path: Path, min_share: float = 0.03) -> None:
 
 
 def _plot_profile(result: dict, path: Path, min_share: float) -> None:
-    from overhead_profile import AREA_NAMES
-
     contenders = list(result["contenders"])
     phases = [p for p in (*BARS[1:-1], "compute")
               if any(p in result["contenders"][c]["phases"] for c in contenders)]

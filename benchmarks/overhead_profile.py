@@ -39,7 +39,15 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from overhead import FSDP_CONTENDERS, RESULTS, WORLD_SIZE, build, step  # noqa: E402
+from overhead_model import (  # noqa: E402
+    AREA_NAMES,
+    AREAS,
+    FSDP_CONTENDERS,
+    RESULTS,
+    WORLD_SIZE,
+    build,
+    step,
+)
 from phases import PHASES, PhaseClock  # noqa: E402
 
 from fsdp_ref.tools.simulate import fake_process_group  # noqa: E402
@@ -49,32 +57,6 @@ __all__ = ["AREAS", "AREA_NAMES", "analyse", "area_of", "parse_raw", "profiled_s
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "profiled_steps"
 COMPUTE = "compute"
-
-# (area, path fragment): the first fragment found in a frame's file names its area. py-spy
-# prints files relative to their sys.path entry (``fsdp_ref/param.py``, ``phases.py``).
-AREAS = (
-    ("benchmark wrapper", "phases.py"),
-    ("FSDP code + its tensor ops", "fsdp_ref/"),
-    ("FSDP code + its tensor ops", "torch/distributed/fsdp/"),
-    ("DTensor", "torch/distributed/tensor/"),
-    ("DTensor", "torch/distributed/device_mesh"),
-    ("c10d Python", "torch/distributed/distributed_c10d"),
-    ("c10d Python", "torch/distributed/c10d_logger"),
-    ("torch.ops calls", "torch/_ops.py"),
-    ("dynamo disable", "torch/_dynamo/"),
-    ("dynamo disable", "torch/_compile.py"),
-    ("pytree", "torch/utils/_pytree"),
-    ("profiler ranges", "torch/autograd/profiler"),
-    ("autograd", "torch/autograd/"),
-    ("autograd", "torch/utils/hooks"),
-    ("nn.Module / Parameter", "torch/nn/modules/module.py"),
-    ("nn.Module / Parameter", "torch/nn/parameter.py"),
-    ("optimizer", "torch/optim/"),
-    ("model compute", "overhead.py"),
-    ("model compute", "torch/nn/"),
-)
-AREA_NAMES = tuple(dict.fromkeys([a for a, _ in AREAS] + ["other torch", "other"]))
-"""Every area, in a fixed order (the figure's colours follow it)."""
 
 _FRAME = re.compile(r"^(?P<fn>.*) \((?P<file>.*?)(?::(?P<line>\d+))?\)$")
 

@@ -14,21 +14,45 @@ Drop-in usage: replace ``from torch.distributed.fsdp import fully_shard`` with
     optim = torch.optim.AdamW(model.parameters())
     loss = model(tokens).sum(); loss.backward(); optim.step()
 
-Modules, one concept each:
+Code written for torch's FSDP2 runs unchanged after ``fsdp_ref.install()`` (call it before
+importing the training framework): torch's ``fully_shard``, ``replicate`` and policy names
+then point at fsdp_ref, and fsdp_ref's modules pass torch's ``isinstance(m, FSDPModule)``
+checks either way (:mod:`fsdp_ref.compat`).
+
+Modules, one concept each, from the entry point down to pure functions:
 
 * :mod:`fsdp_ref.fully_shard`: the entry point: validation and grouping;
+* :mod:`fsdp_ref.replicate`: ``replicate``, data parallelism on the same machinery;
+* :mod:`fsdp_ref.placement`: what ``shard_placement_fn`` may return;
+* :mod:`fsdp_ref.compat`: torch's names and ``isinstance`` checks seeing fsdp_ref;
+* :mod:`fsdp_ref.module`: the ``FSDPModule`` methods users call;
+* :mod:`fsdp_ref.state`: when things happen: the module hooks, the root's lazy init, the
+  end-of-backward callback and the end of an iteration;
+* :mod:`fsdp_ref.order`: the order groups run in, and which one to prefetch;
+* :mod:`fsdp_ref.param_group`: one group's state machine (unshard, reshard, the hooks of
+  forward and backward);
+* :mod:`fsdp_ref.group_state`: the group's states, allowed transitions and settings;
+* :mod:`fsdp_ref.autograd_nodes`: the two identity nodes through which backward reaches
+  FSDP, before and after each module;
+* :mod:`fsdp_ref.all_gather`: a group's all-gather: copy-in, collective, wait, copy-out,
+  and the deferred free of its output;
+* :mod:`fsdp_ref.reduce`: a group's reduction: reduce-scatter, HSDP all-reduce, division,
+  gradient assignment, and the queue of reductions in flight;
+* :mod:`fsdp_ref.comm_context`: what the groups under one root share to communicate;
 * :mod:`fsdp_ref.param`: one parameter's sharded and unsharded faces;
-* :mod:`fsdp_ref.param_group`: one group's unshard / reshard / reduce transitions;
-* :mod:`fsdp_ref.state`: hooks, the root, and the end-of-backward callback;
-* :mod:`fsdp_ref.collectives` and :mod:`fsdp_ref.layout`: pure buffer math and the
-  all-gather / reduce-scatter / all-reduce calls;
-* :mod:`fsdp_ref.streams`: streams, events, where device streams come from, and the
-  recorder that logs their ordering;
-* :mod:`fsdp_ref.mesh`: reading a ``DeviceMesh`` (FSDP, HSDP, ``dp_mesh_dims``);
+* :mod:`fsdp_ref.extensions`: the ``fsdp_pre_all_gather`` / ``fsdp_post_all_gather``
+  contract of tensor subclasses (NF4, float8);
 * :mod:`fsdp_ref.spmd`: the DTensor placements of tensor-parallel parameters, sharded
   and unsharded (FSDP on top of TP);
-* :mod:`fsdp_ref.module`: the ``FSDPModule`` methods;
-* :mod:`fsdp_ref.api`: the policy dataclasses;
+* :mod:`fsdp_ref.mesh`: reading a ``DeviceMesh`` (FSDP, HSDP, ``dp_mesh_dims``) and
+  resolving ``reshard_after_forward``;
+* :mod:`fsdp_ref.collectives`, :mod:`fsdp_ref.buffer_plan` and :mod:`fsdp_ref.layout`:
+  the all-gather / reduce-scatter / all-reduce calls and the pure buffer and shard math
+  around them;
+* :mod:`fsdp_ref.streams`: streams, events and where device streams come from;
+* :mod:`fsdp_ref.recorder`: the log of every stream operation that tests, figures and
+  the race detector read;
+* :mod:`fsdp_ref.api`: the policy dataclasses and communication hooks;
 * :mod:`fsdp_ref.loading` and :mod:`fsdp_ref.staged_load`: all-or-nothing
   ``load_state_dict`` and DCP checkpoint loads;
 * :mod:`fsdp_ref.debug`: the debug mode that names mismatched and stalled collectives;
@@ -41,6 +65,7 @@ Apart from the library: :mod:`fsdp_ref.examples` (a small GPT, the training demo
 :mod:`fsdp_ref.tools` (the memory simulator, the recorded timeline figure).
 """
 
+from . import compat
 from .api import (
     AllGather,
     Comm,
@@ -54,6 +79,8 @@ from .debug import CollectiveMismatchError, CollectiveTimeoutError, set_debug
 from .fully_shard import fully_shard
 from .loading import StateDictLoadError
 from .module import FSDPModule, UnshardHandle, register_fsdp_forward_method, share_comm_ctx
+from .placement import ShardPlacementResult
+from .replicate import ReplicateModule, replicate
 from .staged_load import load_checkpoint_staged
 
 __all__ = [
@@ -67,11 +94,48 @@ __all__ = [
     "MixedPrecisionPolicy",
     "OffloadPolicy",
     "ReduceScatter",
+    "ReplicateModule",
+    "ShardPlacementResult",
     "StateDictLoadError",
     "UnshardHandle",
     "fully_shard",
+    "install",
+    "installed",
     "load_checkpoint_staged",
     "register_fsdp_forward_method",
+    "replicate",
     "set_debug",
     "share_comm_ctx",
+    "uninstall",
 ]
+
+
+def install() -> None:
+    """Point torch's FSDP2 names at fsdp_ref, for code imported after this call.
+
+    After ``fsdp_ref.install()``, ``from torch.distributed.fsdp import fully_shard`` (and the
+    same names from ``torch.distributed._composable.fsdp``, and
+    ``torch.distributed._composable.replicate_with_fsdp.replicate``) give fsdp_ref's
+    functions and policy classes. A module that imported torch's names *before* the call
+    keeps torch's objects, so call it first, before importing the training framework.
+    Torch's ``FSDPModule`` and ``ReplicateModule`` stay torch's: fsdp_ref's modules are
+    instances of them already. Calling it twice changes nothing. The torch side of the
+    switch is :func:`fsdp_ref.compat.install`.
+    """
+    compat.install(_ours())
+
+
+def uninstall() -> None:
+    """Put back every torch name :func:`install` replaced (a no-op when not installed)."""
+    compat.uninstall()
+
+
+def installed():
+    """``with fsdp_ref.installed(): ...``: torch's names point at fsdp_ref inside the block
+    only (tests; a script that imports a framework in the block). Leaves an
+    :func:`install` made before the block in place."""
+    return compat.installed(_ours())
+
+
+def _ours() -> dict:
+    return {name: globals()[name] for name in compat.REDIRECTED if name in globals()}

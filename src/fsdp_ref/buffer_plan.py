@@ -17,7 +17,7 @@ import torch
 
 from .layout import ShardLayout
 
-__all__ = ["BufferPlan", "GatherInput", "plan_gather"]
+__all__ = ["BufferPlan", "GatherInput", "allocate_storage", "free_storage", "plan_gather"]
 
 
 @dataclass(frozen=True)
@@ -109,3 +109,23 @@ def plan_gather(inputs: Sequence[GatherInput]) -> BufferPlan:
     world = inputs[0].layout.world_size if inputs else 1
     return BufferPlan.of([i.layout.padded_shard_numel for i in inputs],
                          [i.dtype for i in inputs], world)
+
+
+def allocate_storage(tensors: Sequence[torch.Tensor]) -> None:
+    """Give each tensor the memory its shape needs again, after :func:`free_storage`.
+
+    The buffers an all-gather fills every iteration (unsharded parameters, an extension's
+    all-gather outputs) keep their tensor objects for the life of the module: autograd
+    saves them in forward and must find the same ones in backward. Only their memory
+    comes and goes, by resizing the storage under them.
+    """
+    for t in tensors:
+        storage, nbytes = t.untyped_storage(), t.numel() * t.element_size()
+        if storage.size() != nbytes:
+            storage.resize_(nbytes)
+
+
+def free_storage(tensors: Sequence[torch.Tensor]) -> None:
+    """Release each tensor's memory; the tensor objects (and their views) stay."""
+    for t in tensors:
+        t.untyped_storage().resize_(0)

@@ -45,6 +45,7 @@ from .recorder import recorder
 
 __all__ = [
     "buffer_allocator",
+    "has_peers",
     "all_gather_copy_in",
     "all_gather_copy_out",
     "copy_out_views",
@@ -76,6 +77,13 @@ def _reduce_scatter_single(out, inp, **kwargs):
     if hasattr(dist, "reduce_scatter_single"):
         return dist.reduce_scatter_single(out, inp, **kwargs)
     return dist.reduce_scatter_tensor(out, inp, **kwargs)
+
+
+def has_peers(group: dist.ProcessGroup | None) -> bool:
+    """Whether ``group`` has ranks besides this one. Without peers a collective moves
+    nothing: an all-gather's input already is its whole output, a reduce-scatter's input
+    its own sum. Then none is issued (a one-rank mesh communicates nothing, as in torch)."""
+    return group is not None and group.size() > 1
 
 
 def all_gather_copy_in(
@@ -119,12 +127,13 @@ def run_all_gather(
 ):
     """Launch the all-gather of ``inp`` into ``out``; returns the ``Work`` or ``None``.
 
-    ``group=None`` means no shard dim (``dp_mesh_dims`` with ``replicate`` only): every
-    rank holds whole parameters, ``inp`` already is all of ``out``, nothing is sent.
+    Without peers (``group=None``: no shard dim, as ``dp_mesh_dims`` with ``replicate``
+    only; or a one-rank group) every rank holds whole parameters, ``inp`` already is all
+    of ``out``, nothing is sent.
     """
-    before_collective("all_gather", group, label, inp, out, phase=phase)
-    if group is None:
+    if not has_peers(group):
         return None
+    before_collective("all_gather", group, label, inp, out, phase=phase)
     recorder.log("collective", "all_gather", "all_gather", label)
     if out.dtype in _FLOAT8:  # gloo refuses float8: move the same bits as bytes
         out, inp = out.view(torch.uint8), inp.view(torch.uint8)
@@ -178,7 +187,7 @@ def reduce_scatter_copy_in(
     allocate=None,
 ) -> tuple[BufferPlan, torch.Tensor]:
     """Build the reduce-scatter input: row ``i`` holds rank ``i``'s chunk of every grad,
-    in one ``dtype`` (a sum needs one: see :mod:`fsdp_ref.reduction` for mixed dtypes).
+    in one ``dtype`` (a sum needs one: see :mod:`fsdp_ref.reduce` for mixed dtypes).
 
     A ``None`` grad (a parameter unused on this rank) contributes zeros.
     """
@@ -220,12 +229,12 @@ def reduce_scatter(
 ):
     """Sum ``inp`` over ``group`` and keep this rank's row; returns ``(out, work)``.
 
-    ``group=None`` (no shard dim): the single row is ``inp`` itself; only the all-reduce
-    across replicas that follows reduces anything.
+    Without peers (no shard dim, or a one-rank group) the single row is ``inp`` itself;
+    only an all-reduce across replicas that follows reduces anything.
     """
-    before_collective("reduce_scatter", group, label, inp, phase=phase)
-    if group is None:
+    if not has_peers(group):
         return inp, None
+    before_collective("reduce_scatter", group, label, inp, phase=phase)
     out = torch.empty(inp.numel() // group.size(), dtype=inp.dtype, device=inp.device)
     recorder.log("collective", "reduce_scatter", "reduce_scatter", label)
     if custom is not None:
@@ -240,11 +249,14 @@ def reduce_scatter(
 def all_reduce(
     tensor: torch.Tensor, group: dist.ProcessGroup, label: str = "", phase: str | None = None
 ):
-    """Sum ``tensor`` in place across ``group`` (the HSDP replica reduction).
+    """Sum ``tensor`` in place across ``group`` (the HSDP replica reduction); nothing
+    without peers.
 
     ``label`` names the group and ``phase`` the step of the iteration, for logs and for
     the debug mode's fingerprint (:mod:`fsdp_ref.debug`), as in the two functions above.
     """
+    if not has_peers(group):
+        return
     before_collective("all_reduce", group, label, tensor, phase=phase)
     recorder.log("collective", "all_reduce", "all_reduce", label)
     dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=group)

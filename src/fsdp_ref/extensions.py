@@ -34,6 +34,11 @@ Rules, each checked with a clear error (identical on every rank: the model is):
   Later unshards check locally that the sizes did not change.
 
 Under CPU offload the pre hook runs on the device copy of the shard.
+
+The hooks are looked up on the sharded local tensor, its class or the object itself, when
+``fully_shard`` builds the sharded parameter and again at the root's lazy init (or an
+``unshard()`` before it), as torch does: hooks attached to ``module.weight._local_tensor``
+after ``fully_shard`` are used (:meth:`fsdp_ref.param.FSDPParam.adopt`).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.distributed.device_mesh import DeviceMesh
 
+from .buffer_plan import allocate_storage, free_storage
 from .layout import ShardLayout
 from .mesh import MeshInfo
 
@@ -65,7 +71,7 @@ def find_extension(local: torch.Tensor, fqn: str, shard_dim: int) -> Extension |
             the two above, a post hook without ``out=``, or a shard dim other than 0.
     """
     has_pre, has_post = hasattr(local, PRE), hasattr(local, POST)
-    what = f"{fqn or 'a parameter'} ({type(local).__name__})"
+    what = f"{fqn} ({type(local).__name__})"
     if has_pre != has_post:
         present, missing = (PRE, POST) if has_pre else (POST, PRE)
         raise ValueError(
@@ -98,11 +104,14 @@ def find_extension(local: torch.Tensor, fqn: str, shard_dim: int) -> Extension |
 
 
 def shard_mesh(info: MeshInfo) -> DeviceMesh:
-    """The 1-D mesh of the ranks a parameter is sharded over (what the pre hook gets)."""
+    """The mesh the pre hook gets, as torch passes it: the 1-D mesh of the ranks a
+    parameter is spread over, that is its shard dim (its replicate dim under
+    ``replicate``), sliced by name out of a larger mesh (HSDP, ``dp_mesh_dims``)."""
     mesh = info.mesh
-    if mesh.ndim == 1 or info.shard_mesh_dim is None or mesh.mesh_dim_names is None:
+    dim = info.shard_mesh_dim if info.shard_mesh_dim is not None else info.replicate_mesh_dim
+    if mesh.ndim == 1 or dim is None or mesh.mesh_dim_names is None:
         return mesh
-    return mesh[mesh.mesh_dim_names[info.shard_mesh_dim]]
+    return mesh[mesh.mesh_dim_names[dim]]
 
 
 class Extension:
@@ -137,14 +146,14 @@ class Extension:
             inputs, self.metadata = getattr(local, PRE)(mesh)
         if not inputs or not all(isinstance(t, torch.Tensor) for t in inputs):
             raise TypeError(
-                f"{PRE} of {fqn or 'a parameter'} returned {type(inputs).__name__} "
+                f"{PRE} of {fqn} returned {type(inputs).__name__} "
                 f"{inputs!r:.80}; it must return (inputs, metadata) with inputs a non-empty "
                 "tuple of tensors"
             )
         sizes = [t.size() for t in inputs]
         if self.sizes is not None and sizes != self.sizes:
             raise RuntimeError(
-                f"{PRE} of {fqn or 'a parameter'} returned inputs of sizes "
+                f"{PRE} of {fqn} returned inputs of sizes "
                 f"{[tuple(s) for s in sizes]}, but {[tuple(s) for s in self.sizes]} at the "
                 "first all-gather; the other ranks all-gather the old sizes, so the sizes "
                 "must stay fixed"
@@ -158,10 +167,7 @@ class Extension:
         if not self.outputs:
             self.outputs = [torch.empty(world_size * s.numel(), dtype=d, device=device)
                             for s, d in self.last_inputs]
-        for t in (*self.outputs, *self.inner):
-            nbytes = t.numel() * t.element_size()
-            if t.untyped_storage().size() != nbytes:
-                t.untyped_storage().resize_(nbytes)
+        allocate_storage((*self.outputs, *self.inner))
         return self.outputs
 
     def post_all_gather(self, local, param_dtype, out: nn.Parameter | None):
@@ -180,13 +186,7 @@ class Extension:
 
     def free(self) -> None:
         """Release the outputs' and inner tensors' memory; the tensor objects stay."""
-        for t in (*self.outputs, *self.inner):
-            t.untyped_storage().resize_(0)
-
-    @property
-    def is_allocated(self) -> bool:
-        """Whether the outputs currently hold memory."""
-        return any(t.untyped_storage().size() > 0 for t in self.outputs)
+        free_storage((*self.outputs, *self.inner))
 
 
 def input_problems(
@@ -233,13 +233,13 @@ def agree_on_inputs(params: Sequence, group: dist.ProcessGroup | None) -> None:
         return
     mine = [[(tuple(s), str(d)) for s, d in p.extension.last_inputs] for p in exts]
     everyone = [mine]
-    if group is not None and dist.get_backend(group) != "fake":
+    if group is not None and group.size() > 1 and dist.get_backend(group) != "fake":
         everyone = [None] * group.size()
         dist.all_gather_object(everyone, mine, group=group)
     problems = [
         problem
         for k, p in enumerate(exts)
-        for problem in input_problems(p.fqn or "?", p.layout, [rank[k] for rank in everyone])
+        for problem in input_problems(p.fqn, p.layout, [rank[k] for rank in everyone])
     ]
     if problems:
         raise ValueError("the FSDP all-gather extension was misused: " + "; ".join(problems))

@@ -8,8 +8,9 @@ change about it reads at a glance:
   change is a row of :data:`SHARDED_TRANSITIONS`, checked by :func:`check_transition`.
   An all-gather in flight (a prefetch) is not a state of its own: the parameters stay
   sharded until it is waited for;
-* :class:`GroupSettings`: every knob of the ``FSDPModule.set_*`` methods, plus the
-  ``reshard_after_forward`` the group was created with.
+* :class:`GroupSettings`: every knob of the ``FSDPModule.set_*`` methods, plus where
+  ``reshard_after_forward`` (resolved once, by ``fully_shard``) keeps the parameters
+  between forward and backward.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from .mesh import MeshInfo
 
 __all__ = [
     "SHARDED_TRANSITIONS",
@@ -82,9 +85,12 @@ class GroupSettings:
     """Everything a user can set on one group (``FSDPModule.set_*``), with the defaults.
 
     Attributes:
-        reshard_after_forward: the value given to ``fully_shard``: ``True``, ``False``, an
-            int (reshard to groups of that many ranks) or ``None`` (``True``, except for
-            the root, which keeps its parameters for the backward that follows at once).
+        post_forward_mesh_info: where the parameters live between forward and backward:
+            the group's mesh (reshard fully), ``None`` (stay unsharded) or a smaller mesh
+            (an int ``reshard_after_forward``): :func:`fsdp_ref.mesh.post_forward_mesh_info`.
+        auto_reshard_after_forward: ``reshard_after_forward`` was left ``None``: reshard,
+            except the root, which keeps its parameters for the backward that follows at
+            once (applied when the root is known, at its lazy init).
         reshard_after_backward: free the full parameters after backward.
         requires_gradient_sync: reduce gradients in this backward (``False``: accumulate
             the unsharded gradients locally, FSDP1's ``no_sync``).
@@ -98,12 +104,14 @@ class GroupSettings:
         custom_all_gather: an ``AllGather`` that allocates and runs the all-gather.
         custom_reduce_scatter: a ``ReduceScatter`` that allocates and runs the reduce-scatter.
         all_reduce_hook: called on each reduced gradient shard (after the HSDP all-reduce).
+        all_reduce_hook_stream: the device stream the hook runs on (plain FSDP, GPU path).
         reduce_scatter_group: a process group of its own for the reduce-scatters.
         allocate_from_process_group: collective buffers from NCCL's memory pool.
         use_symm_mem: all-gather buffers in symmetric memory.
     """
 
-    reshard_after_forward: bool | int | None = None
+    post_forward_mesh_info: MeshInfo | None = None
+    auto_reshard_after_forward: bool = True
     reshard_after_backward: bool = True
     requires_gradient_sync: bool = True
     requires_all_reduce: bool = True
@@ -115,6 +123,7 @@ class GroupSettings:
     custom_all_gather: Any = None
     custom_reduce_scatter: Any = None
     all_reduce_hook: Callable[[torch.Tensor], None] | None = None
+    all_reduce_hook_stream: Any = None
     reduce_scatter_group: Any = None
     allocate_from_process_group: bool = False
     use_symm_mem: bool = False

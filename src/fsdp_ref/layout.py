@@ -121,11 +121,6 @@ class ShardLayout:
         return chunk_sizes(self.full_shape[self.shard_dim], self.world_size)[self.rank]
 
     @functools.cached_property
-    def row_offset(self) -> int:
-        """Index along the shard dim where this rank's shard starts in the full tensor."""
-        return min(self.rank * self.rows_per_rank, self.full_shape[self.shard_dim])
-
-    @functools.cached_property
     def local_shape(self) -> torch.Size:
         """Shape of this rank's unpadded shard."""
         return self._with_rows(self.local_rows)

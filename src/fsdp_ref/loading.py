@@ -9,8 +9,9 @@ one rank may copy while another raises.
 ``fully_shard``, before anything is copied. The outermost such module of a load checks
 every entry of its subtree (:func:`problems_in`), the ranks exchange what they found
 (:func:`agree_across_ranks`), and if any rank found a problem every rank raises
-:class:`StateDictLoadError` naming each problem and the ranks that saw it. Only when all
-ranks agree that everything fits does ``load_state_dict`` go on to copy.
+(:func:`refuse`) :class:`StateDictLoadError`: torch's own error message first (as
+:func:`torch_load_error` words it), then each problem and the ranks that saw it. Only
+when all ranks agree that everything fits does ``load_state_dict`` go on to copy.
 
 What each entry must satisfy (the rules ``load_state_dict`` would otherwise discover
 mid-copy, plus two it does not check):
@@ -28,18 +29,19 @@ mid-copy, plus two it does not check):
 
 A second hook, :func:`adopt_assigned`, runs after a load: with ``assign=True`` the
 module's parameters are new objects, which must become the group's sharded parameters.
-The same agreement guards a DCP checkpoint load in :mod:`fsdp_ref.staged_load`.
+The same checks and agreement guard DCP's loads in :mod:`fsdp_ref.staged_load`.
 
-It is a little over the house's ~300 lines: each check (key, shape, dtype, placement) has
-the error text a user reads, and the texts are the feature.
+Why it is longer than the house's ~300 lines: each check (key, shape, dtype, placement)
+has the error text a user reads in two wordings, torch's (which code written for torch
+matches) and fsdp_ref's (what to do), and the texts are the feature.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch.distributed as dist
@@ -47,25 +49,52 @@ import torch.nn as nn
 from torch.distributed.tensor import DTensor
 
 from .module import FSDPModule
-from .state import get_state
+from .state import adopt_changes, get_state
 
 __all__ = [
+    "Problem",
     "StateDictLoadError",
     "adopt_assigned",
     "agree_across_ranks",
     "check_before_load",
     "check_entry",
-    "describe_refusal",
     "mesh_groups",
     "problems_in",
+    "refuse",
     "register",
+    "torch_load_error",
 ]
 
 _MAX_LISTED = 20
 
 
 class StateDictLoadError(RuntimeError):
-    """Loading was refused on every rank before anything was copied."""
+    """Loading was refused on every rank before anything was copied. A
+    ``RuntimeError``, as torch's ``load_state_dict`` raises, whose message starts with
+    torch's (``Error(s) in loading state_dict for ...``) and goes on with the ranks that
+    found each problem."""
+
+
+class Problem(NamedTuple):
+    """One entry that would not load.
+
+    Attributes:
+        key: its state dict key.
+        kind: ``"missing"``, ``"unexpected"`` (torch lists those keys together, one line
+            each) or ``"entry"``.
+        torch: torch's line for an entry in its ``load_state_dict`` error (a size
+            mismatch, a value that is not a tensor), or ``ours`` where torch has none.
+        ours: what is wrong, and what to do, in fsdp_ref's words.
+    """
+
+    key: str
+    kind: str
+    torch: str
+    ours: str
+
+
+def _entry(key: str, ours: str, torch_line: str | None = None) -> Problem:
+    return Problem(key, "entry", torch_line or f"{key}: {ours}", f"{key}: {ours}")
 
 
 @dataclass(frozen=True)
@@ -110,44 +139,52 @@ def _kind(dtype: torch.dtype) -> str:
     return "integer/bool"
 
 
-def check_entry(key: str, value: Any, current: torch.Tensor, assign: bool) -> str | None:
+def check_entry(key: str, value: Any, current: torch.Tensor, assign: bool,
+                full: bool = False) -> Problem | None:
     """What is wrong with loading ``value`` into ``current`` (the tensor at ``key``), or
-    ``None`` when it fits. Pure: no communication, nothing copied."""
+    ``None`` when it fits. ``full``: ``value`` is a full tensor that
+    ``set_model_state_dict`` distributes onto ``current``'s placements first. Pure: no
+    communication, nothing copied."""
     if not isinstance(value, torch.Tensor):
-        return f"{key}: expected a tensor, got {type(value).__name__}"
+        return _entry(key, f"expected a tensor, got {type(value).__name__}",
+                      f'While copying the parameter named "{key}", expected torch.Tensor or '
+                      f"Tensor-like object from checkpoint but received {type(value)}")
     if nn.parameter.is_lazy(current):
         return None
     shape, want = tuple(value.shape), tuple(current.shape)
     if shape != want and not (want == () and shape == (1,)):
-        return f"{key}: shape {shape} in the state dict, {want} in the model"
+        return _entry(key, f"shape {shape} in the state dict, {want} in the model",
+                      f"size mismatch for {key}: copying a param with shape {value.shape} "
+                      f"from checkpoint, the shape in current model is {current.shape}.")
     if _kind(value.dtype) != _kind(current.dtype):
-        return (
-            f"{key}: dtype {value.dtype} ({_kind(value.dtype)}) cannot load into "
+        return _entry(key, (
+            f"dtype {value.dtype} ({_kind(value.dtype)}) cannot load into "
             f"{current.dtype} ({_kind(current.dtype)}); is the key mapped to the right tensor?"
-        )
+        ))
     is_dt, want_dt = isinstance(value, DTensor), isinstance(current, DTensor)
-    if want_dt and not is_dt:
-        return (
-            f"{key}: a plain tensor for a sharded (DTensor) parameter; load full state dicts "
+    if want_dt and not is_dt and not full:
+        return _entry(key, (
+            "a plain tensor for a sharded (DTensor) parameter; load full state dicts "
             "with set_model_state_dict(model, sd, options=StateDictOptions("
             "full_state_dict=True)), or distribute_tensor() each value onto the model's mesh"
-        )
+        ))
     if is_dt and not want_dt:
-        return f"{key}: a DTensor for a plain tensor; pass value.full_tensor() instead"
+        return _entry(key, "a DTensor for a plain tensor; pass value.full_tensor() instead")
     if is_dt and value.device_mesh != current.device_mesh:
-        return f"{key}: DTensor on mesh {value.device_mesh}, the model's is {current.device_mesh}"
+        return _entry(key, f"DTensor on mesh {value.device_mesh}, the model's is "
+                           f"{current.device_mesh}")
     if assign:
         if value.dtype != current.dtype:
-            return f"{key}: assign=True needs dtype {current.dtype}, got {value.dtype}"
+            return _entry(key, f"assign=True needs dtype {current.dtype}, got {value.dtype}")
         if is_dt and (
             value.placements != current.placements
             or value.to_local().shape != current.to_local().shape
         ):
-            return (
-                f"{key}: assign=True needs placements {current.placements} (local shape "
+            return _entry(key, (
+                f"assign=True needs placements {current.placements} (local shape "
                 f"{tuple(current.to_local().shape)}), got {value.placements} (local "
                 f"{tuple(value.to_local().shape)}); load without assign to redistribute"
-            )
+            ))
     return None
 
 
@@ -157,19 +194,21 @@ def problems_in(
     prefix: str = "",
     strict: bool = True,
     assign: bool = False,
-) -> list[str]:
+    full: bool = False,
+) -> list[Problem]:
     """Everything ``module.load_state_dict(state_dict)`` would trip over below ``prefix``,
-    on this rank. Modules with their own ``_load_from_state_dict`` (e.g. batch norm, which
-    fills in old checkpoints' missing counters) are not held to missing or unexpected keys,
-    only to the entries they receive."""
+    on this rank (``full``: see :func:`check_entry`). Modules with their own
+    ``_load_from_state_dict`` (e.g. batch norm, which fills in old checkpoints' missing
+    counters) are not held to missing or unexpected keys, only to the entries they
+    receive."""
     slots = _slots(module, prefix)
     problems = []
     for key, slot in slots.items():
         if key not in state_dict:
             if strict and slot.custom_prefix is None:
-                problems.append(f"{key}: missing from the state dict")
+                problems.append(Problem(key, "missing", "", f"{key}: missing from the state dict"))
         elif slot.current is not None:
-            problem = check_entry(key, state_dict[key], slot.current, assign)
+            problem = check_entry(key, state_dict[key], slot.current, assign, full)
             if problem is not None:
                 problems.append(problem)
     if strict:
@@ -177,7 +216,9 @@ def problems_in(
         for key in state_dict:
             if key.startswith(prefix) and key not in slots:
                 if not any(key.startswith(p) for p in custom):
-                    problems.append(f"{key}: unexpected key (the model has no such entry)")
+                    problems.append(Problem(
+                        key, "unexpected", "",
+                        f"{key}: unexpected key (the model has no such entry)"))
     return problems
 
 
@@ -197,57 +238,82 @@ def mesh_groups(module: nn.Module) -> list[dist.ProcessGroup]:
 
 
 def agree_across_ranks(
-    problems: Iterable[str], groups: Iterable[dist.ProcessGroup]
-) -> dict[str, list[int]]:
+    problems: Iterable[Hashable], groups: Iterable[dist.ProcessGroup]
+) -> dict[Any, list[int]]:
     """Share each rank's problems over ``groups`` (one mesh dim after another, so every
-    rank of a multi-dim mesh ends up with all of them); returns problem -> global ranks.
+    rank of a multi-dim mesh ends up with all of them); returns problem -> global ranks,
+    in the order the ranks found them (the same order on every rank).
 
     Every rank must call it with the same groups in the same order. Fake process groups
     (single-process tests) carry no data and are skipped.
     """
     rank = dist.get_rank() if dist.is_initialized() else 0
-    known = {(p, rank) for p in problems}
+    known = [(p, rank) for p in dict.fromkeys(problems)]
     for group in groups:
         if dist.get_backend(group) == "fake":
             continue
         gathered: list[Any] = [None] * group.size()
-        dist.all_gather_object(gathered, sorted(known), group=group)
-        for other in gathered:
-            known.update(other)
-    by_problem: dict[str, list[int]] = {}
-    for problem, r in sorted(known, key=lambda pr: (pr[1], pr[0])):
+        dist.all_gather_object(gathered, known, group=group)
+        known = list(dict.fromkeys(pair for other in gathered for pair in other))
+    by_problem: dict[Any, list[int]] = {}
+    for problem, r in known:
         by_problem.setdefault(problem, []).append(r)
-    return by_problem
+    return {problem: sorted(ranks) for problem, ranks in by_problem.items()}
 
 
-def describe_refusal(by_problem: dict[str, list[int]], what: str) -> str:
-    """The message of a :class:`StateDictLoadError`: ``what`` was refused, then each
-    problem with the ranks that found it (at most 20 listed)."""
+def torch_load_error(model_name: str, problems: Iterable[Problem]) -> str:
+    """The message torch's ``load_state_dict`` raises for ``problems`` on a model of class
+    ``model_name``: missing keys, then unexpected keys, then one line per entry."""
+    problems = list(problems)
     lines = [
+        f"{label} key(s) in state_dict: "
+        + ", ".join(f'"{k}"' for k in dict.fromkeys(p.key for p in problems if p.kind == kind))
+        + ". "
+        for kind, label in (("missing", "Missing"), ("unexpected", "Unexpected"))
+        if any(p.kind == kind for p in problems)
+    ]
+    lines += [p.torch for p in problems if p.kind == "entry"]
+    return f"Error(s) in loading state_dict for {model_name}:\n\t" + "\n\t".join(lines)
+
+
+def refuse(problems: Iterable[Hashable], groups: Iterable[dist.ProcessGroup], what: str,
+           model_name: str | None = None) -> None:
+    """Agree on every rank's ``problems`` over ``groups`` (:func:`agree_across_ranks`)
+    and, if any rank found one, raise :class:`StateDictLoadError` on every rank: torch's
+    ``load_state_dict`` error for a model of class ``model_name`` (when given), then that
+    ``what`` was refused and each problem with the ranks that found it (20 at most)."""
+    by_problem = agree_across_ranks(problems, groups)
+    if not by_problem:
+        return
+    lines = [torch_load_error(model_name, by_problem)] if model_name is not None else []
+    lines.append(
         f"{what}: nothing was copied, the model is unchanged. "
         f"{len(by_problem)} problem(s), by the ranks that found them:"
-    ]
+    )
     for problem, ranks in list(by_problem.items())[:_MAX_LISTED]:
-        lines.append(f"  ranks {ranks}: {problem}")
+        lines.append(f"  ranks {ranks}: {getattr(problem, 'ours', problem)}")
     if len(by_problem) > _MAX_LISTED:
         lines.append(f"  ... and {len(by_problem) - _MAX_LISTED} more")
-    return "\n".join(lines)
+    raise StateDictLoadError("\n".join(lines))
 
 
-def _load_state_dict_strict(default: bool) -> bool:
-    """The ``strict`` the user passed to ``load_state_dict``.
+def _load_call(module: nn.Module, default: bool) -> tuple[str, bool]:
+    """The class name of the module ``load_state_dict`` was called on (what torch's error
+    names) and the ``strict`` the user passed.
 
     Torch hands every module's ``_load_from_state_dict`` (and so its pre-hooks)
-    ``strict=True`` and applies the caller's flag only after copying, so the flag is read
-    from the innermost ``nn.Module.load_state_dict`` call on the stack; ``default`` (the
-    hook's argument) when there is none (a direct ``_load_from_state_dict`` call).
+    ``strict=True`` and applies the caller's flag only after copying, so both are read
+    from the innermost ``nn.Module.load_state_dict`` call on the stack; ``module``'s class
+    and ``default`` (the hook's argument) when there is none (a direct
+    ``_load_from_state_dict`` call).
     """
     frame = sys._getframe(1)
     while frame is not None:
         if frame.f_code is nn.Module.load_state_dict.__code__:
-            return bool(frame.f_locals.get("strict", default))
+            caller = frame.f_locals.get("self", module)
+            return type(caller).__name__, bool(frame.f_locals.get("strict", default))
         frame = frame.f_back
-    return default
+    return type(module).__name__, default
 
 
 _last_check: tuple[list[str], str] | None = None
@@ -280,31 +346,20 @@ def check_before_load(
         if isinstance(sub, FSDPModule):
             sub.reshard()
     assign = bool(local_metadata.get("assign_to_params_buffers", False))
-    strict = _load_state_dict_strict(strict)
-    mine = problems_in(module, state_dict, prefix, strict, assign)
-    by_problem = agree_across_ranks(mine, mesh_groups(module))
-    if by_problem:
-        where = f"{type(module).__name__}" + (f" at {prefix[:-1]!r}" if prefix else "")
-        raise StateDictLoadError(describe_refusal(by_problem, f"load_state_dict into {where} refused"))
+    model_name, strict = _load_call(module, strict)
+    where = f"{type(module).__name__}" + (f" at {prefix[:-1]!r}" if prefix else "")
+    refuse(problems_in(module, state_dict, prefix, strict, assign), mesh_groups(module),
+           f"load_state_dict into {where} refused", model_name)
 
 
 def adopt_assigned(module: nn.Module, incompatible_keys: Any) -> None:
     """Load-state-dict post-hook: after ``load_state_dict(..., assign=True)`` the module
     holds the state dict's DTensors as parameters; make them the group's sharded
-    parameters (as after ``module.to(...)``), or the next unshard would gather, and
-    re-register, the old ones."""
+    parameters (:func:`fsdp_ref.state.adopt_changes`, as at the root's lazy init), or the
+    next unshard would gather, and re-register, the old ones."""
     state = get_state(module)
-    if state is None or state.group is None:
-        return
-    replaced = False
-    for param in state.group.fsdp_params:
-        ref = param.refs[0]
-        if ref.module._parameters.get(ref.name) is not param.sharded_param:
-            with torch.no_grad():
-                param.reset_sharded_param()
-            replaced = True
-    if replaced:
-        state.group.refresh_after_apply()
+    if state is not None:
+        adopt_changes(state.groups)
 
 
 def register(modules: Iterable[nn.Module]) -> None:

@@ -108,8 +108,9 @@ def mesh_info_for(mesh: DeviceMesh, dp_mesh_dims: DataParallelMeshDims | None) -
     """Validate ``mesh`` and return the groups to shard and replicate over.
 
     Raises:
-        ValueError: when the mesh has the wrong number of dims or names a dim that
-            does not exist.
+        ValueError: when the mesh has the wrong number of dims, or ``dp_mesh_dims`` names
+            a dim the mesh does not have (torch's messages first, then the fix).
+        AssertionError: a 2-D mesh without ``mesh_dim_names`` (torch's type and message).
     """
     if not isinstance(mesh, DeviceMesh):
         raise ValueError(f"mesh must be a torch.distributed.DeviceMesh, got {type(mesh)}")
@@ -117,23 +118,34 @@ def mesh_info_for(mesh: DeviceMesh, dp_mesh_dims: DataParallelMeshDims | None) -
         return _spmd_mesh_info(mesh, dp_mesh_dims)
     if mesh.ndim == 1:
         return MeshInfo(mesh, 0, None, mesh.get_group(0), None)
+    if mesh.ndim == 2 and mesh.mesh_dim_names is None:
+        raise AssertionError(
+            "Please init the 2D mesh for HSDP with mesh_dim_names specified: "
+            "init_device_mesh(device, (replicas, shards), mesh_dim_names=('replicate', "
+            "'shard')); the pre hook of the all-gather extension gets mesh['shard']"
+        )
     if mesh.ndim == 2:
         return MeshInfo(mesh, 1, 0, mesh.get_group(1), mesh.get_group(0))
     raise ValueError(
-        f"fully_shard expects a 1-D mesh (FSDP) or a 2-D (replicate, shard) mesh (HSDP), "
-        f"got a {mesh.ndim}-D mesh {tuple(mesh.shape)}; pass mesh[...] sliced to the data "
-        "parallel dims, or name them with dp_mesh_dims=DataParallelMeshDims(...)"
+        f"fully_shard expects a 1D or 2D DeviceMesh but got {mesh}: a 1-D mesh (FSDP) or a "
+        f"2-D (replicate, shard) mesh (HSDP), not {mesh.ndim}-D; pass mesh[...] sliced to "
+        "the data parallel dims, or name them with dp_mesh_dims=DataParallelMeshDims(...)"
     )
 
 
 def _spmd_mesh_info(mesh: DeviceMesh, dims: DataParallelMeshDims) -> MeshInfo:
     spmd_mesh, user_dims = mesh, dims
-    names = mesh.mesh_dim_names or ()
+    names = mesh.mesh_dim_names
+    if names is None:
+        raise ValueError(
+            "mesh must have mesh_dim_names when dp_mesh_dims is provided: build it with "
+            "init_device_mesh(..., mesh_dim_names=(...))"
+        )
     for name in dims.shard_names + dims.replicate_names:
         if name not in names:
             raise ValueError(
-                f"dp_mesh_dims names mesh dim {name!r}, but the mesh's dims are {names}; "
-                "give the mesh mesh_dim_names or fix the names"
+                f"Mesh dim name '{name}' not found in mesh.mesh_dim_names {names}; "
+                "fix the name in dp_mesh_dims"
             )
 
     if len(dims.shard_names) > 1 or len(dims.replicate_names) > 1:
@@ -204,12 +216,14 @@ def check_reshard_after_forward(value: object, shard_size: int) -> None:
         return
     if not isinstance(value, int):
         raise ValueError(
-            f"reshard_after_forward must be True, False, an int or None, got {value!r}"
+            "reshard_after_forward should be a bool or an int representing the group size "
+            f"to reshard to, not {value}: pass True, False, an int or None"
         )
     if value < 1 or value > shard_size or shard_size % value != 0:
         raise ValueError(
-            f"reshard_after_forward={value} must be a divisor of the shard world size "
-            f"{shard_size} (e.g. the number of ranks per node); valid choices here: "
+            "If passing reshard_after_forward as an int, it should be a factor of "
+            f"{shard_size}, not {value}: a divisor of the shard world size (e.g. the number "
+            f"of ranks per node); valid choices here: "
             f"{[d for d in range(1, shard_size + 1) if shard_size % d == 0]}, or True/False"
         )
     if value == 1:
@@ -220,16 +234,21 @@ def check_reshard_after_forward(value: object, shard_size: int) -> None:
         )
 
 
-def post_forward_mesh_info(reshard_after_forward: int, info: MeshInfo) -> MeshInfo | None:
-    """The mesh to keep parameters on between forward and backward for an int
-    ``reshard_after_forward`` k (checked by :func:`check_reshard_after_forward`).
+def post_forward_mesh_info(reshard_after_forward: bool | int | None,
+                           info: MeshInfo) -> MeshInfo | None:
+    """Where parameters live between forward and backward, for a ``reshard_after_forward``
+    that :func:`check_reshard_after_forward` accepted: the one place it is resolved.
 
-    ``1`` keeps them unsharded (``None``), the shard size reshards fully (``info``), any
-    other divisor reshards to groups of k consecutive shard ranks (a new 2-D mesh, whose
-    process groups every rank creates here), so the backward all-gather spans only k.
+    ``True`` and ``None`` reshard fully (``info``; the root's lazy init turns ``None`` into
+    ``False`` for the root alone), ``False`` and ``1`` keep them unsharded (``None``), the
+    shard size reshards fully, any other divisor k reshards to groups of k consecutive
+    shard ranks: a new 2-D mesh, whose process groups every rank creates here, so the
+    backward all-gather spans only k.
     """
     k = reshard_after_forward
-    if k == 1:
+    if k is None or k is True:
+        return info
+    if k is False or k == 1:
         return None
     if k == info.shard_size:
         return info

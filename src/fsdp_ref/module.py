@@ -22,8 +22,9 @@ import torch.distributed as dist
 import torch.nn as nn
 
 from .api import AllGather, ReduceScatter
+from .mesh import post_forward_mesh_info
 from .param_group import FSDPParamGroup
-from .state import FSDPState, get_state
+from .state import FSDPState, adopt_changes, get_state
 from .streams import Event
 
 __all__ = ["FSDPModule", "UnshardHandle", "register_fsdp_forward_method", "share_comm_ctx"]
@@ -54,16 +55,19 @@ class FSDPModule:
 
     def __new__(cls, *args: Any, **kwargs: Any):
         # Containers such as nn.Sequential build new instances of their own class when
-        # sliced; construct the original class there, not the FSDP subclass.
-        orig_cls = cls.__mro__[2]
+        # sliced; construct the original class there, not the FSDP subclass. The class
+        # fully_shard made names it (fsdp_ref.compat.wrapper_class): its place in the MRO
+        # differs between FSDP<Name> and Replicate<Name>.
+        orig_cls = cls._fsdp_orig_cls
         self = orig_cls.__new__(orig_cls, *args, **kwargs)
         self.__init__(*args, **kwargs)
         return self
 
     def __deepcopy__(self, memo: dict) -> Any:
-        raise RuntimeError(
-            "a fully_shard module cannot be deep-copied (its parameters are shards tied to a "
-            "process group); copy the model before fully_shard, or save and load a state dict"
+        raise AssertionError(
+            "FSDP does not support deepcopy. Please use state dict for serialization. "
+            "(A fully_shard module's parameters are shards tied to a process group: copy "
+            "the model before fully_shard, or save and load a state dict.)"
         )
 
     # ---- internal access -----------------------------------------------------------
@@ -75,8 +79,7 @@ class FSDPModule:
         return state
 
     def _groups(self) -> list[FSDPParamGroup]:
-        group = self._get_fsdp_state().group
-        return [group] if group is not None else []
+        return list(self._get_fsdp_state().groups)
 
     def _fsdp_modules(self, recurse: bool) -> list[FSDPModule]:
         if not recurse:
@@ -97,7 +100,10 @@ class FSDPModule:
         Returns:
             The handle when ``async_op`` is ``True``, else ``None``.
         """
-        groups = self._groups()
+        state = self._get_fsdp_state()
+        groups = list(state.groups)
+        if state.is_root is None:  # before the first forward: adopt as its lazy init would
+            adopt_changes(groups)
         for group in groups:
             # Works before the first forward too: the group then uses its own streams
             # until the root's lazy init hands it the shared ones.
@@ -202,7 +208,10 @@ class FSDPModule:
                 f"reshard_after_forward must be a bool here, got {reshard_after_forward!r}"
             )
         for group in self._recursive_groups(recurse):
-            group.settings.reshard_after_forward = reshard_after_forward
+            group.settings.post_forward_mesh_info = post_forward_mesh_info(
+                reshard_after_forward, group.mesh_info
+            )
+            group.settings.auto_reshard_after_forward = False
 
     def set_reshard_after_backward(self, reshard_after_backward: bool, *, recurse: bool = True):
         """Whether to free unsharded parameters after backward (``False`` keeps them for
@@ -221,13 +230,13 @@ class FSDPModule:
     def set_modules_to_forward_prefetch(self, modules: list[FSDPModule]) -> None:
         """All-gather ``modules`` right after this module's pre-forward all-gather."""
         _check_fsdp_modules(modules)
-        self._get_fsdp_state().forward_prefetch = [m._get_fsdp_state() for m in modules]
+        self._get_fsdp_state().set_prefetch("forward", [m._get_fsdp_state() for m in modules])
 
     def set_modules_to_backward_prefetch(self, modules: list[FSDPModule]) -> None:
         """All-gather ``modules`` right after this module's pre-backward all-gather
         (replaces the implicit prefetch of the previous module in forward order)."""
         _check_fsdp_modules(modules)
-        self._get_fsdp_state().backward_prefetch = [m._get_fsdp_state() for m in modules]
+        self._get_fsdp_state().set_prefetch("backward", [m._get_fsdp_state() for m in modules])
 
     def set_post_optim_event(self, event: torch.Event) -> None:
         """Order the next forward's all-gathers after ``event`` (recorded after the
@@ -254,19 +263,29 @@ class FSDPModule:
             group.settings.custom_reduce_scatter = comm
 
     def set_all_reduce_hook(
-        self, hook: Callable[[torch.Tensor], None], *, stream: Any = None
+        self, hook: Callable[[torch.Tensor], None], *, stream: torch.Stream | None = None
     ) -> None:
         """Run ``hook(reduced_grad_shard)`` on each reduced gradient shard, in place.
 
         Plain FSDP: the hook gets the reduce-scatter output (e.g. to all-reduce it across
-        another dimension yourself). HSDP: it gets the output of the native all-reduce
-        across replicas and runs on the all-reduce stream. Either way it runs before the
-        division by the data-parallel size.
+        another dimension yourself) and runs on ``stream`` if given, ordered after the
+        reduce-scatter and before the division by events (on CPU, where FSDP runs without
+        streams, ``stream`` is ignored: everything is ordered by the host). HSDP: it gets
+        the output of the native all-reduce across replicas and runs on the all-reduce
+        stream, so ``stream`` must not be given. Either way it runs before the division by
+        the data-parallel size.
+
+        Raises:
+            ValueError: ``stream`` given for a group under HSDP.
         """
         for group in self._groups():
-            if stream is not None and group.mesh_info.is_hsdp:
-                raise ValueError("stream cannot be set when using HSDP (native all-reduce stream)")
+            if stream is not None and group.mesh_info.replicate_group is not None:
+                raise ValueError(
+                    "stream cannot be set when using native HSDP: the hook runs on the "
+                    "internal all-reduce stream; call set_all_reduce_hook(hook) without stream"
+                )
             group.settings.all_reduce_hook = hook
+            group.settings.all_reduce_hook_stream = stream
 
     def set_reduce_scatter_max_input_buffers(
         self, max_input_buffers: int, *, recurse: bool = True
@@ -338,14 +357,15 @@ class FSDPModule:
         # `to_empty`, `.to()` and `.double()` replace parameter tensors; re-adopt them.
         # Reshard first so the conversion applies to the sharded DTensors.
         state = get_state(self)  # type: ignore[arg-type]
-        if state is not None and state.group is not None:
-            state.group.reshard()
+        groups = state.groups if state is not None else []
+        for group in groups:
+            group.reshard()
         result = super()._apply(*args, **kwargs)  # type: ignore[misc]
-        if state is not None and state.group is not None:
+        for group in groups:
             with torch.no_grad():
-                for p in state.group.fsdp_params:
+                for p in group.fsdp_params:
                     p.reset_sharded_param()
-            state.group.refresh_after_apply()
+            group.refresh_after_apply()
         return result
 
 

@@ -26,6 +26,13 @@ describe the sharded face.
 Swapping which face is registered is a dict assignment on ``module._parameters`` for
 every (module, name) that holds the parameter, so tied parameters stay tied.
 
+What the user registers instead of the sharded parameter before the first forward (a
+vector computed from other sharded weights after ``to_empty``), like what
+``load_state_dict(assign=True)`` registers, is adopted as the sharded parameter
+(:meth:`FSDPParam.adopt`); the parameters torch refuses (0-dim, non-contiguous, a shard
+dim out of range, an uneven dim other than 0) are refused with torch's exception and
+message first.
+
 Why this module is longer than the house's ~300 lines: one parameter's two faces, its
 dtypes, its shard under offload and after a post-forward reshard, its gradient in both
 faces and its all-gather inputs (plain or through an extension) are one object's state,
@@ -41,14 +48,14 @@ import torch.nn as nn
 from torch.distributed.tensor import DTensor
 
 from .api import MixedPrecisionPolicy
-from .buffer_plan import GatherInput
+from .buffer_plan import GatherInput, allocate_storage, free_storage
 from .extensions import find_extension, shard_mesh
 from .layout import ShardLayout, contiguous_stride
 from .mesh import MeshInfo
 from .recorder import recorder
 from .spmd import local_tensor, param_placement
 
-__all__ = ["FSDPParam", "ParamRef"]
+__all__ = ["FSDPParam", "ParamRef", "meta_error"]
 
 
 @dataclass(frozen=True)
@@ -66,54 +73,65 @@ class FSDPParam:
         param: the original parameter (full shape; any device, including ``meta``), a
             plain tensor or a DTensor (tensor parallel: its local tensor is sharded).
         refs: every (module, name) that holds ``param``.
+        fqn: the parameter's name (from the module given to ``fully_shard``, then from the
+            root), for errors, logs and the race detector's reports.
         mesh_info: the mesh and groups to shard over.
         device: the compute device (where unsharded parameters live).
+        mp_policy: the group's policy: ``param_dtype`` is the unsharded parameter's dtype
+            (``None``: the original one), ``reduce_dtype`` the gradient reduction's
+            (``None``: ``param_dtype``); handed to a five-argument ``fsdp_pre_all_gather``.
         shard_dim: the tensor dim to shard (0 unless ``shard_placement_fn`` says otherwise).
-        param_dtype: dtype of the unsharded parameter (``None``: original dtype).
-        reduce_dtype: dtype of the gradient reduction (``None``: ``param_dtype``).
         offload_to_cpu: keep the sharded parameter and its gradient on the CPU.
         pin_memory: pin the CPU shard (only when an accelerator is present).
-        fqn: the parameter's name from the root, for error messages.
-        mp_policy: the group's policy, handed to a five-argument ``fsdp_pre_all_gather``.
 
     Attributes:
         extension: the :class:`~fsdp_ref.extensions.Extension` state when the sharded
             local tensor defines the all-gather hooks, else ``None``.
+
+    Raises:
+        ValueError: a 0-dim parameter.
+        NotImplementedError: a non-contiguous parameter, or an uneven split of a dim
+            other than 0.
+        AssertionError: a shard dim the parameter does not have.
     """
 
     def __init__(
         self,
         param: nn.Parameter,
         refs: list[ParamRef],
+        fqn: str,
         mesh_info: MeshInfo,
         device: torch.device,
+        mp_policy: MixedPrecisionPolicy,
         shard_dim: int = 0,
-        param_dtype: torch.dtype | None = None,
-        reduce_dtype: torch.dtype | None = None,
         offload_to_cpu: bool = False,
         pin_memory: bool = False,
-        fqn: str = "",
-        mp_policy: MixedPrecisionPolicy | None = None,
     ) -> None:
         ndim = param.dim()
         if ndim == 0:
             raise ValueError(
-                f"parameter {fqn or '?'} is a 0-dim scalar; FSDP shards along a dim, so "
-                "give it shape (1,) or pass it in ignored_params"
+                "fully_shard doesn't support scalar parameters. Change "
+                f"{refs[0].name} to a 1D tensor with numel equal to 1. (FSDP shards {fqn} "
+                "along a dim; give it shape (1,), or pass it in ignored_params)"
             )
-        if not -ndim <= shard_dim < ndim:
-            raise ValueError(
-                f"shard_placement_fn returned Shard({shard_dim}) for {fqn or '?'} of shape "
-                f"{tuple(param.shape)}; the dim must be in [-{ndim}, {ndim})"
+        if not param.is_contiguous():
+            raise NotImplementedError(
+                "FSDP does not support non-contiguous parameters yet: "
+                f"{param.shape=} {param.stride()=}. Make {fqn} contiguous before "
+                "fully_shard (e.g. module.<name> = nn.Parameter(param.contiguous()))"
             )
-        shard_dim %= ndim
+        if shard_dim < 0:
+            shard_dim += ndim
+        if not 0 <= shard_dim < ndim:
+            raise AssertionError(
+                f"Shard dim {shard_dim} is invalid for {ndim}D tensor: {param.shape}. "
+                f"shard_placement_fn must return Shard(d) with -{ndim} <= d < {ndim} for {fqn}"
+            )
         self.refs = refs
         self.mesh_info = mesh_info
         self.device = device
         self.fqn = fqn
-        self.mp_policy = mp_policy or MixedPrecisionPolicy()
-        self._user_param_dtype = param_dtype
-        self._user_reduce_dtype = reduce_dtype
+        self.mp_policy = mp_policy
         self._resolve_dtypes(param.dtype)
         self.requires_grad = param.requires_grad
         self.offload_to_cpu = offload_to_cpu
@@ -126,14 +144,15 @@ class FSDPParam:
         world = self.layout.world_size
         if shard_dim != 0 and local.shape[shard_dim] % world != 0:
             what = "local (tensor-parallel) shape" if self.placement.is_dtensor else "shape"
-            raise ValueError(
-                f"cannot shard {fqn or 'a parameter'} of {what} {tuple(local.shape)} on dim "
-                f"{shard_dim}: size {local.shape[shard_dim]} is not divisible by the shard "
-                f"world size {world}. Only dim 0 may be uneven; return Shard(0) (or None) "
-                "from shard_placement_fn for this parameter"
+            raise NotImplementedError(
+                f"FSDP does not support uneven sharding on dim {shard_dim}: {local.shape} "
+                f"(world size: {world}). {fqn} of {what} {tuple(local.shape)}: size "
+                f"{local.shape[shard_dim]} on dim {shard_dim} is not divisible by the shard "
+                "world size. Only dim 0 may be uneven; return Shard(0) (or None) from "
+                "shard_placement_fn for this parameter"
             )
         self.unsharded_param: nn.Parameter | None = None
-        self._storage: tuple | None = None  # see _unsharded_storage
+        self._local: tuple | None = None  # see _unsharded_local
         self.post_forward_layout: ShardLayout | None = None
         self.post_forward_shard: torch.Tensor | None = None
         self._init_sharded(param)
@@ -144,8 +163,8 @@ class FSDPParam:
         """The parameter's own dtype, and those it is gathered (``param_dtype``) and
         reduced (``reduce_dtype``) in: the policy's where given, else the one before."""
         self.orig_dtype = orig_dtype
-        self.param_dtype = self._user_param_dtype or orig_dtype
-        self.reduce_dtype = self._user_reduce_dtype or self.param_dtype
+        self.param_dtype = self.mp_policy.param_dtype or orig_dtype
+        self.reduce_dtype = self.mp_policy.reduce_dtype or self.param_dtype
 
     def _init_sharded(self, param: torch.Tensor) -> None:
         """Cut this rank's chunk out of the full (local) ``param`` into a padded buffer."""
@@ -164,7 +183,7 @@ class FSDPParam:
         if self.offload_to_cpu and self.pin_memory and torch.cuda.is_available():
             padded = padded.pin_memory()
         self.padded_shard = padded
-        recorder.name_buffer(padded, f"sharded {self.fqn or 'parameter'}", host=self.offload_to_cpu)
+        recorder.name_buffer(padded, f"sharded {self.fqn}", host=self.offload_to_cpu)
         local = self.layout.local_view(padded)
         if param is not None:
             param._local_tensor = local
@@ -179,20 +198,64 @@ class FSDPParam:
     def reset_sharded_param(self) -> None:
         """Re-adopt the parameter registered on the module after ``module._apply``.
 
-        ``to_empty``, ``.to()`` and ``.double()`` replace (or swap) parameter tensors; the
-        new local tensor is copied into a fresh padded buffer so that the all-gather can
-        keep reading equal-size shards and the optimizer keeps writing into them.
+        ``to_empty``, ``.to()`` and ``.double()`` replace (or swap) parameter tensors, and
+        :meth:`adopt` brings in a parameter the user or ``load_state_dict(assign=True)``
+        registered instead; the new local tensor is copied into a fresh padded buffer so
+        that the all-gather can keep reading equal-size shards and the optimizer keeps
+        writing into them.
         """
-        current = self.refs[0].module._parameters[self.refs[0].name]
-        if not isinstance(current, DTensor):
-            raise RuntimeError(
-                f"{self.fqn or 'a parameter'} is no longer a sharded DTensor after a module "
-                "conversion; do not replace FSDP-managed parameters by hand"
-            )
+        current = self.refs[0].module._parameters.get(self.refs[0].name)
+        self._check_replacement(current)
         self._resolve_dtypes(current.dtype)
         self.requires_grad = current.requires_grad
         self.unsharded_param = None
         self._set_padded_shard(self.layout.pad(current._local_tensor), current)
+
+    def _check_replacement(self, new: object) -> None:
+        """Refuse a registered parameter that cannot become this sharded parameter: only
+        a DTensor laid out like it (global shape, mesh, placements, local shape) can."""
+        p = self.placement
+        if isinstance(new, DTensor) and (
+            new.shape, new.device_mesh, tuple(new.placements), new._local_tensor.shape
+        ) == (p.global_shape, p.mesh, p.placements, self.layout.local_shape):
+            return
+        raise RuntimeError(
+            f"{self.fqn} of {type(self.refs[0].module).__name__} was replaced by a "
+            f"{type(new).__name__} of shape "
+            f"{tuple(getattr(new, 'shape', ()))}; FSDP can adopt only a DTensor laid out like "
+            f"the sharded parameter (shape {tuple(p.global_shape)}, placements "
+            f"{p.placements} on {p.mesh}). Compute the new value from sharded parameters "
+            "(the result is such a DTensor) or distribute_tensor() it onto that mesh first"
+        )
+
+    def adopt(self) -> bool:
+        """Adopt what the module holds now, as torch's lazy init does: a parameter
+        registered in place of the sharded one (a norm vector computed after
+        ``to_empty``, ``load_state_dict(assign=True)``) becomes the sharded parameter, and
+        the all-gather extension is looked up again on the local tensor (its hooks may be
+        attached to the tensor object after ``fully_shard``).
+
+        Runs at the root's lazy init, at an ``unshard()`` before it and after a load with
+        ``assign=True``. Returns whether anything changed: the group must then drop what
+        it cached about the shards.
+        """
+        current = self.refs[0].module._parameters.get(self.refs[0].name)
+        if current is not None and current is self.unsharded_param:
+            return False  # unsharded by the user: nothing was replaced
+        if current is not self.sharded_param:
+            with torch.no_grad():
+                self.reset_sharded_param()
+            return True
+        found = find_extension(local_tensor(current), self.fqn, self.layout.shard_dim)
+        if (found is None) == (self.extension is None):
+            return False
+        self.extension, self.unsharded_param = found, None
+        return True
+
+    @property
+    def on_meta(self) -> bool:
+        """Whether the shard is still on the meta device (no values yet)."""
+        return self.padded_shard.device.type == "meta"
 
     # ---- the two faces --------------------------------------------------------------
 
@@ -231,43 +294,32 @@ class FSDPParam:
         if self.extension is not None:
             outputs = self.extension.alloc_outputs(self.layout.world_size, self.device)
             for t in outputs:
-                recorder.name_buffer(t, f"all-gather output of {self.fqn or 'parameter'}")
+                recorder.name_buffer(t, f"all-gather output of {self.fqn}")
             return outputs
         if self.unsharded_param is None:
             full = torch.empty(
                 self.layout.full_shape, dtype=self.param_dtype, device=self.device
             )
             self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
-        local, storage, nbytes = self._unsharded_storage()
-        if storage.size() != nbytes:
-            storage.resize_(nbytes)
-        recorder.name_buffer(local, f"unsharded {self.fqn or 'parameter'}")
-        return [local]
+        local = [self._unsharded_local()]
+        allocate_storage(local)
+        recorder.name_buffer(local[0], f"unsharded {self.fqn}")
+        return local
 
-    def _unsharded_storage(self) -> tuple[torch.Tensor, torch.UntypedStorage, int]:
-        """The unsharded parameter's local tensor, its storage and its size in bytes,
-        looked up once per unsharded parameter (every unshard and reshard uses them)."""
-        cached = self._storage
+    def _unsharded_local(self) -> torch.Tensor:
+        """The unsharded parameter's local tensor (itself, unless tensor parallel),
+        looked up once per unsharded parameter: every unshard and reshard uses it."""
+        cached = self._local
         if cached is None or cached[0] is not self.unsharded_param:
-            local = local_tensor(self.unsharded_param)
-            cached = self._storage = (self.unsharded_param, local, local.untyped_storage(),
-                                      local.numel() * local.element_size())
-        return cached[1:]
+            cached = self._local = (self.unsharded_param, local_tensor(self.unsharded_param))
+        return cached[1]
 
     def free_unsharded(self) -> None:
         """Release the unsharded parameter's memory; the tensor object stays."""
         if self.extension is not None:
             self.extension.free()
         elif self.unsharded_param is not None:
-            self._unsharded_storage()[1].resize_(0)
-
-    @property
-    def is_unsharded_allocated(self) -> bool:
-        """Whether the unsharded parameter currently holds memory."""
-        if self.extension is not None:
-            return self.extension.is_allocated
-        p = self.unsharded_param
-        return p is not None and local_tensor(p).untyped_storage().size() > 0
+            free_storage([self._unsharded_local()])
 
     # ---- data for the collectives ---------------------------------------------------
 
@@ -283,7 +335,7 @@ class FSDPParam:
         local = local_tensor(self.sharded_param)
         if self.offload_to_cpu:  # the pre hook runs on the device copy
             local = local.to(self.device, non_blocking=True, copy=True)
-            recorder.name_buffer(local, f"device copy of sharded {self.fqn or 'parameter'}")
+            recorder.name_buffer(local, f"device copy of sharded {self.fqn}")
         inputs = self.extension.pre_all_gather(
             local, shard_mesh(self.mesh_info), self.layout.full_shape, self.refs[0].module,
             self.mp_policy, self.fqn,
@@ -299,17 +351,13 @@ class FSDPParam:
             # Host to device on the copy-in stream. Offloaded shards are copied on a CPU
             # mesh too (where it is a host copy) so that CPU runs take the GPU's path.
             copy = self.padded_shard.to(self.device, non_blocking=True, copy=True)
-            recorder.name_buffer(copy, f"device copy of sharded {self.fqn or 'parameter'}")
+            recorder.name_buffer(copy, f"device copy of sharded {self.fqn}")
             return copy
         return self.padded_shard
 
     def _check_materialized(self) -> None:
-        if self.padded_shard.device.type == "meta":
-            raise RuntimeError(
-                f"parameter {self.fqn or '?'} is still on the meta device; materialize the "
-                "model first: model.to_empty(device=...) then reset_parameters() (or load a "
-                "checkpoint) before running forward"
-            )
+        if self.on_meta:  # (an unshard() before the root's lazy init checks every group)
+            raise meta_error([self.fqn])
 
     def has_unsharded_grad(self) -> bool:
         """Whether autograd accumulated a gradient into the unsharded parameter."""
@@ -343,7 +391,7 @@ class FSDPParam:
         if self.offload_to_cpu:
             local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True,
                              copy=True)
-            recorder.name_buffer(local, f"grad of {self.fqn or 'parameter'}", host=True)
+            recorder.name_buffer(local, f"grad of {self.fqn}", host=True)
         elif local.dtype != self.orig_dtype or local.device != target_device:
             local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True)
         return local
@@ -363,7 +411,19 @@ class FSDPParam:
         """Keep a shard over a smaller group between forward and backward (int reshard)."""
         self.post_forward_layout = layout
         padded = layout.padded_shard(local_tensor(self.unsharded_param).detach())
-        recorder.name_buffer(padded, f"post-forward shard of {self.fqn or 'parameter'}")
+        recorder.name_buffer(padded, f"post-forward shard of {self.fqn}")
         self._register(self.sharded_param)
         self.free_unsharded()
         self.post_forward_shard = padded
+
+
+def meta_error(fqns: list[str]) -> RuntimeError:
+    """Torch's error for parameters (named ``fqns``) still on the meta device when FSDP
+    needs their values, with what to do."""
+    return RuntimeError(
+        "FSDP parameters should be materialized from meta device before training, "
+        f"but the following were still on meta device: {fqns}\n"
+        "For example, call module.to_empty(device) to materialize to device and call "
+        "module.reset_parameters() on each module to initialize values. (Or load a "
+        "checkpoint into the sharded model before its first forward.)"
+    )

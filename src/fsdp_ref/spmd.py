@@ -188,7 +188,7 @@ def param_placement(
             data-parallel dim; without, one whose mesh cannot be joined to the FSDP mesh
             (different root mesh, overlapping or unnamed dims).
     """
-    name = fqn or "a parameter"
+    name = fqn
     if not isinstance(param, DTensor):
         return ParamPlacement(info.mesh, info.placements(shard_dim), param.shape)
     placements = tuple(param.placements)

@@ -38,7 +38,7 @@ import torch
 from .recorder import recorder
 
 __all__ = [
-    "CommContext",
+    "CommStreams",
     "DeviceStreams",
     "Event",
     "Stream",
@@ -99,7 +99,7 @@ def device_streams(device: torch.device) -> DeviceStreams | None:
 
 @contextlib.contextmanager
 def override_device_streams(backend: DeviceStreams) -> Iterator[None]:
-    """Make every :class:`CommContext` use ``backend``'s streams while the block runs.
+    """Make every :class:`CommStreams` use ``backend``'s streams while the block runs.
 
     Contexts notice at their next root pre-forward (or ``unshard()``) and create their
     side streams anew; the race detector installs its virtual streams this way.
@@ -188,7 +188,7 @@ def wait_work(work: Any, stream: Stream, site: str, group: str = "") -> None:
     work.wait()
 
 
-class CommContext:
+class CommStreams:
     """The streams FSDP communicates on, shared by every group under one root.
 
     Four side streams plus the compute stream:
@@ -204,15 +204,9 @@ class CommContext:
 
     Who waits on whom is tabulated, site by site, in ``docs/design/streams.md``. Without
     streams (plain CPU) :attr:`has_streams` is false and the groups wait on ``Work``
-    handles instead.
-
-    Attributes:
-        pending_all_gather_free: the previous all-gather output with the compute event
-            after which it may be freed (the deferred free of the all-gather output).
-        pending_reductions: reduce-scatters in flight, oldest first
-            (:class:`fsdp_ref.reduction.Reduction`).
-        forward_order, last_forward_order, post_forward_order: the groups in the order
-            this (and the previous) forward ran them, for implicit prefetching.
+    handles instead. What else the groups under a root share (the all-gather output
+    awaiting its free, the reductions in flight) is
+    :class:`fsdp_ref.comm_context.CommContext`, which extends this class.
     """
 
     def __init__(self) -> None:
@@ -223,11 +217,6 @@ class CommContext:
         self.all_gather = Stream("all_gather")
         self.reduce_scatter = Stream("reduce_scatter")
         self.all_reduce = Stream("all_reduce")
-        self.pending_all_gather_free: tuple[Any, Event, str] | None = None
-        self.post_forward_order: list[Any] = []
-        self.forward_order: list[Any] = []
-        self.last_forward_order: list[Any] = []
-        self.pending_reductions: list[Any] = []
 
     def lazy_init(self, device: torch.device) -> None:
         """Create the side streams for ``device`` (again, if the backend changed)."""
@@ -250,39 +239,3 @@ class CommContext:
         if self.backend is None:
             return Stream("compute")
         return Stream("compute", self.backend.current_stream(), self.backend)
-
-    def finish_reductions(self, keep: int = 0) -> None:
-        """Finish the oldest pending reductions until at most ``keep`` are in flight."""
-        while len(self.pending_reductions) > keep:
-            self.pending_reductions.pop(0).finish()
-
-    def abandon_reductions(self) -> None:
-        """After an exception: complete every pending reduce-scatter without using it."""
-        while self.pending_reductions:
-            self.pending_reductions.pop(0).abandon()
-
-    def defer_all_gather_free(self, out: torch.Tensor, copied: Event, group: str) -> None:
-        """Keep the all-gather output ``out`` alive until compute passed ``copied``.
-
-        With streams, the next copy-in drops it after waiting for ``copied`` (one output
-        lives on beside the next all-gather's). Without streams compute has finished
-        reading already, so it is dropped now: one buffer less at peak.
-        """
-        self.release_all_gather_output()
-        self.pending_all_gather_free = (out, copied, group)
-        if not self.has_streams:
-            self.release_all_gather_output()
-
-    def release_all_gather_output(self) -> None:
-        """Drop the previous all-gather output once compute has finished reading it.
-
-        The copy-in stream waits for the copy-out event first, so on a GPU the memory is
-        returned to the allocator (and handed to the copy-in stream's next allocation)
-        only after the reading kernels ran.
-        """
-        if self.pending_all_gather_free is None:
-            return
-        _buffer, event, group = self.pending_all_gather_free
-        self.all_gather_copy_in.wait_event(event, "free_all_gather_output", group)
-        recorder.log("free", self.all_gather_copy_in.name, "all_gather_output", group)
-        self.pending_all_gather_free = None

@@ -57,10 +57,11 @@ def unsharded_groups(rank: int, world_size: int, n_layers: int = 4) -> dict:
     leftover = {
         p.fqn: p.unsharded_param.untyped_storage().size()
         for s in states
-        for p in s.group.fsdp_params
+        for g in s.groups
+        for p in g.fsdp_params
         if p.unsharded_param is not None
     }
-    pending = states[-1].comm_ctx.pending_all_gather_free
+    pending = states[-1].comm_ctx.output.pending
     return {
         **replay(events),
         "unsharded_storage_bytes": leftover,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fsdp_ref.recorder import TraceEvent
-from fsdp_ref.streams import CommContext, Stream
+from fsdp_ref.streams import CommStreams, Stream
 from fsdp_ref.tools.timeline import STREAMS, record_step, render_svg
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "assets" / "timeline.svg"
@@ -24,9 +24,9 @@ def events() -> list[TraceEvent]:
 
 
 def test_stream_vocabulary_is_comm_contexts_attribute_names():
-    ctx = CommContext()
+    ctx = CommStreams()
     side = {name: value for name, value in vars(ctx).items() if isinstance(value, Stream)}
-    assert side, "CommContext has no Stream attributes"
+    assert side, "CommStreams has no Stream attributes"
     # one vocabulary: a stream's name is the attribute that holds it
     assert all(stream.name == name for name, stream in side.items())
     assert STREAMS[0] == ctx.current().name == "compute"

@@ -126,6 +126,17 @@ def test_a_literal_dynamic_import_counts_as_an_import_and_others_are_named(tmp_p
     assert a.dynamic_tests == ["tests/test_opaque.py"]  # a name computed at run time
 
 
+def test_a_literal_dynamic_import_of_another_test_file_is_no_test_of_the_build(tmp_path):
+    # tests/conformance/scenarios_compat.py imports tests.conformance.thirdparty this way; the
+    # build ended in a KeyError on the test file's key before.
+    ctx = _tests_project(tmp_path, {
+        "tests/helper.py": "from pkg.a import f\n",
+        "tests/test_dyn.py": "import importlib\nH = 'tests.helper'\n\ndef test_f():\n"
+                             "    importlib.import_module(H)\n"})
+    assert ctx["src/pkg/a.py"].tests[0].path == "tests/helper.py"
+    assert "test:tests/helper.py" not in ctx
+
+
 def test_harness_strings_reach_what_the_named_functions_call(tmp_path):
     ctx = _tests_project(tmp_path, {
         "tests/scenarios.py": "from pkg.a import f\n\ndef run_f(rank):\n    return f()\n",

@@ -162,7 +162,7 @@ def hsdp(
     )
     if separate_rs and impl == "fsdp_ref":
         for m in fsdp_modules(nets[impl], get_impl(impl)):
-            group = m._get_fsdp_state().group
+            group = m._get_fsdp_state().groups[0]
             rs = group.settings.reduce_scatter_group
             report.check(
                 rs is not None and rs is not group.mesh_info.shard_group

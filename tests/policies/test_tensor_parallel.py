@@ -70,7 +70,8 @@ def test_errors_2d(pool4):
     }.items():
         err = res[key]
         assert err is not None, f"{key}: no error raised"
-        assert err["type"] == "ValueError", (key, err)
+        want = "NotImplementedError" if key == "uneven_local_dim1" else "ValueError"  # torch's
+        assert err["type"] == want, (key, err)
         for word in words:
             assert word in err["msg"], (key, word, err["msg"])
 

@@ -116,7 +116,8 @@ def clean_training(rank, world_size, debug, hsdp=False, steps=3):
 
     _debug(debug, 30.0)
     try:
-        mesh = init_device_mesh("cpu", (2, world_size // 2)) if hsdp else None
+        mesh = (init_device_mesh("cpu", (2, world_size // 2), mesh_dim_names=("rep", "shard"))
+                if hsdp else None)
         model = sharded_stack("fsdp_ref", world_size, mesh=mesh)
         opt = torch.optim.AdamW(model.parameters(), lr=0.01)
         for step in range(steps):

@@ -120,16 +120,22 @@ def test_set_model_state_dict_full_is_all_or_nothing(pool2):
         assert res["err"] is not None and len(res["changed"]) == res["n_keys"] - 1
 
 
-def test_broadcast_from_rank0_writes_before_any_hook(pool2):
+def test_broadcast_from_rank0_is_all_or_nothing(pool2):
     """``broadcast_from_rank0`` copies into the live shards inside torch, before
-    ``load_state_dict`` (and its hooks) run: a wrong shape fails after earlier entries
-    were written. The page documents this; a good state dict loads."""
-    for res in pool2.run(S + "set_model_state_dict_full", impl="fsdp_ref", bad=True, broadcast=True):
-        assert res["err"] is not None and 0 < len(res["changed"]) < res["n_keys"]
+    ``load_state_dict`` (and its hooks) run: torch's model is partly written when a wrong
+    shape makes it raise. fsdp_ref checks rank 0's shapes on every rank before the first
+    write (``staged_load.guard_broadcast_load``): refused, nothing written; a good state
+    dict loads."""
+    _refused_everywhere(
+        pool2.run(S + "set_model_state_dict_full", impl="fsdp_ref", bad=True, broadcast=True),
+        "out_proj.bias: shape (5,)",
+    )
     for res in pool2.run(
         S + "set_model_state_dict_full", impl="fsdp_ref", bad=False, broadcast=True
     ):
         assert res["err"] is None and len(res["changed"]) == res["n_keys"]
+    for res in pool2.run(S + "set_model_state_dict_full", impl="torch", bad=True, broadcast=True):
+        assert res["err"] is not None and 0 < len(res["changed"]) < res["n_keys"]
 
 
 def test_dcp_truncated_file_in_place_leaves_ranks_apart(pool2):

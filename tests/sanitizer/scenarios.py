@@ -142,6 +142,16 @@ def hsdp_accum(rank, world_size, detector) -> None:
         optim.zero_grad()
 
 
+def hook_stream(rank, world_size, detector) -> None:
+    """Plain FSDP with an all-reduce hook that scales each reduced gradient shard in
+    place, on a stream of the user's own (``set_all_reduce_hook(hook, stream=...)``)."""
+    model = _model(world_size)
+    stream = detector.device.new_stream("user_hook")
+    for module in (*model.blocks, model):
+        module.set_all_reduce_hook(lambda shard: shard.mul_(1.0), stream=stream)
+    _train(model, rank, world_size, 2)
+
+
 def offload(rank, world_size, detector) -> None:
     """``CPUOffloadPolicy``: shards and gradients in host memory, the optimizer on the host."""
     from fsdp_ref import CPUOffloadPolicy
@@ -214,8 +224,8 @@ def reset_backward(rank, world_size, detector) -> None:
 
 SCENARIOS: dict[str, Callable[[int, int, Any], None]] = {
     fn.__name__: fn
-    for fn in (default, post_optim, user_unshard, int_reshard, hsdp, hsdp_accum, offload,
-               offload_accum, reset_forward, reset_backward)
+    for fn in (default, post_optim, user_unshard, int_reshard, hsdp, hsdp_accum, hook_stream,
+               offload, offload_accum, reset_forward, reset_backward)
 }
 
 # ---- mutations -----------------------------------------------------------------------------
@@ -298,13 +308,13 @@ def _without_wait(site: str, hits: list[str]) -> list[tuple[Any, str, Any]]:
 
 def _free_all_gather_output_early(hits):
     """The all-gather output is dropped right after its copy-out, with no wait."""
-    from fsdp_ref.streams import CommContext
+    from fsdp_ref.all_gather import DeferredOutput
 
-    def defer(self, out, copied, group):
+    def hold(self, out, copied, group, streams):
         hits.append("all_gather_output")
-        self.release_all_gather_output()  # the previous one, as before; this one is dropped
+        self.release(streams)  # the previous one, as before; this one is dropped
 
-    return [(CommContext, "defer_all_gather_free", defer)]
+    return [(DeferredOutput, "hold", hold)]
 
 
 def _free_reduce_scatter_input_early(hits):
@@ -315,8 +325,8 @@ def _free_reduce_scatter_input_early(hits):
 
     def early(self):
         post_backward(self)
-        pending = self.comm_ctx.pending_reductions
-        if pending and pending[-1].group is self and pending[-1].rs_input is not None:
+        pending = self.comm_ctx.reductions.pending
+        if pending and pending[-1].reducer is self.reducer and pending[-1].rs_input is not None:
             hits.append("reduce_scatter_input")
             pending[-1].rs_input = None
 

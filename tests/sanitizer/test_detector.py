@@ -15,14 +15,14 @@ import torch.distributed as dist
 from fsdp_ref import streams
 from fsdp_ref.recorder import recorder
 from fsdp_ref.sanitizer import RaceDetected, detect
-from fsdp_ref.streams import CommContext
+from fsdp_ref.streams import CommStreams
 
 
 @contextlib.contextmanager
 def session(**kwargs):
     """A detector and a comm context on its virtual streams."""
     with detect(raise_on_race=False, **kwargs) as det:
-        ctx = CommContext()
+        ctx = CommStreams()
         ctx.lazy_init(torch.device("cpu"))
         yield det, ctx
 
@@ -230,7 +230,7 @@ def test_report_names_both_accesses_the_buffer_the_step_and_the_code():
 
 def test_leaving_the_block_raises_with_every_race():
     with pytest.raises(RaceDetected) as info, detect() as _det:
-        ctx = CommContext()
+        ctx = CommStreams()
         ctx.lazy_init(torch.device("cpu"))
         y = torch.ones(4)
         ctx.all_gather.wait_stream(ctx.current(), "setup")
@@ -243,7 +243,7 @@ def test_leaving_the_block_raises_with_every_race():
 def test_an_exception_in_the_block_wins_and_everything_is_restored():
     resize, all_reduce = torch.UntypedStorage.resize_, dist.all_reduce
     with pytest.raises(ValueError), detect():
-        ctx = CommContext()
+        ctx = CommStreams()
         ctx.lazy_init(torch.device("cpu"))
         assert ctx.has_streams
         raise ValueError("boom")
@@ -261,7 +261,7 @@ def test_detectors_do_not_nest():
 
 def test_the_cpu_path_keeps_fsdp_without_streams():
     with detect(gpu_path=False, raise_on_race=False):
-        ctx = CommContext()
+        ctx = CommStreams()
         ctx.lazy_init(torch.device("cpu"))
         assert not ctx.has_streams
 

@@ -14,8 +14,19 @@ like the rest of the repository:
 * :mod:`docs_site.upstream` -- runs ``indexgen`` over the *installed* torch's
   ``torch/distributed/fsdp`` and pairs each ``fsdp_ref`` module with the
   upstream module it re-implements.
-* :mod:`docs_site.figures` -- a tiny stream scheduler that models one FSDP2
-  training iteration and draws it with matplotlib (timeline, stream diagram).
+* :mod:`docs_site.figures` and :mod:`docs_site.stream_model` -- a tiny stream
+  scheduler that models one FSDP2 training iteration, and its drawing with matplotlib
+  (timeline, stream diagram).
+* :mod:`docs_site.codeindex` and :mod:`docs_site.coderefs` -- what exists in the code
+  (read statically, with ``ast``) and the check that every code reference on a
+  hand-written page names something in it (run by ``tests/docs/test_coderefs.py``).
+* :mod:`docs_site.byte_layout` -- the mixed-dtype group's byte layout, drawn from the
+  library's own buffer plan.
+* :mod:`docs_site.moe_figure` -- the Mixture-of-Experts page's rank grid (``ep`` and
+  ``efsdp`` groups) and one block's collectives on each group.
+* :mod:`docs_site.griffe_roles`, :mod:`docs_site.breaks` and :mod:`docs_site.icons` --
+  rendering details: Sphinx roles in docstrings, line breaks inside code in tables, icon
+  shortcodes without emoji.
 
 Nothing here needs a GPU or the network.
 """

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from docs_site.byte_layout import render_byte_layout
+from docs_site.moe_figure import render_moe_mesh
 from docs_site.stream_model import (
     Span,
     fsdp2_iteration,
@@ -353,6 +354,7 @@ def all_figures() -> dict[str, str]:
             backward, "Backward, per parameter group: in reverse, reduce-scatters trail"
         ),
         "figures/mixed-dtype-bytes.svg": render_byte_layout(),
+        "figures/moe-mesh.svg": render_moe_mesh(),
     }
 
 

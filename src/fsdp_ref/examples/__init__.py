@@ -6,5 +6,7 @@ FSDP alone.
 * :mod:`fsdp_ref.examples.demo`: ``torchrun --standalone --nproc_per_node 2 -m
   fsdp_ref.examples.demo`` (``make demo``) trains it with ``fully_shard``;
 * :mod:`fsdp_ref.examples.llama`: a Llama-like decoder at Llama-2 sizes, the memory
-  simulator's model (:mod:`fsdp_ref.tools.simulate`).
+  simulator's model (:mod:`fsdp_ref.tools.simulate`);
+* :mod:`fsdp_ref.examples.moe`: a Mixture-of-Experts transformer with expert parallelism,
+  sharded the way torchtitan shards it (experts on their own mesh).
 """

@@ -226,7 +226,7 @@ def simulate(
         for label, module in [("root", model)] + [
             (f"layers.{i}", m) for i, m in enumerate(model.layers)
         ]:
-            params = get_state(module).group.fsdp_params
+            params = [p for g in get_state(module).groups for p in g.fsdp_params]
             report.groups.append(
                 GroupMemory(
                     label=label,

@@ -35,19 +35,19 @@ from typing import Any
 import torch
 
 from ..recorder import TraceEvent
-from ..streams import CommContext, Stream
+from ..streams import CommStreams, Stream
 
 __all__ = ["STREAMS", "figure_style", "main", "record_step", "render_svg", "svg_text"]
 
 
 def _stream_names() -> tuple[str, ...]:
-    ctx = CommContext()
+    ctx = CommStreams()
     return (ctx.current().name,
             *(value.name for value in vars(ctx).values() if isinstance(value, Stream)))
 
 
 STREAMS: tuple[str, ...] = _stream_names()
-"""Every stream of the protocol: compute, then :class:`~fsdp_ref.streams.CommContext`'s
+"""Every stream of the protocol: compute, then :class:`~fsdp_ref.streams.CommStreams`'s
 side streams in the order it creates them. These are the names the recorder logs and
 the rows of every timeline figure (this one and the design pages' model)."""
 
@@ -115,7 +115,8 @@ def record_step(n_layers: int = 4, steps_before: int = 1) -> list[TraceEvent]:
     Records the accelerator's code path (side streams, events, the GPU's buffer
     lifetimes) on the race detector's virtual streams, which also checks that the
     recorded step is race-free. Uses the default process group when one exists, else a
-    one-rank gloo group in this process (destroyed afterwards).
+    fake two-rank group in this process (destroyed afterwards): one rank alone issues no
+    collective at all.
 
     Args:
         n_layers: transformer blocks, each its own ``fully_shard`` group.
@@ -133,8 +134,10 @@ def record_step(n_layers: int = 4, steps_before: int = 1) -> list[TraceEvent]:
     from ..sanitizer import detect
 
     owned = not dist.is_initialized()
-    if owned:
-        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    if owned:  # two ranks, so that collectives are issued (one rank issues none)
+        from torch.testing._internal.distributed.fake_pg import FakeStore
+
+        dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=2)
     try:
         with detect():  # the GPU path, checked race-free
             torch.manual_seed(0)

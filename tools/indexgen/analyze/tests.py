@@ -89,7 +89,8 @@ def _imported(project, t) -> dict[str, tuple[list[int], set[str], bool]]:
     for text, line in t.literals:
         if text.startswith("import:"):
             target = project.resolver.absolute(text[len("import:"):])
-            if target is not None and target.kind == "project" and not target.qualname:
+            if (target is not None and target.kind == "project" and not target.qualname
+                    and target.key in project.files):  # not another test file
                 lines, names, _ = found.setdefault(target.key, ([], set(), True))
                 lines.append(line)
                 found[target.key] = (lines, names, True)

@@ -1,0 +1,218 @@
+"""A group's all-gather: copy-in, collective, wait, copy-out, and the deferred free.
+
+The unshard half of a group's iteration, the mirror of :mod:`fsdp_ref.reduce`::
+
+    Gatherer.start    (pre-forward, pre-backward or a prefetch)
+        copy-in stream     [int reshard: wait for the post-forward shards]
+                           drop the previous output (DeferredOutput.release)
+                           collect the inputs (shards, extension inputs, offload copies)
+                           pack them into one flat buffer: row `rank` of the output
+        all-gather stream  wait for the copy-in; all-gather; record `done`
+    Gatherer.finish   (the group's wait_for_unshard)
+        compute stream     wait for `done` (and the Work without streams)
+                           copy each parameter's rows out into its unsharded tensor
+                           keep the output until the next copy-in (DeferredOutput.hold)
+
+A :class:`Gatherer` belongs to one group and owns what lives between those two calls:
+the all-gather in flight, the group's cached inputs and copy-out views, and whether the
+ranks agreed on extension input sizes. The one buffer shared by every group under a root,
+the last all-gather output whose free waits for its copy-out, is the root's
+:class:`DeferredOutput`. The group (:mod:`fsdp_ref.param_group`) decides *when*; this
+module says *how*, on the streams it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from . import collectives, extensions
+from .buffer_plan import BufferPlan, GatherInput, plan_gather
+from .group_state import GroupSettings
+from .layout import ShardLayout
+from .mesh import MeshInfo
+from .param import FSDPParam
+from .recorder import recorder
+from .streams import CommStreams, Event, Stream, wait_work
+
+__all__ = ["DeferredOutput", "GatherInFlight", "Gatherer"]
+
+
+@dataclass
+class GatherInFlight:
+    """An all-gather issued and not yet copied out.
+
+    Attributes:
+        out: the output buffer (every rank's row).
+        event: recorded on the all-gather stream after the collective.
+        work: the collective's ``Work`` when issued with ``async_op=True``, else ``None``.
+        plan: where each input sits in a row.
+        layouts: each input's shard layout, for the copy-out.
+    """
+
+    out: torch.Tensor
+    event: Event
+    work: Any
+    plan: BufferPlan
+    layouts: list[ShardLayout]
+
+
+class DeferredOutput:
+    """The previous all-gather output, kept until compute has copied out of it.
+
+    One per root, shared by its groups (they all allocate on the copy-in stream). With
+    streams, the next copy-in drops it after the copy-in stream waited for the copy-out
+    event, so at most one output lives on beside the next all-gather's. Without streams
+    compute has finished reading already, and it is dropped at once.
+    """
+
+    def __init__(self) -> None:
+        self.pending: tuple[torch.Tensor, Event, str] | None = None
+
+    def hold(self, out: torch.Tensor, copied: Event, group: str, streams: CommStreams) -> None:
+        """Keep ``out`` alive until the copy-in stream waited for ``copied``."""
+        self.release(streams)
+        self.pending = (out, copied, group)
+        if not streams.has_streams:
+            self.release(streams)
+
+    def release(self, streams: CommStreams) -> None:
+        """Drop the held output once compute has finished reading it: the copy-in stream
+        waits for the copy-out event first, so on a GPU the memory returns to the
+        allocator (and the copy-in stream's next allocation) only after the readers ran."""
+        if self.pending is None:
+            return
+        _buffer, event, group = self.pending
+        streams.all_gather_copy_in.wait_event(event, "free_all_gather_output", group)
+        recorder.log("free", streams.all_gather_copy_in.name, "all_gather_output", group)
+        self.pending = None
+
+
+class Gatherer:
+    """One group's all-gathers: the one in flight and the caches that outlive it.
+
+    Args:
+        params: the group's parameters, in all-gather order.
+        settings: the group's settings (custom all-gather, buffer allocation).
+        device: the compute device (buffers and unsharded parameters live there).
+    """
+
+    def __init__(self, params: list[FSDPParam], settings: GroupSettings,
+                 device: torch.device) -> None:
+        self.params = params
+        self.settings = settings
+        self.device = device
+        self.in_flight: GatherInFlight | None = None
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        """Forget cached inputs and views (``module._apply`` made new shards and dtypes);
+        extension inputs are agreed on again at the next all-gather."""
+        self._inputs: tuple[list[GatherInput], BufferPlan] | None = None
+        self._views: tuple | None = None  # (plan, full tensors, their copy-out views)
+        self._agreed = False
+
+    def _allocator(self, group: Any) -> Callable | None:
+        s = self.settings
+        return collectives.buffer_allocator(
+            s.custom_all_gather,
+            symmetric_group=group if s.use_symm_mem else None,
+            pool_group=group if s.allocate_from_process_group else None,
+            device=self.device,
+        )
+
+    def start(self, streams: CommStreams, output: DeferredOutput, info: MeshInfo, name: str,
+              after: Event | None, async_op: bool, phase: str | None) -> None:
+        """Copy in and launch the all-gather over ``info``'s shard group.
+
+        ``after``: the post-forward event to wait for when gathering post-forward shards
+        (int ``reshard_after_forward``), else ``None``. ``async_op``: keep the ``Work`` and
+        wait on it in :meth:`finish` (always so without streams: the host must not block).
+        """
+        copy_in = streams.all_gather_copy_in
+        if after is not None:
+            # The post-forward shards were written on compute after this group's forward.
+            copy_in.wait_event(after, "copy_in_after_post_forward_shard", name)
+        output.release(streams)
+        with copy_in.use():
+            recorder.log("copy_in", copy_in.name, "all_gather_input", name)
+            if self._inputs is not None and after is None:
+                flat, plan = self._inputs
+            else:
+                flat, plan = self._collect(after is not None, info)
+            inp, out = collectives.all_gather_copy_in(
+                flat, plan, info.shard_rank, self.device, self._allocator(info.shard_group)
+            )
+            recorder.name_buffer(out, "all-gather buffer", name)
+            copy_in_done = copy_in.record_event("copy_in_done", name)
+        streams.all_gather.wait_event(copy_in_done, "all_gather_after_copy_in", name)
+        with streams.all_gather.use():
+            work = collectives.run_all_gather(
+                out, inp, info.shard_group, not streams.has_streams or async_op,
+                self.settings.custom_all_gather, name, phase=phase,
+            )
+            done = streams.all_gather.record_event("all_gather_done", name)
+        self.in_flight = GatherInFlight(out, done, work, plan, [i.layout for i in flat])
+
+    def _collect(self, post_forward: bool, info: MeshInfo):
+        """This all-gather's inputs and their buffer plan; kept for the next ones when
+        every parameter sends its own padded shard, which stays the same tensor (no
+        post-forward shard, no extension hook, no offload copy)."""
+        flat = [i for p in self.params for i in p.gather_inputs()]  # (+ offload H2D)
+        if not self._agreed:  # (the pre hooks ran: their sizes are known)
+            extensions.agree_on_inputs(self.params, info.shard_group)
+            self._agreed = True
+        plan = plan_gather(flat)
+        if not post_forward and all(i.tensor is p.padded_shard
+                                    for i, p in zip(flat, self.params)):
+            self._inputs = ([GatherInput(i.tensor.view(-1), i.layout, i.dtype)
+                             for i in flat], plan)
+        return flat, plan
+
+    def finish(self, streams: CommStreams, output: DeferredOutput, name: str) -> bool:
+        """Make compute wait for the all-gather in flight and copy every parameter's rows
+        into its unsharded tensor; ``False`` when none was in flight."""
+        ag, self.in_flight = self.in_flight, None
+        if ag is None:
+            return False
+        compute = streams.current()
+        if ag.work is not None:
+            wait_work(ag.work, compute, "all_gather_work", name)
+        compute.wait_event(ag.event, "compute_after_all_gather", name)
+        recorder.log("copy_out", compute.name, "unsharded_params", name)
+        fulls = [t for p in self.params for t in p.alloc_unsharded()]
+        # Refilling the same parameters is not a new version of them for autograd.
+        with torch.no_grad(), torch.autograd._unsafe_preserve_version_counter(tuple(fulls)):
+            collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls,
+                                            self._copy_out_views(ag, fulls))
+        copied = compute.record_event("copy_out_done", name)
+        # The output may be freed only once compute has read it (a deferred free).
+        output.hold(ag.out, copied, name, streams)
+        return True
+
+    def _copy_out_views(self, ag: GatherInFlight, fulls: list[torch.Tensor]):
+        """The copy-out's ``(world, -1)`` views of ``fulls``, made once for the tensors a
+        group refills every step (:func:`~fsdp_ref.collectives.copy_out_views`)."""
+        cached = self._views  # (the plan is the kept one while the inputs are)
+        if cached is None or cached[0] is not ag.plan or not all(
+            a is b for a, b in zip(cached[1], fulls)
+        ):
+            cached = self._views = (ag.plan, fulls,
+                                    collectives.copy_out_views(ag.plan, ag.layouts, fulls))
+        return cached[2]
+
+    def abandon(self, streams: CommStreams, output: DeferredOutput, name: str) -> None:
+        """After an exception: complete the all-gather in flight without using it, so
+        every rank leaves with the same collectives issued."""
+        ag, self.in_flight = self.in_flight, None
+        if ag is None:
+            return
+        compute: Stream = streams.current()
+        if ag.work is not None:
+            wait_work(ag.work, compute, "reset_all_gather_work", name)
+        # Nobody copied it out, but the all-gather stream may still be writing it: free
+        # it like a used output, once the copy-in stream waited for the all-gather.
+        output.hold(ag.out, ag.event, name, streams)

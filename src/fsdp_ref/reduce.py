@@ -1,0 +1,293 @@
+"""A group's gradients after its backward: reduce-scatter, [all-reduce], divide, assign.
+
+The reduction half of a group's iteration, the mirror of :mod:`fsdp_ref.all_gather`, in
+two steps a reduce-scatter's flight apart::
+
+    Reducer.pack      (post-backward, compute)  pack the unsharded gradients into the
+                      reduce-scatter input, one buffer per reduce dtype; drop the grads
+                      -- the group reshards here --
+    Reducer.launch    (post-backward)  launch each reduce-scatter SUM on its stream and
+                      queue a Reduction on the root's ReductionQueue
+    Reduction.finish  (a later group's post-backward, or the root's final callback)
+                      wait; HSDP: add kept partial sums, all-reduce across replicas;
+                      divide; assign (or accumulate) the sharded DTensor gradients
+
+A :class:`Reducer` belongs to one group and owns what outlives a backward: the partial
+sums that HSDP keeps while ``set_requires_all_reduce(False)``. The reductions in flight of
+every group under a root wait in one :class:`ReductionQueue`, oldest first: a group
+finishes the oldest ones before it allocates its own input (``max_reductions_in_flight``,
+1 by default as upstream), and the root finishes the rest at the end of backward.
+
+Sums are always ``SUM`` with an explicit division (:func:`divide_factors`): gloo emulates
+reduce-scatter and its ``AVG`` has had silent correctness bugs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from . import collectives
+from .buffer_plan import BufferPlan
+from .group_state import GroupSettings
+from .mesh import MeshInfo
+from .param import FSDPParam
+from .recorder import recorder
+from .streams import CommStreams, Event, Stream, wait_work
+
+__all__ = ["Packed", "Reducer", "Reduction", "ReductionQueue", "divide_factors"]
+
+
+@dataclass
+class Packed:
+    """Gradients of one reduce dtype, packed and waiting for their reduce-scatter."""
+
+    dtype: torch.dtype
+    params: list[FSDPParam]
+    plan: BufferPlan
+    rs_input: torch.Tensor
+
+
+@dataclass
+class Reduction:
+    """A reduce-scatter in flight for one group.
+
+    Attributes:
+        reducer: the group's reducer, which finishes it.
+        streams: the streams it was issued on.
+        rs_input: the packed gradients, kept alive until the collective has read them (a
+            deferred free: dropped by :meth:`finish` after compute waited for ``event``).
+        rs_output: this rank's reduced rows.
+        work: the collective's ``Work`` when issued with ``async_op=True`` (no streams).
+        event: recorded on the reduce-scatter stream after the collective.
+        params: the parameters reduced, in the input's column order.
+        plan: where each parameter's columns are in a row.
+    """
+
+    reducer: Reducer
+    streams: CommStreams
+    rs_input: torch.Tensor
+    rs_output: torch.Tensor
+    work: Any
+    event: Event
+    params: list[FSDPParam]
+    plan: BufferPlan
+
+    def finish(self) -> None:
+        """Wait, all-reduce (HSDP), divide, and assign the sharded gradients."""
+        self.reducer.finish(self)
+
+    def abandon(self) -> None:
+        """Drop the reduction after an exception: wait until the collective has read its
+        input (so no rank is left in it and the input may be freed), assign nothing."""
+        name = self.reducer.name
+        compute = self.streams.current()
+        if self.work is not None:
+            wait_work(self.work, compute, "reset_reduction_work", name)
+        compute.wait_event(self.event, "reset_after_reduction", name)
+
+
+class ReductionQueue:
+    """The reductions in flight under one root, oldest first."""
+
+    def __init__(self) -> None:
+        self.pending: list[Reduction] = []
+
+    def push(self, reduction: Reduction) -> None:
+        """Queue a launched reduction."""
+        self.pending.append(reduction)
+
+    def finish(self, keep: int = 0) -> None:
+        """Finish the oldest reductions until at most ``keep`` are in flight."""
+        while len(self.pending) > keep:
+            self.pending.pop(0).finish()
+
+    def finish_completed(self) -> None:
+        """Finish, oldest first, the reductions whose collective has already completed.
+
+        Only reductions issued without streams (gloo on CPU) carry a ``Work`` to ask; with
+        streams completion is an event, and they wait for :meth:`finish`. Called before a
+        module's backward: a reduce-scatter that completed during the autograd work in
+        between frees its input (and gloo its own copy of it) now, not after the next
+        module's backward.
+        """
+        while self.pending and self.pending[0].work is not None \
+                and self.pending[0].work.is_completed():
+            self.pending.pop(0).finish()
+
+    def abandon(self) -> None:
+        """After an exception: complete every reduce-scatter without using it."""
+        while self.pending:
+            self.pending.pop(0).abandon()
+
+
+class Reducer:
+    """One group's gradient reductions.
+
+    Args:
+        name: the group's name (for logs; the root renames groups at its lazy init).
+        mesh_info: the mesh gradients are reduced over.
+        settings: the group's settings (hooks, divide factor, all-reduce on or off).
+        device: where the reduce-scatter buffers live.
+
+    Attributes:
+        partial: HSDP sums kept while the all-reduce is off, one per reduce dtype.
+    """
+
+    def __init__(self, name: str, mesh_info: MeshInfo, settings: GroupSettings,
+                 device: torch.device) -> None:
+        self.name = name
+        self.mesh_info = mesh_info
+        self.settings = settings
+        self.device = device
+        self.partial: dict[torch.dtype, torch.Tensor] = {}
+
+    def _allocator(self) -> Callable | None:
+        group = self.mesh_info.shard_group
+        return collectives.buffer_allocator(
+            self.settings.custom_reduce_scatter,
+            pool_group=group if self.settings.allocate_from_process_group else None,
+            device=self.device,
+        )
+
+    def pack(self, params: list[FSDPParam], streams: CommStreams,
+             queue: ReductionQueue) -> list[Packed]:
+        """Pack ``params``' unsharded gradients into reduce-scatter inputs, on compute,
+        and drop the gradients. The oldest reductions of ``queue`` are finished first, so
+        that at most ``max_reductions_in_flight`` inputs are alive at once.
+
+        A sum needs one dtype: gradients are reduced in their parameter's ``reduce_dtype``
+        (the policy's, else its ``param_dtype``), one reduce-scatter per distinct dtype, in
+        the order the dtypes first appear among ``params`` (one in the usual case).
+        """
+        compute = streams.current()
+        buckets: dict[torch.dtype, list[FSDPParam]] = {}
+        for p in params:
+            buckets.setdefault(p.reduce_dtype, []).append(p)
+        grads = {dtype: [p.unsharded_grad() for p in ps] for dtype, ps in buckets.items()}
+        # Free the oldest reductions' inputs before allocating this one's.
+        queue.finish(keep=self.settings.max_reductions_in_flight - 1)
+        # Copy-in on the compute stream: the gradients were written there, so they can be
+        # dropped right after without another event.
+        recorder.log("grad_ready", compute.name, "unsharded_grads", self.name)
+        recorder.log("copy_in", compute.name, "reduce_scatter_input", self.name)
+        allocate = self._allocator()
+        packed = []
+        with torch.no_grad():
+            for dtype, ps in buckets.items():
+                plan, rs_input = collectives.reduce_scatter_copy_in(
+                    grads[dtype], [p.layout for p in ps], dtype, self.device, allocate
+                )
+                recorder.name_buffer(rs_input, "reduce-scatter input", self.name)
+                packed.append(Packed(dtype, ps, plan, rs_input))
+        for p in params:
+            p.clear_unsharded_grad()
+        return packed
+
+    def launch(self, packed: list[Packed], streams: CommStreams, queue: ReductionQueue) -> None:
+        """Launch the reduce-scatter SUM of each packed input and queue its reduction."""
+        streams.reduce_scatter.wait_stream(streams.current(), "reduce_scatter_after_grads")
+        for item in packed:
+            with streams.reduce_scatter.use():
+                pre, _ = divide_factors(self.settings, self.mesh_info, item.dtype)
+                if pre != 1.0:
+                    item.rs_input.div_(pre)
+                out, work = collectives.reduce_scatter(
+                    item.rs_input,
+                    self.settings.reduce_scatter_group or self.mesh_info.shard_group,
+                    not streams.has_streams,  # without streams the host must not block
+                    self.settings.custom_reduce_scatter,
+                    self.name,
+                    phase="post_backward",
+                )
+                recorder.name_buffer(out, "reduce-scatter output", self.name)
+                done = streams.reduce_scatter.record_event("reduce_scatter_done", self.name)
+            queue.push(Reduction(self, streams, item.rs_input, out, work, done, item.params,
+                                 item.plan))
+
+    def finish(self, red: Reduction) -> None:
+        """Wait for ``red``'s reduce-scatter, [all-reduce], divide and assign."""
+        streams, settings, name = red.streams, self.settings, self.name
+        compute = streams.current()
+        recorder.log("reduce", streams.reduce_scatter.name, "finish_reduction", name)
+        if red.work is not None:
+            wait_work(red.work, compute, "reduction_work", name)
+        out = red.rs_output
+        offload = any(p.offload_to_cpu for p in red.params)
+        _, post = divide_factors(settings, self.mesh_info, out.dtype)
+        with streams.reduce_scatter.use():
+            if self.mesh_info.is_hsdp:
+                partial = self.partial.pop(out.dtype, None)  # one per reduce dtype
+                if partial is not None:
+                    out = out + partial
+                if not settings.requires_all_reduce:
+                    # Keep the partial sum for the backward that all-reduces.
+                    self.partial[out.dtype] = out
+                    compute.wait_event(red.event, "compute_after_partial_reduce", name)
+                    recorder.log("free", compute.name, "reduce_scatter_input", name)
+                    return
+                # (after the add above: wait for the stream as it is now, not red.event)
+                streams.all_reduce.wait_stream(streams.reduce_scatter,
+                                               "all_reduce_after_reduce_scatter")
+                with streams.all_reduce.use():
+                    collectives.all_reduce(out, self.mesh_info.replicate_group, name,
+                                           "post_backward")
+                    if settings.all_reduce_hook is not None:
+                        settings.all_reduce_hook(out)
+                    ar_done = streams.all_reduce.record_event("all_reduce_done", name)
+                streams.reduce_scatter.wait_event(ar_done, "reduce_scatter_after_all_reduce",
+                                                  name)
+            elif settings.all_reduce_hook is not None:
+                self._run_hook(out, streams)
+            if post != 1.0:
+                out.div_(post)
+            grads = [p.reduced_grad(out, off) for off, p in zip(red.plan.offsets, red.params)]
+            if not offload:
+                for p, grad in zip(red.params, grads):
+                    p.accumulate_sharded_grad(grad)
+            finished = streams.reduce_scatter.record_event("reduction_done", name)
+        compute.wait_event(finished, "compute_after_reduction", name)
+        if offload:
+            # The optimizer steps on the host, and accumulating into a host gradient is a
+            # host op: the host itself must wait for the device-to-host copies first.
+            if streams.has_streams:
+                finished.synchronize("host_after_offload_copy", name)
+            for p, grad in zip(red.params, grads):
+                p.accumulate_sharded_grad(grad)
+        recorder.log("free", compute.name, "reduce_scatter_input", name)
+
+
+    def _run_hook(self, out: torch.Tensor, streams: CommStreams) -> None:
+        """The all-reduce hook of plain FSDP, on the user's stream when one was given
+        (and there are streams), between two waits on the reduce-scatter stream."""
+        hook, raw = self.settings.all_reduce_hook, self.settings.all_reduce_hook_stream
+        if raw is None or not streams.has_streams:
+            hook(out)
+            return
+        stream = Stream("all_reduce_hook", raw, streams.backend)
+        stream.wait_stream(streams.reduce_scatter, "all_reduce_hook_after_reduce_scatter")
+        with stream.use():
+            hook(out)
+            done = stream.record_event("all_reduce_hook_done", self.name)
+        streams.reduce_scatter.wait_event(done, "reduce_scatter_after_all_reduce_hook", self.name)
+
+
+def divide_factors(settings: GroupSettings, info: MeshInfo,
+                   dtype: torch.dtype) -> tuple[float, float]:
+    """Factors to divide by before and after the SUM reduction.
+
+    The total is ``settings.gradient_divide_factor``, else the data-parallel size. fp32
+    and wider: all after. fp16/bf16: split around the sum (sqrt each side) so that
+    neither the summands nor the sum overflow or underflow.
+    """
+    total = settings.gradient_divide_factor
+    if total is None:
+        total = info.shard_size * info.replicate_size
+    if dtype in (torch.float16, torch.bfloat16) and total > 1:
+        pre = 2 ** math.floor(math.log2(math.sqrt(total)))
+        return float(pre), total / pre
+    return 1.0, float(total)

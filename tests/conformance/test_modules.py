@@ -1,0 +1,66 @@
+"""World size 1, containers with a forward, in-place ops on outputs (issue 23 items 3, 4
+and 9)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance import harness
+
+S = "tests.conformance.scenarios_modules:"
+
+
+@pytest.mark.parametrize("ws", [1], ids=["ws1"])
+@pytest.mark.parametrize("reshard_after_forward", [None, False])
+def test_world_size_one_trains_like_unsharded(pool, reshard_after_forward):
+    results = harness.run(pool, S + "one_rank", libs=("torch", "fsdp_ref", "plain"),
+                          reshard_after_forward=reshard_after_forward)
+    harness.assert_same_results(results, "torch", "fsdp_ref", keys=("losses", "params"))
+    harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
+    for per_lib in results:  # (test_world_size_one_issues_no_collective holds fsdp_ref to it)
+        assert harness.result_of(per_lib["torch"], "torch", 0)["collectives"] == 0
+
+
+@pytest.mark.parametrize("ws", [1], ids=["ws1"])
+@pytest.mark.parametrize("gpu_path", [True, False], ids=["gpu_path", "cpu_path"])
+def test_world_size_one_under_the_race_detector(pool, gpu_path):
+    results = harness.run(pool, "tests.conformance.harness:under_detector",
+                          libs=("plain", "fsdp_ref"), target=S + "one_rank",
+                          gpu_path=gpu_path)
+    races = harness.result_of(results[0]["fsdp_ref"], "fsdp_ref", 0)["races"]
+    assert races == [], races
+    harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
+
+
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_container_with_forward_is_sharded(pool, kind):
+    """A ModuleList / ModuleDict subclass with its own forward gets its own group."""
+    results = harness.run(pool, S + "container", libs=("torch", "fsdp_ref", "plain"), kind=kind)
+    harness.assert_same_results(results, "torch", "fsdp_ref")
+    harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
+
+
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
+def test_in_place_op_on_a_block_output(pool):
+    """``y = block(x); y += 1`` on a view output of the first of two blocks: the hook on
+    ``y`` is lost, but the second block's backward prefetches the first, so both
+    libraries still train like the plain model."""
+    results = harness.run(pool, S + "in_place_on_output", libs=("torch", "fsdp_ref", "plain"))
+    harness.assert_same_results(results, "torch", "fsdp_ref")
+    harness.assert_same_results(results, "plain", "fsdp_ref")
+
+
+@pytest.mark.parametrize("ws", [1], ids=["ws1"])
+def test_world_size_one_issues_no_collective(pool):
+    """A one-rank mesh: torch's CommDebugMode counts no collective, for both libraries."""
+    results = harness.run(pool, S + "one_rank", libs=("torch", "fsdp_ref"))
+    harness.assert_same_results(results, "torch", "fsdp_ref")
+
+
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
+def test_in_place_op_on_root_output(pool):
+    """``out += 1`` on the root's (view) output: torch 2.13 drops its pre-backward hook
+    and trains on freed parameters; fsdp_ref's pre-backward is an autograd node, which the
+    in-place op cannot drop, so it trains like the unsharded model."""
+    results = harness.run(pool, S + "in_place_on_root_output", libs=("plain", "fsdp_ref"))
+    harness.assert_same_results(results, "plain", "fsdp_ref")
