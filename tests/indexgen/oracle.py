@@ -224,6 +224,9 @@ class Oracle:
             return ("def", module, head) if not rest else None
         if kind == "module":
             return self.module_attr(binding[1], rest, depth + 1)
+        if binding[1] == module and mod.is_package and f"{module}.{binding[2]}" in self.mods:
+            # `from . import sub` in the package itself: Python imports the submodule
+            return self.module_attr(f"{module}.{binding[2]}", rest, depth + 1)
         return self.module_attr(binding[1], [binding[2], *rest], depth + 1)  # from-import
 
     def module_attr(self, module: str, rest: list[str], depth: int):

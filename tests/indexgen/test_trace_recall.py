@@ -34,7 +34,9 @@ def test_pages_list_the_calls_a_multi_rank_run_makes(pool2, tmp_path):
     found = figures(true, calls, callers)
     found["left_out"] = left_out
     if os.environ.get("INDEXGEN_TRACE_FIGURES"):  # for docs/guides/indexgen.md
-        Path(os.environ["INDEXGEN_TRACE_FIGURES"]).write_text(json.dumps(found, indent=2))
+        Path(os.environ["INDEXGEN_TRACE_FIGURES"]).write_text(json.dumps(
+            {**found, "missing_calls": sorted(true - calls),
+             "missing_called_by": sorted(true - callers)}, indent=2))
     assert found["observed"] > 150, found  # the workload ran, through the project's code
     missing = sorted(true - calls)
     assert found["calls_recall"] >= GOAL, (found, missing[:10])

@@ -15,7 +15,7 @@ from indexgen import Config, build
 from page_claims import page_call_edges, page_callers
 
 FILES = {
-    "pkg/__init__.py": "",
+    "pkg/__init__.py": "from . import parts\n",  # the package binds its own submodule
     "pkg/engine.py": '''
         from __future__ import annotations
 
@@ -118,6 +118,15 @@ FILES = {
             for x in c:
                 x.step()  # not known: the evaluation ends instead of recursing
         ''',
+    "pkg/user.py": '''
+        from . import parts
+
+
+        def use(flag: bool, a: list[parts.Part], b: list[parts.FastPart]) -> None:
+            parts.drive()  # a submodule the package imports itself
+            for p in a if flag else b:
+                p.reset()  # the elements of either list
+        ''',
 }
 
 
@@ -137,7 +146,7 @@ def _edges(pages) -> tuple[set, set]:
     the same pairs from Called by."""
     root, out = pages
     calls, callers = set(), set()
-    for rel in ("pkg/engine.py", "pkg/parts.py"):
+    for rel in ("pkg/engine.py", "pkg/parts.py", "pkg/user.py"):
         docs = (out / f"{rel}_docs.md").read_text()
         calls |= page_call_edges(docs, rel)
         callers |= page_callers(docs, rel)
@@ -173,6 +182,8 @@ def _line(pages, rel: str, text: str) -> int:
     ("parts:FastPart.step", "self.reset()", "parts:Part.reset"),
     ("parts:drive", "ENGINE.run(", "engine:Engine.run"),
     ("parts:<module>", "ENGINE = Engine(", "engine:Engine.__init__"),
+    ("user:use", "parts.drive()", "parts:drive"),
+    ("user:use", "p.reset()  # the elements", "parts:Part.reset"),
 ])
 def test_typed_calls_are_on_both_pages(pages, caller, marker, callee):
     calls, callers = _edges(pages)

@@ -186,6 +186,12 @@ class Resolver:
                 return self._in_module(key, bound.alias_of.split(".") + rest, depth + 1)
             return Target("project", key, head) if not rest else None
         if isinstance(bound, ImportRecord):
+            if bound.name and bound.module == table.s.module and table.s.is_package:
+                # ``from . import sub`` in the package itself binds its submodule: read as an
+                # attribute of the package, it would look itself up again
+                sub = self.by_module.get(f"{bound.module}.{bound.name}")
+                if sub:
+                    return self._member_path(sub, rest, depth + 1)
             return self._imported(bound, rest, depth + 1)
         for star in table.star:
             found = self._from_star(star, parts, depth + 1)

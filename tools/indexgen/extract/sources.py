@@ -53,7 +53,12 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
         return _unpack(node.optional_vars, f"={found}.__enter__()")
     # for loops and comprehensions: the target takes the elements of the iterable
     found = path(node.iter)
-    return _unpack(node.target, f"=next(iter({found}))") if found else []
+    if found:
+        return _unpack(node.target, f"=next(iter({found}))")
+    if type(node.iter) is ast.IfExp:  # for x in xs if c else ys: the elements of either
+        return [pair for s in values(node.iter, consts) if s[0] == "="
+                for pair in _unpack(node.target, f"=next(iter({s[1:]}))")]
+    return []
 
 
 def values(value: ast.AST, consts: dict[str, list[str]]) -> list[str]:

@@ -20,7 +20,7 @@ from indexgen.analyze.context import FileContext
 from indexgen.analyze.project import compact_calls, compact_docstring
 from indexgen.extract.model import Call, Definition, FileSummary, ImportRecord, ModuleAttribute
 
-__version__ = "0.3.0"
+__version__ = "0.3.1"
 """indexgen's version, recorded in the manifest (and the stat cache): a new one rebuilds all pages."""
 
 # Named tuples serialize as lists, dataclasses by vars(); see _COMPACT_JSON below.
