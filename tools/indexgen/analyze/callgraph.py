@@ -101,7 +101,7 @@ def _callbacks(resolver: Resolver, key: str, call: Call, cls: str | None,
     else:
         values = types.evaluate(key, call.caller, text)
     return [CallEdge(call.line, text, "callback", v[1], resolver.anchor(v[1], v[2]), v[2])
-            for v in sorted(values) if v[0] == "f"]
+            for v in sorted(v for v in values if v[0] == "f")]
 
 
 #: Why a call is not resolved: the reasons pages count.

@@ -101,6 +101,7 @@ class Resolver:
             self.by_module.setdefault(module, key)
         self._modules: dict[str, _Module] = {}
         self._memo: dict[tuple[str, ...], Target | None] = {}
+        self._names: dict[tuple[str, str], Target | None] = {}  # see name_in
 
     def module(self, key: str) -> _Module:
         """The names bound by one file (built on first use)."""
@@ -122,10 +123,14 @@ class Resolver:
     # -- entry points ----------------------------------------------------------------------
     def name_in(self, key: str, dotted: str) -> Target | None:
         """What ``dotted``, written at module level of file ``key``, refers to."""
-        parts = dotted.split(".")
-        found = self._in_module(key, parts, 0)
-        if found is None and parts[0] in _BUILTINS and not self._binds(key, parts[0]):
-            return Target("builtin", "", dotted)
+        memo = (key, dotted)
+        found = self._names.get(memo, _UNKNOWN)
+        if found is _UNKNOWN:  # a lookup from the top: its result is the same every time
+            parts = dotted.split(".")
+            found = self._in_module(key, parts, 0)
+            if found is None and parts[0] in _BUILTINS and not self._binds(key, parts[0]):
+                found = Target("builtin", "", dotted)
+            self._names[memo] = found
         return found
 
     def absolute(self, dotted: str) -> Target | None:

@@ -44,6 +44,7 @@ from indexgen.analyze.values import (
     container_member,
     element_of,
     item_of,
+    ordered,
     parse,
     union,
 )
@@ -178,11 +179,11 @@ class Types(Annotations):
                     for v in values:
                         values = self.member(v, arg)
                 else:
-                    values = union(self.member(v, arg) for v in values)
+                    values = union(self.member(v, arg) for v in ordered(values))
             elif kind == "c":
-                values = union(self.call(v, key, anchor, arg) for v in values)
+                values = union(self.call(v, key, anchor, arg) for v in ordered(values))
             else:
-                values = union(self.item(v, arg) for v in values)
+                values = union(self.item(v, arg) for v in ordered(values))
         return values
 
     def _name(self, key: str, anchor: str, name: str) -> Values:
@@ -319,7 +320,7 @@ class Types(Annotations):
             if len(steps) == 2 and steps[0] == ("n", "getattr") and steps[1][0] == "c" \
                     and len(steps[1][1]) == 2 and steps[1][1][0]:
                 held = self._steps(k, getattr_def.anchor, steps[1][1][0])
-                found.append(union(self.member(v, attr) for v in held))
+                found.append(union(self.member(v, attr) for v in ordered(held)))
         return union(found)
 
     def extras(self) -> dict[tuple[str, str, str], list[tuple[str, str, str]]]:
@@ -334,7 +335,7 @@ class Types(Annotations):
                         if name[0] != "+":
                             continue
                         base, _, attr = name[1:].rpartition(".")
-                        for v in self.evaluate(key, d.anchor, base):
+                        for v in ordered(self.evaluate(key, d.anchor, base)):
                             if v[0] == "i":
                                 self._extras.setdefault((v[1], v[2], attr), []).extend(
                                     (key, d.anchor, s) for s in sources)
@@ -384,15 +385,15 @@ class Types(Annotations):
         if not given:
             return NONE
         if name == "next":
-            return union(self.element(v) for v in given[0])
+            return union(self.element(v) for v in ordered(given[0]))
         if name == "enumerate":
-            elements = union(self.element(v) for v in given[0])
+            elements = union(self.element(v) for v in ordered(given[0]))
             return frozenset({("s", frozenset({("t", (frozenset({("b", "int")}), elements))}))})
         if name == "zip":
-            elements = tuple(union(self.element(v) for v in g) for g in given)
+            elements = tuple(union(self.element(v) for v in ordered(g)) for g in given)
             return frozenset({("s", frozenset({("t", elements)}))})
         if name in ("iter", "list", "sorted", "reversed", "tuple", "set", "frozenset"):
-            return frozenset({("s", union(self.element(v) for v in given[0]))})
+            return frozenset({("s", union(self.element(v) for v in ordered(given[0])))})
         return NONE
 
     def element(self, value: Value) -> Values:
@@ -407,8 +408,8 @@ class Types(Annotations):
             self._active.add(memo)
             try:
                 given = self._class_member(value[1], value[2], "__iter__", True)
-                found = union(self.element(r) for f in given
-                              for r in self.call(f, "", "", None) if r != value)
+                found = union(self.element(r) for f in ordered(given)
+                              for r in ordered(self.call(f, "", "", None)) if r != value)
             finally:
                 self._active.discard(memo)
             self._memo[memo] = found
@@ -420,4 +421,4 @@ class Types(Annotations):
         if value[0] != "i":
             return item_of(value, index)
         found = self._class_member(value[1], value[2], "__getitem__", True)
-        return union(self.call(f, "", "", None) for f in found)
+        return union(self.call(f, "", "", None) for f in ordered(found))

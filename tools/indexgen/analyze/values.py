@@ -260,12 +260,46 @@ def dotted(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
+def ordered(values: Values):
+    """``values`` in an order that is the same in every process: evaluating them has side
+    effects (memos, and the guards that cut cycles), so the order of a set -- which for
+    strings changes with the interpreter's hash seed -- must not decide what is found."""
+    if len(values) < 2:
+        return values
+    return sorted(values, key=_canonical)
+
+
+def _canonical(value) -> str:
+    t = type(value)
+    if t is tuple:
+        return "(" + ",".join([_canonical(v) for v in value]) + ")"
+    if t is frozenset or t is set:
+        return "{" + ",".join(sorted([_canonical(v) for v in value])) + "}"
+    return repr(value)
+
+
 def union(groups) -> Values:
     """The values of all ``groups``; none when there are more than :data:`MAX_VALUES` (a
     union that large says little)."""
-    found: set = set()
+    first = None  # the one group that is not empty, while there is only one
+    found = None
     for group in groups:
-        found |= group
+        if not group:
+            continue
+        if found is not None:
+            found |= group
+        elif first is None:
+            first = group
+            continue
+        else:
+            found = set(first)
+            found |= group
         if len(found) > MAX_VALUES:
             return NONE
+    if found is None:  # most unions: of one group, or of none
+        if first is None:
+            return NONE
+        if len(first) > MAX_VALUES:
+            return NONE
+        return first if type(first) is frozenset else frozenset(first)
     return frozenset(found)
