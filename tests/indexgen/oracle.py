@@ -6,12 +6,15 @@ their lines, imports with their lines, which files import which, the static call
 the test files that import from each module.  The readers of ``page_claims.py`` take the
 claims back out of the generated Markdown, so tests compare two independent accounts.
 
-Call edges follow the rules the user guide states: a call's caller is the innermost class or
-function (not a nested function) whose lines hold it; a call on a name bound inside the
-function is not resolvable; ``self.m``/``cls.m`` look in the class and its bases, ``super().m``
-in the bases; other names go through the module namespace (the first binding in source
-order: a definition, an assignment or an import -- imports following re-exports through
-packages; then imports in functions, star imports and submodules).  Anchors follow the documented convention: ``sym-<qualname>``,
+Call edges follow the rules the user guide states for names: a call's caller is the innermost
+class or function (not a nested function) whose lines hold it; ``self.m``/``cls.m`` look in
+the class and its bases, ``super().m`` in the bases; other names go through the module
+namespace (the first binding in source order: a definition, an assignment or an import --
+imports following re-exports through packages; then imports in functions, star imports and
+submodules); calling a class runs its ``__init__`` (or a project base's).  The oracle does not
+infer types: a call on a name bound inside the function is not resolved here, so its edges
+are the ones every page must show, and the pages' edges at the call sites it resolves must
+be its own.  Anchors follow the documented convention: ``sym-<qualname>``,
 ``-2``... for redefinitions, ``-overload-<k>`` for ``typing.overload`` stubs.
 """
 
@@ -221,6 +224,9 @@ class Oracle:
             return ("def", module, head) if not rest else None
         if kind == "module":
             return self.module_attr(binding[1], rest, depth + 1)
+        if binding[1] == module and mod.is_package and f"{module}.{binding[2]}" in self.mods:
+            # `from . import sub` in the package itself: Python imports the submodule
+            return self.module_attr(f"{module}.{binding[2]}", rest, depth + 1)
         return self.module_attr(binding[1], [binding[2], *rest], depth + 1)  # from-import
 
     def module_attr(self, module: str, rest: list[str], depth: int):
@@ -242,6 +248,30 @@ class Oracle:
                 return found if found and i == len(rest) - 1 else None
             qualname = f"{qualname}.{part}"
         return ("def", module, qualname)
+
+    def constructor(self, module: str, qualname: str):
+        """What calling a definition runs: for a class, the ``__init__`` it defines or its
+        project bases define before any base outside the tree (depth first, in base order),
+        else the class itself."""
+        if self.mods[module].kinds.get(qualname) != "class":
+            return ("def", module, qualname)
+        found = self._init_of(module, qualname, 0)
+        return found if found else ("def", module, qualname)
+
+    def _init_of(self, module: str, cls: str, depth: int):
+        if f"{cls}.__init__" in self.mods[module].kinds:
+            return ("def", module, f"{cls}.__init__")
+        node = next(d.node for d in self.mods[module].defs if d.qualname == cls)
+        for base in node.bases:
+            chain = _chain(base)
+            target = self.lookup(module, chain.split(".")) if chain else None
+            if not target or target[0] != "def" or depth > 40:
+                return None  # a base outside the tree: its __init__ runs
+            if self.mods[target[1]].kinds.get(target[2]) == "class":
+                found = self._init_of(target[1], target[2], depth + 1)
+                if found:
+                    return found
+        return None
 
     def in_class(self, module: str, cls: str, name: str, depth: int = 0):
         if f"{cls}.{name}" in self.mods[module].kinds:
@@ -273,6 +303,7 @@ class Oracle:
                 caller = owner(node.lineno)
                 target = self._call_target(mod, caller, node.func)
                 if target and target[0] == "def" and target[1] in self.mods:
+                    target = self.constructor(*target[1:])
                     callee = self.mods[target[1]]
                     anchor = (self.anchors(callee).get(target[2])
                               or callee.attr_anchors.get(target[2]))

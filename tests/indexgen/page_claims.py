@@ -11,7 +11,7 @@ import re
 _KW_ENTRY = re.compile(r"^- \*\*(`+)(.+?)\1\*\*: \[([\w ]+), line (\d+)\]\(([^)#]+)#([^)]+)\)$",
                        re.M)
 _LINK = re.compile(r"\]\(([^)]+)\)")
-_BLOCK = re.compile(r'^<a id="(sym-[^"]+)"></a>$', re.M)
+_BLOCK = re.compile(r'^<a id="(sym-[^"]+|module-level)"></a>$', re.M)
 
 
 def kw_section(kw: str, title: str) -> str:
@@ -36,7 +36,7 @@ def page_call_edges(docs: str, rel: str) -> set[tuple[str, str, str, str, int]]:
         for line in block.split("\n"):
             if not line.startswith("- **Calls**: "):
                 continue
-            project = re.split(r"(?:outside this build|not resolved statically): ", line)[0]
+            project = re.split(r"outside this build: ", line)[0]
             target = None
             for m in _LINK.finditer(project):
                 href = m.group(1)
@@ -66,15 +66,17 @@ def page_callers(docs: str, rel: str) -> set[tuple[str, str, str, str, int]]:
                     if caller:
                         edges.add((caller[0], caller[1], rel, block_anchor, int(anchor[1:])))
                 else:
-                    caller = (file_rel, anchor)
+                    caller = (file_rel, "" if anchor == "module-level" else anchor)
     return edges
 
 
 def _blocks(docs: str):
+    """(anchor, text) of each definition's block; '' for the module level's calls."""
     marks = list(_BLOCK.finditer(docs))
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(docs)
-        yield m.group(1), docs[m.end():end]
+        block = docs[m.end():end].split("\n## ", 1)[0]  # not into the next section
+        yield ("" if m.group(1) == "module-level" else m.group(1)), block
 
 
 def posixpath_dirname(rel: str) -> str:

@@ -1,11 +1,11 @@
-"""Tests for indexgen.analyze: import resolution, imported-by, tests, folders."""
+"""Tests for indexgen.analyze.project: import resolution, imported-by, tests, folders."""
 
 from __future__ import annotations
 
 from ig_helpers import SAMPLE
-from indexgen.analyze import Project, compact
-from indexgen.discover import discover
-from indexgen.extract import extract_file
+from indexgen.analyze.project import Project, compact
+from indexgen.extract.discover import discover
+from indexgen.extract.pipeline import extract_file
 
 
 def _project() -> Project:
@@ -94,21 +94,60 @@ def test_package_root_only_its_own_modules_are_project(tmp_path):
     assert cats[("pkg.sub", "a")] == ("project", "sub/a.py")
 
 
-def test_tests_that_import_dynamically_are_named(tmp_path):
+def _tests_project(tmp_path, tests_text: dict[str, str]):
+    """A package ``pkg`` (``a.f``, ``b.g``) and test files, related by a Project."""
     pkg = tmp_path / "src" / "pkg"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text("def f():\n    return 1\n")
-    dyn = tmp_path / "tests" / "test_dyn.py"
-    dyn.parent.mkdir()
-    dyn.write_text("import importlib\n\ndef test_f():\n"
-                   "    assert importlib.import_module('pkg.a').f() == 1\n")
+    (pkg / "b.py").write_text("def g():\n    return 2\n")
+    tests = {}
+    for rel, text in tests_text.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        tests[rel] = extract_file(path, "tests", rel, "", 10**6)
     files = [extract_file(s.path, s.root, s.relpath, s.module, 10**6)
              for s in discover(tmp_path / "src")]
-    tests = {"tests/test_dyn.py": extract_file(dyn, "tests", "tests/test_dyn.py", "", 10**6)}
-    ctx = Project([compact(f) for f in files], tests).contexts()
-    assert ctx["src/pkg/a.py"].tests == [] and ctx["src/pkg/a.py"].test_calls == {}
-    assert ctx["src/pkg/a.py"].dynamic_tests == ["tests/test_dyn.py"]
+    return Project([compact(f) for f in files], tests).contexts()
+
+
+def test_a_literal_dynamic_import_counts_as_an_import_and_others_are_named(tmp_path):
+    ctx = _tests_project(tmp_path, {
+        "tests/test_dyn.py": "import importlib\n\ndef test_f():\n"
+                             "    assert importlib.import_module('pkg.a').f() == 1\n",
+        "tests/test_names.py": "import importlib\nMODS = {'x': 'pkg.b'}\n\ndef test_g(k):\n"
+                               "    assert importlib.import_module(MODS[k]).g() == 2\n",
+        "tests/test_opaque.py": "import importlib\n\ndef test_h(name):\n"
+                                "    importlib.import_module(name)\n"})
+    a, b = ctx["src/pkg/a.py"], ctx["src/pkg/b.py"]
+    assert [(t.path, t.lines, t.names) for t in a.tests] == [("tests/test_dyn.py", [4], ["f"])]
+    assert [(t.path, t.lines, t.names) for t in b.tests] == [("tests/test_names.py", [5], ["g"])]
+    assert a.dynamic_tests == ["tests/test_opaque.py"]  # a name computed at run time
+
+
+def test_a_literal_dynamic_import_of_another_test_file_is_no_test_of_the_build(tmp_path):
+    # tests/conformance/scenarios_compat.py imports tests.conformance.thirdparty this way; the
+    # build ended in a KeyError on the test file's key before.
+    ctx = _tests_project(tmp_path, {
+        "tests/helper.py": "from pkg.a import f\n",
+        "tests/test_dyn.py": "import importlib\nH = 'tests.helper'\n\ndef test_f():\n"
+                             "    importlib.import_module(H)\n"})
+    assert ctx["src/pkg/a.py"].tests[0].path == "tests/helper.py"
+    assert "test:tests/helper.py" not in ctx
+
+
+def test_harness_strings_reach_what_the_named_functions_call(tmp_path):
+    ctx = _tests_project(tmp_path, {
+        "tests/scenarios.py": "from pkg.a import f\n\ndef run_f(rank):\n    return f()\n",
+        "tests/test_pool.py": "def test_f(pool):\n"
+                              "    pool.run('tests.scenarios:run_f')\n",
+        "tests/test_prefix.py": "S = 'tests.scenarios:'\n\ndef test_f(pool):\n"
+                                "    pool.run(S + 'run_f')\n",
+        "tests/test_other.py": "def test_nothing(pool):\n    pool.run('tests.scenarios:nope')\n"})
+    calls = ctx["src/pkg/a.py"].test_calls
+    assert calls == {"tests/test_pool.py": ["f"], "tests/test_prefix.py": ["f"]}
+    assert [t.path for t in ctx["src/pkg/a.py"].tests] == ["tests/scenarios.py"]
 
 
 def test_compact_copies_records_as_dataclasses_replace_would():

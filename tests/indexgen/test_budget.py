@@ -1,11 +1,11 @@
-"""The per-file time budget: where the alarm may land and where it must wait (indexgen.budget)."""
+"""The per-file time budget: where the alarm may land and where it must wait (indexgen.extract.runtime)."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
-from indexgen.budget import OverBudget, available, shielded, time_budget
+from indexgen.extract.runtime import OverBudget, available, shielded, time_budget
 
 pytestmark = pytest.mark.skipif(not available(), reason="the budget needs SIGALRM in the main thread")
 

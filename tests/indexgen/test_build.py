@@ -1,4 +1,4 @@
-"""Tests for indexgen.build: determinism, incremental writes, check, safety of writes."""
+"""Tests for indexgen.run.build: determinism, incremental writes, check, safety of writes."""
 
 from __future__ import annotations
 
@@ -266,7 +266,7 @@ def _age(root, seconds=60):
 
 
 def test_no_change_rebuild_reads_nothing(sample, monkeypatch):
-    from indexgen import plan
+    from indexgen.run import plan
 
     _age(sample)
     config = sample_config(sample)

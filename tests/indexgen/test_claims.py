@@ -90,12 +90,13 @@ def test_calls_resolve_through_aliases_super_self_and_reexports(pages):
     assert f"[`Order.save`](#sym-Order.save) ([line {n}](#L{n}))" in rush
     assert "[`ledger.sync_totals`](ledger.py_docs.md#sym-sync_totals)" in rush
     main = _definition(docs, "sym-main")
-    # `from shop import Cart`: the package re-exports cart.Cart
-    assert "[`cart.Cart`](cart.py_docs.md#sym-Cart)" in main
+    # `from shop import Cart`: the package re-exports cart.Cart, and calling it runs __init__
+    assert "[`cart.Cart.__init__`](cart.py_docs.md#sym-Cart.__init__)" in main
     assert "outside this build: `argparse.ArgumentParser`" in main
     place = _definition(docs, "sym-place")
     n = line_of(ORDERS, "order.save(path)")
-    assert f"not resolved statically: `order.save` ([line {n}](#L{n}))" in place
+    # order = Order(cart): the local's type is the class it was made from
+    assert f"[`Order.save`](#sym-Order.save) ([line {n}](#L{n}))" in place
     ledger = pages["shop/ledger.py_docs.md"]
     n = line_of(ORDERS, "record(path, str(self.total()))")
     assert (f"- **Called by**: [`orders.Order.save`](orders.py_docs.md#sym-Order.save) "

@@ -1,4 +1,4 @@
-"""Tests for indexgen.cli: commands, exit codes, quiet mode, ``python -m indexgen``."""
+"""Tests for indexgen.run.cli: commands, exit codes, quiet mode, ``python -m indexgen``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from indexgen.cli import EXIT_DRIFT, EXIT_ERROR, EXIT_OK, main
+from indexgen.run.cli import EXIT_DRIFT, EXIT_ERROR, EXIT_OK, main
 
 
 def test_build_then_check_from_pyproject(sample, monkeypatch, capsys):

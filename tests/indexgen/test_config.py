@@ -1,10 +1,10 @@
-"""Tests for indexgen.config: reading [tool.indexgen] and validating roots."""
+"""Tests for indexgen.run.config: reading [tool.indexgen] and validating roots."""
 
 from __future__ import annotations
 
 import pytest
-from indexgen.config import Config, find_pyproject, load_config, validate
 from indexgen.errors import ConfigError
+from indexgen.run.config import Config, find_pyproject, load_config, validate
 
 
 def test_reads_table_found_by_walking_up(sample):

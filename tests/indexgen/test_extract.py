@@ -1,12 +1,11 @@
-"""Tests for indexgen.extract: definitions, imports, identifiers, findings, bad files."""
+"""Tests for indexgen.extract.pipeline: definitions, imports, identifiers, findings, bad files."""
 
 from __future__ import annotations
 
 import ast
 
 from ig_helpers import SAMPLE
-from indexgen.extract import extract_source
-from indexgen.model import (
+from indexgen.extract.model import (
     STATUS_EMPTY,
     STATUS_OK,
     STATUS_SYNTAX_ERROR,
@@ -14,7 +13,8 @@ from indexgen.model import (
     STATUS_TOO_LARGE,
     STATUS_UNDECODABLE,
 )
-from indexgen.source import module_name
+from indexgen.extract.pipeline import extract_source
+from indexgen.extract.source import module_name
 
 INVENTORY = (SAMPLE / "src/shop/inventory.py").read_bytes()
 GATEWAY = (SAMPLE / "src/shop/payments/gateway.py").read_bytes()

@@ -1,11 +1,11 @@
-"""Tests for indexgen.manifest: a summary given as text is written as its dict would be."""
+"""Tests for indexgen.run.manifest: a summary given as text is written as its dict would be."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from indexgen import manifest as mf
+from indexgen.run import manifest as mf
 
 
 def _manifest(summary):
@@ -41,8 +41,8 @@ def _full_summaries():
     from pathlib import Path
 
     from ig_helpers import SAMPLE
-    from indexgen.discover import discover
-    from indexgen.extract import extract_file
+    from indexgen.extract.discover import discover
+    from indexgen.extract.pipeline import extract_file
 
     roots = [SAMPLE / "src"]
     spec = importlib.util.find_spec("torch")
@@ -56,7 +56,7 @@ def test_a_worker_sends_the_compact_summary_the_global_pass_would_make():
     # Workers send encode_compact(full) as text instead of compact(full) pickled; the calling
     # process decodes it, as it decodes a summary cached in the manifest: the same encoding
     # must come out of both.
-    from indexgen.analyze import compact
+    from indexgen.analyze.project import compact
 
     fulls = _full_summaries()
     assert any(c.local for s in fulls for c in s.calls)  # something for compact to drop

@@ -1,10 +1,10 @@
-"""Tests for indexgen.markdown: escaped text renders literally and cannot inject markup."""
+"""Tests for indexgen.render.markdown: escaped text renders literally and cannot inject markup."""
 
 from __future__ import annotations
 
 import pytest
-from indexgen.markdown import anchor, code, escape_text, heading_anchor
 from indexgen.paths import relpath
+from indexgen.render.markdown import anchor, code, escape_text, heading_anchor
 
 # Python-Markdown comes with the docs extra (mkdocs); without it these tests cannot render.
 md_lib = pytest.importorskip("markdown")

@@ -3,8 +3,10 @@ sample project and on code nobody here wrote: the installed torch's ``torch/dist
 griffe and numpy (found with ``importlib.util.find_spec``, never imported).
 
 Targets: precision and recall 1.00 for definitions, imports and importers, at least 0.95 for
-call edges ("Calls" and "Called by"), every collective and file-system call the oracle sees
-listed, and no literal reStructuredText role or ````literal```` pair in any rendered page.
+the call edges the oracle resolves ("Calls" and "Called by"; typed edges beyond them are
+measured against what really runs, in ``test_trace_recall.py``), every collective and
+file-system call the oracle sees listed, and no literal reStructuredText role or
+````literal```` pair in any rendered page.
 """
 
 from __future__ import annotations
@@ -111,14 +113,19 @@ def test_call_edges(tree):
         _kw, docs = _pages(out, mod.rel)
         calls |= page_call_edges(docs, mod.rel)
         callers |= page_callers(docs, mod.rel)
-    from_definitions = {e for e in truth if e[1]}
+    # The pages also resolve calls on values by their types, which the oracle does not: its
+    # edges must all be there, and at the call sites it resolves the pages' edges must be
+    # its own (a line holding a second, typed call may add one: hence 0.95).
+    sites = {(e[0], e[1], e[4]) for e in truth}
     to_definitions = {e for e in truth if (e[2], e[3]) in definitions}
-    p, r = precision_recall(calls, from_definitions)
-    assert p >= 0.95 and r >= 0.95, (name, p, r, sorted(calls ^ from_definitions)[:10])
-    p, r = precision_recall(callers, to_definitions)
-    assert p >= 0.95 and r >= 0.95, (name, p, r, sorted(callers ^ to_definitions)[:10])
+    for claimed, true in ((calls, truth), (callers, to_definitions)):
+        at_sites = {e for e in claimed if (e[0], e[1], e[4]) in sites}
+        p, r = precision_recall(at_sites, true)
+        assert p >= 0.95 and r >= 0.95, (name, p, r, sorted(at_sites - true)[:6],
+                                         sorted(true - at_sites)[:6])
+    assert calls <= callers | {e for e in calls if (e[2], e[3]) not in definitions}
     if name in ("sample", "torch-fsdp"):
-        assert len(from_definitions) >= 10
+        assert len({e for e in truth if e[1]}) >= 10
 
 
 _COLLECTIVES = {"all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "all_gather",

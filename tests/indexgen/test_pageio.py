@@ -1,11 +1,11 @@
-"""Tests for indexgen.pageio's atomic write: folders made on demand, nothing left behind."""
+"""Tests for indexgen.run.pageio's atomic write: folders made on demand, nothing left behind."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
-from indexgen import pageio
+from indexgen.run import pageio
 
 
 def test_a_write_makes_missing_folders_and_replaces_whole_files(tmp_path):

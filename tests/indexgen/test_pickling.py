@@ -6,11 +6,11 @@ from __future__ import annotations
 import pickle
 
 from ig_helpers import SAMPLE
-from indexgen.analyze import Project, compact
-from indexgen.context import CallEdge, CallerRef, FileContext, IndirectFinding
-from indexgen.discover import discover
-from indexgen.extract import extract_file
-from indexgen.model import Call
+from indexgen.analyze.context import CallEdge, CallerRef, FileContext, IndirectFinding
+from indexgen.analyze.project import Project, compact
+from indexgen.extract.discover import discover
+from indexgen.extract.model import Call
+from indexgen.extract.pipeline import extract_file
 
 
 def _summaries():

@@ -1,4 +1,4 @@
-"""Tests for indexgen.render and render_folder, on the pages built for the sample project."""
+"""Tests for indexgen.render.docs and render_folder, on the pages built for the sample project."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import pytest
 from ig_helpers import anchors_of, broken_links, line_of, sample_config
 from indexgen import MARKER, build
-from indexgen.render import SECTIONS
+from indexgen.render.docs import SECTIONS
 
 
 @pytest.fixture

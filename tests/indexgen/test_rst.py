@@ -1,13 +1,13 @@
-"""Tests for indexgen.rst and indexgen.docrender: docstring text to safe Markdown."""
+"""Tests for indexgen.render.rst and indexgen.render.docrender: docstring text to safe Markdown."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from indexgen.docrender import render_doc
-from indexgen.docstrings import parse_docstring, role_targets
-from indexgen.rst import role, to_markdown
+from indexgen.extract.docstrings import parse_docstring, role_targets
+from indexgen.render.docrender import render_doc
+from indexgen.render.rst import inline, role, to_markdown
 
 md_lib = pytest.importorskip("markdown")
 
@@ -97,8 +97,19 @@ def test_markdown_code_fences_are_code():
     assert blocks[2] == "Done."
 
 
-def test_broken_literals_and_formulas_stay_text():
+def test_broken_literals_degrade_to_plain_text():
+    # Backquotes that do not pair up: the whole paragraph is plain text, never a code span
+    # that swallows the wrong words or a stray backquote.
     blocks = to_markdown("a ``*``.txt`` b\nrepresents ``1*x\n+ 2*y`` here", _linker)
     html = _html(blocks)
-    assert "``" not in _visible_text(html) and "<li>" not in html
+    assert "`" not in _visible_text(html) and "<code>" not in html and "<li>" not in html
+    assert _visible_text(html).strip() == "a *.txt b represents 1*x + 2*y here"
+    # torch's FullyShardedDataParallel docstring: ``ignored_states`` and `ignored_modules``
+    line = inline("we keep both ``ignored_states`` and `ignored_modules``, but :class:`~a.B` "
+                  "is one", _linker)
+    assert line == "we keep both ignored\\_states and ignored\\_modules, but a.B is one"
+
+
+def test_balanced_literals_next_to_formulas_stay_code():
+    html = _html(to_markdown("it represents ``1*x\n+ 2*y`` here", _linker))
     assert "<code>1*x + 2*y</code>" in html

@@ -1,4 +1,4 @@
-"""indexgen.syntax.unparse writes what ast.unparse writes, with or without ast.unparse."""
+"""indexgen.extract.syntax.unparse writes what ast.unparse writes, with or without ast.unparse."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import indexgen
 import pytest
-from indexgen.syntax import _quick, unparse
+from indexgen.extract.syntax import _quick, unparse
 
 # Forms the quick path writes itself, and forms it must leave to ast.unparse (precedence,
 # string quoting, infinities, slices, starred and keyword-splat arguments...).
@@ -40,7 +40,7 @@ def test_common_annotation_forms_take_the_quick_path(source):
 
 def test_unparse_matches_ast_unparse_on_every_expression_of_indexgen():
     checked = 0
-    for path in sorted(Path(indexgen.__file__).parent.glob("*.py")):
+    for path in sorted(Path(indexgen.__file__).parent.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.expr):
                 assert unparse(node) == ast.unparse(node), (path.name, node.lineno)

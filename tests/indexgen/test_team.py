@@ -1,4 +1,4 @@
-"""The build's worker processes (indexgen.team): same pages as one process, failures raised in
+"""The build's worker processes (indexgen.run.team): same pages as one process, failures raised in
 the caller, no worker left behind, work cut largest first; the paused collector (collector)."""
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ import time
 
 import pytest
 from ig_helpers import read_tree, sample_config
-from indexgen import IndexgenError, analyze, build, dispatch, jobs, team, worker
-from indexgen.collector import collector_paused
-from indexgen.discover import discover
+from indexgen import IndexgenError, build
+from indexgen.analyze import project as analyze
+from indexgen.extract.discover import discover
+from indexgen.extract.runtime import collector_paused
+from indexgen.run import dispatch, jobs, team, worker
 
 
 @pytest.fixture
@@ -134,7 +136,7 @@ def test_a_worker_runs_without_the_collector_and_freezes_nothing():
     # What a worker makes is acyclic; the collector's passes only walked the summaries it
     # holds (see collector.tune_worker).
     def child(conn):
-        from indexgen.collector import tune_worker
+        from indexgen.extract.runtime import tune_worker
         tune_worker()
         with collector_paused():
             pass
@@ -176,7 +178,7 @@ def test_a_failure_while_preparing_is_reported_by_the_render(sample, monkeypatch
 
 def test_workers_run_below_the_calling_process(sample, monkeypatch, workers_for_any_batch):
     # The global pass runs in the calling process while the workers prepare; it must win the
-    # cores, so each worker lowers its priority (indexgen.worker.NICENESS) before any work.
+    # cores, so each worker lowers its priority (indexgen.run.worker.NICENESS) before any work.
     real = worker.extract
 
     def noting(src, *args):

@@ -1,5 +1,5 @@
 """``python -m indexgen``: the same as the ``indexgen`` command."""
 
-from indexgen.cli import main
+from indexgen.run.cli import main
 
 raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""The trace measurement of ``test_trace_recall.py`` on a package nobody here wrote.
+
+Runs the package's own test suite in this process with the profiler of
+``trace_workload.record`` (calls from one function of the package to another), builds the
+pages of the package's sources with indexgen in a separate process, and prints the recall of
+the observed calls on the pages' "Calls" and "Called by" lists (``trace_recall.figures``)::
+
+    python tests/indexgen/trace_package.py SRC/packaging TESTS [--json OUT] [-- PYTEST ARGS]
+
+``SRC/packaging`` is the package folder of an unpacked source distribution (it is put first
+on ``sys.path``, before pytest imports anything), ``TESTS`` its test folder.  Run by hand for
+docs/guides/indexgen.md; it is not part of the suite (it needs a downloaded package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("package", type=Path, help="the package folder (its sources)")
+    parser.add_argument("tests", type=Path, help="its test folder")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
+    args = parser.parse_args(argv)
+    package = args.package.resolve()
+    sys.path.insert(0, str(package.parent))  # the package under test, before pytest's own
+    sys.path.insert(1, str(HERE))
+    import pytest
+    from trace_recall import figures, page_edges, truth
+    from trace_workload import record
+
+    status: list[int] = []
+    observed = record(lambda: status.append(pytest.main(
+        [str(args.tests), "-q", "-p", "no:cacheprovider", *args.pytest_args])), str(package))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        subprocess.run([sys.executable, "-m", "indexgen", "build", str(package), "--out",
+                        str(out), "-q"], check=True, cwd=tmp)
+        calls, callers = page_edges(package, out)
+    true, left_out = truth(package, observed)
+    found = figures(true, calls, callers)
+    found.update(left_out=left_out, tests_status=status[0] if status else None,
+                 missing=[list(e) for e in sorted(true - calls)])
+    print(json.dumps(found, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(found, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+"""The static call graph of a build: who calls whom, and what a call does through others.
+
+Every call a file records (:class:`~indexgen.extract.model.Call`) is resolved with
+:class:`~indexgen.analyze.resolve.Resolver`: ``self.m()``/``cls.m()`` in a method look ``m`` up in
+the class and its project bases, ``super().m()`` in the bases only, anything else through the
+file's namespace (definitions, imports, re-exports, aliases).  A call to a project definition
+becomes an edge; a call to a name imported from outside the build is *external*; calls to
+builtins are dropped; everything else (an attribute of an object, a local value, a name nothing
+binds) is *unresolved* and shown as such -- never guessed.
+
+On top of the edges: :func:`called_by` inverts them, :func:`effects` follows them to find
+what each definition does through the project functions it calls (collectives, file access,
+subprocesses...), :func:`indirect_findings` names the call sites that do something that way and
+:func:`reach` finds every definition reachable from a set of calls.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from indexgen.analyze.context import CallEdge, CallerRef, IndirectFinding
+from indexgen.analyze.resolve import Resolver
+from indexgen.analyze.types import Types
+from indexgen.extract.calls import receiver_name
+from indexgen.extract.model import Call
+
+#: ``key -> caller anchor ('' for module level) -> edges`` for one build.
+Edges = dict[str, dict[str, list[CallEdge]]]
+#: ``key -> caller anchor -> reason -> number of calls`` not resolved statically.
+Unresolved = dict[str, dict[str, dict[str, int]]]
+#: A definition: (file key, anchor).
+Node = tuple[str, str]
+
+
+def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = None,
+                 types: Types | None = None) -> list[CallEdge]:
+    """Where one call of file ``key`` leads: the callees (several when the receiver's type
+    is a union), then the properties read on the way (kind ``read``); none for a builtin.
+    ``cls``: the class whose method makes the call ('' for none), when the caller knows it
+    already; ``types``: evaluate receivers the namespace alone cannot settle."""
+    text = call.text
+    typed = call.local and types is not None and receiver_name(text) in types.local_names(
+        key, call.caller)  # a full summary's call on a local value whose type is known
+    if text[0] == "&":  # a function handed to a call, to be called later
+        return _callbacks(resolver, key, call, cls, types) if typed or not call.local else []
+    if text[0] == "^":  # an attribute a test file reads: a property runs
+        if types is None or (call.local and not typed):
+            return []
+        read: set[tuple[str, str]] = set()
+        types.evaluate(key, call.caller, text[1:], read)
+        return [CallEdge(call.line, text[1:], "read", k, resolver.anchor(k, q), q)
+                for k, q in sorted(read)]
+    if call.local and not typed:
+        return [CallEdge(call.line, text, "unresolved", label=UNKNOWN_VALUE)]
+    if text.startswith("("):
+        return [CallEdge(call.line, text, "unresolved", label=COMPUTED)]
+    if cls is None:
+        cls = _class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
+    parts = text.split(".")
+    target = None
+    if "(" not in text and "[" not in text:
+        head = parts[0]
+        if head in ("self", "cls") and cls:
+            target = resolver.method(key, cls, parts[1]) if len(parts) == 2 else None
+        elif types is None or head not in types.local_names(key, call.caller):
+            target = resolver.name_in(key, text)
+    elif parts[0] == "super()" and len(parts) == 2:
+        target = resolver.inherited(key, cls, parts[1]) if cls else None
+    if target is not None:
+        if types is not None and target.kind == "project" and target.qualname:
+            kind = resolver.module(target.key).kinds.get(target.qualname)
+            if kind == "class":  # calling a class runs its __init__
+                k, q = types.constructor(target.key, target.qualname)
+                return [CallEdge(call.line, text, "project", k, resolver.anchor(k, q), q)]
+            if kind is None:  # a module attribute: what its value is
+                return _edges(resolver, types, call, types.of_target(target), target)
+        return _edges(resolver, types, call, None, target)
+    if types is None:
+        why = UNKNOWN_VALUE if len(parts) > 1 else RUN_TIME_NAME
+        return [CallEdge(call.line, text, "unresolved", label=why)]
+    read: set[tuple[str, str]] = set()
+    values = types.evaluate(key, call.caller, text, read)
+    found = _edges(resolver, types, call, values, None)
+    found += [CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q)
+              for k, q in sorted(read)]
+    return found
+
+
+def _callbacks(resolver: Resolver, key: str, call: Call, cls: str | None,
+               types: Types | None) -> list[CallEdge]:
+    """``callback`` edges to the project functions a reference (``&self._on_grad``, given to
+    a ``register_*hook`` or ``partial`` call) may name; nothing else counts."""
+    if types is None:
+        return []
+    if cls is None:
+        cls = _class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
+    text = call.text[1:]
+    if text.startswith(("self.", "cls.")) and cls and text.count(".") == 1:
+        target = resolver.method(key, cls, text.partition(".")[2])
+        values = types.of_target(target) if target else frozenset()
+    else:
+        values = types.evaluate(key, call.caller, text)
+    return [CallEdge(call.line, text, "callback", v[1], resolver.anchor(v[1], v[2]), v[2])
+            for v in sorted(v for v in values if v[0] == "f")]
+
+
+#: Why a call is not resolved: the reasons pages count.
+UNKNOWN_VALUE = "on a value of unknown type"
+RUN_TIME_NAME = "to a name bound at run time"
+COMPUTED = "on a computed value"
+MODULE = "to a module"
+
+
+def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
+           ) -> list[CallEdge]:
+    """The edges of one call whose callee may be ``values`` (or, without types, the
+    resolved ``target``)."""
+    line, text = call.line, call.text
+    if values is None:  # no type evaluation: the target as it is
+        if target.kind == "builtin":
+            return []
+        if target.kind == "external":
+            return [CallEdge(line, text, "external", label=target.qualname)]
+        if not target.qualname:
+            return [CallEdge(line, text, "unresolved", label=MODULE)]
+        return [CallEdge(line, text, "project", target.key,
+                         resolver.anchor(target.key, target.qualname), target.qualname)]
+    found = []
+    for value in (sorted(values, key=repr) if len(values) > 1 else values):
+        kind = value[0]
+        if kind == "f":
+            found.append(CallEdge(line, text, "project", value[1],
+                                  resolver.anchor(value[1], value[2]), value[2]))
+        elif kind == "c":
+            k, q = types.constructor(value[1], value[2])
+            found.append(CallEdge(line, text, "project", k, resolver.anchor(k, q), q))
+        elif kind == "i":
+            found += _edges(resolver, types, call, types.member(value, "__call__"), None)
+        elif kind == "x" or kind == "xi":
+            found.append(CallEdge(line, text, "external", label=value[1]))
+        elif kind == "b" or kind == "r":
+            continue  # a builtin, or a method of a builtin container
+    if not found and not any(v[0] in ("b", "r") for v in values):
+        bare = "." not in text and "(" not in text and "[" not in text
+        why = (MODULE if any(v[0] == "m" for v in values) else
+               RUN_TIME_NAME if bare and target is None else UNKNOWN_VALUE)
+        found.append(CallEdge(line, text, "unresolved", label=why))
+    return found
+
+
+def _class_of(resolver: Resolver, key: str, caller: str) -> str:
+    """The class whose method ``caller`` is, or ''."""
+    cls = caller.rpartition(".")[0]
+    return cls if cls and resolver.module(key).kinds.get(cls) == "class" else ""
+
+
+def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
+          unresolved: Unresolved | None = None) -> Edges:
+    """Resolved calls of the given files, by caller, in line order; the calls not resolved
+    are counted by reason into ``unresolved`` (the pages show counts, never a list).
+
+    A file calls the same expression from the same class many times (``torch.cat``,
+    ``self._check``): a call whose path starts with a name of the module or with ``self`` is
+    resolved once per ``(text, class)`` and file, one on a name of its function once per
+    ``(text, caller)``, and the edges reused with the call's own line.
+    """
+    found: Edges = {}
+    for key in keys:
+        by_caller: dict[str, list[CallEdge]] = {}
+        counts: dict[str, dict[str, int]] = {}
+        qualname_of = resolver.module(key).qualname_of
+        seen: dict[tuple[str, str], list[CallEdge]] = {}
+        classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
+        names_of = types.names_of(key) if types is not None else {}
+        make = CallEdge._make
+        for call in resolver.files[key].calls:
+            caller, text = call.caller, call.text
+            cls = classes.get(caller)
+            if cls is None:
+                cls = classes[caller] = _class_of(resolver, key, qualname_of.get(caller, ""))
+            names = names_of.get(caller)
+            memo = (text, caller if names and receiver_name(text) in names else cls, call.local)
+            out_edges = seen.get(memo)
+            if out_edges is None:
+                out_edges = seen[memo] = resolve_call(resolver, key, call, cls, types)
+            if not out_edges:
+                continue
+            out = by_caller.get(caller)
+            line = call.line
+            for edge in out_edges:
+                kind = edge[2]
+                if kind == "unresolved":
+                    mine = counts.get(caller)
+                    if mine is None:
+                        mine = counts[caller] = {}
+                    mine[edge[5]] = mine.get(edge[5], 0) + 1
+                    continue
+                if edge[0] != line:
+                    edge = make((line, *edge[1:]))
+                if out is None:
+                    out = by_caller[caller] = []
+                elif kind != "external" and out[-1][0] == line and _repeats(out, edge):
+                    continue  # one edge per callee and line: the pages list lines
+                out.append(edge)
+        found[key] = by_caller
+        if unresolved is not None and counts:
+            unresolved[key] = counts
+    return found
+
+
+def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:
+    """Whether ``out`` (calls in line order) ends with calls on the line of ``edge`` of which
+    one already leads to its callee (``f(g(x), g(y))``, ``self.a.run(); self.b.run()``)."""
+    for other in reversed(out):
+        if other.line != edge.line:
+            return False
+        if other.kind == edge.kind and other.anchor == edge.anchor and other.key == edge.key:
+            return True
+    return False
+
+
+def called_by(graph: Edges, resolver: Resolver, kind: str = "project"
+              ) -> dict[str, dict[str, list[CallerRef]]]:
+    """``callee key -> callee anchor -> call sites``, sorted: the exact inverse of the edges
+    of ``kind`` (``project`` calls, or ``read`` properties)."""
+    found: dict[str, dict[str, list[CallerRef]]] = {}
+    for key, by_caller in graph.items():
+        qualname_of = resolver.module(key).qualname_of
+        for caller, out in by_caller.items():
+            for edge in out:
+                if edge.kind == kind:
+                    found.setdefault(edge.key, {}).setdefault(edge.anchor, []).append(
+                        CallerRef(key, qualname_of.get(caller, ""), caller, edge.line))
+    for by_anchor in found.values():
+        for refs in by_anchor.values():
+            refs.sort()
+    return found
+
+
+def effects(graph: Edges, resolver: Resolver) -> dict[Node, frozenset[str]]:
+    """What each definition does, directly or through the project functions it calls.
+
+    A worklist over the reversed graph: when a callee's set grows, its callers are revisited;
+    sets only grow and are small, so cycles end.
+    """
+    total: dict[Node, set[str]] = {}
+    callers: dict[Node, set[Node]] = {}
+    for key, by_caller in graph.items():
+        for caller, out in by_caller.items():
+            for edge in out:
+                if edge.kind == "project":
+                    for node in entered(resolver, edge):
+                        callers.setdefault(node, set()).add((key, caller))
+    for key in graph:
+        for anchor, found in resolver.module(key).effects.items():
+            total.setdefault((key, anchor), set()).update(found)
+    work = deque(total)
+    while work:
+        node = work.popleft()
+        mine = total.get(node, set())
+        for caller in callers.get(node, ()):
+            theirs = total.setdefault(caller, set())
+            if not mine <= theirs:
+                theirs |= mine
+                work.append(caller)
+    return {node: frozenset(found) for node, found in total.items()}
+
+
+def entered(resolver: Resolver, edge: CallEdge) -> list[Node]:
+    """The definitions a project call runs: the callee, and ``__init__`` for a class."""
+    nodes = [(edge.key, edge.anchor)]
+    table = resolver.module(edge.key)
+    if table.kinds.get(edge.label) == "class":
+        init = table.defs.get(f"{edge.label}.__init__")
+        if init:
+            nodes.append((edge.key, init))
+    return nodes
+
+
+def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver: Resolver
+                      ) -> dict[str, list[IndirectFinding]]:
+    """Call sites whose project callee in another file does something of interest, by file,
+    in line order (what a file's own functions do is already in its direct findings)."""
+    found: dict[str, list[IndirectFinding]] = {}
+    for key, by_caller in graph.items():
+        items = []
+        qualname_of = resolver.module(key).qualname_of
+        for caller, out in by_caller.items():
+            for edge in out:
+                if edge.kind != "project" or edge.key == key:
+                    continue
+                does = set()
+                for node in entered(resolver, edge):
+                    does |= totals.get(node, frozenset())
+                for category in sorted(does):
+                    items.append(IndirectFinding(category, edge.line, edge.text,
+                                                 qualname_of.get(caller, ""), edge.key,
+                                                 edge.anchor, edge.label))
+        if items:
+            found[key] = sorted(items, key=lambda f: (f.line, f.category, f.text))
+    return found
+
+
+#: Edges whose target runs: a call, a property read, a callback (when it is called back).
+_RUNS = frozenset({"project", "read", "callback"})
+
+
+def reach(graph: Edges, start: list[Node], resolver: Resolver) -> set[Node]:
+    """Every definition reachable from the definitions ``start`` (themselves included)."""
+    seen: set[Node] = set()
+    work = deque(start)
+    while work:
+        node = work.popleft()
+        if node in seen:
+            continue
+        seen.add(node)
+        for edge in graph.get(node[0], {}).get(node[1], ()):
+            if edge.kind in _RUNS:
+                work.extend(entered(resolver, edge))
+    return seen

@@ -1,0 +1,272 @@
+"""Stage 2: the global pass over all file summaries.
+
+It classifies imports (standard library, third party, this project) and resolves them --
+through re-exports and aliases, with :class:`~indexgen.analyze.resolve.Resolver` -- to the file and
+definition they reach; inverts them into "imported by"; resolves every call into the static
+call graph (:mod:`indexgen.analyze.callgraph`) with what each call does through the project functions
+it reaches; links the names docstrings cross-reference and annotations use; finds the tests
+that import each module or reach it through calls; and groups files into folders.  It reads
+only the fields kept by :func:`compact`, so an incremental build that reuses cached summaries
+computes exactly the same contexts as a full build.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import sys
+from dataclasses import replace
+
+from indexgen.analyze import callgraph
+from indexgen.analyze.context import FileContext, FolderInfo
+from indexgen.analyze.resolve import Resolver, Target
+from indexgen.analyze.tests import TEST_PREFIX, find_tests, test_module
+from indexgen.analyze.types import Types
+from indexgen.extract.bindings import typed_local
+from indexgen.extract.docstrings import first_paragraph
+from indexgen.extract.model import Call, FileSummary, ImportRecord
+
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+_UNKNOWN = object()
+
+
+def compact(summary: FileSummary) -> FileSummary:
+    """The part of a summary the global pass reads (what the manifest caches).
+
+    Keeps imports, every definition's place, bases, anchor and effects, module attributes,
+    calls that are not on local values, cross-reference targets, ``__all__`` and the first
+    docstring paragraph (the whole docstring for packages); drops identifiers, findings and
+    per-definition prose.
+    """
+    keep = [_copy(d, signature="", summary="", decorators=[], labels=[], attributes=[],
+                  doc=[], type_refs=[]) for d in summary.definitions]
+    return replace(summary, definitions=keep, identifiers={}, findings=[],
+                   docstring=compact_docstring(summary), doc=[],
+                   calls=compact_calls(summary), cli_options=[], main_line=0,
+                   imports=[_copy(i, category="", target="", anchor="")
+                            for i in summary.imports])
+
+
+def compact_docstring(summary: FileSummary) -> str:
+    """The module docstring a compact summary keeps: a package's whole (its folder page shows
+    it), a module's first paragraph."""
+    if summary.is_package:
+        return summary.docstring
+    return first_paragraph(summary.docstring, collapse=False)
+
+
+def compact_calls(summary: FileSummary) -> list[Call]:
+    """The calls a compact summary keeps, in line order, each once: those not on local values,
+    and those on local values whose type the global pass may infer (their receiver's name has
+    sources, :func:`typed_local`; kept as not local: the global
+    pass looks their names up in the function's ``names`` first)."""
+    names = {d.anchor: d.names for d in summary.definitions if d.names}
+    kept = []
+    for c in summary.calls:  # in line order (indexgen.extract.calls.attribute)
+        if c.local:
+            if not typed_local(c, names):
+                continue
+            c = Call(c.caller, c.text, c.line)
+        kept.append(c)
+    return list(dict.fromkeys(kept))
+
+
+def _copy(record: object, **changes: object) -> object:
+    """A copy of a record of :mod:`indexgen.extract.model` with some fields changed: what
+    :func:`dataclasses.replace` makes (those records have no ``__post_init__`` and no
+    ``init=False`` field), at a fraction of its cost for the tens of thousands of
+    definitions and imports of a large build."""
+    new = object.__new__(type(record))
+    new.__dict__.update(record.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+class Project:
+    """All summaries of one build and the relations between them.
+
+    Args:
+        summaries: Compact summaries (see :func:`compact`) of every documented file.
+        tests: Summaries of test files (imports, identifiers and calls are read), keyed by
+            their path relative to the project directory.
+    """
+
+    def __init__(self, summaries: list[FileSummary], tests: dict[str, FileSummary]) -> None:
+        self.files = {s.key: s for s in sorted(summaries, key=lambda s: s.key)}
+        self.tests = dict(sorted(tests.items()))
+        namespaces = dict(self.files)
+        namespaces.update((TEST_PREFIX + path, t) for path, t in self.tests.items())
+        self.resolver = Resolver(namespaces, {test_module(path): TEST_PREFIX + path
+                                              for path in self.tests})
+        self.types = Types(self.resolver)
+        by_module = {s.module for s in self.files.values() if s.module}
+        # The outermost documented packages and modules: an import inside one of them is
+        # "this project" even when the exact module is not a file (e.g. a re-export).
+        self.prefixes = {m for m in by_module if m.rpartition(".")[0] not in by_module}
+        self._categories: dict[str, str] = {}  # module -> category of imports written absolute
+        self._targets: dict[tuple[str, str, str], Target | None] = {}  # see project_target
+
+    # -- imports ---------------------------------------------------------------------------
+    def category(self, imp: ImportRecord) -> str:
+        """``stdlib``, ``third-party`` or ``project`` for one import."""
+        if imp.written.startswith("."):
+            return "project"
+        found = self._categories.get(imp.module)
+        if found is None:
+            found = self._categories[imp.module] = self._module_category(imp.module)
+        return found
+
+    def _module_category(self, module: str) -> str:
+        parts = module.split(".")
+        for i in range(1, len(parts) + 1):
+            if ".".join(parts[:i]) in self.prefixes:
+                return "project"
+        return "stdlib" if parts[0] in _STDLIB else "third-party"
+
+    def project_target(self, imp: ImportRecord) -> Target | None:
+        """What an import of this project binds (None for other imports): the one rule every
+        use of an import goes through (kept: the contexts, the folders and the render of each
+        file all ask)."""
+        memo = (imp.written, imp.module, imp.name)
+        found = self._targets.get(memo, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = self._targets[memo] = (self.import_target(imp)
+                                           if self.category(imp) == "project" else None)
+        return found
+
+    def import_target(self, imp: ImportRecord) -> Target | None:
+        """The project module or definition an import binds, following re-exports."""
+        if imp.name == "*":
+            return None
+        if imp.name:
+            found = self.resolver.attribute_of(imp.module, imp.name)
+        else:
+            found = self.resolver.absolute(imp.module)
+        return found if found is not None and found.kind == "project" else None
+
+    def _read_from(self, imp: ImportRecord, target: Target) -> str:
+        """The file a ``from`` import reads when that is not where the name is defined (a
+        re-export through a package), else ''."""
+        key = self.resolver.by_module.get(imp.module, "") if imp.name else ""
+        return key if key and key != target.key else ""
+
+    def import_link(self, imp: ImportRecord) -> tuple[str, str]:
+        """``(file key, anchor)`` of what a project import binds, ``("", "")`` otherwise."""
+        target = self.project_target(imp)
+        if target is None:
+            return "", ""
+        return target.key, self.resolver.anchor(target.key, target.qualname)
+
+    def classify_imports(self, summary: FileSummary) -> None:
+        """Set ``category``, ``target`` and ``anchor`` on every import of ``summary``."""
+        for imp in summary.imports:
+            imp.category = self.category(imp)
+            imp.target, imp.anchor = self.import_link(imp)
+
+    # -- contexts --------------------------------------------------------------------------
+    def contexts(self) -> dict[str, FileContext]:
+        """The :class:`FileContext` of every file, keyed by file key."""
+        ctx = {key: FileContext() for key in self.files}
+        for key, s in self.files.items():
+            self._imports(key, s, ctx)
+            self._bases_and_links(key, s, ctx[key])
+        unresolved: callgraph.Unresolved = {}
+        graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved)
+        totals = callgraph.effects(graph, self.resolver)
+        indirect = callgraph.indirect_findings(graph, totals, self.resolver)
+        for key, by_anchor in callgraph.called_by(graph, self.resolver).items():
+            ctx[key].called_by = dict(sorted(by_anchor.items()))
+        for key, by_anchor in callgraph.called_by(graph, self.resolver, "read").items():
+            ctx[key].read_by = dict(sorted(by_anchor.items()))
+        for key, by_anchor in callgraph.called_by(graph, self.resolver, "callback").items():
+            ctx[key].passed_by = dict(sorted(by_anchor.items()))
+        for key, by_caller in graph.items():
+            ctx[key].calls = dict(sorted(by_caller.items()))
+            ctx[key].unresolved = {caller: dict(sorted(counts.items()))
+                                   for caller, counts in sorted(unresolved.get(key, {}).items())}
+            ctx[key].indirect = indirect.get(key, [])
+        find_tests(self, ctx, graph)
+        for key, c in ctx.items():
+            c.imported_by = sorted(c.imported_names)
+            for names in c.imported_names.values():
+                names.sort()
+            c.targets = dict(sorted(c.targets.items()))
+            c.base_links = dict(sorted(c.base_links.items()))
+            partners = {*c.imported_by, *c.targets.values()}
+            partners |= {e.key for out in c.calls.values() for e in out if e.kind == "project"}
+            partners |= {r.key for refs in c.called_by.values() for r in refs}
+            partners.discard(key)
+            c.lines = {k: self.files[k].summary_line for k in sorted(partners)}
+        return ctx
+
+    def files_read(self, imp: ImportRecord, target: Target) -> list[tuple[str, str]]:
+        """``(file key, name)`` an import reads: the file defining what it binds (the
+        top-level name, '' for a module) and the package re-exporting it, if any."""
+        found = [(target.key, target.qualname.partition(".")[0])]
+        via = self._read_from(imp, target)
+        if via:
+            found.append((via, imp.name))
+        return found
+
+    def _imports(self, key: str, s: FileSummary, ctx: dict[str, FileContext]) -> None:
+        for imp in s.imports:
+            target = self.project_target(imp)
+            if target is None:
+                continue
+            for file_key, name in self.files_read(imp, target):
+                if file_key == key:
+                    continue
+                ctx[key].targets[self.files[file_key].module] = file_key
+                names = ctx[file_key].imported_names.setdefault(key, [])
+                if name and name not in names:
+                    names.append(name)
+
+    def _bases_and_links(self, key: str, s: FileSummary, c: FileContext) -> None:
+        for d in s.definitions:
+            for base in d.bases:
+                if "(" in base:
+                    continue
+                target = self.resolver.name_in(key, base)
+                if target and target.kind == "project" and target.qualname \
+                        and target.key != key:
+                    c.base_links[base] = (target.key,
+                                          self.resolver.anchor(target.key, target.qualname))
+        for ref in s.references:
+            if ref.startswith("."):
+                continue  # relative to the current class: the page resolves it
+            target = self.resolver.absolute(ref) or self.resolver.name_in(key, ref)
+            if target and target.kind == "project":
+                c.links[ref] = (target.key, self.resolver.anchor(target.key, target.qualname))
+
+    # -- folders ---------------------------------------------------------------------------
+    def folders(self) -> list[FolderInfo]:
+        """Every folder that holds source files at any depth, sorted by (root, path)."""
+        infos: dict[tuple[str, str], FolderInfo] = {}
+
+        def get(root: str, rel: str) -> FolderInfo:
+            if (root, rel) not in infos:
+                infos[(root, rel)] = FolderInfo(root, rel)
+                if rel:
+                    parent = get(root, posixpath.dirname(rel))
+                    parent.subfolders.append(rel)
+            return infos[(root, rel)]
+
+        for key, s in self.files.items():
+            info = get(s.root, posixpath.dirname(s.relpath))
+            info.files.append(key)
+            if s.is_package:
+                info.package = key
+        first_line: dict[tuple[str, str], int] = {}
+        for key, s in self.files.items():
+            for imp in s.imports:
+                target = self.project_target(imp)
+                if target and target.key != key:
+                    first_line.setdefault((key, target.key), imp.lineno)
+        for (src, dst), line in first_line.items():
+            if posixpath.dirname(src) == posixpath.dirname(dst):
+                s = self.files[src]
+                infos[(s.root, posixpath.dirname(s.relpath))].edges.append((src, dst, line))
+        for info in infos.values():
+            info.files.sort()
+            info.subfolders.sort()
+            info.edges.sort()
+        return [infos[k] for k in sorted(infos)]

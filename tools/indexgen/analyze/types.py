@@ -1,0 +1,424 @@
+"""What a value is, as far as the annotations and assignments of the project say.
+
+:class:`Types` evaluates the *paths* of the extraction stage (``self.group.pre_forward``,
+``ctx.current()``, ``next(iter(self.fsdp_params))``: :func:`indexgen.extract.syntax.path`)
+in the scope of a function or a module, to the set of things the value may be (the value
+tuples of :mod:`indexgen.analyze.values`).
+
+Where a value comes from:
+
+- a name: the function's own names (:attr:`~indexgen.extract.model.Definition.names`: an
+  annotation, what was assigned, looped over or appended, an ``isinstance`` test),
+  ``self``/``cls`` of a method, else the module's namespace
+  (:class:`~indexgen.analyze.resolve.Resolver`); a module attribute is what its source says
+  (``recorder = Recorder()``); a module imported by a name the source gives is that module;
+- an attribute of an instance: a method, a property (its return annotation; the read is
+  noted), or an attribute the class's methods assign (``self.group = group``), its body
+  annotates, or functions elsewhere assign or append to (``ctx.order.append(self)``:
+  :meth:`Types.extras`), looked up in the class and then its project bases; an attribute a
+  project class does not define is its outside base's (``self.register_forward_hook`` of an
+  ``nn.Module``), or what its ``__getattr__`` hands on (``getattr(self.module, name)``);
+- a call: a class gives an instance, a function its return annotation (with none, or
+  ``Any``, what its ``return`` and ``yield`` statements give); ``iter``, ``next``,
+  ``enumerate``, ``zip``, ``list``, ``sorted``... follow their arguments;
+- a subscript or an iteration: the element type of ``list[X]``, ``dict[K, V]``,
+  ``tuple[A, B]``, ``Iterator[X]`` and the like; ``X | None`` and ``Optional[X]`` are ``X``.
+
+Nothing is guessed: a value nothing types stays unknown, and the call on it unresolved.
+
+Why this module is longer than the house's ~300 lines: names, members, calls and items are
+evaluated by one recursion (a member's source is a path whose steps are members and calls,
+whose results are annotations or paths again), with one memo and one guard against cycles;
+split into files, one evaluation would be read across several.  The value tuples, the path
+parser and the reading of annotations live in :mod:`indexgen.analyze.values`.
+"""
+
+from __future__ import annotations
+
+from indexgen.analyze.resolve import Resolver, Target
+from indexgen.analyze.values import (
+    NONE,
+    Annotations,
+    Value,
+    Values,
+    container_member,
+    element_of,
+    item_of,
+    ordered,
+    parse,
+    union,
+)
+from indexgen.extract.model import Definition
+
+_DEPTH = 25  # paths evaluated inside one another
+
+
+class Types(Annotations):
+    """Evaluate paths and annotations over the summaries of a build.
+
+    Args:
+        resolver: The build's name resolver (its summaries are read for ``names``,
+            ``members``, ``returns`` and module attribute sources).
+    """
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self._defs: dict[str, tuple[dict[str, Definition], dict[str, Definition]]] = {}
+        self._memo: dict[tuple, Values] = {}
+        self._types: dict[tuple, Values] = {}
+        self._active: set[tuple] = set()
+        self._mro: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self._parsed: dict[str, object] = {}
+        self._extras: dict[tuple[str, str, str], list[tuple[str, str, str]]] | None = None
+        self._depth = 0
+
+    # -- tables ------------------------------------------------------------------------------
+    def definitions(self, key: str) -> tuple[dict[str, Definition], dict[str, Definition]]:
+        """(by anchor, by qualname: the first that is not an overload stub) of one file."""
+        found = self._defs.get(key)
+        if found is None:
+            by_anchor, by_name = {}, {}
+            for d in self.resolver.files[key].definitions:
+                by_anchor[d.anchor] = d
+                if d.qualname not in by_name or (by_name[d.qualname].overload and not d.overload):
+                    by_name[d.qualname] = d
+            found = self._defs[key] = (by_anchor, by_name)
+        return found
+
+    def mro(self, key: str, cls: str) -> list[tuple[str, str]]:
+        """The class and its project bases, depth first in base order, each once; a base
+        outside the build is listed as ``("", dotted)``."""
+        memo = (key, cls)
+        found = self._mro.get(memo)
+        if found is None:
+            found = self._mro[memo] = []
+            self._walk_bases(key, cls, found, 0)
+        return found
+
+    def _walk_bases(self, key: str, cls: str, out: list, depth: int) -> None:
+        if (key, cls) in out or depth > 30:
+            return
+        out.append((key, cls))
+        for base in self.resolver.module(key).bases.get(cls, []):
+            if "(" in base or "[" in base:
+                base = base.split("[", 1)[0]
+                if "(" in base:
+                    continue
+            target = self.resolver.name_in(key, base)
+            if target and target.kind == "project" and target.qualname:
+                self._walk_bases(target.key, target.qualname, out, depth + 1)
+            elif target and target.kind == "external" and ("", target.qualname) not in out:
+                out.append(("", target.qualname))
+
+    def names_of(self, key: str) -> dict[str, dict[str, list[str]]]:
+        """Anchor -> ``names`` of the functions of one file that have any."""
+        return {a: d.names for a, d in self.definitions(key)[0].items() if d.names}
+
+    def local_names(self, key: str, anchor: str) -> dict[str, list[str]]:
+        """The names of the definition ``anchor`` whose sources are known (empty for none)."""
+        d = self.definitions(key)[0].get(anchor) if anchor else None
+        return d.names if d is not None else {}
+
+    def constructor(self, key: str, cls: str) -> tuple[str, str]:
+        """(file key, qualname) of what calling the class runs: the ``__init__`` it defines or
+        inherits from a project base, else the class itself (a dataclass, or an ``__init__``
+        from outside the build)."""
+        for k, c in self.mro(key, cls):
+            if not k:
+                break
+            if f"{c}.__init__" in self.definitions(k)[1]:
+                return k, f"{c}.__init__"
+        return key, cls
+
+    # -- entry points ------------------------------------------------------------------------
+    def evaluate(self, key: str, anchor: str, text: str, reads: set | None = None) -> Values:
+        """What the path ``text`` may be, written in the definition ``anchor`` of file
+        ``key`` ('' for module level).  ``reads`` collects ``(file key, qualname)`` of the
+        project properties the path itself reads (``self.group.is_sharded.x``)."""
+        steps = self._parsed.get(text)
+        if steps is None:
+            steps = self._parsed[text] = parse(text)
+        if self._depth > _DEPTH:
+            return NONE  # a chain of values this long says little, and costs the stack
+        self._depth += 1
+        try:
+            return self._steps(key, anchor, steps, reads)
+        finally:
+            self._depth -= 1
+
+    def _property(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
+        """``[(file key, qualname)]`` of the property ``attr`` of the class, if it is one."""
+        for k, c in self.mro(key, cls):
+            d = self.definitions(k)[1].get(f"{c}.{attr}") if k else None
+            if d is not None:
+                return [(k, d.qualname)] if d.kind == "property" else []
+        return []
+
+    # -- paths -------------------------------------------------------------------------------
+    def _steps(self, key: str, anchor: str, steps: tuple, reads: set | None = None) -> Values:
+        if not steps:
+            return NONE
+        kind, first = steps[0]
+        if kind == "n":
+            values = self._name(key, anchor, first)
+        else:  # a literal: what its items (or the values of the mappings it unpacks) are
+            held = []
+            for splat, item in first:
+                found = self._steps(key, anchor, item)
+                held.append(union(v[2] for v in found if v[0] == "d") if splat else found)
+            values = frozenset({("s", union(held)) if kind == "l" else ("d", NONE,
+                                                                          union(held))})
+        for kind, arg in steps[1:]:
+            if not values:
+                return NONE
+            if kind == "a":
+                if reads is not None:
+                    reads.update(p for v in values if v[0] == "i"
+                                 for p in self._property(v[1], v[2], arg))
+                if len(values) == 1:  # the common case: no union to make
+                    for v in values:
+                        values = self.member(v, arg)
+                else:
+                    values = union(self.member(v, arg) for v in ordered(values))
+            elif kind == "c":
+                values = union(self.call(v, key, anchor, arg) for v in ordered(values))
+            else:
+                values = union(self.item(v, arg) for v in ordered(values))
+        return values
+
+    def _name(self, key: str, anchor: str, name: str) -> Values:
+        d = (self._defs.get(key) or self.definitions(key))[0].get(anchor) if anchor else None
+        if d is not None and (name in d.names or (
+                d.parent and d.kind != "class" and (name == "self" or name == "cls"))):
+            memo = (key, anchor, name)  # a name of the function: its own memo
+        else:
+            memo = (key, "", name)  # a name of the module, the same in all its functions
+            d = None
+        found = self._memo.get(memo)
+        if found is not None:
+            return found
+        if memo in self._active:
+            return NONE
+        self._active.add(memo)
+        try:
+            found = self._memo[memo] = self._name_uncached(key, d, name)
+        finally:
+            self._active.discard(memo)
+        return found
+
+    def _name_uncached(self, key: str, d: Definition | None, name: str) -> Values:
+        if d is not None:
+            sources = d.names.get(name)
+            if sources:
+                return union(self.source(key, d.anchor, s, d.parent) for s in sources)
+            kind = "c" if name == "cls" or d.kind == "classmethod" else "i"
+            return frozenset({(kind, key, d.parent)})
+        target = self.resolver.name_in(key, name)
+        return self.of_target(target) if target else NONE
+
+    def source(self, key: str, anchor: str, source: str, cls: str = "") -> Values:
+        """What one source (``:annotation``, ``=path``, ``@``) gives, read in ``anchor``."""
+        if source[0] == ":":
+            return self.annotation(key, source[1:], cls)
+        if source[0] == "%":  # a module imported by name (importlib.import_module("x"))
+            target = self.resolver.absolute(source[1:])
+            return self.of_target(target) if target else frozenset({("x", source[1:])})
+        if source[0] == "@":  # the first parameter of a method: the instance (or the class)
+            d = self.definitions(key)[0].get(anchor)
+            if d is None or not d.parent:
+                return NONE
+            return frozenset({("c" if d.kind == "classmethod" else "i", key, d.parent)})
+        return self.evaluate(key, anchor, source[1:])
+
+    def of_target(self, target: Target) -> Values:
+        """The value a resolved name stands for."""
+        if target.kind == "builtin":
+            return frozenset({("b", target.qualname)})
+        if target.kind == "external":
+            return frozenset({("x", target.qualname)})
+        if not target.qualname:
+            return frozenset({("m", target.key)})
+        by_name = self.definitions(target.key)[1]
+        d = by_name.get(target.qualname)
+        if d is not None:
+            return frozenset({("c" if d.kind == "class" else "f", target.key, target.qualname)})
+        attr = self.resolver.module(target.key).attrs.get(target.qualname)
+        if attr is not None and attr.source:
+            memo = (target.key, "", "\0" + attr.name)
+            if memo in self._active:
+                return NONE
+            self._active.add(memo)
+            try:
+                return self.source(target.key, "", attr.source)
+            finally:
+                self._active.discard(memo)
+        return NONE
+
+    # -- steps ---------------------------------------------------------------------------
+    def member(self, value: Value, attr: str) -> Values:
+        """``value.attr``."""
+        kind = value[0]
+        if kind == "i" or kind == "c":
+            return self._class_member(value[1], value[2], attr, kind == "i")
+        if kind == "m":
+            target = self.resolver.name_in(value[1], attr) if self.resolver.files[
+                value[1]].module else None
+            found = self.resolver.absolute(
+                f"{self.resolver.files[value[1]].module}.{attr}") if target is None else target
+            return self.of_target(found) if found else NONE
+        return container_member(value, attr)
+
+    def _class_member(self, key: str, cls: str, attr: str, instance: bool) -> Values:
+        memo = ("\1", key, cls, attr, instance)
+        found = self._memo.get(memo)
+        if found is None:
+            if memo in self._active:
+                return NONE  # self.x = self.x.next(): what else it is decides
+            self._active.add(memo)
+            try:
+                found = self._class_member_uncached(key, cls, attr, instance)
+            finally:
+                self._active.discard(memo)
+            self._memo[memo] = found
+        return found
+
+    def _class_member_uncached(self, key: str, cls: str, attr: str, instance: bool) -> Values:
+        outside = ""
+        delegate = None
+        for k, c in self.mro(key, cls):
+            if not k:  # a base outside the build: the attribute may be its
+                outside = outside or c
+                continue
+            by_name = self.definitions(k)[1]
+            if instance and delegate is None and f"{c}.__getattr__" in by_name:
+                delegate = (k, by_name[f"{c}.__getattr__"])
+            d = by_name.get(f"{c}.{attr}")
+            if d is not None:
+                if d.kind == "class":
+                    return frozenset({("c", k, d.qualname)})
+                if d.kind == "property":
+                    if not instance or not d.returns:
+                        return NONE
+                    return self.annotation(k, d.returns, c)
+                return frozenset({("f", k, d.qualname)})
+            owner = by_name.get(c)
+            sources = owner.members.get(attr) if owner is not None else None
+            extras = self.extras().get((k, c, attr))
+            if sources or extras:
+                return union([*(self.source(k, anchor, s, c) for anchor, s in sources or ()),
+                               *(self.source(*extra) for extra in extras or ())])
+        if delegate is not None and not outside:
+            return self._delegated(*delegate, attr)
+        return frozenset({("x", f"{outside}.{attr}")}) if outside else NONE
+
+    def _delegated(self, k: str, getattr_def: Definition, attr: str) -> Values:
+        """``attr`` of an instance whose class's ``__getattr__`` (in file ``k``) hands it on
+        to another object (``return getattr(self.module, name)``): that object's ``attr``."""
+        found = []
+        for source in getattr_def.names.get("return", ()):
+            steps = self._parsed.get(source[1:]) or parse(source[1:])
+            if len(steps) == 2 and steps[0] == ("n", "getattr") and steps[1][0] == "c" \
+                    and len(steps[1][1]) == 2 and steps[1][1][0]:
+                held = self._steps(k, getattr_def.anchor, steps[1][1][0])
+                found.append(union(self.member(v, attr) for v in ordered(held)))
+        return union(found)
+
+    def extras(self) -> dict[tuple[str, str, str], list[tuple[str, str, str]]]:
+        """``(file key, class, attribute) -> [(file key, anchor, source)]``: what functions
+        elsewhere put into an attribute of another object (``ctx.order.append(self)``
+        gives the ``order`` of the class of ``ctx`` the source ``=[self]``), found once."""
+        if self._extras is None:
+            self._extras = {}
+            for key, s in self.resolver.files.items():
+                for d in s.definitions:
+                    for name, sources in d.names.items() if d.names else ():
+                        if name[0] != "+":
+                            continue
+                        base, _, attr = name[1:].rpartition(".")
+                        for v in ordered(self.evaluate(key, d.anchor, base)):
+                            if v[0] == "i":
+                                self._extras.setdefault((v[1], v[2], attr), []).extend(
+                                    (key, d.anchor, s) for s in sources)
+            self._memo.clear()  # what was evaluated to find them may hold more now
+        return self._extras
+
+    def call(self, value: Value, key: str, anchor: str, args: tuple) -> Values:
+        """What calling ``value`` gives; ``args``: the kept arguments of a builtin."""
+        kind = value[0]
+        if kind == "c":
+            return frozenset({("i", value[1], value[2])})
+        if kind == "f":
+            d = self.definitions(value[1])[1].get(value[2])
+            if d is None:
+                return NONE
+            if "return" in d.names:  # no annotation, or a vague one: what it returns
+                return self._returned(value[1], d)
+            return self.annotation(value[1], d.returns, d.parent) if d.returns else NONE
+        if kind == "r":
+            return value[1]
+        if kind == "b" and args is not None:
+            return self._builtin(value[1], key, anchor, args)
+        return NONE
+
+    def _returned(self, key: str, d: Definition) -> Values:
+        """What a function without a return annotation returns: what its ``return``
+        statements return (a recursive call adds nothing)."""
+        memo = ("\2", key, d.anchor)
+        found = self._memo.get(memo)
+        if found is None:
+            if memo in self._active:
+                return NONE
+            self._active.add(memo)
+            try:
+                found = union(self.source(key, d.anchor, s, d.parent)
+                               for s in d.names["return"])
+            finally:
+                self._active.discard(memo)
+            self._memo[memo] = found
+        return found
+
+    def _builtin(self, name: str, key: str, anchor: str, args: tuple) -> Values:
+        given = [self._steps(key, anchor, a) if a else NONE for a in args]
+        if name == "cast" and args and args[0]:
+            text = ".".join(arg for _, arg in args[0])
+            return self.annotation(key, text)
+        if not given:
+            return NONE
+        if name == "next":
+            return union(self.element(v) for v in ordered(given[0]))
+        if name == "enumerate":
+            elements = union(self.element(v) for v in ordered(given[0]))
+            return frozenset({("s", frozenset({("t", (frozenset({("b", "int")}), elements))}))})
+        if name == "zip":
+            elements = tuple(union(self.element(v) for v in ordered(g)) for g in given)
+            return frozenset({("s", frozenset({("t", elements)}))})
+        if name in ("iter", "list", "sorted", "reversed", "tuple", "set", "frozenset"):
+            return frozenset({("s", union(self.element(v) for v in ordered(given[0])))})
+        return NONE
+
+    def element(self, value: Value) -> Values:
+        """What iterating over ``value`` gives (an instance: what its ``__iter__`` gives)."""
+        if value[0] != "i":
+            return element_of(value)
+        memo = ("\3", value)
+        found = self._memo.get(memo)
+        if found is None:
+            if memo in self._active:
+                return NONE  # an __iter__ that returns self: its elements are the others
+            self._active.add(memo)
+            try:
+                given = self._class_member(value[1], value[2], "__iter__", True)
+                found = union(self.element(r) for f in ordered(given)
+                              for r in ordered(self.call(f, "", "", None)) if r != value)
+            finally:
+                self._active.discard(memo)
+            self._memo[memo] = found
+        return found
+
+    def item(self, value: Value, index: int | None) -> Values:
+        """``value[index]`` (None: an index that is not an integer literal; an instance:
+        what its ``__getitem__`` gives)."""
+        if value[0] != "i":
+            return item_of(value, index)
+        found = self._class_member(value[1], value[2], "__getitem__", True)
+        return union(self.call(f, "", "", None) for f in ordered(found))

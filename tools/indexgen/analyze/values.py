@@ -1,0 +1,305 @@
+"""Values as the global pass knows them, and annotations read as values.
+
+A value is a plain tuple:
+
+=====================  ===================================================================
+``("i", key, C)``      an instance of the project class ``C`` of file ``key``
+``("c", key, C)``      the class ``C`` itself
+``("f", key, F)``      the project function or method ``F``
+``("m", key)``         a project module
+``("x", dotted)``      something outside the build (``torch.cat``, ``torch.Tensor.view``)
+``("xi", dotted)``     an instance of a class outside the build (``torch.Tensor``)
+``("b", name)``        a builtin (``len``, a ``str`` and its methods): calls on it are dropped
+``("s", E)``           a sequence, set or iterator of elements ``E`` (a set of values)
+``("d", K, V)``        a mapping
+``("t", (E0, ...))``   a tuple with one set of values per position
+``("r", V)``           a method of a container that returns ``V`` (``list.pop``, ``dict.get``)
+=====================  ===================================================================
+
+:func:`parse` splits a path of the extraction stage into steps; :func:`container_member`
+and :func:`union` are what the steps do on values that are no project class;
+:class:`Annotations` reads ``X | None``, ``Optional[X]``, ``list[X]``, ``dict[K, V]``,
+``tuple[A, B]``, ``Iterator[X]``, ``type[X]``, string annotations and the like as values
+(:class:`~indexgen.analyze.types.Types` evaluates everything else).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from indexgen.analyze.resolve import Resolver, Target
+
+Value = tuple
+Values = frozenset
+NONE: Values = frozenset()
+_NAME = re.compile(r"[A-Za-z_]\w*")
+MAX_VALUES = 24  # values kept in one set (a dispatch table of functions may be this large)
+_DEPTH = 25  # paths evaluated inside one another
+_SEQ = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator",
+                  "Generator", "AsyncIterator", "AsyncIterable", "AsyncGenerator", "Collection",
+                  "set", "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet", "deque",
+                  "Deque", "Reversible", "KeysView", "ValuesView"})
+_MAP = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict",
+                  "DefaultDict", "ChainMap"})
+_FIRST = frozenset({"Optional", "Annotated", "Final", "ClassVar", "Required", "NotRequired",
+                    "ReadOnly", "TypeGuard"})
+_ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Callable"})
+# Methods of a sequence that give an element; __enter__ of an iterator is what a
+# @contextmanager generator annotated Iterator[X] (or yielding X) gives to "with ... as".
+_SEQ_RETURNS = frozenset({"pop", "popleft", "__getitem__", "__enter__"})
+_MAP_RETURNS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+
+
+def parse(text: str) -> tuple:
+    """The steps of a path: ``("n", name)``, or a literal (:func:`~indexgen.extract.syntax.
+    literal`): ``("l", items)`` for ``[a, b]`` and ``("m", items)`` for ``{a, *m}``, each item
+    ``(unpacked, steps)``; then ``("a", attr)``, ``("c", args)`` (args: steps of the kept
+    arguments, None for ``_``) and ``("i", index or None)``."""
+    if "(" not in text and "[" not in text and "{" not in text:  # a dotted name
+        parts = text.split(".")
+        return (("n", parts[0]), *(("a", part) for part in parts[1:]))
+    steps, _ = _parse(text, 0)
+    return steps
+
+
+def _parse(text: str, pos: int) -> tuple[tuple, int]:
+    if text.startswith(("[", "{"), pos):  # [a, b]: a list of a or b; {a, *m}: a mapping
+        closing = "]" if text[pos] == "[" else "}"
+        pos += 1
+        items = []
+        while pos < len(text) and text[pos] != closing:
+            splat = text[pos] == "*"
+            sub, pos = _parse(text, pos + splat)
+            items.append((splat, sub))
+            if text.startswith(", ", pos):
+                pos += 2
+            elif not text.startswith(closing, pos):
+                return (), len(text)
+        steps = [("l" if closing == "]" else "m", tuple(items))]
+        pos += 1
+    else:
+        m = _NAME.match(text, pos)
+        if m is None:
+            return (), len(text)
+        steps = [("n", m.group())]
+        pos = m.end()
+    n = len(text)
+    while pos < n:
+        ch = text[pos]
+        if ch == ".":
+            m = _NAME.match(text, pos + 1)
+            if m is None:
+                break
+            steps.append(("a", m.group()))
+            pos = m.end()
+        elif ch == "(":
+            pos += 1
+            args: list = []
+            while pos < n and text[pos] != ")":
+                if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
+                    args.append(None)
+                    pos += 1
+                else:
+                    sub, pos = _parse(text, pos)
+                    args.append(sub)
+                if text.startswith(", ", pos):
+                    pos += 2
+            steps.append(("c", tuple(args)))
+            pos += 1
+        elif ch == "[":
+            end = text.index("]", pos)
+            inner = text[pos + 1:end]
+            steps.append(("i", int(inner) if inner.lstrip("-").isdigit() else None))
+            pos = end + 1
+        else:
+            break
+    return tuple(steps), pos
+
+
+def container_member(value: Value, attr: str) -> Values:
+    """``value.attr`` for a value outside the project's classes and modules: what a method of
+    a container gives, a builtin's method, an outside name's attribute."""
+    kind = value[0]
+    if kind == "x" or kind == "xi":
+        return frozenset({("x", f"{value[1]}.{attr}")})
+    if kind == "b":
+        return frozenset({("b", f"{value[1]}.{attr}")})
+    if kind == "s":
+        if attr in _SEQ_RETURNS:
+            return frozenset({("r", value[1])})
+        return frozenset({value}) if attr == "copy" else frozenset({("b", "list." + attr)})
+    if kind == "d":
+        if attr in _MAP_RETURNS:
+            return frozenset({("r", value[2])})
+        if attr == "items":
+            return frozenset({("r", frozenset({("s", frozenset(
+                {("t", (value[1], value[2]))}))}))})
+        if attr in ("values", "keys"):
+            return frozenset({("r", frozenset({("s", value[2 if attr == "values" else 1])}))})
+        return frozenset({("b", "dict." + attr)})
+    if kind == "t":
+        return frozenset({("b", "tuple." + attr)})
+    return NONE
+
+
+def element_of(value: Value) -> Values:
+    """What iterating over a container gives (a mapping: its keys)."""
+    kind = value[0]
+    if kind == "s" or kind == "d":
+        return value[1]
+    return union(value[1]) if kind == "t" else NONE
+
+
+def item_of(value: Value, index: int | None) -> Values:
+    """A container's ``value[index]`` (None: an index that is not an integer literal)."""
+    kind = value[0]
+    if kind == "s":
+        return value[1]
+    if kind == "d":
+        return value[2]
+    if kind == "t":
+        elements = value[1]
+        if index is not None and -len(elements) <= index < len(elements):
+            return elements[index]
+        return union(elements)
+    return NONE
+
+
+class Annotations:
+    """Annotations read as values; mixed into :class:`~indexgen.analyze.types.Types`, whose
+    ``resolver`` looks names up and ``of_target`` says what a resolved name stands for."""
+
+    resolver: Resolver
+    _types: dict
+    _parsed: dict
+
+    def of_target(self, target: Target) -> Values:  # pragma: no cover - Types defines it
+        """The value a resolved name stands for (see ``Types.of_target``)."""
+        raise NotImplementedError
+
+    def annotation(self, key: str, text: str, cls: str = "") -> Values:
+        """What an annotation written in file ``key`` says a value is (``cls``: the class
+        ``Self`` and the class's own name mean)."""
+        memo = (key, text, cls)
+        found = self._types.get(memo)
+        if found is None:
+            self._types[memo] = NONE  # a recursive alias ends here
+            node = self._parsed.get("\0" + text)
+            if node is None:
+                try:
+                    node = ast.parse(text.strip(), mode="eval").body
+                except (SyntaxError, ValueError, RecursionError):
+                    node = False
+                self._parsed["\0" + text] = node
+            found = self._types[memo] = self._type(key, node, cls) if node else NONE
+        return found
+
+    def _type(self, key: str, node: ast.AST, cls: str) -> Values:
+        t = type(node)
+        if t is ast.Constant:
+            return self.annotation(key, node.value, cls) if type(node.value) is str else NONE
+        if t is ast.BinOp and type(node.op) is ast.BitOr:
+            return union((self._type(key, node.left, cls), self._type(key, node.right, cls)))
+        if t is ast.Name or t is ast.Attribute:
+            return self._type_name(key, dotted(node), cls)
+        if t is not ast.Subscript:
+            return NONE
+        base = dotted(node.value)
+        last = base.rpartition(".")[2]
+        args = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
+        if last in _FIRST:
+            return self._type(key, args[0], cls)
+        if last == "Union":
+            return union(self._type(key, a, cls) for a in args)
+        if last in _SEQ:
+            return frozenset({("s", self._type(key, args[0], cls))})
+        if last in _MAP and len(args) == 2:
+            return frozenset({("d", self._type(key, args[0], cls),
+                               self._type(key, args[1], cls))})
+        if last in ("tuple", "Tuple"):
+            if len(args) == 2 and type(args[1]) is ast.Constant and args[1].value is ...:
+                return frozenset({("s", self._type(key, args[0], cls))})
+            return frozenset({("t", tuple(self._type(key, a, cls) for a in args))})
+        if last in ("type", "Type"):
+            return frozenset({("c", v[1], v[2]) for v in self._type(key, args[0], cls)
+                              if v[0] == "i"})
+        return self._type_name(key, base, cls)
+
+    def _type_name(self, key: str, dotted: str, cls: str) -> Values:
+        last = dotted.rpartition(".")[2]
+        if not dotted or last in _ANY:
+            return NONE
+        if last == "Self" and cls:
+            return frozenset({("i", key, cls)})
+        if last in _SEQ:
+            return frozenset({("s", NONE)})
+        if last in _MAP:
+            return frozenset({("d", NONE, NONE)})
+        target = self.resolver.name_in(key, dotted)
+        if target is None:
+            return NONE
+        if target.kind == "builtin":
+            return frozenset({("b", target.qualname)})
+        if target.kind == "external":
+            return frozenset({("xi", target.qualname)})
+        found = self.of_target(target)
+        return frozenset({("i", v[1], v[2]) if v[0] == "c" else v for v in found
+                          if v[0] in ("c", "i", "s", "d", "t", "xi")})
+
+
+def dotted(node: ast.AST) -> str:
+    """``a.b.c`` of a name or attribute chain of an annotation, '' for anything else."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def ordered(values: Values):
+    """``values`` in an order that is the same in every process: evaluating them has side
+    effects (memos, and the guards that cut cycles), so the order of a set -- which for
+    strings changes with the interpreter's hash seed -- must not decide what is found."""
+    if len(values) < 2:
+        return values
+    return sorted(values, key=_canonical)
+
+
+def _canonical(value) -> str:
+    t = type(value)
+    if t is tuple:
+        return "(" + ",".join([_canonical(v) for v in value]) + ")"
+    if t is frozenset or t is set:
+        return "{" + ",".join(sorted([_canonical(v) for v in value])) + "}"
+    return repr(value)
+
+
+def union(groups) -> Values:
+    """The values of all ``groups``; none when there are more than :data:`MAX_VALUES` (a
+    union that large says little)."""
+    first = None  # the one group that is not empty, while there is only one
+    found = None
+    for group in groups:
+        if not group:
+            continue
+        if found is not None:
+            found |= group
+        elif first is None:
+            first = group
+            continue
+        else:
+            found = set(first)
+            found |= group
+        if len(found) > MAX_VALUES:
+            return NONE
+    if found is None:  # most unions: of one group, or of none
+        if first is None:
+            return NONE
+        if len(first) > MAX_VALUES:
+            return NONE
+        return first if type(first) is frozenset else frozenset(first)
+    return frozenset(found)

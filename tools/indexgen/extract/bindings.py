@@ -1,0 +1,256 @@
+"""Stage 1e: what the names of a function and the attributes of a class are bound to.
+
+The global pass resolves a call on a value -- ``self.group.pre_forward()``,
+``p.clear_unsharded_grad()`` in ``for p in self.fsdp_params``, ``compute.wait_event()`` after
+``compute = ctx.current()`` -- by inferring the value's type
+(:mod:`indexgen.analyze.types`).  This module records what that inference starts from, as
+*sources*: ``:`` and an annotation as written (``:list[FSDPParam]``), or ``=`` and the path
+of a value (:func:`~indexgen.extract.syntax.path`): ``=Stream()``, ``=ctx.current()``,
+``=next(iter(self.fsdp_params))`` for a loop variable, ``=pair()[1]`` for the second name
+of ``a, b = pair()``, ``=lock.__enter__()`` for ``with lock as held``.
+
+- A function's annotated parameters and its assigned names go to
+  :attr:`~indexgen.extract.model.Definition.names`, but only those the function's calls on
+  local values need (their receivers, and what those are bound to), so that summaries stay
+  small; its return annotation to :attr:`~indexgen.extract.model.Definition.returns`.
+- Assignments to an attribute of a method's first parameter (``self.x = ...``; ``ctx.x`` in
+  an autograd Function's static ``forward``) and the annotated or assigned names of a class
+  body go to the class's :attr:`~indexgen.extract.model.Definition.members`, with the
+  method whose names the source is read in.
+
+Names bound in nested functions and comprehensions count for the enclosing definition, as
+their calls do (:mod:`indexgen.extract.identifiers`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from indexgen.extract.calls import owners, receiver_name
+from indexgen.extract.identifiers import APPENDS
+from indexgen.extract.model import Call, Definition, FileSummary
+from indexgen.extract.sources import pairs, values
+from indexgen.extract.structure import FUNCS, Structure
+from indexgen.extract.syntax import annotation, path
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+
+def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST]) -> None:
+    """Fill ``returns``, ``names`` and ``members`` of the definitions of ``summary``.
+
+    Args:
+        summary: The summary, its calls attributed to their definitions already.
+        structure: The scanned structure: every definition with its syntax node.
+        binders: The binding nodes the identifier walk found (``Walked.binders``).
+    """
+    defs = summary.definitions
+    index = {d.anchor: i for i, d in enumerate(defs)}
+    first_param: dict[int, str] = {}
+    found: dict[int, dict[str, list[str]]] = {}  # definition -> name -> sources
+    # definition -> name -> binding nodes (an annotated parameter: with how it is passed)
+    lazy: dict[int, dict[str, list]] = {}
+    classes = {d.qualname: d for d in defs if d.kind == "class"}
+    for d, node in structure.defs:
+        if d.kind == "class":
+            continue
+        i = index[d.anchor]
+        if node.returns is not None:
+            d.returns = annotation(node.returns)
+        args = node.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        if d.parent and params and _takes_instance(d.kind, classes.get(d.parent)):
+            first = first_param[i] = params[0].arg
+            if first not in ("self", "cls"):  # the global pass knows those two already
+                found.setdefault(i, {})[first] = ["@"]
+        for a in (*params, args.vararg, args.kwarg):
+            if a is not None and a.annotation is not None:  # written out if it is needed
+                lazy.setdefault(i, {}).setdefault(a.arg, []).append(
+                    (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
+    owner = owners(summary)
+    top = len(owner) - 1
+    nested = [(n.lineno, n.end_lineno) for n in binders if type(n) in FUNCS]
+    consts = structure.constants
+    for node in binders:
+        t = type(node)
+        if t in FUNCS:
+            continue
+        line = (node.target.lineno if t is ast.comprehension else
+                node.context_expr.lineno if t is ast.withitem else node.lineno)
+        i = owner[line] if 0 <= line <= top else -1
+        if i < 0:
+            continue
+        d = defs[i]
+        if t is ast.Return or t is ast.Yield:
+            if d.returns in VAGUE and d.kind != "class" and node.value is not None and not any(
+                    d.lineno < a <= line <= b for a, b in nested):
+                given = values(node.value, consts)
+                if t is ast.Yield:  # a generator: an iterator of what it yields
+                    given = [f"=[{v[1:]}]" for v in given]
+                found.setdefault(i, {}).setdefault("return", []).extend(given)
+            continue
+        if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS:
+            _appended(node, d, i, first_param, classes, found)
+            continue
+        names = _plain_names(node) if d.kind != "class" else None
+        if names is not None:  # binds local names only: read later, if a call needs them
+            scope = lazy.setdefault(i, {})
+            for name in names:
+                scope.setdefault(name, []).append(node)
+            continue
+        for target, source in pairs(node, consts):
+            _bind_one(target, source, d, i, first_param, classes, found)
+    _keep_needed(summary, found, lazy, consts)
+
+
+def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
+              classes: dict[str, Definition], found: dict) -> None:
+    """Record that ``target`` (a name, or an attribute of the instance) gets ``source``."""
+    t = type(target)
+    if t is ast.Name:
+        if d.kind == "class":
+            d.members.setdefault(target.id, []).append(("", source))
+        else:
+            found.setdefault(i, {}).setdefault(target.id, []).append(source)
+    elif t is ast.Attribute and d.kind != "class":
+        if type(target.value) is ast.Name and first_param.get(i) == target.value.id:
+            cls = classes.get(d.parent)
+            sources = cls.members.setdefault(target.attr, []) if cls is not None else None
+            if sources is not None and (d.anchor, source) not in sources:
+                sources.append((d.anchor, source))
+            return
+        text = path(target)  # another object's attribute: for the global pass to give
+        if text is not None:
+            found.setdefault(i, {}).setdefault("+" + text, []).append(source)
+
+
+def _appended(node: ast.Call, d: Definition, i: int, first_param: dict,
+              classes: dict[str, Definition], found: dict) -> None:
+    """``xs.append(v)`` (``add``, ``appendleft``, ``insert``): ``xs`` holds ``v``s.  A
+    local name or an attribute of the instance gets the source ``=[v]``; a deeper receiver
+    (``self.ctx.order.append(v)``) is kept as the name ``+self.ctx.order`` for the global
+    pass to give to the class of ``self.ctx``."""
+    args = node.args
+    value = args[1] if node.func.attr == "insert" and len(args) > 1 else args[0] if args else None
+    found_value = path(value) if value is not None else None
+    receiver = node.func.value
+    if found_value is None or d.kind == "class":
+        return
+    source = f"=[{found_value}]"
+    if type(receiver) is ast.Name or (type(receiver) is ast.Attribute
+                                      and type(receiver.value) is ast.Name
+                                      and first_param.get(i) == receiver.value.id):
+        _bind_one(receiver, source, d, i, first_param, classes, found)
+        return
+    if type(receiver) is ast.Attribute:
+        _bind_one(receiver, source, d, i, first_param, classes, found)
+
+
+#: Return annotations that say nothing: what the return statements return is recorded.
+VAGUE = frozenset({"", "Any", "typing.Any", "object"})
+
+
+def _takes_instance(kind: str, cls: Definition | None) -> bool:
+    """Whether the first parameter of a function of this kind in ``cls`` is the instance
+    (the class, for a class method): a method's ``self``, and the ``ctx`` of an autograd
+    Function's static ``forward`` and ``backward``, whose attributes are the class's."""
+    if kind in ("method", "property", "classmethod"):
+        return True
+    return kind == "staticmethod" and cls is not None and any(
+        b.rpartition(".")[2] == "Function" for b in cls.bases)
+
+
+def _parameter_source(arg: ast.arg, stars: str) -> str:
+    """The source of an annotated parameter (``*args: T`` is a ``tuple[T, ...]``,
+    ``**kwargs: T`` a ``dict[str, T]``)."""
+    text = annotation(arg.annotation)
+    if stars == "*":
+        text = f"tuple[{text}, ...]"
+    elif stars == "**":
+        text = f"dict[str, {text}]"
+    return ":" + text
+
+
+def _plain_names(node: ast.AST) -> list[str] | None:
+    """The names ``node`` binds when it binds nothing but plain names (no attribute of an
+    object, no subscript), else None."""
+    t = type(node)
+    if t is ast.Assign:
+        targets = list(node.targets)  # a copy: the loop below pops from it
+    elif t is ast.withitem:
+        targets = [node.optional_vars] if node.optional_vars is not None else []
+    elif t is ast.Call:  # isinstance(name, T)
+        targets = node.args[:1]
+    else:
+        targets = [node.target]
+    names = []
+    while targets:
+        target = targets.pop()
+        tt = type(target)
+        if tt is ast.Name:
+            names.append(target.id)
+        elif tt is ast.Tuple or tt is ast.List:
+            targets.extend(target.elts)
+        elif tt is ast.Starred:
+            targets.append(target.value)
+        else:
+            return None
+    return names
+
+
+def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
+                 lazy: dict[int, dict[str, list]], consts: dict[str, list[str]]) -> None:
+    """Keep in each function's ``names`` what its calls on local values and the member
+    sources it holds need, and what those names are bound to in turn; the sources of names
+    bound only by plain assignments (``lazy``) are made here, for the names kept."""
+    defs = summary.definitions
+    index = {d.anchor: i for i, d in enumerate(defs)}
+    needed: dict[int, set[str]] = {}
+    for c in summary.calls:
+        if c.local and c.caller and not c.text.startswith("("):
+            needed.setdefault(index[c.caller], set()).add(receiver_name(c.text))
+    for d in defs:
+        for sources in d.members.values():
+            for anchor, source in sources:
+                if anchor:
+                    needed.setdefault(index[anchor], set()).update(_NAME.findall(source[1:]))
+    for i, scope in found.items():  # a function's return and its deeper appends
+        for name in scope:
+            if name == "return" or name[0] == "+":
+                needed.setdefault(i, set()).update((name, *_NAME.findall(name)))
+    made: dict[int, list] = {}  # id of a binding node -> its (target, source) pairs
+    for i, names in needed.items():
+        scope = found.get(i, {})
+        nodes = lazy.get(i, {})
+        if not scope and not nodes:
+            continue
+        kept: dict[str, list[str]] = {}
+        todo = [n for n in names if n in scope or n in nodes]
+        while todo:
+            name = todo.pop()
+            if name in kept:
+                continue
+            sources = list(scope.get(name, ()))
+            for node in nodes.get(name, ()):
+                if type(node) is tuple:  # a parameter, its annotation first
+                    sources.insert(0, _parameter_source(*node))
+                    continue
+                given = made.get(id(node))
+                if given is None:
+                    given = made[id(node)] = pairs(node, consts)
+                sources += [s for target, s in given if target.id == name]
+            kept[name] = sources = list(dict.fromkeys(sources))
+            for source in sources:
+                if source[0] == "=" or name[0] == "+":
+                    todo += [n for n in _NAME.findall(source[1:])
+                             if (n in scope or n in nodes) and n not in kept]
+        defs[i].names = {n: s for n, s in sorted(kept.items()) if s}
+
+
+def typed_local(call: Call, names: dict[str, dict[str, list[str]]]) -> bool:
+    """Whether a call on a local value is kept for the global pass: its receiver's name has
+    sources in its function's ``names`` (given by function anchor)."""
+    scope = names.get(call.caller)
+    return bool(scope) and receiver_name(call.text) in scope

@@ -1,0 +1,142 @@
+"""Stage 1c (continued): the calls of a file -- what each is made on, what it is handed, and
+which definition makes it.
+
+:func:`call_text` writes a call's callee as a *path* (:func:`~indexgen.extract.syntax.path`:
+``self.groups[_].reset``, ``make().run``), so that the global pass can follow what its
+receiver is; :func:`references` records the functions a call is handed to call later
+(``register_hook(self._on_grad)``, ``partial(f)``, ``key=by_size``) as ``&`` and a path.
+
+:func:`attribute` gives each call and finding its definition.  A line belongs to the
+innermost definition whose ``def``/``class`` line range holds it (calls in nested functions
+and lambdas belong to the enclosing definition; decorators, which run in the enclosing scope,
+lie before the ``def`` line and so belong there too).  A call is *local* when its first name
+is bound inside its function -- a parameter, an assignment, a loop or ``with`` target, a
+nested ``def`` -- and not declared ``global``: what it calls is known only from the types the
+function states (:mod:`indexgen.extract.bindings`).  ``self`` and ``cls`` in methods are not
+local: the global pass resolves them in the class.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from indexgen.extract import rules
+from indexgen.extract.model import Call, FileSummary
+from indexgen.extract.syntax import dotted, path
+
+#: Calls that take a function to call later (besides ``*hook*`` and ``*callback*`` ones):
+#: a function named as their argument is recorded as a reference, ``&`` and its path.
+CALLBACK_TAKERS = frozenset({"partial", "Thread", "Timer", "submit", "apply_async", "connect",
+                             "atexit", "register", "map", "filter"})
+CALLBACK_KEYWORDS = frozenset({"target", "callback", "fn", "func", "hook"})
+
+
+def call_text(func: ast.AST) -> str:
+    """The callee as a path (:func:`indexgen.extract.syntax.path`: ``super().name``,
+    ``self.groups[_].reset``, ``make().run``), so that the global pass can follow what its
+    receiver is; as written with ``(...)`` for a receiver that is no path."""
+    text = dotted(func)
+    if "(...)" in text:
+        return path(func) or text
+    return text
+
+
+_EFFECTS = frozenset(rules.PERFORMANCE_CATEGORIES + rules.SECURITY_CATEGORIES)
+
+
+def references(node: ast.Call, last: str, out: list[tuple[str, int]],
+               methods: frozenset[str] | set[str]) -> None:
+    """Record the functions a call may be handed, as references (``&`` and a path): any
+    name or attribute chain given to a ``*hook*``, ``*callback*`` or
+    :data:`CALLBACK_TAKERS` call, and elsewhere a bound method of the instance
+    (``self.on_grad``, when the file defines a function of that name: ``methods``) or a name
+    given as a keyword argument (``key=by_size``)."""
+    taker = "hook" in last or "callback" in last or last in CALLBACK_TAKERS
+    line = node.lineno
+    for a in node.args:
+        t = type(a)
+        if t is ast.Name and taker or t is ast.Attribute and (
+                taker or _bound_method(a) and a.attr in methods):
+            found = path(a)
+            if found:
+                out.append(("&" + found, line))
+    for k in node.keywords:
+        v = k.value
+        t = type(v)
+        if t is ast.Name or t is ast.Attribute and (
+                taker or k.arg in CALLBACK_KEYWORDS or _bound_method(v) and v.attr in methods):
+            found = path(v)
+            if found:
+                out.append(("&" + found, line))
+
+
+def _bound_method(node: ast.Attribute) -> bool:
+    """Whether ``node`` is ``self.name`` or ``cls.name``."""
+    value = node.value
+    return type(value) is ast.Name and (value.id == "self" or value.id == "cls")
+
+
+def receiver_name(text: str) -> str:
+    """The name a call's path starts with (``f`` of ``f().run``, ``a`` of ``a[_].b``, ``g``
+    of the reference ``&g`` and of the read ``^g.x``)."""
+    head = text.lstrip("&^").split(".", 1)[0]
+    if ("(" in head or "[" in head) and not head.startswith("("):
+        head = head.split("(", 1)[0].split("[", 1)[0]
+    return head
+
+
+def owners(summary: FileSummary) -> list[int]:
+    """Index of the innermost definition holding each line (-1 at module level), by line."""
+    owner = [-1] * (summary.n_lines + 2)
+    defs = summary.definitions
+    for i in sorted(range(len(defs)), key=lambda i: (defs[i].lineno, -defs[i].end_lineno)):
+        d = defs[i]
+        owner[d.lineno: d.end_lineno + 1] = [i] * (d.end_lineno + 1 - d.lineno)
+    return owner
+
+
+def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
+              bindings: list[tuple[str, int]], declared: list[tuple[str, int]]) -> None:
+    """Fill ``summary.calls`` and every definition's ``effects`` from the walk's records
+    (:class:`~indexgen.extract.identifiers.Walked`: its calls, bindings and names declared
+    ``global``)."""
+    defs = summary.definitions
+    owner = owners(summary)
+    top = len(owner) - 1
+
+    def owner_of(line: int) -> int:
+        return owner[line] if 0 <= line <= top else -1
+
+    local: dict[int, set[str]] = {}
+    in_function = [d.kind != "class" for d in defs]
+    for name, line in bindings:  # the most numerous records: owner_of inlined
+        i = owner[line] if 0 <= line <= top else -1
+        if i >= 0 and in_function[i]:
+            names = local.get(i)
+            if names is None:
+                local[i] = {name}
+            else:
+                names.add(name)
+    for name, line in declared:
+        local.get(owner_of(line), set()).discard(name)
+    calls = []
+    for text, line in calls_found:
+        i = owner_of(line)
+        if i < 0:
+            calls.append(Call("", text, line, text.startswith("(...)")))
+            continue
+        d = defs[i]
+        head = receiver_name(text)
+        is_local = head == "(...)" or (head in local.get(i, ())
+                                       and not (head in ("self", "cls") and d.parent))
+        calls.append(Call(d.anchor, text, line, is_local))
+    calls.sort(key=lambda c: (c.line, c.text))
+    summary.calls = calls
+    effects: dict[int, set[str]] = {}
+    for finding in summary.findings:
+        if finding.category in _EFFECTS:
+            i = owner_of(finding.lineno)
+            if i >= 0:
+                effects.setdefault(i, set()).add(finding.category)
+    for i, found in effects.items():
+        defs[i].effects = sorted(found)

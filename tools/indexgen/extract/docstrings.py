@@ -1,0 +1,152 @@
+"""Docstrings as data: parsed once at extraction with griffe's own parsers.
+
+:func:`parse_docstring` runs griffe's style detection (Google, NumPy, Sphinx) and parser and
+keeps the result as plain, picklable :class:`DocSection` records; the text inside them is
+still reStructuredText-flavoured (``literals``, ``:class:`roles```, ``::`` blocks) and is
+turned into Markdown only when a page is rendered (:mod:`indexgen.render.rst`).
+:func:`first_paragraph` and :func:`role_targets` are the other readers of docstring text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import griffe
+
+# griffe's parsers warn about missing types and unknown parameters through logging; a page
+# generator documents what is there instead.
+_OPTIONS = {style: {"warnings": False} for style in ("google", "numpy", "sphinx")}
+_ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const|type):`([^`]+)`")
+# Lines that can start a section in one of the styles griffe parses: a Google title
+# ("Args:"), a NumPy underline, a Sphinx field (":param x:").  A docstring without any is
+# plain text for every parser, and is kept as one text section without asking griffe.
+_SECTION_HINT = re.compile(r"^\s*(?:[A-Z][\w ]*:\s*$|-{3,}\s*$|:\w+[^:]*:)", re.M)
+
+
+@dataclass
+class DocItem:
+    """One entry of a parameters, returns, raises or attributes section.
+
+    Attributes:
+        name: Parameter or attribute name; empty for most returns and raises.
+        annotation: Type as written in the docstring or taken from the signature.
+        default: Default value from the signature, empty if none.
+        description: The entry's text (reStructuredText-flavoured).
+    """
+
+    name: str = ""
+    annotation: str = ""
+    default: str = ""
+    description: str = ""
+
+
+@dataclass
+class DocSection:
+    """One section of a parsed docstring.
+
+    Attributes:
+        kind: griffe's section kind: ``text``, ``parameters``, ``other parameters``,
+            ``returns``, ``yields``, ``receives``, ``raises``, ``warns``, ``attributes``,
+            ``examples``, ``admonition``, ``deprecated``, ``functions``, ``classes``,
+            ``modules``, ``type parameters``...
+        title: The section's own title (admonitions such as ``Note``), else empty.
+        text: The text of text, examples, admonition and deprecated sections.
+        items: The entries of the other sections.
+    """
+
+    kind: str
+    title: str = ""
+    text: str = ""
+    items: list[DocItem] = field(default_factory=list)
+
+
+def first_paragraph(doc: str, collapse: bool = True) -> str:
+    """The first paragraph of a docstring (the text before the first blank line).
+
+    Args:
+        doc: A cleaned docstring (as :func:`inspect.cleandoc` leaves it), possibly empty.
+        collapse: Join the paragraph's lines and runs of whitespace into single spaces; when
+            false the paragraph keeps its line breaks.
+
+    Returns:
+        The paragraph, '' for an empty docstring.
+    """
+    first = doc.strip().split("\n\n", 1)[0]
+    return " ".join(first.split()) if collapse else first
+
+
+def role_targets(text: str) -> list[str]:
+    """Targets of the cross-reference roles in ``text`` (``:class:`~pkg.Name``` -> ``pkg.Name``).
+
+    A leading ``~`` or ``!`` is dropped and for ``title <target>`` only the target is kept; a
+    leading ``.`` (relative to the current scope) is kept.
+    """
+    found = []
+    for raw in _ROLE.findall(text):
+        target = raw.rsplit("<", 1)[1].rstrip(">").strip() if raw.endswith(">") else raw
+        found.append(target.lstrip("~!").strip())
+    return found
+
+
+def parse_docstring(docstring: griffe.Docstring | str) -> list[DocSection]:
+    """Parse a docstring into sections with griffe (style detected per docstring).
+
+    Args:
+        docstring: griffe's docstring object (its parent supplies parameter types and
+            defaults from the signature) or bare text.
+
+    Returns:
+        The sections in docstring order; a single text section when no style is recognized
+        or griffe fails.
+    """
+    if isinstance(docstring, str):
+        if not _SECTION_HINT.search(docstring):
+            return [DocSection("text", text=docstring)] if docstring.strip() else []
+        docstring = griffe.Docstring(docstring)
+    text = docstring.value
+    try:
+        with griffe.logger.disable():
+            sections = griffe.parse_auto(docstring, per_style_options=_OPTIONS)
+    except Exception:  # noqa: BLE001 - an odd docstring must not lose the page
+        return [DocSection("text", text=text)] if text.strip() else []
+    return [_plain(section) for section in sections]
+
+
+def _text_of(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def _plain(section: griffe.DocstringSection) -> DocSection:
+    kind = section.kind.value
+    value = section.value
+    title = _text_of(section.title)
+    if kind == "admonition":
+        return DocSection(kind, title=title or _text_of(value.annotation).capitalize(),
+                          text=_text_of(value.description))
+    if kind == "deprecated":
+        version = _text_of(getattr(value, "version", ""))
+        return DocSection(kind, title=version, text=_text_of(getattr(value, "description", "")))
+    if kind == "examples":
+        parts = []
+        for sub_kind, sub_text in value:
+            parts.append(sub_text if getattr(sub_kind, "value", sub_kind) == "text"
+                         else _doctest(sub_text))
+        return DocSection(kind, title=title, text="\n\n".join(parts))
+    if isinstance(value, str):
+        return DocSection(kind, title=title, text=value)
+    if not isinstance(value, list):
+        return DocSection("text", title=title, text=_text_of(value))
+    items = []
+    for item in value:
+        items.append(DocItem(name=_text_of(getattr(item, "name", "")),
+                             annotation=_text_of(getattr(item, "annotation", "")),
+                             default=_text_of(getattr(item, "value", "")),
+                             description=_text_of(getattr(item, "description", ""))))
+    return DocSection(kind, title=title, items=items)
+
+
+def _doctest(text: str) -> str:
+    """An examples snippet as a doctest block (griffe keeps the prompts)."""
+    return text if text.lstrip().startswith(">>>") else "::\n\n" + "\n".join(
+        "    " + line for line in text.split("\n"))

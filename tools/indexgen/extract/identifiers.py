@@ -1,0 +1,251 @@
+"""Stage 1c: one pass over the whole syntax tree for identifiers, calls and pattern findings.
+
+:func:`walk` visits every node once (an explicit stack, child fields cached per node type) and
+collects the identifier index (names, attributes, parameters, definitions, imports, keywords,
+exception names -- never words from strings or comments), the calls whose last name may matter
+to :mod:`indexgen.extract.rules`, the pattern findings (hook registration, grad-mode calls, generators,
+``global``/``nonlocal``) and the imports inside function bodies.  :func:`classify_calls` then
+turns the calls into findings with the file's import aliases.
+
+The calls' texts, the functions they are handed and the definition each belongs to are
+:mod:`indexgen.extract.calls`'s.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import NamedTuple
+
+from indexgen.extract import rules
+from indexgen.extract.calls import call_text, references
+from indexgen.extract.model import FileSummary, Finding
+from indexgen.extract.structure import FUNCS, Structure
+from indexgen.extract.syntax import dotted, path, strings
+
+#: Nodes that bind names to values whose type the global pass may infer.
+BINDERS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr,
+           ast.withitem, ast.Return)
+#: A string that may name code to run: ``pkg.mod:func``, ``pkg.mod:``, a (dotted) name.
+LITERAL = re.compile(r"[A-Za-z_][\w.]*(?::(?:[A-Za-z_][\w.]*)?)?\Z")
+#: Methods that put their argument into the container they are called on.
+APPENDS = frozenset({"append", "appendleft", "add", "insert"})
+
+#: A call worth classifying: (dotted callee as written, line, keyword name -> value text).
+Candidate = tuple[str, int, dict[str, str]]
+
+
+class Walked(NamedTuple):
+    """What :func:`walk` returns besides what it writes into the summary.
+
+    Attributes:
+        candidates: Calls whose last name may matter to :mod:`indexgen.extract.rules`.
+        calls: Every call to a name or attribute chain: (text as written, line).
+        bindings: Names bound by assignment, parameters, ``except ... as`` and nested
+            ``def``/``class`` (the scope analysis of :mod:`indexgen.extract.identifiers`): (name, line).
+        declared_global: Names of ``global``/``nonlocal`` statements: (name, line).
+        binders: The nodes that bind names to values (assignments, loops, comprehensions,
+            ``with ... as``), for :mod:`indexgen.extract.bindings`.
+    """
+
+    candidates: list[Candidate]
+    calls: list[tuple[str, int]]
+    bindings: list[tuple[str, int]]
+    declared_global: list[tuple[str, int]]
+    binders: list[ast.AST]
+
+
+_SKIP_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "name", "names", "op", "ops", "kind", "conversion", "level",
+     "module", "is_async", "simple", "tag", "kwd_attrs", "rest", "type_comment", "type_ignores",
+     "asname"}
+)
+_FIELDS: dict[type, tuple[str, ...]] = {type(None): (), ast.Constant: ()}
+# Node types the walk records something for, besides names (most nodes are none of these).
+_INTERESTING = frozenset(
+    {ast.Call, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+     ast.keyword, ast.Import, ast.ImportFrom, ast.Yield, ast.YieldFrom, ast.Global,
+     ast.Nonlocal, ast.ExceptHandler, *BINDERS}
+)
+
+
+def _fields(t: type) -> tuple[str, ...]:
+    """Fields of an AST node type that may hold child nodes (cached)."""
+    fields = tuple(f for f in getattr(t, "_fields", ()) if f not in _SKIP_FIELDS)
+    _FIELDS[t] = fields
+    return fields
+
+
+def _count(idents: dict[str, list[int]], name: str, line: int) -> None:
+    entry = idents.get(name)
+    if entry is None:
+        idents[name] = [line, 1]
+    else:
+        entry[1] += 1
+        entry[0] = min(entry[0], line)
+
+
+def walk(tree: ast.Module, structure: Structure) -> Walked:
+    """Fill identifiers, pattern findings, function-level imports and the command-line options.
+
+    Args:
+        tree: The parsed module.
+        structure: The module's structure, already scanned (its summary is filled in).
+
+    Returns:
+        The calls and bindings, for classification and scope analysis.
+    """
+    s = structure.s
+    idents: dict[str, list[int]] = {}
+    calls: list[Candidate] = []
+    all_calls: list[tuple[str, int]] = []
+    bindings: list[tuple[str, int]] = []
+    declared: list[tuple[str, int]] = []
+    binders: list[ast.AST] = []
+    literals = s.literals if not s.module else None  # a test file: what it names to run
+    own_defs = {id(node) for _d, node in structure.defs}
+    methods = {d.qualname.rpartition(".")[2] for d, _node in structure.defs}
+    Store = ast.Store
+    findings = s.findings
+    candidates = rules.CANDIDATE_NAMES
+    Name, Attribute, CallNode, arg, keyword = (ast.Name, ast.Attribute, ast.Call, ast.arg,
+                                               ast.keyword)
+    Constant = ast.Constant
+    fields_of = _FIELDS
+    stack: list = [tree]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    interesting = _INTERESTING
+    while stack:
+        node = pop()
+        t = type(node)
+        if t is Name:  # a third of all nodes: a leaf, counted below at once
+            name, line = node.id, node.lineno
+            if type(node.ctx) is Store:
+                bindings.append((name, line))
+        elif t is Attribute:  # the next most common: one child, counted below at once
+            value = node.value
+            push(value)
+            name, line = node.attr, node.end_lineno
+            if literals is not None and type(value) is Name and type(node.ctx) is not Store:
+                all_calls.append((f"^{value.id}.{name}", node.lineno))  # a test reads it
+        elif t is Constant:
+            if literals is not None and type(node.value) is str and LITERAL.match(node.value):
+                literals.append((node.value, node.lineno))
+            continue
+        else:
+            fields = fields_of.get(t)
+            if fields is None:
+                fields = _fields(t)
+            for f in fields:
+                v = getattr(node, f)
+                if type(v) is list:
+                    extend(v)
+                elif v is not None:
+                    push(v)
+            if t not in interesting:
+                continue
+            if t is CallNode:
+                func = node.func
+                ft = type(func)
+                last = func.attr if ft is Attribute else func.id if ft is Name else None
+                if last is None:
+                    if ft is ast.Subscript:  # table[key](...): what the table holds
+                        found = path(func)
+                        if found:
+                            all_calls.append((found, node.lineno))
+                    continue
+                all_calls.append((call_text(func), node.lineno))
+                if node.args or node.keywords:
+                    references(node, last, all_calls, methods)
+                if last == "add_argument":
+                    s.cli_options.extend(a.value for a in node.args
+                                         if type(a) is ast.Constant and type(a.value) is str)
+                if last in candidates:
+                    kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
+                                   else dotted(k.value)) for k in node.keywords if k.arg}
+                    calls.append((dotted(func), node.lineno, kws))
+                if ((last == "isinstance" and ft is Name and len(node.args) == 2
+                     and type(node.args[0]) is Name) or (last in APPENDS and ft is Attribute)):
+                    binders.append(node)  # the name may be of that type; xs holds x
+                if literals is not None and last in ("import_module", "__import__") and node.args:
+                    literals += [("import:" + m, node.lineno)
+                                 for m in strings(node.args[0], structure.constants)]
+                if last.startswith("register") and "hook" in last:
+                    findings.append(Finding("hook-registration", node.lineno, dotted(func)))
+                elif last in ("no_grad", "inference_mode", "enable_grad"):
+                    findings.append(Finding("grad-mode", node.lineno, dotted(func)))
+                continue
+            elif t is arg:
+                name, line = node.arg, node.lineno
+                bindings.append((name, line))
+            elif t in FUNCS or t is ast.ClassDef:
+                name, line = node.name, node.lineno
+                if id(node) not in own_defs:
+                    bindings.append((name, line))
+                    if t is not ast.ClassDef:
+                        binders.append(node)  # its returns are not the enclosing function's
+            elif t is keyword:
+                if node.arg is None:
+                    continue
+                name, line = node.arg, node.lineno
+            elif t is ast.Import or t is ast.ImportFrom:
+                if id(node) not in structure.module_imports:
+                    structure.add_import(node, "function")
+                for alias in node.names:
+                    n = alias.asname or alias.name.split(".")[0]
+                    if n != "*":
+                        _count(idents, n, node.lineno)
+                continue
+            elif t is ast.Yield or t is ast.YieldFrom:
+                findings.append(Finding("generator", node.lineno, "yield"))
+                if t is ast.Yield and node.value is not None:
+                    binders.append(node)  # what the generator gives
+                continue
+            elif t is ast.Global or t is ast.Nonlocal:
+                kw = "global" if t is ast.Global else "nonlocal"
+                for n in node.names:
+                    _count(idents, n, node.lineno)
+                    declared.append((n, node.lineno))
+                findings.append(Finding("global-state", node.lineno, f"{kw} {', '.join(node.names)}"))
+                continue
+            elif t is ast.ExceptHandler:
+                if not node.name:
+                    continue
+                name, line = node.name, node.lineno
+                bindings.append((name, line))
+            else:  # one of BINDERS
+                binders.append(node)
+                continue
+        entry = idents.get(name)
+        if entry is None:
+            idents[name] = [line, 1]
+        else:
+            entry[1] += 1
+            if line < entry[0]:
+                entry[0] = line
+    s.identifiers = {k: (v[0], v[1]) for k, v in sorted(idents.items())}
+    s.imports.sort(key=lambda i: (i.lineno, i.module, i.name))
+    return Walked(calls, all_calls, bindings, declared, binders)
+
+
+def import_aliases(summary: FileSummary) -> dict[str, str]:
+    """Bound name -> the absolute module or object it refers to, from the file's imports."""
+    aliases: dict[str, str] = {}
+    for imp in summary.imports:
+        if imp.name:
+            aliases[imp.bound_name] = f"{imp.module}.{imp.name}" if imp.module else imp.name
+        elif imp.alias:
+            aliases[imp.alias] = imp.module
+        else:
+            head = imp.module.split(".")[0]
+            aliases[head] = head
+    return aliases
+
+
+def classify_calls(summary: FileSummary, calls: list[Candidate]) -> None:
+    """Add a finding to ``summary`` for every call that :func:`rules.classify_call` matches."""
+    aliases = import_aliases(summary)
+    for text, line, kws in calls:
+        result = rules.classify_call(text, kws, aliases)
+        if result:
+            summary.findings.append(Finding(result[0], line, text, result[1]))

@@ -1,0 +1,230 @@
+"""Small readers of syntax-tree expressions shared by the extraction stages."""
+
+from __future__ import annotations
+
+import ast
+
+
+def dotted(node: ast.AST) -> str:
+    """``a.b.c`` for a Name/Attribute chain; an unnamed receiver shows as ``(...)``."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    parts.append(node.id if type(node) is ast.Name else "(...)")
+    return ".".join(reversed(parts))
+
+
+#: Calls whose arguments a path keeps: builtins whose result's type follows from them.
+KEEP_ARGS = frozenset({"enumerate", "zip", "iter", "next", "list", "sorted", "reversed",
+                       "tuple", "set", "frozenset", "cast", "super", "getattr"})
+
+
+def path(node: ast.AST) -> str | None:
+    """``node`` as a *path*: a name followed by attributes, calls and subscripts, in the
+    normalized text the global pass evaluates (:mod:`indexgen.analyze.types`), or None.
+
+    Call arguments are dropped (``f()``) except for the builtins of :data:`KEEP_ARGS`
+    (``next([s])`` for ``next(s for s in states)``: ``[E]`` is a list of E), and a
+    subscript keeps an integer index (``t[1]``) and writes any other as ``_`` (``d[_]``):
+    ``self.groups[i].reset`` -> ``self.groups[_].reset``, ``zip(a, self.b)`` stays as it is.
+    Anything else (an operator, a literal receiver) makes the path None.
+    """
+    t = type(node)
+    if t is ast.Name:
+        return node.id
+    if t is ast.Attribute:
+        base = path(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    if t is ast.Call:
+        func = node.func
+        head = path(func)
+        if head is None:
+            return None
+        if type(func) is ast.Name and func.id in KEEP_ARGS and not node.keywords:
+            args = [_argument(a) for a in node.args]
+            return f"{head}({', '.join(args)})"
+        return head + "()"
+    if t is ast.Subscript:
+        base = path(node.value)
+        if base is None:
+            return None
+        index = node.slice
+        keep = type(index) is ast.Constant and type(index.value) is int
+        return f"{base}[{index.value if keep else '_'}]"
+    return None
+
+
+def strings(node: ast.AST, constants: dict[str, list[str]]) -> list[str]:
+    """The strings ``node`` may be, when the source says: a string literal, either branch of
+    ``a if c else b``, or a module-level constant holding strings (``NAMES["x"]``, ``NAME``:
+    every string it holds, see ``constants``); [] otherwise."""
+    t = type(node)
+    if t is ast.Constant:
+        return [node.value] if type(node.value) is str else []
+    if t is ast.IfExp:
+        return strings(node.body, constants) + strings(node.orelse, constants)
+    if t is ast.Subscript:
+        node = node.value
+    return list(constants.get(node.id, ())) if type(node) is ast.Name else []
+
+
+def constant_strings(value: ast.AST) -> list[str] | None:
+    """The strings a module-level constant holds: a string, or a literal list, tuple, set or
+    dict of strings (a dict's values); None for anything else."""
+    t = type(value)
+    if t is ast.Constant:
+        return [value.value] if type(value.value) is str else None
+    items = value.values if t is ast.Dict else value.elts if t in (ast.List, ast.Tuple,
+                                                                    ast.Set) else None
+    if not items or not all(type(i) is ast.Constant and type(i.value) is str for i in items):
+        return None
+    return [i.value for i in items]
+
+
+def annotation(node: ast.AST) -> str:
+    """An annotation as text (a string annotation as the text it holds)."""
+    if type(node) is ast.Constant and type(node.value) is str:
+        return node.value
+    try:
+        return unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd trees must not stop extraction
+        return ""
+
+
+def literal(node: ast.AST) -> str | None:
+    """A container literal as a path of what it holds: ``[a, b]`` for a list, tuple or set
+    (or a comprehension) whose elements are the paths ``a`` or ``b``; ``{a, *m}`` for a dict
+    whose values are ``a`` or those of the mapping ``m`` (``{**m}``); None when no element
+    is a path (a dispatch table ``{"x": render_x, ...}`` is one)."""
+    t = type(node)
+    if t in (ast.List, ast.Tuple, ast.Set):
+        items = [path(e) for e in node.elts if type(e) is not ast.Starred]
+        opening, closing = "[", "]"
+    elif t is ast.Dict:
+        items = [path(v) if k is not None else (f"*{path(v)}" if path(v) else None)
+                 for k, v in zip(node.keys, node.values)]
+        opening, closing = "{", "}"
+    elif t in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
+        items, opening, closing = [path(node.elt)], "[", "]"
+    else:
+        return None
+    items = list(dict.fromkeys(i for i in items if i))
+    return f"{opening}{', '.join(items)}{closing}" if items else None
+
+
+def _argument(node: ast.AST) -> str:
+    """An argument of a kept call: its path, ``[E]`` for a comprehension of paths ``E`` (a
+    list of them), else ``_``."""
+    return path(node) or literal(node) or "_"
+
+
+def expr_text(node: ast.AST) -> str:
+    """Source-like text of a small expression (decorators, bases)."""
+    t = type(node)
+    if t is ast.Name or t is ast.Attribute:
+        return dotted(node)
+    if t is ast.Call:
+        return expr_text(node.func) + ("(...)" if (node.args or node.keywords) else "()")
+    try:
+        return unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd trees must not stop extraction
+        return "..."
+
+
+def is_type_checking(test: ast.AST) -> bool:
+    """Whether an ``if`` test is ``TYPE_CHECKING`` (imports under it are for type checkers)."""
+    return expr_text(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING", "t.TYPE_CHECKING")
+
+
+_ATOMS = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Call, ast.Tuple, ast.List)
+_REPR_TYPES = (int, bool, str, type(None))
+
+
+def unparse(node: ast.AST) -> str:
+    """What :func:`ast.unparse` writes for ``node``, without its visitor for the expressions
+    signatures and annotations are mostly made of (names, attribute chains, subscripts,
+    constants, calls, tuples, lists, ``X | Y`` and negative numbers): 31,000 of them in a
+    build of torch, where the visitor cost a quarter of the signature work.  Anything else
+    goes to :func:`ast.unparse` (tested to write the same text on every expression of the
+    installed torch)."""
+    text = _quick(node)
+    return ast.unparse(node) if text is None else text
+
+
+def _quick(node: ast.AST) -> str | None:  # noqa: PLR0911, PLR0912 - one case per node type
+    """The text of ``node`` as :func:`ast.unparse` writes it at the precedence of a whole
+    expression, or None for forms it leaves to :func:`ast.unparse`."""
+    t = type(node)
+    if t is ast.Name:
+        return node.id
+    if t is ast.Constant:
+        value = node.value
+        vt = type(value)
+        if node.kind is not None:
+            return None
+        if vt in _REPR_TYPES:
+            return repr(value)
+        if vt is float:
+            text = repr(value)
+            return None if ("inf" in text or "nan" in text) else text
+        return "..." if value is ... else None
+    if t is ast.Attribute:
+        base = node.value
+        while type(base) is ast.Attribute:
+            base = base.value
+        return dotted(node) if type(base) is ast.Name else None
+    if t is ast.Subscript:
+        value, index = node.value, node.slice
+        if type(value) not in (ast.Name, ast.Attribute, ast.Subscript):
+            return None
+        head = _quick(value)
+        if type(index) is ast.Tuple and len(index.elts) > 1:
+            inner = _join(index.elts)
+        elif type(index) is ast.Tuple:
+            return None
+        else:
+            inner = _quick(index)
+        return None if head is None or inner is None else f"{head}[{inner}]"
+    if t is ast.Tuple:
+        inner = _join(node.elts)
+        if inner is None:
+            return None
+        return f"({inner},)" if len(node.elts) == 1 else f"({inner})"
+    if t is ast.List:
+        inner = _join(node.elts)
+        return None if inner is None else f"[{inner}]"
+    if t is ast.BinOp:
+        left, right = node.left, node.right
+        if type(node.op) is not ast.BitOr or type(right) not in _ATOMS or not (
+                type(left) in _ATOMS or type(left) is ast.BinOp):
+            return None
+        a, b = _quick(left), _quick(right)
+        return None if a is None or b is None else f"{a} | {b}"
+    if t is ast.UnaryOp:
+        operand = node.operand
+        if (type(node.op) is ast.USub and type(operand) is ast.Constant
+                and type(operand.value) in (int, float)):
+            text = _quick(operand)
+            return None if text is None else "-" + text
+        return None
+    if t is ast.Call:
+        func = node.func
+        if type(func) not in (ast.Name, ast.Attribute):
+            return None
+        parts = [_quick(a) for a in node.args]
+        for k in node.keywords:
+            if k.arg is None:
+                return None
+            text = _quick(k.value)
+            parts.append(None if text is None else f"{k.arg}={text}")
+        head = _quick(func)
+        if head is None or None in parts:
+            return None
+        return f"{head}({', '.join(parts)})"
+    return None
+
+
+def _join(elements: list[ast.expr]) -> str | None:
+    parts = [_quick(e) for e in elements]
+    return None if None in parts else ", ".join(parts)

@@ -1,0 +1,132 @@
+"""The call graph on the analysis page: per definition "Calls", "Reads" and "Called by",
+and the file-level summary of which files this one calls into and is called from.
+
+One graph, two views: a definition's "Called by" lists exactly the call sites whose "Calls"
+name it (module-level calls have a "Calls" list of their own, :data:`MODULE_LEVEL`), and the
+file-level counts are the numbers of those edges.  Project callees link to their definitions;
+calls that leave the build show the full dotted name they resolve to; properties read on the
+way to a callee are "Reads"; calls the static analysis cannot follow are counted by reason in
+one line -- never guessed.  Builtins are left out.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from indexgen.analyze.callgraph import UNKNOWN_VALUE
+from indexgen.analyze.context import CallEdge, CallerRef
+from indexgen.render.markdown import code, link
+from indexgen.render.page import MODULE_LEVEL, Page, count, line_links
+
+
+def unresolved(p: Page, caller: str) -> dict[str, int]:
+    """Reason -> number of the calls of one definition not resolved statically: those the
+    global pass counted, and the calls on local values it was not given (no known type)."""
+    found = dict(p.ctx.unresolved.get(caller, {}))
+    local = len(p.local_calls.get(caller, ()))
+    if local:
+        found[UNKNOWN_VALUE] = found.get(UNKNOWN_VALUE, 0) + local
+    return found
+
+
+def callee_label(p: Page, edge: CallEdge) -> str:
+    """How a project callee is named: its qualname, prefixed by its module's last name when it
+    lives in another file."""
+    return _label(p, edge.key, edge.label)
+
+
+def _label(p: Page, key: str, label: str) -> str:
+    if key == p.key:
+        return label
+    module = posixpath.basename(key).removesuffix(".py")
+    return label if module == "__init__" else f"{module}.{label}"
+
+
+def calls_lines(p: Page, anchor: str) -> list[str]:
+    """The "Calls", "Reads", "Passes as a callback", "Not resolved statically", "Called by",
+    "Read by" and "Passed as a callback by" bullets of one definition (by anchor; '' for the
+    module level), each left out when empty."""
+    out = []
+    edges = p.ctx.calls.get(anchor, ())
+    for title, kinds in (("Calls", ("project", "external")), ("Reads", ("read",)),
+                         ("Passes as a callback", ("callback",))):
+        mine = [e for e in edges if e.kind in kinds]
+        if mine:
+            out.append(f"- **{title}**: " + format_calls(p, mine))
+    reasons = unresolved(p, anchor)
+    if reasons:
+        out.append(f"- **Not resolved statically**: {count(sum(reasons.values()), 'call')} ("
+                   + ", ".join(f"{n} {why}" for why, n in sorted(
+                       reasons.items(), key=lambda r: (-r[1], r[0]))) + ")")
+    for title, refs in (("Called by", p.ctx.called_by.get(anchor)),
+                        ("Read by", p.ctx.read_by.get(anchor)),
+                        ("Passed as a callback by", p.ctx.passed_by.get(anchor))):
+        if refs:
+            out.append(f"- **{title}**: " + format_callers(p, refs))
+    return out
+
+
+def format_calls(p: Page, edges: list[CallEdge]) -> str:
+    """Project callees (linked), then names outside the build, each with its lines."""
+    groups: dict[tuple[str, str, str, str], list[int]] = {}
+    for e in edges:
+        groups.setdefault((e.kind, e.key, e.anchor, e.label), []).append(e.line)
+    parts: dict[str, list[str]] = {"project": [], "read": [], "callback": [], "external": []}
+    heads = p.callee_heads  # a file's definitions call the same callees again and again
+    for ident, lines in groups.items():
+        head = heads.get(ident)
+        if head is None:
+            kind, key, anchor, label = ident
+            head = heads[ident] = (code(label) if kind == "external" else
+                                   link(code(_label(p, key, label)), p.docs_link(key, anchor)))
+        parts[ident[0]].append(f"{head} ({line_links(lines)})")
+    text = "; ".join(parts["project"] + parts["read"] + parts["callback"])
+    if parts["external"]:
+        text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
+    return text
+
+
+def format_callers(p: Page, refs: list[CallerRef]) -> str:
+    """Call sites reaching a definition: the calling definition (linked) and line links."""
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for r in refs:
+        groups.setdefault((r.key, r.caller, r.anchor), []).append(r.line)
+    items = []
+    heads = p.caller_heads  # the same callers reach many definitions of a file
+    for ident, lines in groups.items():
+        found = heads.get(ident)
+        if found is None:
+            key, caller, anchor = ident
+            docs = "" if key == p.key else p.docs_link(key)
+            name = posixpath.basename(p.display(key))
+            if caller:
+                label = caller if key == p.key else f"{name.removesuffix('.py')}.{caller}"
+                head = link(code(label), p.docs_link(key, anchor))
+            else:
+                head = f"module level of {link(code(name), p.docs_link(key, MODULE_LEVEL))}"
+            found = heads[ident] = (head, docs)
+        items.append(f"{found[0]} ({line_links(lines, found[1])})")
+    return "; ".join(items)
+
+
+def call_graph_summary(p: Page) -> list[str]:
+    """Which files this file calls into and is called from (Dependencies section)."""
+    into: dict[str, int] = {}
+    for out in p.ctx.calls.values():
+        for e in out:
+            if e.kind == "project" and e.key != p.key:
+                into[e.key] = into.get(e.key, 0) + 1
+    from_: dict[str, int] = {}
+    for refs in p.ctx.called_by.values():
+        for r in refs:
+            if r.key != p.key:
+                from_[r.key] = from_.get(r.key, 0) + 1
+    if not into and not from_:
+        return ["No calls to or from other files of this build."]
+    out = []
+    for title, found in (("Calls into", into), ("Called from", from_)):
+        if found:
+            out.append(f"- **{title}**: " + ", ".join(
+                f"{link(p.file_label(k), p.docs_link(k))} ({count(n, 'call')})"
+                for k, n in sorted(found.items())))
+    return out

@@ -1,0 +1,266 @@
+"""Stage 3a: render the analysis page (``name.py_docs.md``) of one source file.
+
+:func:`render_docs` is a pure function of a full :class:`~indexgen.extract.model.FileSummary`, its
+:class:`~indexgen.analyze.context.FileContext` and the :class:`~indexgen.layout.Layout`; every
+sentence it writes is derived from those.  The sections follow the seed pages' order; the
+source is folded (``<details>``) so that a reader meets the overview first, and a section with
+nothing to say says so in one short line.  This module writes the first sections (metadata,
+source, overview, definitions, architecture); :mod:`indexgen.render.sections` the others.
+"""
+
+from __future__ import annotations
+
+import html
+from itertools import chain, repeat
+
+from indexgen.analyze.context import FileContext
+from indexgen.extract.model import STATUS_EMPTY, STATUS_OK, Definition, FileSummary
+from indexgen.layout import Layout
+from indexgen.render.calls import calls_lines
+from indexgen.render.keywords import render_keywords
+from indexgen.render.markdown import MARKER, anchor, code, escape_text, link
+from indexgen.render.page import KIND_PLURAL, MODULE_LEVEL, SECTIONS, Page, count, lines_link
+from indexgen.render.sections import SECTION_RENDERERS, not_analyzed
+
+__all__ = ["SECTIONS", "render_docs", "render_keywords"]
+
+
+def render_docs(
+    s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str, source: str | None,
+    page: Page | None = None,
+) -> str:
+    """Render the analysis page of one file.
+
+    Args:
+        s: Full summary of the file.
+        ctx: Its global context.
+        layout: Page paths of this build.
+        tests_label: How the configured test folders are named on pages.
+        source: Decoded source text to embed, or None when it is not embedded (see status).
+        page: The file's :class:`~indexgen.render.page.Page` when the caller renders both pages
+            with one (made here otherwise).
+
+    Returns:
+        The page text, starting with :data:`~indexgen.render.markdown.MARKER`.
+    """
+    p = page or Page(s, ctx, layout, tests_label)
+    out = [MARKER, f"# Documentation: {code(p.layout.display(s.key))}", ""]
+    renderers = {**_RENDERERS, **SECTION_RENDERERS}
+    for title in SECTIONS:
+        out += [f"## {title}", ""]
+        renderers[title](p, out, source)
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _metadata(p: Page, out: list[str], source: str | None) -> None:
+    s = p.s
+    out.append(f"- **Path**: {code(p.layout.display(s.key))}")
+    out.append(f"- **Module**: {code(s.module)}" + (" (package `__init__`)" if s.is_package else ""))
+    out.append(f"- **Size**: {s.size:,} bytes, {count(s.n_lines, 'line')}")
+    out.append(f"- **SHA-256**: {code(s.sha256)}")
+    if s.status == STATUS_OK:
+        out.append(f"- **Encoding**: {code(s.encoding)}")
+    out.append(f"- **Status**: {code(s.status)}"
+               + (f": {escape_text(s.error, line_start=False)}" if s.error else ""))
+    out.append(f"- **Keyword Index**: {link(code(p.kw_name), p.kw_name)}")
+
+
+def _source(p: Page, out: list[str], source: str | None) -> None:
+    s = p.s
+    if source is None and p.listing is None:
+        if s.status == STATUS_EMPTY:
+            out.append("The file is empty; there is no source to show.")
+        else:
+            out.append(f"Source not embedded: {escape_text(s.error, line_start=False)}.")
+        return
+    if s.status != STATUS_OK:
+        out += [f"The source is embedded as text; it was not analyzed: "
+                f"{escape_text(s.error, line_start=False)}.", ""]
+    out += p.listing if p.listing is not None else source_listing(source)
+
+
+_OPENINGS: dict[int, list[str]] = {}  # number width -> '<span id="L1">  1  ', ... (see below)
+
+
+def source_listing(source: str) -> list[str]:
+    """The lines of the folded, line-numbered source listing (no context needed:
+    :func:`indexgen.run.jobs.prepare` makes them ahead)."""
+    escaped = html.escape(source, quote=False).split("\n")
+    n_lines = len(escaped) - 1 if escaped[-1] == "" else len(escaped)
+    # One line: <span id="L42"> 42  text</span>, numbers right-aligned; the line openings are
+    # made once per number width and interleaved with the text in one join (this listing is
+    # a tenth of the render's time).
+    width = len(str(n_lines))
+    openings = _OPENINGS.get(width, [])
+    if len(openings) < n_lines:
+        openings = _OPENINGS[width] = [f'<span id="L{n}">{str(n).rjust(width)}  '
+                                       for n in range(1, max(n_lines, 2 * len(openings)) + 1)]
+    body = "".join(chain.from_iterable(zip(openings[:n_lines], escaped,
+                                           repeat("</span>\n"))))[:-1]
+    # Folded, so that the overview comes first; a link to a line (#L42) opens it.
+    return [f'<details class="indexgen-source"><summary>Show the source '
+            f'({count(n_lines, "line")})</summary>',
+            f'<pre class="indexgen-source"><code>{body}</code></pre>',
+            "</details>"]
+
+
+def _overview(p: Page, out: list[str], source: str | None) -> None:
+    s = p.s
+    if s.status != STATUS_OK:
+        out.append(not_analyzed(s, full=True))
+        return
+    doc = p.doc_lines(-1)
+    if doc:
+        out += [*_blank_joined(doc), ""]
+    else:
+        out += [f"{code(s.relpath.rpartition('/')[2])} has no module docstring.", ""]
+    kinds: dict[str, int] = {}
+    for d in s.definitions:
+        if not d.overload:
+            kinds[d.kind] = kinds.get(d.kind, 0) + 1
+    parts = [count(kinds[k], k, KIND_PLURAL[k]) for k in KIND_PLURAL if k in kinds]
+    if s.attributes:
+        parts.append(count(len(s.attributes), "module attribute"))
+    stubs = sum(d.overload for d in s.definitions)
+    if stubs:
+        parts.append(count(stubs, "overload stub"))
+    out.append(f"It defines {', '.join(parts)}." if parts else "It defines no classes, functions "
+               "or module attributes.")
+    out.append("")
+    api = p.public_api()
+    origin = "`__all__`" if s.exports is not None else "names without a leading underscore"
+    if api:
+        items = []
+        for name in api:
+            a = p.anchor_of(name)
+            items.append(link(code(name), f"#{a}") if a else code(name) + " (re-exported)")
+        out.append(f"Public API ({origin}): " + ", ".join(items) + ".")
+    else:
+        out.append(f"Public API ({origin}): none.")
+
+
+def _blank_joined(blocks: list[str]) -> list[str]:
+    out = []
+    for block in blocks:
+        out += [block, ""]
+    return out[:-1]
+
+
+def _detailed(p: Page, out: list[str], source: str | None) -> None:
+    s = p.s
+    if s.status != STATUS_OK:
+        out.append(not_analyzed(s))
+        return
+    module_calls = calls_lines(p, "")
+    if not s.definitions and not s.attributes and not module_calls:
+        out.append("No classes, functions or module attributes.")
+        return
+    stubs: dict[str, int] = {}
+    for i, d in enumerate(s.definitions):
+        if d.overload:
+            stubs[d.qualname] = stubs.get(d.qualname, 0) + 1
+            out += _definition(p, i, stubs[d.qualname])
+        else:
+            out += _definition(p, i, 0)
+    if s.attributes:
+        out += ["### Module attributes", ""]
+        for a in s.attributes:
+            text = a.name + (f": {a.annotation}" if a.annotation else "")
+            text += f" = {a.value}" if a.value else ""
+            kind = "constant" if a.constant else "attribute"
+            out.append(f"- {anchor(a.anchor)}{code(text)} ({kind}, "
+                       f"{link(f'line {a.lineno}', f'#L{a.lineno}')})")
+        out.append("")
+    if module_calls:
+        out += [anchor(MODULE_LEVEL), "", "### Module level", "",
+                "Calls the module makes when it is imported or run, outside its definitions:",
+                "", *module_calls, ""]
+
+
+def _definition(p: Page, position: int, stub: int) -> list[str]:
+    d = p.s.definitions[position]
+    level = "###" if not d.parent else "####"
+    if d.kind == "class":
+        sig = f"class {d.name}" + (f"({d.signature})" if d.signature else "")
+    else:
+        sig = ("async def " if "async" in d.labels else "def ") + (d.signature or d.name)
+    facts = [d.kind, lines_link(d.lineno, d.end_lineno)]
+    labels = [lab for lab in d.labels if lab not in ("async", d.kind)]
+    if labels:
+        facts.append("labels: " + ", ".join(code(lab) for lab in labels))
+    if d.decorators:
+        facts.append("decorators: " + ", ".join(code("@" + dec) for dec in d.decorators))
+    title = code(d.qualname) + (f" (overload stub {stub})" if stub else "")
+    lines = [anchor(d.anchor), "", f"{level} {title}", "", code(sig), "", " · ".join(facts), ""]
+    if stub:
+        target = p.anchor_of(d.qualname)
+        where = (link(code(d.qualname), f"#{target}") if target != d.anchor
+                 else "not in this file")
+        lines += [f"A `typing.overload` stub: it only declares a signature for type checkers; "
+                  f"the implementation is {where}.", ""]
+    doc = p.doc_lines(position)
+    if doc:
+        lines += [*_blank_joined(doc), ""]
+    elif not stub:
+        lines += ["No docstring.", ""]
+    facts = []
+    if d.attributes:
+        facts.append("- **Assigned attributes**: " + ", ".join(
+            f"{code(text)} ({link(f'line {line}', f'#L{line}')})" for text, line in d.attributes))
+    types = [_type_link(p, name) for name in d.type_refs]
+    types = [t for t in types if t]
+    if types:
+        facts.append("- **Types**: " + ", ".join(types))
+    facts += calls_lines(p, d.anchor)
+    return lines + (facts + [""] if facts else [])
+
+
+def _type_link(p: Page, name: str) -> str:
+    url = p.linker()("class", name)
+    return link(code(name), url) if url else ""
+
+
+def _architecture(p: Page, out: list[str], source: str | None) -> None:
+    s = p.s
+    if s.status != STATUS_OK:
+        out.append(not_analyzed(s))
+        return
+    if p.classes:
+        out += ["### Class hierarchy", ""]
+        children: dict[str, list[Definition]] = {}
+        roots = []
+        for c in p.classes:
+            local = [b for b in c.bases if b in p.local_classes and b != c.qualname]
+            if local:
+                children.setdefault(local[0], []).append(c)
+            else:
+                roots.append(c)
+
+        def emit(c: Definition, depth: int) -> None:
+            bases = ", ".join(p.base(b) for b in c.bases) if c.bases else "no explicit base"
+            out.append(f"{'  ' * depth}- {link(code(c.qualname), '#' + c.anchor)} "
+                       f"(bases: {bases})")
+            for child in children.get(c.qualname, []):
+                emit(child, depth + 1)
+
+        for c in roots:
+            emit(c, 0)
+        out.append("")
+    top = [d for d in s.definitions if not d.parent and d.kind != "class" and not d.overload]
+    members = [d for d in s.definitions if d.parent and d.kind != "class" and not d.overload]
+    parts = []
+    if p.classes:
+        parts.append(f"{count(len(p.classes), 'class', 'classes')} with "
+                     f"{count(len(members), 'member function')}")
+    parts.append(count(len(top), "module-level function"))
+    out.append("Structure: " + " and ".join(parts) + ".")
+
+
+_RENDERERS = {
+    "File Metadata": _metadata,
+    "Original Source": _source,
+    "High-Level Overview": _overview,
+    "Detailed Analysis": _detailed,
+    "Architecture & Design": _architecture,
+}

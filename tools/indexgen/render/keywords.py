@@ -1,0 +1,191 @@
+"""Stage 3a: render the keyword index page (``name.py_kw.md``) of one source file.
+
+File Information, Keywords Extracted (one section per kind, each entry linking to the anchor of
+its definition), the A–Z identifier index and the Keyword → Section Map.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from indexgen.analyze.context import FileContext
+from indexgen.extract import rules
+from indexgen.extract.model import STATUS_OK, FileSummary
+from indexgen.layout import Layout
+from indexgen.render.markdown import (
+    MARKER,
+    anchor,
+    code,
+    escape_text,
+    heading_anchor,
+    link,
+    link_target,
+)
+from indexgen.render.page import CATEGORY_TITLES, KIND_PLURAL, SECTIONS, SOURCE_ANCHOR, Page, count
+
+
+def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_label: str,
+                    page: Page | None = None) -> str:
+    """Render the keyword index page of one file.
+
+    Args:
+        s: Full summary of the file.
+        ctx: Its global context.
+        layout: Page paths of this build.
+        tests_label: How the configured test folders are named on pages (e.g. ``tests``).
+        page: The file's :class:`~indexgen.render.page.Page` when the caller renders both pages
+            with one (made here otherwise).
+
+    Returns:
+        The page text, starting with :data:`~indexgen.render.markdown.MARKER`.
+    """
+    p = page or Page(s, ctx, layout, tests_label)
+    docs = p.docs_name
+    out = [MARKER, f"# Keyword Index: {code(p.layout.display(s.key))}", "", "## File Information", ""]
+    out.append(f"- **Original File**: {link(code(p.layout.display(s.key)), f'{docs}#{SOURCE_ANCHOR}')}"
+               f" (embedded in the analysis page)")
+    out.append(f"- **Documentation**: {link(code(docs), docs)}")
+    out.append(f"- **Folder**: {link(code(posixpath.dirname(p.layout.display(s.key))), p.index)}")
+    out.append(f"- **Module**: {code(s.module)}")
+    out += ["", "## Keywords Extracted", ""]
+    if s.status != STATUS_OK:
+        out += [f"No keywords: {escape_text(s.error, line_start=False)}.", ""]
+    else:
+        out += [_keyword_counts(s), ""]
+        _kw_section(out, "Classes", [
+            (d.qualname, f"class, line {d.lineno}", f"{docs}#{d.anchor}") for d in p.classes
+        ])
+        _kw_section(out, "Functions", [
+            (d.qualname, f"{'overload' if d.overload else d.kind}, line {d.lineno}",
+             f"{docs}#{d.anchor}") for d in p.funcs
+        ])
+        consts = [a for a in s.attributes if a.constant]
+        attrs = [a for a in s.attributes if not a.constant]
+        _kw_section(out, "Constants", [
+            (a.name, f"constant, line {a.lineno}", f"{docs}#{a.anchor}") for a in consts
+        ])
+        _kw_section(out, "Module Attributes", [
+            (a.name, f"attribute, line {a.lineno}", f"{docs}#{a.anchor}") for a in attrs
+        ])
+        _kw_section(out, "Imports", [
+            (_import_label(i), f"{CATEGORY_TITLES[i.category].lower()}, line {i.lineno}",
+             f"{docs}#L{i.lineno}") for i in s.imports
+        ])
+        out += (p.identifier_lines if p.identifier_lines is not None
+                else identifier_index(s, docs))
+    out += ["## Keyword → Section Map", ""]
+    out += _section_map(p)
+    return "\n".join(out) + "\n"
+
+
+def _keyword_counts(s: FileSummary) -> str:
+    kinds: dict[str, int] = {}
+    for d in s.definitions:
+        kinds[d.kind] = kinds.get(d.kind, 0) + 1
+    parts = [count(kinds[k], k, KIND_PLURAL[k]) for k in KIND_PLURAL if k in kinds]
+    parts.append(count(len(s.attributes), "module attribute"))
+    parts.append(count(len(s.imports), "imported name"))
+    parts.append(count(len(s.identifiers), "distinct identifier"))
+    return f"{code(s.relpath.rpartition('/')[2])} has " + ", ".join(parts) + "."
+
+
+def _kw_section(out: list[str], title: str, entries: list[tuple[str, str, str]]) -> None:
+    out += [f"### {title}", ""]
+    if not entries:
+        out += [f"No {title.lower()} in this file.", ""]
+        return
+    for name, label, target in sorted(entries, key=lambda e: (e[0], e[1])):
+        out.append(f"- **{code(name)}**: {link(escape_text(label), target)}")
+    out.append("")
+
+
+def _import_label(i) -> str:
+    base = i.written if i.name else i.module
+    if i.name:
+        text = f"{base}{'' if base.endswith('.') else '.'}{i.name}"
+    else:
+        text = base
+    return f"{text} as {i.alias}" if i.alias else text
+
+
+def _letter(name: str) -> str:
+    ch = name[0]
+    if ch == "_":
+        return "_"
+    if ch.isascii() and ch.isalpha():
+        return ch.upper()
+    return "Other"
+
+
+def identifier_index(s: FileSummary, docs: str) -> list[str]:
+    """The lines of the A–Z identifier index of a file whose analysis page is named ``docs``
+    (no context needed: :func:`indexgen.run.jobs.prepare` makes them ahead)."""
+    out = ["## Identifier Index (A–Z)", "",
+           "Identifiers from the code's syntax tree (names, attributes, parameters, "
+           "definitions, imports); comments and strings are not included.", ""]
+    groups: dict[str, list[str]] = {}
+    letters: dict[str, str] = {}  # first character -> its group (_letter), once per character
+    for name in s.identifiers:
+        letter = letters.get(name[0])
+        if letter is None:
+            letter = letters[name[0]] = _letter(name[0])
+        group = groups.get(letter)
+        if group is None:
+            groups[letter] = [name]
+        else:
+            group.append(name)
+    if not groups:
+        out += ["No identifiers in this file.", ""]
+        return out
+    order = sorted(groups, key=lambda g: (g == "Other", g == "_", g))
+    out.append("Jump to: " + " · ".join(f"[{escape_text(g)}](#idx-{g.lower()})" for g in order))
+    out.append("")
+    identifiers = s.identifiers
+    target = link_target(docs)
+    for g in order:
+        out += [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""]
+        # An identifier is a code span of itself (no backtick, '<' or space in a name).
+        names = sorted(groups[g])
+        names.sort(key=str.lower)  # stable: by (lower case, name), without a tuple per name
+        for name in names:
+            first, uses = identifiers[name]
+            out.append(f"- `{name}`: {uses} occurrence{'' if uses == 1 else 's'}, first at "
+                       f"[line {first}]({target}#L{first})")
+        out.append("")
+    return out
+
+
+def _section_map(p: Page) -> list[str]:
+    s, docs = p.s, p.docs_name
+    perf = [f.text for f in s.findings if f.category in rules.PERFORMANCE_CATEGORIES]
+    perf += [f.text for f in p.ctx.indirect if f.category in rules.PERFORMANCE_CATEGORIES]
+    sec = [f.text for f in s.findings if f.category in rules.SECURITY_CATEGORIES]
+    sec += [f.text for f in p.ctx.indirect if f.category in rules.SECURITY_CATEGORIES]
+    found_patterns = p.patterns
+    names = [d.qualname for d in s.definitions]
+    shown = ", ".join(code(n) for n in names[:12]) + (f" and {len(names) - 12} more"
+                                                      if len(names) > 12 else "")
+    notes = {
+        "File Metadata": f"path, module {code(s.module)}, size and line count",
+        "Original Source": (f"all {count(s.n_lines, 'line')}, folded; keyword and identifier "
+                            "links open it at their line") if s.status == STATUS_OK else
+        "not analyzed: " + escape_text(s.error, line_start=False),
+        "High-Level Overview": "module docstring and public API"
+        + (f" ({', '.join(code(n) for n in p.public_api()[:8])})" if p.public_api() else ""),
+        "Detailed Analysis": (f"{shown}" if names else "no classes or functions"),
+        "Architecture & Design": (f"class hierarchy of {count(len(p.classes), 'class', 'classes')}"
+                                  if p.classes else "no classes"),
+        "Dependencies": f"{count(len(s.imports), 'import')}; imported by "
+        f"{count(len(p.ctx.imported_by), 'project file')}; the call graph across files",
+        "Code Patterns & Idioms": ", ".join(escape_text(t) for t, _ in found_patterns)
+        if found_patterns else "no patterns detected",
+        "Performance Considerations": ", ".join(sorted({code(t) for t in perf}))
+        if perf else "none found",
+        "Security & Safety": ", ".join(sorted({code(t) for t in sec})) if sec else "none found",
+        "Testing & Usage": f"{count(len(p.ctx.tests), 'test file')} importing from this module, "
+        f"{len(p.ctx.test_calls)} reaching it through calls",
+        "Related Files": f"{count(len(p.ctx.lines), 'file')} related by imports or calls",
+        "Cross-References": "keyword index, folder pages and names used elsewhere",
+    }
+    return [f"- **{link(escape_text(title), f'{docs}#{heading_anchor(title)}')}**: {notes[title]}"
+            for title in SECTIONS] + [""]

@@ -1,0 +1,160 @@
+"""Build settings: from ``[tool.indexgen]`` in ``pyproject.toml`` or from explicit arguments.
+
+Keys of ``[tool.indexgen]`` (paths are relative to the folder holding ``pyproject.toml``):
+
+- ``roots`` (list of folders, required): source roots to document.
+- ``out`` (folder, required): output directory.
+- ``tests`` (list of folders, default ``["tests"]`` when that folder exists): test files whose
+  imports are shown under "Testing & Usage".
+- ``max-bytes`` (int, default 2,000,000): larger files get pages saying they were not analyzed.
+- ``jobs`` (int, default: CPU count): worker processes.
+- ``time-budget`` (seconds, default 20): a file whose analysis takes longer gets pages saying
+  it was not analyzed (0: no limit; see :mod:`indexgen.extract.runtime`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexgen.errors import ConfigError
+from indexgen.extract.discover import root_name_of, walk_python_files
+from indexgen.paths import is_inside
+
+DEFAULT_MAX_BYTES = 2_000_000
+DEFAULT_TIME_BUDGET = 20.0
+
+
+@dataclass
+class Config:
+    """Everything a build or check needs.
+
+    Attributes:
+        roots: Source roots, in order.
+        out: Output directory.
+        tests: Folders holding test files (may be empty).
+        base: Folder that test paths are shown relative to.
+        max_bytes: Size limit for analysis.
+        jobs: Worker processes (0 means one per CPU).
+        time_budget: Seconds one file's analysis may take (0: no limit).
+    """
+
+    roots: list[Path]
+    out: Path
+    tests: list[Path] = field(default_factory=list)
+    base: Path = field(default_factory=Path.cwd)
+    max_bytes: int = DEFAULT_MAX_BYTES
+    jobs: int = 0
+    time_budget: float = DEFAULT_TIME_BUDGET
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` in ``start`` or one of its parents, or None."""
+    current = start.resolve()
+    for folder in (current, *current.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _load_toml(path: Path) -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError as exc:
+            raise ConfigError("reading pyproject.toml needs Python 3.11+ or tomli") from exc
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+
+
+def load_config(start: Path | None = None) -> Config:
+    """Read ``[tool.indexgen]`` from the nearest ``pyproject.toml`` above ``start``.
+
+    Args:
+        start: Folder to search from (default: the current directory).
+
+    Returns:
+        The configuration with absolute paths.
+
+    Raises:
+        ConfigError: No ``pyproject.toml``, no ``[tool.indexgen]`` table, or invalid values.
+    """
+    pyproject = find_pyproject(start or Path.cwd())
+    if pyproject is None:
+        raise ConfigError("no pyproject.toml found in the current directory or its parents; "
+                          "pass SRC_ROOT and --out")
+    table = _load_toml(pyproject).get("tool", {}).get("indexgen")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{pyproject} has no [tool.indexgen] table")
+    base = pyproject.parent
+    roots = table.get("roots")
+    out = table.get("out")
+    if not isinstance(roots, list) or not roots or not all(isinstance(r, str) for r in roots):
+        raise ConfigError(f"{pyproject}: [tool.indexgen] roots must be a non-empty list of paths")
+    if not isinstance(out, str) or not out:
+        raise ConfigError(f"{pyproject}: [tool.indexgen] out must be a path")
+    tests = table.get("tests")
+    if tests is None:
+        tests = ["tests"] if (base / "tests").is_dir() else []
+    if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+        raise ConfigError(f"{pyproject}: [tool.indexgen] tests must be a list of paths")
+    max_bytes = table.get("max-bytes", DEFAULT_MAX_BYTES)
+    jobs = table.get("jobs", 0)
+    time_budget = table.get("time-budget", DEFAULT_TIME_BUDGET)
+    if not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise ConfigError(f"{pyproject}: [tool.indexgen] max-bytes must be a positive integer")
+    if not isinstance(jobs, int) or jobs < 0:
+        raise ConfigError(f"{pyproject}: [tool.indexgen] jobs must be a non-negative integer")
+    if isinstance(time_budget, bool) or not isinstance(time_budget, (int, float)) \
+            or time_budget < 0:
+        raise ConfigError(f"{pyproject}: [tool.indexgen] time-budget must be a number of "
+                          "seconds (0 for no limit)")
+    return Config([base / r for r in roots], base / out, [base / t for t in tests], base,
+                  max_bytes, jobs, float(time_budget))
+
+
+def validate(config: Config) -> list[str]:
+    """Check the roots, the output directory and the test folders before a build.
+
+    Roots must be folders with distinct names; the output directory must not contain a root,
+    and when it lies inside a root it must hold no Python files (they would vanish from the
+    pages); an empty or pages-only output folder inside a root is left out of the docs, and a
+    note says so.
+
+    Returns:
+        Notes for the report (the output directory left out of a root).
+
+    Raises:
+        ConfigError: When a check fails; the message names the path and the fix.
+    """
+    names = [root_name_of(r) for r in config.roots]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"source roots must have distinct folder names: {names}")
+    reals = [os.path.realpath(r) for r in config.roots]
+    for root, real in zip(config.roots, reals):
+        if not os.path.isdir(real):
+            raise ConfigError(f"source root is not a folder: {root}")
+    notes = []
+    for root in config.roots:
+        if is_inside(root, config.out):
+            raise ConfigError(f"the output directory {config.out} contains the source root {root}")
+        if is_inside(config.out, root):
+            inside = walk_python_files(config.out) if os.path.isdir(config.out) else []
+            if inside:
+                raise ConfigError(
+                    f"the output directory {config.out} lies inside the source root {root} and "
+                    f"holds {len(inside)} Python file(s) (first: {inside[0]}) that would be left "
+                    "out of the pages; choose an output directory outside the source tree")
+            notes.append(f"the output directory {config.out} lies inside the source root "
+                         f"{root}; it is left out of the pages")
+    for test in config.tests:
+        if not os.path.isdir(test):
+            raise ConfigError(f"test folder is not a folder: {test}")
+    return notes

@@ -1,0 +1,134 @@
+"""The build's per-file work: extract one file; render and emit the two pages of one file.
+
+:class:`~indexgen.run.team.Team` runs these in its worker processes (or in the calling process);
+each works on one file and shares nothing with the others but the :class:`RenderSetup`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+from typing import NamedTuple
+
+from indexgen.analyze.context import FileContext
+from indexgen.extract.discover import SourceFile
+from indexgen.extract.model import STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT, FileSummary
+from indexgen.extract.pipeline import read_and_extract
+from indexgen.extract.source import decode_source
+from indexgen.layout import Layout
+from indexgen.render.docs import render_docs, source_listing
+from indexgen.render.keywords import identifier_index, render_keywords
+from indexgen.render.page import DocsAhead, Page, docs_ahead
+from indexgen.run import manifest as mf
+from indexgen.run import pageio
+
+#: How one import of a file is shown: (category, target file key, anchor), as the global pass
+#: decided (:meth:`indexgen.analyze.project.Project.category` and ``import_link``).
+ImportLink = tuple[str, str, str]
+
+
+class RenderSetup(NamedTuple):
+    """What every render of a build shares.
+
+    Attributes:
+        layout: Page paths of the build.
+        tests_label: How the configured test folders are named on pages.
+        out: Output directory.
+        write: Whether pages are written (build) or only compared (check).
+    """
+
+    layout: Layout
+    tests_label: str
+    out: Path
+    write: bool
+
+
+class RenderInput(NamedTuple):
+    """What the global pass gives the render of one file.
+
+    Attributes:
+        imports: How each import of the file is shown, in the summary's import order.
+        ctx: The file's context.
+        summary_text: Its compact summary as the manifest writes it
+            (:func:`indexgen.run.manifest.summary_json`), part of the context hash.
+    """
+
+    imports: list[ImportLink]
+    ctx: FileContext
+    summary_text: str
+
+
+def extract(src: SourceFile, max_bytes: int, time_budget: float
+            ) -> tuple[FileSummary, bytes | None]:
+    """The full summary of one source file and the bytes it was made from (see
+    :func:`indexgen.extract.pipeline.read_and_extract`)."""
+    return read_and_extract(src.path, src.root, src.relpath, src.module, max_bytes,
+                            time_budget)
+
+
+class Prepared(NamedTuple):
+    """The parts of a file's render that its context does not change (see :func:`prepare`).
+
+    Attributes:
+        listing: Lines of the source listing; None when the source is not embedded.
+        identifier_lines: Lines of the identifier index of the keyword page.
+        docs: The docstrings rendered ahead (:func:`indexgen.render.page.docs_ahead`).
+    """
+
+    listing: list[str] | None
+    identifier_lines: list[str]
+    docs: DocsAhead
+
+
+def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None) -> Prepared:
+    """Make the context-free parts of a file's render (a worker does it while it waits for the
+    global pass).
+
+    Args:
+        summary: The file's full summary.
+        setup: What every render shares.
+        data: The bytes the summary was made from (:func:`extract`), for the source listing.
+    """
+    listing = None
+    if data is not None and summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
+        listing = source_listing(decode_source(data)[0])
+    docs = posixpath.basename(setup.layout.docs_page(summary.key))
+    return Prepared(listing, identifier_index(summary, docs),
+                    docs_ahead(summary, setup.layout, setup.tests_label))
+
+
+def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: bytes | None,
+           prepared: Prepared | None = None) -> tuple[str, list[tuple[str, str, str]]]:
+    """Render and emit both pages of one file.
+
+    Args:
+        summary: The file's full summary (its imports are given their links here).
+        job: Imports, context and summary text from the global pass.
+        setup: What every render shares.
+        data: The bytes the summary was made from, for :func:`prepare` (unused when
+            ``prepared`` is given).
+        prepared: Its :func:`prepare` parts when made ahead (made here otherwise).
+
+    Returns:
+        The context hash (for the manifest) and ``(page, sha, status)`` for each page.
+    """
+    if prepared is None:
+        prepared = prepare(summary, setup, data)
+    ctx_hash = mf.context_hash(job.ctx, job.summary_text)
+    for imp, (category, target, anchor) in zip(summary.imports, job.imports):
+        imp.category, imp.target, imp.anchor = category, target, anchor
+    layout, tests_label = setup.layout, setup.tests_label
+    shared = Page(summary, job.ctx, layout, tests_label)
+    shared.listing, shared.identifier_lines = prepared.listing, prepared.identifier_lines
+    shared.docs_ahead = prepared.docs
+    results = []
+    for page, text in (
+        (layout.kw_page(summary.key),
+         render_keywords(summary, job.ctx, layout, tests_label, shared)),
+        (layout.docs_page(summary.key),
+         render_docs(summary, job.ctx, layout, tests_label, None, shared)),
+    ):
+        data = text.encode()
+        results.append((page, pageio.sha(data), pageio.emit(setup.out, page, data,
+                                                             setup.write)))
+    return ctx_hash, results

@@ -1,0 +1,320 @@
+"""The build plan: one build or check as named steps over the sources of a configuration.
+
+:class:`Plan` runs, in order:
+
+1. :meth:`~Plan.discover` the sources and hash them;
+2. :meth:`~Plan.summarize`: reuse cached compact summaries (manifest) for unchanged sources,
+   extract the others in worker processes that keep the full summaries (:mod:`indexgen.run.team`);
+3. :meth:`~Plan.relate`: the global pass (:class:`~indexgen.analyze.project.Project`);
+4. :meth:`~Plan.choose_renders`: files whose source, context or pages changed;
+5. :meth:`~Plan.render_files`, each where its full summary is kept, comparing with what is
+   on disk (:mod:`indexgen.run.pageio`), while the calling process renders the folder pages;
+6. :meth:`~Plan.write_manifest`;
+7. :meth:`~Plan.report` and :meth:`~Plan.remove_orphans`: generated pages whose source is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+
+from indexgen.analyze.project import Project
+from indexgen.extract.discover import (
+    SourceFile,
+    discover,
+    root_label,
+    root_name_of,
+    walk_python_files,
+)
+from indexgen.extract.model import (
+    FAILED_STATUSES,
+    STATUS_EMPTY,
+    FileSummary,
+)
+from indexgen.extract.runtime import collector_paused
+from indexgen.layout import MANIFEST_NAME, Layout
+from indexgen.paths import fs_relpath
+from indexgen.render.folders import folder_pages
+from indexgen.run import manifest as mf
+from indexgen.run import pageio
+from indexgen.run.config import Config, validate
+from indexgen.run.jobs import RenderInput, RenderSetup
+from indexgen.run.manifest import __version__
+from indexgen.run.pageio import Report
+from indexgen.run.statcache import StatCache, stat_of
+from indexgen.run.team import Progress, Setup, Team
+
+
+# -- the plan ------------------------------------------------------------------------------
+class Plan:
+    """One build or check, as named steps sharing their results through attributes.
+
+    Args:
+        config: What to document and where.
+        write: Whether pages are written (build) or only compared (check).
+        progress: Progress callback, or None.
+    """
+
+    def __init__(self, config: Config, write: bool, progress: Progress | None) -> None:
+        self.config, self.write, self.progress = config, write, progress
+        self.out = config.out
+        self.jobs = config.jobs or os.cpu_count() or 1
+        self.statuses: dict[str, str] = {}
+
+    def run(self) -> Report:
+        """Run every step and return the report.
+
+        When the stat cache shows that no source, test file or page changed since the last
+        build, nothing is read: the report is the last one.
+        """
+        with collector_paused():
+            return self._run()
+
+    def _run(self) -> Report:
+        self.discover()
+        if self.cache.unchanged(self.stats, self.test_stats, self.out):
+            return self._unchanged_report()
+        self.hash_sources()
+        setup = Setup([*self.sources, *self.tests], self.config.max_bytes,
+                      self.config.time_budget,
+                      RenderSetup(self.layout, self.tests_label, self.out, self.write))
+        with Team(self.jobs, setup, self.progress) as self.team:
+            self.summarize()
+            self.relate()
+            self.choose_renders()
+            self.render_files()
+        self.write_manifest()
+        report = self.report()
+        self.remove_orphans(report)
+        if self.write and not report.conflicts:  # a conflict leaves the build unfinished
+            self.cache.set_identity(__version__, self.settings)
+            self.cache.save({k: (self.stats[k], self.hashes[k]) for k in self.by_key},
+                            self.test_stats, self.out,
+                            {"not_analyzed": report.not_analyzed, "empty": report.empty,
+                             "kept": report.kept})
+        return report
+
+    def _unchanged_report(self) -> Report:
+        last = self.cache.data.get("report", {})
+        return Report(files=len(self.sources), notes=list(self.notes),
+                      not_analyzed=[tuple(x) for x in last.get("not_analyzed", [])],
+                      empty=last.get("empty", 0), kept=[tuple(x) for x in last.get("kept", [])])
+
+    def discover(self) -> None:
+        """Find the sources, the page layout, the settings and the previous manifest."""
+        config = self.config
+        self.notes = validate(config)
+        self.sources: list[SourceFile] = []
+        for root in config.roots:
+            self.sources += discover(root, exclude=(self.out,))
+        self.layout = Layout(tuple(root_name_of(r) for r in config.roots),
+                             tuple(root_label(root, config.base) for root in config.roots))
+        self.settings = {"roots": list(self.layout.roots), "labels": list(self.layout.labels),
+                         "tests": sorted(fs_relpath(t, config.base) for t in config.tests),
+                         "max_bytes": config.max_bytes, "time_budget": config.time_budget}
+        self.by_key = {s.key: s for s in self.sources}
+        self.stats = {s.key: stat_of(s.path) for s in self.sources}
+        self.tests: list[SourceFile] = []
+        for folder in config.tests:
+            for rel in walk_python_files(folder, exclude=(self.out,)):
+                display = fs_relpath(folder / rel, config.base)
+                self.tests.append(SourceFile("tests", display, folder / rel, ""))
+        self.test_stats = {t.relpath: stat_of(t.path) for t in self.tests}
+        self.tests_label = ", ".join(self.settings["tests"])
+        self.index = {s.key: i for i, s in enumerate(self.sources)}
+        self.out_existed = self.out.is_dir()
+        self.cache = StatCache(self.out, __version__, self.settings)
+
+    def hash_sources(self) -> None:
+        """Read the manifest and hash every source it has an entry for (a cached hash when its
+        stat is unchanged): only those may be reused.  The others are extracted, and their
+        hash is the one the extraction computes (:meth:`summarize`), so a cold build reads
+        each source once here less."""
+        self.previous = mf.read(self.out / MANIFEST_NAME)
+        self.cached = mf.cached_files(self.previous, __version__, self.settings)
+        self.hashes: dict[str, str] = {}
+        for s in self.sources:
+            if s.key not in self.cached:
+                continue
+            sha = self.cache.source_sha(s.key, self.stats[s.key])
+            if sha is None:
+                try:
+                    sha = pageio.sha(s.path.read_bytes())
+                except OSError:
+                    sha = ""
+            self.hashes[s.key] = sha
+
+    def summarize(self) -> None:
+        """Compact summaries of every file: from the manifest if unchanged, else extracted."""
+        self.compacts: dict[str, FileSummary] = {}
+        self.fresh: set[str] = set()  # extracted in this build
+        todo = []
+        for s in self.sources:
+            entry = self.cached.get(s.key)
+            if entry and entry.get("sha256") == self.hashes[s.key] and self.hashes[s.key]:
+                try:
+                    self.compacts[s.key] = mf.decode_summary(entry["summary"])
+                    continue
+                except (KeyError, TypeError, ValueError):
+                    pass
+            todo.append(s)
+        costs = [(self.stats[s.key] or (0, 0))[0] for s in todo]
+        self.texts: dict[str, str] = {}  # summary texts made by this build's extraction
+        self.team.extract([self.index[s.key] for s in todo], costs, on_result=self._extracted)
+        self.extracted = len(todo)
+
+    def _extracted(self, _pos: int, text: str) -> None:
+        """Take in the compact summary of a file just extracted, as its manifest text (decoded
+        as it arrives, while the workers extract other files)."""
+        small = mf.decode_summary(json.loads(text))
+        self.fresh.add(small.key)
+        self.compacts[small.key] = small
+        self.hashes[small.key] = small.sha256
+        self.texts[small.key] = text
+
+    def relate(self) -> None:
+        """The global pass: every file's context (imports, importers, tests, folders)."""
+        n = len(self.sources)
+        costs = [(self.test_stats[t.relpath] or (0, 0))[0] for t in self.tests]
+        tests = {t.relpath: t for t in self.team.full_summaries(
+            range(n, n + len(self.tests)), costs)}
+        self.project = Project(list(self.compacts.values()), tests)
+        self.contexts = self.project.contexts()
+
+    def _expected_pages(self, key: str) -> set[str]:
+        return {self.layout.kw_page(key), self.layout.docs_page(key)}
+
+    def choose_renders(self) -> None:
+        """Files to render: changed source or context, or pages edited or deleted since."""
+        self.render_keys: list[str] = []
+        self.new_files: dict[str, dict] = {}
+        for key in sorted(self.by_key):
+            entry = self.cached.get(key) or {}
+            pages = entry.get("pages") or {}
+            # A file extracted anew is rendered anyway: its context hash is made by the render
+            # worker, in parallel.
+            text = self.texts.get(key) or mf.summary_json(mf.encode_summary(self.compacts[key]))
+            ctx_hash = "" if key in self.fresh else mf.context_hash(self.contexts[key], text)
+            fresh = (key not in self.fresh and entry.get("context") == ctx_hash
+                     and set(pages) == self._expected_pages(key)
+                     and all(self._page_is(p, h) for p, h in sorted(pages.items())))
+            self.new_files[key] = {"sha256": self.hashes[key], "context": ctx_hash,
+                                   "summary": text, "pages": dict(pages)}
+            if not fresh:
+                self.render_keys.append(key)
+        # Files rendered from a cached summary are extracted again where they are rendered.
+        self.extracted += sum(k not in self.fresh for k in self.render_keys)
+
+    def _page_is(self, page: str, digest: str) -> bool:
+        """Whether a page holds the content with hash ``digest`` (by stat when it is as the
+        last build left it)."""
+        path = self.out / page
+        if self.cache.page_unchanged(page, stat_of(path)):
+            return True
+        return pageio.sha(pageio.read(path) or b"") == digest
+
+    def render_files(self) -> None:
+        """Render both pages of every chosen file and emit them; the folder pages are
+        rendered and emitted meanwhile."""
+        work, costs = [], []
+        for key in self.render_keys:
+            imports = [(self.project.category(i), *self.project.import_link(i))
+                       for i in self.compacts[key].imports]
+            work.append((self.index[key], RenderInput(imports, self.contexts[key],
+                                                      self.new_files[key]["summary"])))
+            costs.append(self.compacts[key].size)
+        self.entry_lines: dict[str, bytes] = {}
+        self.team.render(work, costs, meanwhile=self.render_folders, on_result=self._rendered)
+
+    def _rendered(self, pos: int, result: tuple) -> None:
+        """Record the render of the file at ``pos`` of :attr:`render_keys`: its pages and
+        their statuses, and its manifest line (made now, while other files still render, so
+        that :meth:`write_manifest` only joins lines)."""
+        key = self.render_keys[pos]
+        ctx_hash, results = result
+        entry = self.new_files[key]
+        entry["context"] = ctx_hash
+        for page, digest, status in results:
+            self.statuses[page] = status
+            entry["pages"][page] = digest
+        expected = self._expected_pages(key)
+        entry["pages"] = {p: h for p, h in entry["pages"].items() if p in expected}
+        self.entry_lines[key] = mf.entry_line(key, entry)
+
+    def render_folders(self) -> None:
+        """Render and emit the folder pages, then let go of the summaries and the global
+        pass (see :meth:`_release`)."""
+        self.folder_pages = folder_pages(self.project.folders(), self.project.files,
+                                         self.layout)
+        for page, text in self.folder_pages.items():
+            self.statuses[page] = pageio.emit(self.out, page, text.encode(), self.write)
+        self._release()
+
+    def _release(self) -> None:
+        """Keep what the report needs of the compact summaries, then drop them and the
+        project: freeing them is a tenth of a second for torch, done here while the workers
+        render rather than after the last page."""
+        self.not_analyzed: list[tuple[str, str, str]] = []
+        self.empty = 0
+        for key, s in sorted(self.compacts.items()):
+            if s.status in FAILED_STATUSES:
+                self.not_analyzed.append((self.layout.display(key), s.status, s.error))
+            elif s.status == STATUS_EMPTY:
+                self.empty += 1
+        self.compacts = self.project = None
+
+    def write_manifest(self) -> None:
+        """Emit the manifest."""
+        manifest = {"tool": "indexgen", "version": __version__, "settings": self.settings,
+                    "files": self.new_files,
+                    "folders": {p: pageio.sha(t.encode())
+                                for p, t in sorted(self.folder_pages.items())}}
+        data = mf.dumps(manifest, self.entry_lines)
+        old = pageio.read(self.out / MANIFEST_NAME)
+        if old == data:
+            self.statuses[MANIFEST_NAME] = pageio.UNCHANGED
+        else:
+            if self.write:
+                pageio.write_atomic(self.out / MANIFEST_NAME, data)
+            self.statuses[MANIFEST_NAME] = pageio.MISSING if old is None else pageio.STALE
+
+    def report(self) -> Report:
+        """The report of every page emitted so far."""
+        report = Report(files=len(self.sources), extracted=self.extracted,
+                        rendered=len(self.render_keys), notes=list(self.notes),
+                        not_analyzed=list(self.not_analyzed), empty=self.empty)
+        for page, status in sorted(self.statuses.items()):
+            if status == pageio.CONFLICT:
+                report.conflicts.append(page)
+            elif status in (pageio.STALE, pageio.MISSING):
+                (report.written if self.write else report.stale if status == pageio.STALE
+                 else report.missing).append(page)
+        return report
+
+    def remove_orphans(self, report: Report) -> None:
+        """Generated pages nothing produces any more: build removes them, check lists them.
+
+        A page counts as an orphan only when the previous manifest lists it and it still holds
+        the content indexgen wrote; any other file that starts with the marker (a copy a user
+        saved under a new name, an edited page, pages of a lost manifest) is kept and listed in
+        :attr:`Report.kept`.  An output folder this build created holds only its own pages:
+        it is not searched.
+        """
+        if not self.out_existed:
+            return
+        expected = set(self.statuses) | {p for f in self.new_files.values() for p in f["pages"]}
+        written = mf.written_pages(self.previous)
+        for page in pageio.generated_pages(self.out, skip=expected):
+            data = pageio.read(self.out / page)
+            if page not in written:
+                report.kept.append((page, "not listed in the manifest as written by indexgen"))
+            elif data is None or pageio.sha(data) != written[page]:
+                report.kept.append((page, "changed since indexgen wrote it"))
+            elif self.write:
+                (self.out / page).unlink()
+                report.removed.append(page)
+                pageio.prune_empty_dirs(self.out, posixpath.dirname(page))
+            else:
+                report.orphaned.append(page)
+
