@@ -137,16 +137,11 @@ _saved: dict[tuple[str, str], Any] = {}
 
 def install(ours: dict[str, Any]) -> None:
     """Point torch's FSDP2 names at ``ours`` (fsdp_ref's objects of the same names, handed
-    over by ``fsdp_ref.install``, which lives in the package so that this module imports
-    nothing above it), for code imported after this call.
-
-    After ``fsdp_ref.install()``, ``from torch.distributed.fsdp import fully_shard`` (and the
-    same names from ``torch.distributed._composable.fsdp``, and
-    ``torch.distributed._composable.replicate_with_fsdp.replicate``) give fsdp_ref's
-    functions and policy classes. A module that imported torch's names *before* the call
-    keeps torch's objects, so call it first, before importing the training framework.
-    Torch's ``FSDPModule`` and ``ReplicateModule`` stay torch's: fsdp_ref's modules are
-    instances of them already (:func:`wrapper_class`). Calling it twice changes nothing.
+    over by :func:`fsdp_ref.install`, which lives in the package so that this module imports
+    nothing above it; that function says what the switch does for the user). Each name of
+    :data:`_TARGETS` a torch module defines is saved and replaced; torch's ``FSDPModule``
+    and ``ReplicateModule`` stay (:func:`wrapper_class` makes ours their instances).
+    Calling it twice changes nothing.
     """
     if _saved:
         return
