@@ -157,6 +157,23 @@ class Gatherer:
             done = streams.all_gather.record_event("all_gather_done", name)
         self.in_flight = GatherInFlight(out, done, work, plan, [i.layout for i in flat])
 
+    def complete(self, streams: CommStreams) -> None:
+        """Without streams, block the host until the all-gather in flight has completed;
+        it stays in flight for :meth:`finish`, which still waits on its ``Work`` and
+        copies out.
+
+        Not an ordering wait (nothing reads the output before :meth:`finish`), a wait for
+        memory: gloo stages an all-gather through a buffer the size of the whole output,
+        allocated on its own thread for the collective's duration. A backward prefetch
+        left running holds that buffer while the block's backward allocates its
+        gradients, at the step's peak (every activation is alive); completed first, the
+        buffer is gone before the backward resumes, as with torch's synchronous
+        all-gathers on CPU. With streams there is no such host wait to make.
+        """
+        ag = self.in_flight
+        if ag is not None and ag.work is not None and not streams.has_streams:
+            ag.work.wait()
+
     def _collect(self, post_forward: bool, info: MeshInfo):
         """This all-gather's inputs and their buffer plan; kept for the next ones when
         every parameter sends its own padded shard, which stays the same tensor (no

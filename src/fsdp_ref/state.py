@@ -291,11 +291,13 @@ class FSDPState:
             ctx.final_callback_queued = True
             root = next(s for s in ctx.all_states if s.is_root)
             Variable._execution_engine.queue_callback(root._final_callback)
-        self.comm_ctx.reductions.finish_completed()  # their inputs go before this backward
+        reductions = self.comm_ctx.reductions
+        reductions.finish_completed()  # their inputs go before this backward
         ran = [group for group in reversed(self.groups) if group.pre_backward()]
         for target in ctx.order.backward_targets(self, ran):
             if target not in self.groups:
-                target.prefetch("backward")
+                target.prefetch("backward")  # (CPU: the host waited for its all-gather,
+                reductions.finish_completed()  # gloo may have finished older ones too)
 
     def _final_callback(self) -> None:
         """End of backward (root only): reduce what autograd did not reach, then end the
