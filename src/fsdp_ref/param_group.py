@@ -226,7 +226,7 @@ class FSDPParamGroup:
         idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
         if not idx:
             return args, kwargs
-        outs = PostBackward.apply(self.post_backward, *(flat[i] for i in idx))
+        outs = PostBackward.run(self.post_backward, *(flat[i] for i in idx))
         for i, t in zip(idx, outs):
             flat[i] = t
         return (tuple(flat), kwargs) if spec is None else tree_unflatten(flat, spec)

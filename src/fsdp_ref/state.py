@@ -371,12 +371,12 @@ def _through_pre_backward(output: Any, hook) -> Any:
     """``output`` with every tensor that requires grad passed through one
     :class:`~fsdp_ref.autograd_nodes.PreBackward` node that calls ``hook``."""
     if torch.is_tensor(output):  # the usual output: no pytree
-        return PreBackward.apply(hook, output)[0] if output.requires_grad else output
+        return PreBackward.run(hook, output)[0] if output.requires_grad else output
     flat, spec = tree_flatten(output)
     idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
     if not idx:
         return output
-    for i, t in zip(idx, PreBackward.apply(hook, *(flat[i] for i in idx))):
+    for i, t in zip(idx, PreBackward.run(hook, *(flat[i] for i in idx))):
         flat[i] = t
     return tree_unflatten(flat, spec)
 

@@ -167,14 +167,15 @@ class Stream:
         if self.raw is not None and event.raw is not None:
             self.raw.wait_event(event.raw)
 
-    @contextlib.contextmanager
-    def use(self) -> Iterator[None]:
-        """Run the enclosed kernels on this stream (no-op on CPU)."""
+    def use(self) -> contextlib.AbstractContextManager:
+        """Run the enclosed kernels on this stream (no-op on CPU: one shared empty context,
+        entered several times per group and step)."""
         if self.backend is None:
-            yield
-            return
-        with self.backend.use(self.raw):
-            yield
+            return _NO_STREAM
+        return self.backend.use(self.raw)
+
+
+_NO_STREAM = contextlib.nullcontext()
 
 
 def wait_work(work: Any, stream: Stream, site: str, group: str = "") -> None:
