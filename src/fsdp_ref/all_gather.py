@@ -40,6 +40,9 @@ from .streams import CommStreams, Event, Stream, wait_work
 
 __all__ = ["DeferredOutput", "GatherInFlight", "Gatherer"]
 
+_compiling = torch.compiler.is_compiling
+_set_versions = torch._C._autograd._unsafe_set_version_counter
+
 
 @dataclass
 class GatherInFlight:
@@ -202,24 +205,33 @@ class Gatherer:
         recorder.log("copy_out", compute.name, "unsharded_params", name)
         fulls = [t for p in self.params for t in p.alloc_unsharded()]
         # Refilling the same parameters is not a new version of them for autograd.
-        with torch.no_grad(), torch.autograd._unsafe_preserve_version_counter(tuple(fulls)):
-            collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls,
-                                            self._copy_out_views(ag, fulls))
+        if _compiling():  # (the compiler knows these two context managers)
+            with torch.no_grad(), torch.autograd._unsafe_preserve_version_counter(tuple(fulls)):
+                self._copy_out(ag, fulls)
+        else:  # what they do, without their layers (twice per group and step)
+            versions, grad_was = tuple([t._version for t in fulls]), torch.is_grad_enabled()
+            torch._C._set_grad_enabled(False)
+            try:
+                self._copy_out(ag, fulls)
+            finally:
+                torch._C._set_grad_enabled(grad_was)
+                _set_versions(tuple(fulls), versions)
         copied = compute.record_event("copy_out_done", name)
         # The output may be freed only once compute has read it (a deferred free).
         output.hold(ag.out, copied, name, streams)
         return True
 
-    def _copy_out_views(self, ag: GatherInFlight, fulls: list[torch.Tensor]):
-        """The copy-out's ``(world, -1)`` views of ``fulls``, made once for the tensors a
-        group refills every step (:func:`~fsdp_ref.collectives.copy_out_views`)."""
+    def _copy_out(self, ag: GatherInFlight, fulls: list[torch.Tensor]) -> None:
+        """Copy out (grad mode off), through the ``(world, -1)`` views of ``fulls`` made
+        once for the tensors a group refills every step
+        (:func:`~fsdp_ref.collectives.copy_out_views`)."""
         cached = self._views  # (the plan is the kept one while the inputs are)
         if cached is None or cached[0] is not ag.plan or not all(
             a is b for a, b in zip(cached[1], fulls)
         ):
             cached = self._views = (ag.plan, fulls,
                                     collectives.copy_out_views(ag.plan, ag.layouts, fulls))
-        return cached[2]
+        collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls, cached[2])
 
     def abandon(self, streams: CommStreams, output: DeferredOutput, name: str) -> None:
         """After an exception: complete the all-gather in flight without using it, so

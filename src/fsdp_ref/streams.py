@@ -176,6 +176,7 @@ class Stream:
 
 
 _NO_STREAM = contextlib.nullcontext()
+_HOST_COMPUTE = Stream("compute")  # (no device streams: compute is the host's, always)
 
 
 def wait_work(work: Any, stream: Stream, site: str, group: str = "") -> None:
@@ -236,7 +237,7 @@ class CommStreams:
         return self.backend is not None
 
     def current(self) -> Stream:
-        """The compute stream (the device's current stream)."""
+        """The compute stream (the device's current stream; the host's, one object)."""
         if self.backend is None:
-            return Stream("compute")
+            return _HOST_COMPUTE
         return Stream("compute", self.backend.current_stream(), self.backend)
