@@ -40,7 +40,6 @@ from .streams import CommStreams, Event, Stream, wait_work
 
 __all__ = ["DeferredOutput", "GatherInFlight", "Gatherer"]
 
-_compiling = torch.compiler.is_compiling
 _set_versions = torch._C._autograd._unsafe_set_version_counter
 
 
@@ -204,18 +203,14 @@ class Gatherer:
         compute.wait_event(ag.event, "compute_after_all_gather", name)
         recorder.log("copy_out", compute.name, "unsharded_params", name)
         fulls = [t for p in self.params for t in p.alloc_unsharded()]
-        # Refilling the same parameters is not a new version of them for autograd.
-        if _compiling():  # (the compiler knows these two context managers)
-            with torch.no_grad(), torch.autograd._unsafe_preserve_version_counter(tuple(fulls)):
+        # Refilling the same parameters is not a new version of them for autograd: what
+        # torch.autograd._unsafe_preserve_version_counter does, without its layers.
+        versions = tuple([t._version for t in fulls])
+        try:
+            with torch.no_grad():
                 self._copy_out(ag, fulls)
-        else:  # what they do, without their layers (twice per group and step)
-            versions, grad_was = tuple([t._version for t in fulls]), torch.is_grad_enabled()
-            torch._C._set_grad_enabled(False)
-            try:
-                self._copy_out(ag, fulls)
-            finally:
-                torch._C._set_grad_enabled(grad_was)
-                _set_versions(tuple(fulls), versions)
+        finally:
+            _set_versions(tuple(fulls), versions)
         copied = compute.record_event("copy_out_done", name)
         # The output may be freed only once compute has read it (a deferred free).
         output.hold(ag.out, copied, name, streams)

@@ -32,8 +32,7 @@ __all__ = ["PostBackward", "PreBackward"]
 # The C entry point that torch.autograd.Function.apply ends in, and the two checks that
 # send a call through Function.apply instead (see _Node.run).
 _C_APPLY = torch._C._FunctionBase.__dict__["apply"]
-_functorch_active = torch._C._are_functorch_transforms_active
-_compiling = torch.compiler.is_compiling
+_functorch_active, _compiling = torch._C._are_functorch_transforms_active, torch.compiler.is_compiling
 
 
 class _Node(torch.autograd.Function):

@@ -50,8 +50,7 @@ from .layout import contiguous_stride
 from .mesh import MeshInfo
 
 _dtensor_new = DTensor.__new__  # (see ParamPlacement.sharded)
-_compiling = torch.compiler.is_compiling
-_function_mode = torch._C._is_torch_function_mode_enabled
+_compiling, _function_mode = torch.compiler.is_compiling, torch._C._is_torch_function_mode_enabled
 
 __all__ = ["ParamPlacement", "local_tensor", "param_placement"]
 
