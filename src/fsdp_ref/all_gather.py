@@ -40,8 +40,6 @@ from .streams import CommStreams, Event, Stream, wait_work
 
 __all__ = ["DeferredOutput", "GatherInFlight", "Gatherer"]
 
-_set_versions = torch._C._autograd._unsafe_set_version_counter
-
 
 @dataclass
 class GatherInFlight:
@@ -68,7 +66,8 @@ class DeferredOutput:
     One per root, shared by its groups (they all allocate on the copy-in stream). With
     streams, the next copy-in drops it after the copy-in stream waited for the copy-out
     event, so at most one output lives on beside the next all-gather's. Without streams
-    compute has finished reading already, and it is dropped at once.
+    compute has finished reading already, and it is dropped at once (its storage already
+    released by :meth:`Gatherer.finish`).
     """
 
     def __init__(self) -> None:
@@ -210,7 +209,12 @@ class Gatherer:
             with torch.no_grad():
                 self._copy_out(ag, fulls)
         finally:
-            _set_versions(tuple(fulls), versions)
+            torch._C._autograd._unsafe_set_version_counter(tuple(fulls), versions)
+        if not streams.has_streams and self.settings.custom_all_gather is None:
+            # Free it now: gloo's worker thread may hold the finished Work, and so this
+            # output, until its next collective (seen in the benchmark: a block's output
+            # on top of the next prefetch's). Nothing reads it after the copy-out.
+            ag.out.untyped_storage().resize_(0)
         copied = compute.record_event("copy_out_done", name)
         # The output may be freed only once compute has read it (a deferred free).
         output.hold(ag.out, copied, name, streams)

@@ -175,8 +175,8 @@ class Stream:
         return self.backend.use(self.raw)
 
 
-_NO_STREAM = contextlib.nullcontext()
-_HOST_COMPUTE = Stream("compute")  # (no device streams: compute is the host's, always)
+# Without device streams: the empty context of Stream.use, and the compute stream (the host).
+_NO_STREAM, _HOST_COMPUTE = contextlib.nullcontext(), Stream("compute")
 
 
 def wait_work(work: Any, stream: Stream, site: str, group: str = "") -> None:
