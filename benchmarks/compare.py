@@ -162,7 +162,8 @@ def measure_memory_and_bytes(impl, cfg, device, args, rank, world, world_mesh=No
     gc.collect()
     return {"comm": comm, "peak_bytes": max(w["peak"] for w in windows.values()),
             "start_bytes": windows["step"]["start"],
-            "end_bytes": windows["step"]["end"], "loss_step2": float(loss)}
+            "end_bytes": windows["step"]["end"], "loss_step2": float(loss),
+            "cpu_accounting": mem.cpu_accounting}
 
 
 def measure_time(cfg, device, args, rank, world, impls=IMPLS, world_mesh=None
@@ -273,6 +274,7 @@ def main(argv: list[str] | None = None) -> None:
             "backend": backend,
             "device": torch.cuda.get_device_name() if backend == "nccl" else platform.processor() or "cpu",
             "torch": torch.__version__,
+            "cpu_memory_accounting": memory[impls[0]]["cpu_accounting"],
             "rounds": args.rounds,
             "steps": args.steps,
             "config": {**cfg.__dict__, "num_params": cfg.num_params(),

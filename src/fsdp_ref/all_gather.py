@@ -66,7 +66,8 @@ class DeferredOutput:
     One per root, shared by its groups (they all allocate on the copy-in stream). With
     streams, the next copy-in drops it after the copy-in stream waited for the copy-out
     event, so at most one output lives on beside the next all-gather's. Without streams
-    compute has finished reading already, and it is dropped at once.
+    compute has finished reading already, and it is dropped at once (its storage already
+    released by :meth:`Gatherer.finish`).
     """
 
     def __init__(self) -> None:
@@ -157,6 +158,23 @@ class Gatherer:
             done = streams.all_gather.record_event("all_gather_done", name)
         self.in_flight = GatherInFlight(out, done, work, plan, [i.layout for i in flat])
 
+    def complete(self, streams: CommStreams) -> None:
+        """Without streams, block the host until the all-gather in flight has completed;
+        it stays in flight for :meth:`finish`, which still waits on its ``Work`` and
+        copies out.
+
+        Not an ordering wait (nothing reads the output before :meth:`finish`), a wait for
+        memory: gloo stages an all-gather through a buffer the size of the whole output,
+        allocated on its own thread for the collective's duration. A backward prefetch
+        left running holds that buffer while the block's backward allocates its
+        gradients, at the step's peak (every activation is alive); completed first, the
+        buffer is gone before the backward resumes, as with torch's synchronous
+        all-gathers on CPU. With streams there is no such host wait to make.
+        """
+        ag = self.in_flight
+        if ag is not None and ag.work is not None and not streams.has_streams:
+            ag.work.wait()
+
     def _collect(self, post_forward: bool, info: MeshInfo):
         """This all-gather's inputs and their buffer plan; kept for the next ones when
         every parameter sends its own padded shard, which stays the same tensor (no
@@ -184,25 +202,35 @@ class Gatherer:
         compute.wait_event(ag.event, "compute_after_all_gather", name)
         recorder.log("copy_out", compute.name, "unsharded_params", name)
         fulls = [t for p in self.params for t in p.alloc_unsharded()]
-        # Refilling the same parameters is not a new version of them for autograd.
-        with torch.no_grad(), torch.autograd._unsafe_preserve_version_counter(tuple(fulls)):
-            collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls,
-                                            self._copy_out_views(ag, fulls))
+        # Refilling the same parameters is not a new version of them for autograd: what
+        # torch.autograd._unsafe_preserve_version_counter does, without its layers.
+        versions = tuple([t._version for t in fulls])
+        try:
+            with torch.no_grad():
+                self._copy_out(ag, fulls)
+        finally:
+            torch._C._autograd._unsafe_set_version_counter(tuple(fulls), versions)
+        if not streams.has_streams and self.settings.custom_all_gather is None:
+            # Free it now: gloo's worker thread may hold the finished Work, and so this
+            # output, until its next collective (seen in the benchmark: a block's output
+            # on top of the next prefetch's). Nothing reads it after the copy-out.
+            ag.out.untyped_storage().resize_(0)
         copied = compute.record_event("copy_out_done", name)
         # The output may be freed only once compute has read it (a deferred free).
         output.hold(ag.out, copied, name, streams)
         return True
 
-    def _copy_out_views(self, ag: GatherInFlight, fulls: list[torch.Tensor]):
-        """The copy-out's ``(world, -1)`` views of ``fulls``, made once for the tensors a
-        group refills every step (:func:`~fsdp_ref.collectives.copy_out_views`)."""
+    def _copy_out(self, ag: GatherInFlight, fulls: list[torch.Tensor]) -> None:
+        """Copy out (grad mode off), through the ``(world, -1)`` views of ``fulls`` made
+        once for the tensors a group refills every step
+        (:func:`~fsdp_ref.collectives.copy_out_views`)."""
         cached = self._views  # (the plan is the kept one while the inputs are)
         if cached is None or cached[0] is not ag.plan or not all(
             a is b for a, b in zip(cached[1], fulls)
         ):
             cached = self._views = (ag.plan, fulls,
                                     collectives.copy_out_views(ag.plan, ag.layouts, fulls))
-        return cached[2]
+        collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls, cached[2])
 
     def abandon(self, streams: CommStreams, output: DeferredOutput, name: str) -> None:
         """After an exception: complete the all-gather in flight without using it, so

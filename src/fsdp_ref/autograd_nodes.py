@@ -29,15 +29,42 @@ import torch
 
 __all__ = ["PostBackward", "PreBackward"]
 
+# The C entry point that torch.autograd.Function.apply ends in, and the two checks that
+# send a call through Function.apply instead (see _Node.run).
+_C_APPLY = torch._C._FunctionBase.__dict__["apply"]
+_functorch_active, _compiling = torch._C._are_functorch_transforms_active, torch.compiler.is_compiling
 
-class PreBackward(torch.autograd.Function):
+
+class _Node(torch.autograd.Function):
+    """What the two nodes share: :meth:`run`, their ``apply`` on the hot path."""
+
+    @classmethod
+    def run(cls, hook: Callable[[], None], *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``cls.apply(hook, *tensors)``, straight into autograd's C entry point.
+
+        ``Function.apply``'s Python layer checks for ``setup_context`` (these nodes have
+        none) and unwraps functorch's dead wrappers (a pytree walk over the arguments)
+        before calling that entry point; twice per group and step that was a few µs of
+        host time each. Under a functorch transform or while ``torch.compile`` traces
+        (which recognises ``Function.apply`` itself), ``apply`` is called as usual.
+        """
+        if _functorch_active() or _compiling():
+            return cls.apply(hook, *tensors)
+        return cls._c_apply(hook, *tensors)
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._c_apply = _C_APPLY.__get__(None, cls)  # (bound once per node class)
+
+
+class PreBackward(_Node):
     """Identity on a module's outputs; its backward calls ``hook()`` first."""
 
     @staticmethod
     def forward(ctx, hook: Callable[[], None], *outputs: torch.Tensor):
         """Keep ``hook``; return the outputs as ``detach()`` es (modifiable in place)."""
         ctx.hook = hook
-        return tuple(t.detach() for t in outputs)
+        return tuple([t.detach() for t in outputs])
 
     @staticmethod
     def backward(ctx, *grads: torch.Tensor):
@@ -46,7 +73,7 @@ class PreBackward(torch.autograd.Function):
         return (None, *grads)
 
 
-class PostBackward(torch.autograd.Function):
+class PostBackward(_Node):
     """Identity on a module's inputs; its backward calls ``hook()`` (the module's
     parameter gradients are complete by then). Modules whose inputs do not require grad
     (an embedding on token ids) never reach it: the root's final callback covers them."""
@@ -55,7 +82,7 @@ class PostBackward(torch.autograd.Function):
     def forward(ctx, hook: Callable[[], None], *inputs: torch.Tensor):
         """Keep ``hook``; return the inputs as ``detach()`` es."""
         ctx.hook = hook
-        return tuple(t.detach() for t in inputs)
+        return tuple([t.detach() for t in inputs])
 
     @staticmethod
     def backward(ctx, *grads: torch.Tensor):

@@ -17,7 +17,8 @@ import torch
 
 from .layout import ShardLayout
 
-__all__ = ["BufferPlan", "GatherInput", "allocate_storage", "free_storage", "plan_gather"]
+__all__ = ["BufferPlan", "GatherInput", "allocate_storage", "free_storage", "plan_gather",
+           "storage_slots"]
 
 
 @dataclass(frozen=True)
@@ -111,21 +112,28 @@ def plan_gather(inputs: Sequence[GatherInput]) -> BufferPlan:
                          [i.dtype for i in inputs], world)
 
 
-def allocate_storage(tensors: Sequence[torch.Tensor]) -> None:
-    """Give each tensor the memory its shape needs again, after :func:`free_storage`.
+def storage_slots(tensors: Sequence[torch.Tensor]) -> list[tuple[torch.UntypedStorage, int]]:
+    """Each tensor's storage and the bytes its shape needs, for :func:`allocate_storage`
+    and :func:`free_storage`.
 
     The buffers an all-gather fills every iteration (unsharded parameters, an extension's
     all-gather outputs) keep their tensor objects for the life of the module: autograd
     saves them in forward and must find the same ones in backward. Only their memory
-    comes and goes, by resizing the storage under them.
+    comes and goes, by resizing the storage under them, so the slots of such a tensor can
+    be looked up once and kept (:meth:`fsdp_ref.param.FSDPParam.alloc_unsharded` does).
     """
-    for t in tensors:
-        storage, nbytes = t.untyped_storage(), t.numel() * t.element_size()
+    return [(t.untyped_storage(), t.numel() * t.element_size()) for t in tensors]
+
+
+def allocate_storage(slots: Sequence[tuple[torch.UntypedStorage, int]]) -> None:
+    """Give each storage of ``slots`` (:func:`storage_slots`) its bytes again, after
+    :func:`free_storage`."""
+    for storage, nbytes in slots:
         if storage.size() != nbytes:
             storage.resize_(nbytes)
 
 
-def free_storage(tensors: Sequence[torch.Tensor]) -> None:
-    """Release each tensor's memory; the tensor objects (and their views) stay."""
-    for t in tensors:
-        t.untyped_storage().resize_(0)
+def free_storage(slots: Sequence[tuple[torch.UntypedStorage, int]]) -> None:
+    """Release each storage's memory; the tensor objects (and their views) stay."""
+    for storage, _ in slots:
+        storage.resize_(0)

@@ -52,7 +52,7 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.distributed.device_mesh import DeviceMesh
 
-from .buffer_plan import allocate_storage, free_storage
+from .buffer_plan import allocate_storage, free_storage, storage_slots
 from .layout import ShardLayout
 from .mesh import MeshInfo
 
@@ -167,7 +167,7 @@ class Extension:
         if not self.outputs:
             self.outputs = [torch.empty(world_size * s.numel(), dtype=d, device=device)
                             for s, d in self.last_inputs]
-        allocate_storage((*self.outputs, *self.inner))
+        allocate_storage(storage_slots((*self.outputs, *self.inner)))
         return self.outputs
 
     def post_all_gather(self, local, param_dtype, out: nn.Parameter | None):
@@ -186,7 +186,7 @@ class Extension:
 
     def free(self) -> None:
         """Release the outputs' and inner tensors' memory; the tensor objects stay."""
-        free_storage((*self.outputs, *self.inner))
+        free_storage(storage_slots((*self.outputs, *self.inner)))
 
 
 def input_problems(

@@ -48,7 +48,7 @@ import torch.nn as nn
 from torch.distributed.tensor import DTensor
 
 from .api import MixedPrecisionPolicy
-from .buffer_plan import GatherInput, allocate_storage, free_storage
+from .buffer_plan import GatherInput, allocate_storage, free_storage, storage_slots
 from .extensions import find_extension, shard_mesh
 from .layout import ShardLayout, contiguous_stride
 from .mesh import MeshInfo
@@ -301,25 +301,28 @@ class FSDPParam:
                 self.layout.full_shape, dtype=self.param_dtype, device=self.device
             )
             self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
-        local = [self._unsharded_local()]
-        allocate_storage(local)
-        recorder.name_buffer(local[0], f"unsharded {self.fqn}")
+        local, slots = self._unsharded_local()
+        allocate_storage(slots)
+        if recorder.listener is not None:  # (the name is only formatted for a listener)
+            recorder.name_buffer(local[0], f"unsharded {self.fqn}")
         return local
 
-    def _unsharded_local(self) -> torch.Tensor:
-        """The unsharded parameter's local tensor (itself, unless tensor parallel),
-        looked up once per unsharded parameter: every unshard and reshard uses it."""
+    def _unsharded_local(self) -> tuple[list[torch.Tensor], list]:
+        """The unsharded parameter's local tensor (itself, unless tensor parallel), in a
+        list, and its :func:`~fsdp_ref.buffer_plan.storage_slots`, looked up once per
+        unsharded parameter: every unshard and reshard uses them."""
         cached = self._local
         if cached is None or cached[0] is not self.unsharded_param:
-            cached = self._local = (self.unsharded_param, local_tensor(self.unsharded_param))
-        return cached[1]
+            local = [local_tensor(self.unsharded_param)]
+            cached = self._local = (self.unsharded_param, local, storage_slots(local))
+        return cached[1], cached[2]
 
     def free_unsharded(self) -> None:
         """Release the unsharded parameter's memory; the tensor object stays."""
         if self.extension is not None:
             self.extension.free()
         elif self.unsharded_param is not None:
-            free_storage([self._unsharded_local()])
+            free_storage(self._unsharded_local()[1])
 
     # ---- data for the collectives ---------------------------------------------------
 

@@ -152,7 +152,11 @@ class FSDPParamGroup:
 
     def prefetch(self, direction: str) -> None:
         """Start this group's all-gather ahead of its use (``"forward"`` or
-        ``"backward"``), unless it already is (or is about to be) unsharded then."""
+        ``"backward"``), unless it already is (or is about to be) unsharded then.
+
+        Without streams a backward prefetch's all-gather is completed before this returns
+        (:meth:`~fsdp_ref.all_gather.Gatherer.complete`: gloo's staging buffer must not
+        sit on the backward's peak); a forward prefetch keeps running behind compute."""
         if direction == "forward" and self.training_state is not TrainingState.IDLE:
             return
         if direction == "backward" and (
@@ -162,6 +166,8 @@ class FSDPParamGroup:
             return
         recorder.log("prefetch", "compute", direction, self.name)
         self.unshard(self.settings.unshard_async_op)
+        if direction == "backward":  # (CPU: gloo's staging buffer goes before backward)
+            self.gatherer.complete(self.comm_ctx)
 
     # ---- reshard -------------------------------------------------------------------
 
@@ -220,7 +226,7 @@ class FSDPParamGroup:
         idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
         if not idx:
             return args, kwargs
-        outs = PostBackward.apply(self.post_backward, *(flat[i] for i in idx))
+        outs = PostBackward.run(self.post_backward, *(flat[i] for i in idx))
         for i, t in zip(idx, outs):
             flat[i] = t
         return (tuple(flat), kwargs) if spec is None else tree_unflatten(flat, spec)

@@ -111,9 +111,10 @@ class ReductionQueue:
 
         Only reductions issued without streams (gloo on CPU) carry a ``Work`` to ask; with
         streams completion is an event, and they wait for :meth:`finish`. Called before a
-        module's backward: a reduce-scatter that completed during the autograd work in
-        between frees its input (and gloo its own copy of it) now, not after the next
-        module's backward.
+        module's backward, and again after each backward prefetch (for which the host
+        waited, :meth:`fsdp_ref.all_gather.Gatherer.complete`): a reduce-scatter that
+        completed meanwhile frees its input (and gloo its own copy of it) now, not after
+        the next module's backward.
         """
         while self.pending and self.pending[0].work is not None \
                 and self.pending[0].work.is_completed():

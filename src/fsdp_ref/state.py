@@ -291,11 +291,13 @@ class FSDPState:
             ctx.final_callback_queued = True
             root = next(s for s in ctx.all_states if s.is_root)
             Variable._execution_engine.queue_callback(root._final_callback)
-        self.comm_ctx.reductions.finish_completed()  # their inputs go before this backward
+        reductions = self.comm_ctx.reductions
+        reductions.finish_completed()  # their inputs go before this backward
         ran = [group for group in reversed(self.groups) if group.pre_backward()]
         for target in ctx.order.backward_targets(self, ran):
             if target not in self.groups:
-                target.prefetch("backward")
+                target.prefetch("backward")  # (CPU: the host waited for its all-gather,
+                reductions.finish_completed()  # gloo may have finished older ones too)
 
     def _final_callback(self) -> None:
         """End of backward (root only): reduce what autograd did not reach, then end the
@@ -369,12 +371,12 @@ def _through_pre_backward(output: Any, hook) -> Any:
     """``output`` with every tensor that requires grad passed through one
     :class:`~fsdp_ref.autograd_nodes.PreBackward` node that calls ``hook``."""
     if torch.is_tensor(output):  # the usual output: no pytree
-        return PreBackward.apply(hook, output)[0] if output.requires_grad else output
+        return PreBackward.run(hook, output)[0] if output.requires_grad else output
     flat, spec = tree_flatten(output)
     idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
     if not idx:
         return output
-    for i, t in zip(idx, PreBackward.apply(hook, *(flat[i] for i in idx))):
+    for i, t in zip(idx, PreBackward.run(hook, *(flat[i] for i in idx))):
         flat[i] = t
     return tree_unflatten(flat, spec)
 

@@ -174,14 +174,16 @@ class Stream:
         if self.raw is not None and event.raw is not None:
             self.raw.wait_event(event.raw)
 
-    @contextlib.contextmanager
-    def use(self) -> Iterator[None]:
-        """Run the enclosed kernels on this stream (no-op on CPU)."""
+    def use(self) -> contextlib.AbstractContextManager:
+        """Run the enclosed kernels on this stream (no-op on CPU: one shared empty context,
+        entered several times per group and step)."""
         if self.backend is None:
-            yield
-            return
-        with self.backend.use(self.raw):
-            yield
+            return _NO_STREAM
+        return self.backend.use(self.raw)
+
+
+# Without device streams: the empty context of Stream.use, and the compute stream (the host).
+_NO_STREAM, _HOST_COMPUTE = contextlib.nullcontext(), Stream("compute")
 
 
 def wait_work(work: Any, stream: Stream, site: str, group: str = "") -> None:
@@ -242,7 +244,7 @@ class CommStreams:
         return self.backend is not None
 
     def current(self) -> Stream:
-        """The compute stream (the device's current stream)."""
+        """The compute stream (the device's current stream; the host's, one object)."""
         if self.backend is None:
-            return Stream("compute")
+            return _HOST_COMPUTE
         return Stream("compute", self.backend.current_stream(), self.backend)
