@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from indexgen.errors import IndexgenError
 from indexgen.extract.discover import SourceFile
+from indexgen.extract.enrich import Later
 from indexgen.extract.model import FileSummary
 from indexgen.extract.runtime import tune_worker
 from indexgen.run import manifest as mf
@@ -62,6 +63,7 @@ class Store:
         self.held: dict[int, FileSummary] = {}
         self.data: dict[int, bytes | None] = {}  # bytes analyzed, until prepared or rendered
         self.prepared: dict[int, Prepared] = {}
+        self.later: dict[int, Later] = {}  # what extraction left for prepare, until prepared
         self.unprepared: deque[int] = deque()  # held files, largest first
 
     def extract(self, index: int) -> str:
@@ -75,8 +77,11 @@ class Store:
     def _hold(self, index: int) -> FileSummary:
         """Extract a source and keep its full summary and bytes for its render."""
         s = self.setup
-        full, self.data[index] = extract(s.sources[index], s.max_bytes, s.time_budget)
+        later: Later = []
+        full, self.data[index] = extract(s.sources[index], s.max_bytes, s.time_budget, later)
         self.held[index] = full
+        if later:
+            self.later[index] = later
         self.unprepared.append(index)
         return full
 
@@ -96,8 +101,9 @@ class Store:
             if index in self.held and index not in self.prepared:
                 try:
                     self.prepared[index] = prepare(self.held[index], self.setup.render,
-                                                   self.data[index])
+                                                   self.data[index], self.later.get(index))
                     del self.data[index]
+                    self.later.pop(index, None)
                 except Exception:  # noqa: BLE001 - raised again by the render, and reported
                     pass
                 return
@@ -107,7 +113,7 @@ class Store:
         if index not in self.held:  # its summary is not needed: the caller has it
             self._hold(index)
         return render(self.held.pop(index), job, self.setup.render, self.data.pop(index, None),
-                      self.prepared.pop(index, None))
+                      self.prepared.pop(index, None), self.later.pop(index, None))
 
     def run(self, op: str, batch: list) -> list:
         """The results of one message: ``extract``, ``full`` or ``render`` a batch."""
