@@ -17,7 +17,7 @@ from indexgen.extract.model import STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOU
 from indexgen.extract.pipeline import read_and_extract
 from indexgen.extract.source import decode_source
 from indexgen.layout import Layout
-from indexgen.render.docs import render_docs, source_listing
+from indexgen.render.docs import Head, heads_ahead, render_docs, source_listing
 from indexgen.render.keywords import identifier_index, render_keywords
 from indexgen.render.page import DocsAhead, Page, docs_ahead
 from indexgen.run import manifest as mf
@@ -75,11 +75,14 @@ class Prepared(NamedTuple):
         listing: Lines of the source listing; None when the source is not embedded.
         identifier_lines: Lines of the identifier index of the keyword page.
         docs: The docstrings rendered ahead (:func:`indexgen.render.page.docs_ahead`).
+        heads: The definitions' entries up to their docstrings
+            (:func:`indexgen.render.docs.heads_ahead`).
     """
 
     listing: list[str] | None
     identifier_lines: list[str]
     docs: DocsAhead
+    heads: list[Head]
 
 
 def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None,
@@ -99,8 +102,9 @@ def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None,
     if data is not None and summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
         listing = source_listing(decode_source(data)[0])
     docs = posixpath.basename(setup.layout.docs_page(summary.key))
-    return Prepared(listing, identifier_index(summary, docs),
-                    docs_ahead(summary, setup.layout, setup.tests_label))
+    page = Page(summary, FileContext(), setup.layout, setup.tests_label)  # no context
+    return Prepared(listing, identifier_index(summary, docs), docs_ahead(page),
+                    heads_ahead(page))
 
 
 def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: bytes | None,
@@ -128,7 +132,7 @@ def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: byt
     layout, tests_label = setup.layout, setup.tests_label
     shared = Page(summary, job.ctx, layout, tests_label)
     shared.listing, shared.identifier_lines = prepared.listing, prepared.identifier_lines
-    shared.docs_ahead = prepared.docs
+    shared.docs_ahead, shared.heads_ahead = prepared.docs, prepared.heads
     results = []
     for page, text in (
         (layout.kw_page(summary.key),
