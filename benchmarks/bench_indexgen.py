@@ -17,6 +17,11 @@ of contention.  ``--large`` adds generated modules of 0.1, 0.4 and 2 MB and time
 extraction of each on one core (analysis must grow linearly with size).  ``--json PATH``
 writes the numbers.  Prints the times and ratios and exits 1 if a target is missed.  Run by
 hand (``python benchmarks/bench_indexgen.py --repeat 3``); it is not part of the unit tests.
+
+``--against DIR`` compares instead: ``--repeat`` rounds of a floor and two cold builds, this
+checkout's and that of the ``indexgen`` package in DIR (``git archive <commit> tools/indexgen
+| tar -x -C /tmp/old`` gives ``/tmp/old/tools``), in alternating order, each build in a fresh
+process; it prints every run with the load average and the medians.
 """
 
 from __future__ import annotations
@@ -144,6 +149,68 @@ def large_files(repeat: int = 1) -> list[tuple[int, float]]:
     return rows
 
 
+# One cold build in a fresh interpreter, with the indexgen found first on sys.path (an older
+# commit's ``tools`` folder given on PYTHONPATH, or this checkout's): wall and CPU seconds
+# (the process and its workers) on stdout.
+_COLD = """\
+import resource, sys, time
+from pathlib import Path
+from indexgen import Config
+from indexgen.run import build
+
+def cpu():
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+root, out, jobs = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+config = Config(roots=[root], out=out, jobs=jobs, base=root.parent)
+c, t = cpu(), time.perf_counter()
+build(config)
+print(time.perf_counter() - t, cpu() - c)
+"""
+
+
+def fresh_cold_build(root: Path, out: Path, jobs: int, tools: Path | None) -> tuple[float, float]:
+    """Wall and CPU seconds of one cold build of ``root`` into ``out`` in a fresh process;
+    ``tools``: the folder holding the ``indexgen`` package to use (None: the installed one)."""
+    env = dict(os.environ)
+    if tools is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tools), env.get("PYTHONPATH", "")]).strip(
+            os.pathsep)
+    done = subprocess.run([sys.executable, "-c", _COLD, str(root), str(out), str(jobs)],
+                          capture_output=True, text=True, check=True, env=env)
+    wall, cpu = (float(x) for x in done.stdout.split()[-2:])
+    return wall, cpu
+
+
+def against(root: Path, tools: Path, rounds: int, jobs: int, folder: Path) -> dict:
+    """Cold builds alternated with those of the indexgen in ``tools`` (both in fresh
+    processes, the floor measured before each pair): every run, and the medians."""
+    runs: dict[str, list[tuple[float, float]]] = {"this": [], "against": [], "floor": []}
+    for i in range(rounds):
+        runs["floor"].append(baseline(root)[:2])
+        order = [("this", Path(__file__).resolve().parents[1] / "tools"), ("against", tools)]
+        for name, where in order if i % 2 == 0 else reversed(order):
+            load = os.getloadavg()[0]
+            wall, cpu = fresh_cold_build(root, folder / f"{name}{i}", jobs, where)
+            runs[name].append((wall, cpu))
+            print(f"  round {i + 1} {name:8s}: {wall:6.2f}s  cpu {cpu:6.2f}s  (load {load:.1f})")
+
+    def median(values: list[float]) -> float:
+        values = sorted(values)
+        mid = len(values) // 2
+        return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+    summary = {name: {"wall_s": median([w for w, _ in r]), "cpu_s": median([c for _, c in r])}
+               for name, r in runs.items()}
+    for name in ("this", "against"):
+        print(f"median {name:8s}: {summary[name]['wall_s']:6.2f}s  cpu "
+              f"{summary[name]['cpu_s']:6.2f}s  ratio "
+              f"{summary[name]['wall_s'] / summary['floor']['wall_s']:.2f}x of the median floor "
+              f"{summary['floor']['wall_s']:.2f}s")
+    return {"tools": str(tools), "rounds": runs, "medians": summary}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=None, help="package to document (torch)")
@@ -151,8 +218,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="rounds; the best of each counts")
     parser.add_argument("--large", action="store_true", help="also time large generated files")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="a folder holding another indexgen package (an older commit's "
+                             "tools/): alternate cold builds with it, each in a fresh process")
     args = parser.parse_args(argv)
     root = args.root or torch_root()
+    if args.against is not None:
+        with tempfile.TemporaryDirectory(prefix="indexgen-bench-") as tmp:
+            found = against(root, args.against, max(1, args.repeat),
+                            args.jobs or os.cpu_count() or 1, Path(tmp))
+        if args.json:
+            args.json.write_text(json.dumps(found, indent=2) + "\n")
+        return 0
 
     best = {"base": (float("inf"), 0.0), "cold": (float("inf"), 0.0),
             "warm": (float("inf"), 0.0)}

@@ -258,3 +258,19 @@ def test_signature_defaults_read_as_ast_unparse_writes_them():
     expected = ", ".join(f"{a.arg}={ast.unparse(d)}"
                          for a, d in zip(tree.body[0].args.args, tree.body[0].args.defaults))
     assert summary.definitions[0].signature == f"f({expected})"
+
+
+def test_signatures_and_docstrings_left_for_later_come_out_the_same():
+    # A build's worker leaves them for its idle time (indexgen.extract.enrich.finish); the
+    # summary must then be the one a plain extraction makes.
+    from indexgen.extract.enrich import finish
+
+    for data, rel in ((INVENTORY, "shop/inventory.py"), (GATEWAY, "shop/payments/gateway.py")):
+        now = _extract(data, rel)
+        later: list = []
+        left = extract_source(data, "src", rel, module_name(rel), 1_000_000, 0, later)
+        assert later and any(d.signature for d in now.definitions)
+        assert all(not d.doc for d in left.definitions)
+        assert all(not d.signature for d in left.definitions if d.kind != "class")
+        finish(left, later)
+        assert left == now and not later

@@ -4,7 +4,6 @@ the caller, no worker left behind, work cut largest first; the paused collector 
 from __future__ import annotations
 
 import gc
-import json
 import multiprocessing
 import os
 import time
@@ -176,23 +175,37 @@ def test_a_failure_while_preparing_is_reported_by_the_render(sample, monkeypatch
 
 
 
-def test_workers_run_below_the_calling_process(sample, monkeypatch, workers_for_any_batch):
-    # The global pass runs in the calling process while the workers prepare; it must win the
-    # cores, so each worker lowers its priority (indexgen.run.worker.NICENESS) before any work.
-    real = worker.extract
+def test_workers_take_turns_to_prepare(sample, tmp_path, monkeypatch, workers_for_any_batch):
+    # The global pass runs in the calling process while the workers prepare; on two cores it
+    # must keep one, so the workers prepare one at a time (a semaphore of cpu_count - 1
+    # turns), at the priority of the calling process.
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    log = tmp_path / "prepared.log"
+    real = worker.prepare
 
-    def noting(src, *args):
-        summary, data = real(src, *args)
-        summary.error = str(os.getpriority(os.PRIO_PROCESS, 0))  # carried back to the caller
-        return summary, data
+    def noting(*args):
+        start = time.monotonic()
+        time.sleep(0.02)  # long enough for the two workers to meet if they did not take turns
+        try:
+            return real(*args)  # fails here (no render setup): the render would report it
+        finally:
+            with open(log, "a") as fh:
+                fh.write(f"{os.getpid()} {start} {time.monotonic()} "
+                         f"{os.getpriority(os.PRIO_PROCESS, 0)}\n")
 
-    monkeypatch.setattr(worker, "extract", noting)
+    monkeypatch.setattr(worker, "prepare", noting)
     sources = discover(sample / "src")
     with team.Team(2, worker.Setup(sources, 10**6, 0, None), None) as t:
-        found = t.extract(range(len(sources)), [1.0] * len(sources))
-    mine = os.getpriority(os.PRIO_PROCESS, 0)
-    errors = {json.loads(text)["error"] for text in found}
-    assert errors == {str(min(mine + worker.NICENESS, 19))}
+        t.extract(range(len(sources)), [1.0] * len(sources))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (
+                not log.exists() or len(log.read_text().splitlines()) < len(sources)):
+            time.sleep(0.05)
+    rows = sorted((float(a), float(b), pid, prio) for pid, a, b, prio in
+                  (line.split() for line in log.read_text().splitlines()))
+    assert len(rows) == len(sources) and len({r[2] for r in rows}) == 2
+    assert all(later[0] >= earlier[1] for earlier, later in zip(rows, rows[1:]))
+    assert {r[3] for r in rows} == {str(os.getpriority(os.PRIO_PROCESS, 0))}
 
 
 def test_a_worker_out_of_render_work_takes_the_rest_of_the_others(sample, monkeypatch,

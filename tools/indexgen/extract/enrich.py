@@ -14,6 +14,7 @@ whole build's cost (and, before a fix, quadratically in long module bodies).
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 from indexgen.extract.docstrings import DocSection, first_paragraph, parse_docstring, role_targets
 from indexgen.extract.identifiers import import_aliases
@@ -33,18 +34,40 @@ DECORATOR_LABELS = {
 _ALL_EXTENDERS = ("extend", "append")
 
 
-def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: str) -> None:
-    """Fill signatures, labels, class attributes, parsed docstrings, ``__all__`` and the
-    references of the file's docstrings and annotations.
+class Signature(NamedTuple):
+    """What the signature and the docstring's parameter types read of a function's node (kept
+    instead of the node, whose body the tree would keep alive)."""
+
+    name: str
+    args: ast.arguments
+    returns: ast.AST | None
+
+
+#: Docstrings and signatures left for later (:func:`finish`): (definition, its
+#: :class:`Signature` or None for a class, its raw docstring); None for the module docstring.
+Later = list[tuple[Definition, Signature | None, str] | None]
+
+
+def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: str,
+           later: Later | None = None) -> None:
+    """Fill signatures, labels, ``__all__``, class attributes, parsed docstrings and
+    cross-reference targets.
 
     Args:
         summary: The file's summary.
         structure: The scanned structure: every definition with its syntax node.
         tree: The parsed module.
         text: The decoded source (unused; kept for the stage's uniform signature).
+        later: Where to leave the signatures and parsed docstrings for :func:`finish`, or None
+            to make them now.  Only a page needs them (the global pass reads neither): a
+            build's worker makes them while it waits for the global pass.
     """
     aliases = import_aliases(summary)
-    summary.doc = parse_docstring(summary.docstring) if summary.docstring else []
+    if summary.docstring:
+        if later is None:
+            summary.doc = parse_docstring(summary.docstring)
+        else:
+            later.append(None)
     summary.exports = _exports(tree)
     references = set(role_targets(summary.docstring))
     for definition, node in structure.defs:
@@ -52,16 +75,38 @@ def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: s
         raw = structure.docstrings.get(definition.anchor, "")
         if definition.kind == "class":
             definition.attributes = _class_attributes(node)
+            signature = None
         else:
-            definition.signature = _ast_signature(node, definition.kind)
+            signature = Signature(node.name, node.args, node.returns)
         if raw:
             definition.summary = first_paragraph(raw)
-            definition.doc = parse_docstring(raw)
-            if definition.kind != "class":
-                _types_from_signature(definition.doc, node)
             references.update(role_targets(raw))
+        if later is None:
+            _finish_one(definition, signature, raw)
+        elif signature is not None or raw:
+            later.append((definition, signature, raw))
         references.update(definition.type_refs)
     summary.references = sorted(references)
+
+
+def finish(summary: FileSummary, later: Later) -> None:
+    """Make what :func:`enrich` left in ``later``: the summary is then as if nothing had
+    been left."""
+    for item in later:
+        if item is None:
+            summary.doc = parse_docstring(summary.docstring)
+        else:
+            _finish_one(*item)
+    later.clear()
+
+
+def _finish_one(definition: Definition, signature: Signature | None, raw: str) -> None:
+    if signature is not None:
+        definition.signature = _ast_signature(signature, definition.kind)
+    if raw:
+        definition.doc = parse_docstring(raw)
+        if signature is not None:
+            _types_from_signature(definition.doc, signature)
 
 
 def _labels(definition: Definition, aliases: dict[str, str]) -> set[str]:
@@ -202,7 +247,7 @@ def _unparse(node: ast.AST) -> str:
         return "..."
 
 
-def _types_from_signature(doc: list[DocSection], node: ast.AST) -> None:
+def _types_from_signature(doc: list[DocSection], node: Signature) -> None:
     """Give parameter entries without a type the annotation and default of the signature,
     and a single untyped return entry the return annotation."""
     args = node.args
@@ -225,7 +270,7 @@ def _types_from_signature(doc: list[DocSection], node: ast.AST) -> None:
                 section.items[0].annotation = _annotation_text(node.returns)
 
 
-def _ast_signature(node: ast.FunctionDef | ast.AsyncFunctionDef, kind: str) -> str:
+def _ast_signature(node: Signature, kind: str) -> str:
     """``name(a: int = 1, *, b=2) -> T`` from the syntax tree, in PEP 8 spacing, without the
     ``self``/``cls`` of methods."""
     args = node.args

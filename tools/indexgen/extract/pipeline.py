@@ -11,7 +11,9 @@ The pipeline, one module per step:
    its calling definition and tells calls on local values apart;
    :mod:`indexgen.extract.bindings` records what the names those calls need are bound to;
 4. :mod:`indexgen.extract.enrich` adds signatures, decorator labels, ``__all__`` and class
-   attributes from the same tree, and parses docstrings with griffe's parsers.
+   attributes from the same tree, and parses docstrings with griffe's parsers (a build's
+   worker leaves the signatures and docstrings, which only pages read, for
+   :func:`~indexgen.extract.enrich.finish` to make while it waits for the global pass).
 
 The analysis runs within the file's time budget and with the cyclic collector paused
 (:mod:`indexgen.extract.runtime`).
@@ -28,7 +30,7 @@ from pathlib import Path
 from indexgen.extract import runtime
 from indexgen.extract.bindings import bind
 from indexgen.extract.calls import attribute
-from indexgen.extract.enrich import enrich
+from indexgen.extract.enrich import Later, enrich
 from indexgen.extract.identifiers import classify_calls, walk
 from indexgen.extract.model import STATUS_TIMEOUT, STATUS_UNREADABLE, FileSummary
 from indexgen.extract.runtime import collector_paused
@@ -57,24 +59,31 @@ def extract_file(
 
 
 def read_and_extract(
-    path: Path, root: str, relpath: str, module: str, max_bytes: int, time_budget: float = 0
+    path: Path, root: str, relpath: str, module: str, max_bytes: int, time_budget: float = 0,
+    later: Later | None = None,
 ) -> tuple[FileSummary, bytes | None]:
     """:func:`extract_file`, and the bytes it analyzed (None when the file cannot be read):
     a page shows its source listing from these bytes, never from a second read that could
-    see a newer file than the one analyzed."""
+    see a newer file than the one analyzed.  ``later``: see :func:`extract_source`."""
     is_package = relpath.endswith("__init__.py")
     try:
         data = path.read_bytes()
     except OSError as exc:
         return FileSummary(root, relpath, module, is_package, "", 0, STATUS_UNREADABLE,
                            f"cannot be read: {exc.strerror or exc}"), None
-    return extract_source(data, root, relpath, module, max_bytes, time_budget), data
+    return extract_source(data, root, relpath, module, max_bytes, time_budget, later), data
 
 
 def extract_source(
-    data: bytes, root: str, relpath: str, module: str, max_bytes: int, time_budget: float = 0
+    data: bytes, root: str, relpath: str, module: str, max_bytes: int, time_budget: float = 0,
+    later: Later | None = None,
 ) -> FileSummary:
-    """Extract a file from its bytes (see :func:`extract_file`)."""
+    """Extract a file from its bytes (see :func:`extract_file`).
+
+    ``later``: a list to leave the signatures and parsed docstrings in, for
+    :func:`indexgen.extract.enrich.finish` to make (None: made now); see
+    :func:`indexgen.extract.enrich.enrich`.
+    """
     digest = hashlib.sha256(data).hexdigest()
     summary = FileSummary(root, relpath, module, relpath.endswith("__init__.py"), digest,
                           len(data))
@@ -82,15 +91,17 @@ def extract_source(
         # A syntax tree is acyclic and freed by reference counting; collector passes over it
         # would make the analysis of a large file grow faster than its size.
         with runtime.time_budget(time_budget), collector_paused():
-            _analyze(summary, data, max_bytes)
+            _analyze(summary, data, max_bytes, later)
     except runtime.OverBudget:
+        if later is not None:
+            later.clear()
         summary = FileSummary(root, relpath, module, summary.is_package, digest, len(data),
                               STATUS_TIMEOUT, f"took longer than {time_budget:g} s")
         summary.n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
     return summary
 
 
-def _analyze(summary: FileSummary, data: bytes, max_bytes: int) -> None:
+def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | None) -> None:
     parsed = parse_source(summary, data, max_bytes)
     if parsed is None:
         return
@@ -102,6 +113,6 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int) -> None:
     classify_calls(summary, walked.candidates)
     attribute(summary, walked.calls, walked.bindings, walked.declared_global)
     bind(summary, structure, walked.binders)
-    enrich(summary, structure, tree, text)
+    enrich(summary, structure, tree, text, later)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
 

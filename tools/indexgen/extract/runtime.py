@@ -11,7 +11,8 @@ longer than the budget, through ``SIGALRM`` and an interval timer: a pure-Python
 indexgen or griffe stops at its next bytecode, a long C call (``ast.parse``) when it returns.  The
 timer exists only on POSIX systems and only in a process's main thread (each worker of the
 build's process pool is one); elsewhere the block runs without a limit.  A previously installed
-``SIGALRM`` handler and timer are restored afterwards.
+``SIGALRM`` handler and timer are restored afterwards.  What a build's worker leaves for later
+(signatures and parsed docstrings, :func:`indexgen.extract.enrich.finish`) is made outside it.
 
 Two places must not see the exception, and the handler accounts for both:
 

@@ -178,7 +178,24 @@ def _detailed(p: Page, out: list[str], source: str | None) -> None:
                 "", *module_calls, ""]
 
 
-def _definition(p: Page, position: int, stub: int) -> list[str]:
+#: The part of a definition's entry that its context does not change: the lines before its
+#: docstring, and its "Assigned attributes" bullet ('' for none).
+Head = tuple[list[str], str]
+
+
+def heads_ahead(p: Page) -> list[Head]:
+    """The :data:`Head` of every definition, by position (no context needed:
+    :func:`indexgen.run.jobs.prepare` makes them ahead)."""
+    stubs: dict[str, int] = {}
+    found = []
+    for i, d in enumerate(p.s.definitions):
+        if d.overload:
+            stubs[d.qualname] = stubs.get(d.qualname, 0) + 1
+        found.append(_head(p, i, stubs[d.qualname] if d.overload else 0))
+    return found
+
+
+def _head(p: Page, position: int, stub: int) -> Head:
     d = p.s.definitions[position]
     level = "###" if not d.parent else "####"
     if d.kind == "class":
@@ -199,15 +216,24 @@ def _definition(p: Page, position: int, stub: int) -> list[str]:
                  else "not in this file")
         lines += [f"A `typing.overload` stub: it only declares a signature for type checkers; "
                   f"the implementation is {where}.", ""]
+    assigned = ""
+    if d.attributes:
+        assigned = "- **Assigned attributes**: " + ", ".join(
+            f"{code(text)} ({link(f'line {line}', f'#L{line}')})" for text, line in d.attributes)
+    return lines, assigned
+
+
+def _definition(p: Page, position: int, stub: int) -> list[str]:
+    d = p.s.definitions[position]
+    head, assigned = (p.heads_ahead[position] if p.heads_ahead is not None
+                      else _head(p, position, stub))
+    lines = list(head)
     doc = p.doc_lines(position)
     if doc:
         lines += [*_blank_joined(doc), ""]
     elif not stub:
         lines += ["No docstring.", ""]
-    facts = []
-    if d.attributes:
-        facts.append("- **Assigned attributes**: " + ", ".join(
-            f"{code(text)} ({link(f'line {line}', f'#L{line}')})" for text, line in d.attributes))
+    facts = [assigned] if assigned else []
     types = [_type_link(p, name) for name in d.type_refs]
     types = [t for t in types if t]
     if types:

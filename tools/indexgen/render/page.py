@@ -51,10 +51,11 @@ def doc_scope(d: Definition) -> str:
     return d.qualname if d.kind == "class" else d.parent
 
 
-def docs_ahead(summary: FileSummary, layout: Layout, tests_label: str) -> DocsAhead:
-    """Every docstring of a file rendered on a page without context (see
-    :meth:`Page.doc_lines`, which decides whether the render may use each)."""
-    page = Page(summary, FileContext(), layout, tests_label)
+def docs_ahead(page: Page) -> DocsAhead:
+    """Every docstring of a file rendered on a page without context (``page``: one made with
+    an empty :class:`~indexgen.analyze.context.FileContext`; see :meth:`Page.doc_lines`,
+    which decides whether the render may use each)."""
+    summary = page.s
     found: DocsAhead = {}
     for position in range(-1, len(summary.definitions)):
         asked: list[tuple[str, str]] = []
@@ -118,6 +119,9 @@ class Page:
         self.listing: list[str] | None = None
         self.identifier_lines: list[str] | None = None
         self.docs_ahead: DocsAhead | None = None
+        #: Each definition's context-free head (:func:`indexgen.render.docs.heads_ahead`),
+        #: when made ahead.
+        self.heads_ahead: list | None = None
 
     @cached_property
     def patterns(self) -> list[tuple[str, list[tuple[str, int]]]]:

@@ -12,11 +12,12 @@ from typing import NamedTuple
 
 from indexgen.analyze.context import FileContext
 from indexgen.extract.discover import SourceFile
+from indexgen.extract.enrich import Later, finish
 from indexgen.extract.model import STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT, FileSummary
 from indexgen.extract.pipeline import read_and_extract
 from indexgen.extract.source import decode_source
 from indexgen.layout import Layout
-from indexgen.render.docs import render_docs, source_listing
+from indexgen.render.docs import Head, heads_ahead, render_docs, source_listing
 from indexgen.render.keywords import identifier_index, render_keywords
 from indexgen.render.page import DocsAhead, Page, docs_ahead
 from indexgen.run import manifest as mf
@@ -58,12 +59,13 @@ class RenderInput(NamedTuple):
     summary_text: str
 
 
-def extract(src: SourceFile, max_bytes: int, time_budget: float
+def extract(src: SourceFile, max_bytes: int, time_budget: float, later: Later | None = None
             ) -> tuple[FileSummary, bytes | None]:
     """The full summary of one source file and the bytes it was made from (see
-    :func:`indexgen.extract.pipeline.read_and_extract`)."""
+    :func:`indexgen.extract.pipeline.read_and_extract`; ``later``: where to leave its
+    signatures and parsed docstrings for :func:`prepare`)."""
     return read_and_extract(src.path, src.root, src.relpath, src.module, max_bytes,
-                            time_budget)
+                            time_budget, later)
 
 
 class Prepared(NamedTuple):
@@ -73,14 +75,18 @@ class Prepared(NamedTuple):
         listing: Lines of the source listing; None when the source is not embedded.
         identifier_lines: Lines of the identifier index of the keyword page.
         docs: The docstrings rendered ahead (:func:`indexgen.render.page.docs_ahead`).
+        heads: The definitions' entries up to their docstrings
+            (:func:`indexgen.render.docs.heads_ahead`).
     """
 
     listing: list[str] | None
     identifier_lines: list[str]
     docs: DocsAhead
+    heads: list[Head]
 
 
-def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None) -> Prepared:
+def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None,
+            later: Later | None = None) -> Prepared:
     """Make the context-free parts of a file's render (a worker does it while it waits for the
     global pass).
 
@@ -88,17 +94,22 @@ def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None) -> Pre
         summary: The file's full summary.
         setup: What every render shares.
         data: The bytes the summary was made from (:func:`extract`), for the source listing.
+        later: What its extraction left for later (:func:`extract`), made first.
     """
+    if later:
+        finish(summary, later)
     listing = None
     if data is not None and summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
         listing = source_listing(decode_source(data)[0])
     docs = posixpath.basename(setup.layout.docs_page(summary.key))
-    return Prepared(listing, identifier_index(summary, docs),
-                    docs_ahead(summary, setup.layout, setup.tests_label))
+    page = Page(summary, FileContext(), setup.layout, setup.tests_label)  # no context
+    return Prepared(listing, identifier_index(summary, docs), docs_ahead(page),
+                    heads_ahead(page))
 
 
 def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: bytes | None,
-           prepared: Prepared | None = None) -> tuple[str, list[tuple[str, str, str]]]:
+           prepared: Prepared | None = None, later: Later | None = None
+           ) -> tuple[str, list[tuple[str, str, str]]]:
     """Render and emit both pages of one file.
 
     Args:
@@ -108,19 +119,20 @@ def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: byt
         data: The bytes the summary was made from, for :func:`prepare` (unused when
             ``prepared`` is given).
         prepared: Its :func:`prepare` parts when made ahead (made here otherwise).
+        later: What its extraction left for :func:`prepare` (when not prepared ahead).
 
     Returns:
         The context hash (for the manifest) and ``(page, sha, status)`` for each page.
     """
     if prepared is None:
-        prepared = prepare(summary, setup, data)
+        prepared = prepare(summary, setup, data, later)
     ctx_hash = mf.context_hash(job.ctx, job.summary_text)
     for imp, (category, target, anchor) in zip(summary.imports, job.imports):
         imp.category, imp.target, imp.anchor = category, target, anchor
     layout, tests_label = setup.layout, setup.tests_label
     shared = Page(summary, job.ctx, layout, tests_label)
     shared.listing, shared.identifier_lines = prepared.listing, prepared.identifier_lines
-    shared.docs_ahead = prepared.docs
+    shared.docs_ahead, shared.heads_ahead = prepared.docs, prepared.heads
     results = []
     for page, text in (
         (layout.kw_page(summary.key),

@@ -28,6 +28,7 @@ leaving the team stops every worker.  With ``jobs <= 1``, or while no batch has 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import wait
@@ -87,9 +88,13 @@ class Team:
     def _start(self) -> None:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         ctx = multiprocessing.get_context(method)
+        # While the calling process runs the global pass, the workers preparing leave it a
+        # core (see indexgen.run.worker): as many at a time as there are other cores.
+        token = ctx.Semaphore(max(1, min(self.jobs, (os.cpu_count() or 1) - 1)))
         for _ in range(self.jobs):
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=worker_main, args=(theirs, self.setup), daemon=True)
+            proc = ctx.Process(target=worker_main, args=(theirs, self.setup, token),
+                               daemon=True)
             proc.start()
             theirs.close()
             self.workers.append((proc, mine))

@@ -9,29 +9,34 @@ context changes (:func:`indexgen.run.jobs.prepare`: the source listing, the iden
 docstrings), largest file first, checking for a message after each file; the render of a
 file then only adds what depends on its context.
 
-Priority.  A worker runs :data:`NICENESS` steps below the calling process.  The global pass
-runs in the calling process alone while both workers prepare: three processes on two cores,
-and the one every render waits for got only about four fifths of a core (a torch build: the
-pass took 1.15 s instead of 0.93 s).  Lower, the workers fill what the pass leaves; in the other
-phases the calling process mostly waits, so the workers lose nothing to it.
+The workers prepare in turns.  The global pass runs in the calling process while the
+workers wait for it; were both workers of a two-core machine to prepare meanwhile, three
+processes would share two cores, and the pass, which every render waits for, would get about
+two thirds of one.  The workers take turns instead, one file at a time, each holding a
+semaphore the team shares (``token`` of :func:`worker_main`; as many turns at once as there
+are cores besides the calling process's): the pass keeps a whole core and the others are as
+busy as before.  (The
+workers used to run five ``nice`` steps lower for the same end; lower, they also lost their
+cores to every other program on the machine, a test suite or another build, for the whole
+build.)
 """
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from indexgen.errors import IndexgenError
 from indexgen.extract.discover import SourceFile
+from indexgen.extract.enrich import Later
 from indexgen.extract.model import FileSummary
 from indexgen.extract.runtime import tune_worker
 from indexgen.run import manifest as mf
 from indexgen.run.jobs import Prepared, RenderInput, RenderSetup, extract, prepare, render
 
-NICENESS = 5
-"""How much lower a worker's scheduling priority is than the calling process's (``nice``)."""
+PREPARE_WAIT_S = 0.01
+"""How long a worker waits for its turn to prepare before it looks for a message again."""
 
 
 class Setup(NamedTuple):
@@ -62,6 +67,7 @@ class Store:
         self.held: dict[int, FileSummary] = {}
         self.data: dict[int, bytes | None] = {}  # bytes analyzed, until prepared or rendered
         self.prepared: dict[int, Prepared] = {}
+        self.later: dict[int, Later] = {}  # what extraction left for prepare, until prepared
         self.unprepared: deque[int] = deque()  # held files, largest first
 
     def extract(self, index: int) -> str:
@@ -75,8 +81,11 @@ class Store:
     def _hold(self, index: int) -> FileSummary:
         """Extract a source and keep its full summary and bytes for its render."""
         s = self.setup
-        full, self.data[index] = extract(s.sources[index], s.max_bytes, s.time_budget)
+        later: Later = []
+        full, self.data[index] = extract(s.sources[index], s.max_bytes, s.time_budget, later)
         self.held[index] = full
+        if later:
+            self.later[index] = later
         self.unprepared.append(index)
         return full
 
@@ -96,8 +105,9 @@ class Store:
             if index in self.held and index not in self.prepared:
                 try:
                     self.prepared[index] = prepare(self.held[index], self.setup.render,
-                                                   self.data[index])
+                                                   self.data[index], self.later.get(index))
                     del self.data[index]
+                    self.later.pop(index, None)
                 except Exception:  # noqa: BLE001 - raised again by the render, and reported
                     pass
                 return
@@ -107,7 +117,7 @@ class Store:
         if index not in self.held:  # its summary is not needed: the caller has it
             self._hold(index)
         return render(self.held.pop(index), job, self.setup.render, self.data.pop(index, None),
-                      self.prepared.pop(index, None))
+                      self.prepared.pop(index, None), self.later.pop(index, None))
 
     def run(self, op: str, batch: list) -> list:
         """The results of one message: ``extract``, ``full`` or ``render`` a batch."""
@@ -118,17 +128,22 @@ class Store:
         return [self.render(i, job) for i, job in batch]
 
 
-def worker_main(conn: Any, setup: Setup) -> None:
+def worker_main(conn: Any, setup: Setup, token: Any = None) -> None:
     """A worker's loop: answer each ``(op, batch)`` with ``("ok", results)`` or
     ``("error", exception)`` until told to stop (None); prepare renders while no message
-    waits."""
+    waits, one file at a time, each while holding ``token`` (a semaphore the team's workers
+    share, so that they leave the calling process a core; None: no turns)."""
     tune_worker()
-    if hasattr(os, "nice"):  # not on Windows, where workers keep the caller's priority
-        os.nice(NICENESS)
     store = Store(setup)
     while True:
         if store.unprepared and not conn.poll():
-            store.prepare_next()
+            if token is None:
+                store.prepare_next()
+            elif token.acquire(timeout=PREPARE_WAIT_S):
+                try:
+                    store.prepare_next()
+                finally:
+                    token.release()
             continue
         try:
             message = conn.recv()
