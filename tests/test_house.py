@@ -25,7 +25,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "src" / "fsdp_ref"
-CORE_LIMIT = 3300
+# 3,000 until issue 23's replicate, per-parameter meshes and compatibility layer; 3,300
+# then; 3,320 since the first GPU runs added a user stream's adoption by the stream backend
+# (DeviceStreams.adopt, for the all-reduce hook's stream under the detector) and torch 2.11's
+# missing classes in compat, while issue 22's host-overhead levers took the core to 3,298.
+CORE_LIMIT = 3320
 """3,000 when issue 13 set it (FSDP, HSDP, TP, extensions, offload, state dicts: 2,773 then).
 3,300 since issue 23 made fsdp_ref a drop-in for all of torch 2.13's FSDP2: ``replicate``,
 per-parameter meshes, the torch compatibility layer (``compat``, ``placement``) and torch's

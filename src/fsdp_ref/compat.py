@@ -51,13 +51,6 @@ _WRAPPERS = {"fully_shard": ("FSDP", _torch_fsdp.FSDPModule),
 _classes: dict[tuple[type, type], type] = {}
 
 
-def _torch_types(module: Any, *names: str) -> tuple[type, ...]:
-    """torch's classes of these names in ``module``, those its release defines: torch 2.11
-    (as on GPU machines) lacks ``DataParallelMeshDims``, so ``isinstance`` against the
-    empty tuple is simply false there."""
-    return tuple(cls for name in names if (cls := getattr(module, name, None)) is not None)
-
-
 def wrapper_class(orig: type, ours: type, api: str) -> type:
     """The class a module of class ``orig`` becomes under ``api`` (``"fully_shard"``:
     ``FSDP<Name>``; ``"replicate"``: ``Replicate<Name>``), made once per pair.
@@ -95,13 +88,14 @@ def from_torch(value: Any) -> Any:
     if isinstance(value, _fsdp_api.OffloadPolicy):
         pin = getattr(value, "pin_memory", None)
         return api.OffloadPolicy() if pin is None else api.CPUOffloadPolicy(pin_memory=pin)
-    if isinstance(value, _torch_types(_fsdp_api, "DataParallelMeshDims")):
+    # Looked up by name: torch 2.11 (as on the GPU machines) lacks DataParallelMeshDims,
+    # and isinstance against the empty tuple is simply false.
+    if isinstance(value, getattr(_fsdp_api, "DataParallelMeshDims", ())):
         return api.DataParallelMeshDims(shard=value.shard, replicate=value.replicate)
-    results = (*_torch_types(_fsdp_common, "ShardPlacementResult"),
-               placement.ShardPlacementResult)
-    if isinstance(value, results):
+    if isinstance(value, (getattr(_fsdp_common, "ShardPlacementResult", ()),
+                          placement.ShardPlacementResult)):
         return placement.ShardPlacementResult(value.placement, from_torch(value.mesh_info))
-    if isinstance(value, _torch_types(_fsdp_common, "DataParallelMeshInfo")):
+    if isinstance(value, getattr(_fsdp_common, "DataParallelMeshInfo", ())):
         return _mesh_info_from_torch(value)
     return value
 
