@@ -165,6 +165,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     ``(text, caller)``, and the edges reused with the call's own line.
     """
     found: Edges = {}
+    heads: dict[str, str] = {}  # call text -> receiver_name (the same texts in every file)
     for key in keys:
         by_caller: dict[str, list[CallEdge]] = {}
         counts: dict[str, dict[str, int]] = {}
@@ -179,7 +180,13 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
             if cls is None:
                 cls = classes[caller] = _class_of(resolver, key, qualname_of.get(caller, ""))
             names = names_of.get(caller)
-            memo = (text, caller if names and receiver_name(text) in names else cls, call.local)
+            if names:
+                head = heads.get(text)
+                if head is None:
+                    head = heads[text] = receiver_name(text)
+                memo = (text, caller if head in names else cls, call.local)
+            else:
+                memo = (text, cls, call.local)
             out_edges = seen.get(memo)
             if out_edges is None:
                 out_edges = seen[memo] = resolve_call(resolver, key, call, cls, types)
@@ -222,18 +229,26 @@ def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:
 def called_by(graph: Edges, resolver: Resolver, kind: str = "project"
               ) -> dict[str, dict[str, list[CallerRef]]]:
     """``callee key -> callee anchor -> call sites``, sorted: the exact inverse of the edges
-    of ``kind`` (``project`` calls, or ``read`` properties)."""
-    found: dict[str, dict[str, list[CallerRef]]] = {}
+    of ``kind`` (``project`` calls, ``read`` properties or ``callback`` references)."""
+    return inverses(graph, resolver, (kind,))[kind]
+
+
+def inverses(graph: Edges, resolver: Resolver, kinds: tuple[str, ...]
+             ) -> dict[str, dict[str, dict[str, list[CallerRef]]]]:
+    """:func:`called_by` of each of ``kinds``, in one pass over the edges."""
+    found: dict[str, dict[str, dict[str, list[CallerRef]]]] = {k: {} for k in kinds}
     for key, by_caller in graph.items():
         qualname_of = resolver.module(key).qualname_of
         for caller, out in by_caller.items():
             for edge in out:
-                if edge.kind == kind:
-                    found.setdefault(edge.key, {}).setdefault(edge.anchor, []).append(
+                mine = found.get(edge.kind)
+                if mine is not None:
+                    mine.setdefault(edge.key, {}).setdefault(edge.anchor, []).append(
                         CallerRef(key, qualname_of.get(caller, ""), caller, edge.line))
-    for by_anchor in found.values():
-        for refs in by_anchor.values():
-            refs.sort()
+    for by_key in found.values():
+        for by_anchor in by_key.values():
+            for refs in by_anchor.values():
+                refs.sort()
     return found
 
 
