@@ -17,6 +17,7 @@ subprocesses...), :func:`indirect_findings` names the call sites that do somethi
 from __future__ import annotations
 
 from collections import deque
+from operator import itemgetter
 
 from indexgen.analyze.context import CallEdge, CallerRef, IndirectFinding
 from indexgen.analyze.resolve import Resolver
@@ -173,7 +174,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         seen: dict[tuple[str, str], list[CallEdge]] = {}
         classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
         names_of = types.names_of(key) if types is not None else {}
-        make = CallEdge._make
+        new = tuple.__new__  # CallEdge._make without its Python-level frame
         for call in resolver.files[key].calls:
             caller, text = call.caller, call.text
             cls = classes.get(caller)
@@ -203,7 +204,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
                     continue
                 if edge[0] != line:
-                    edge = make((line, *edge[1:]))
+                    edge = new(CallEdge, (line, *edge[1:]))
                 if out is None:
                     out = by_caller[caller] = []
                 elif kind != "external" and out[-1][0] == line and _repeats(out, edge):
@@ -297,6 +298,7 @@ def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver
     """Call sites whose project callee in another file does something of interest, by file,
     in line order (what a file's own functions do is already in its direct findings)."""
     found: dict[str, list[IndirectFinding]] = {}
+    done: dict[tuple[str, str, str], list[str]] = {}  # callee -> what it does, sorted
     for key, by_caller in graph.items():
         items = []
         qualname_of = resolver.module(key).qualname_of
@@ -304,16 +306,23 @@ def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver
             for edge in out:
                 if edge.kind != "project" or edge.key == key:
                     continue
-                does = set()
-                for node in entered(resolver, edge):
-                    does |= totals.get(node, frozenset())
-                for category in sorted(does):
+                callee = (edge.key, edge.anchor, edge.label)
+                categories = done.get(callee)
+                if categories is None:
+                    does: set[str] = set()
+                    for node in entered(resolver, edge):
+                        does |= totals.get(node, frozenset())
+                    categories = done[callee] = sorted(does)
+                for category in categories:
                     items.append(IndirectFinding(category, edge.line, edge.text,
                                                  qualname_of.get(caller, ""), edge.key,
                                                  edge.anchor, edge.label))
         if items:
-            found[key] = sorted(items, key=lambda f: (f.line, f.category, f.text))
+            found[key] = sorted(items, key=_LINE_CATEGORY_TEXT)
     return found
+
+
+_LINE_CATEGORY_TEXT = itemgetter(1, 0, 2)  # an IndirectFinding's (line, category, text)
 
 
 #: Edges whose target runs: a call, a property read, a callback (when it is called back).
