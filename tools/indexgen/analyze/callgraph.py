@@ -17,6 +17,7 @@ subprocesses...), :func:`indirect_findings` names the call sites that do somethi
 from __future__ import annotations
 
 from collections import deque
+from operator import itemgetter
 
 from indexgen.analyze.context import CallEdge, CallerRef, IndirectFinding
 from indexgen.analyze.resolve import Resolver
@@ -165,6 +166,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     ``(text, caller)``, and the edges reused with the call's own line.
     """
     found: Edges = {}
+    heads: dict[str, str] = {}  # call text -> receiver_name (the same texts in every file)
     for key in keys:
         by_caller: dict[str, list[CallEdge]] = {}
         counts: dict[str, dict[str, int]] = {}
@@ -172,14 +174,20 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         seen: dict[tuple[str, str], list[CallEdge]] = {}
         classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
         names_of = types.names_of(key) if types is not None else {}
-        make = CallEdge._make
+        new = tuple.__new__  # CallEdge._make without its Python-level frame
         for call in resolver.files[key].calls:
             caller, text = call.caller, call.text
             cls = classes.get(caller)
             if cls is None:
                 cls = classes[caller] = _class_of(resolver, key, qualname_of.get(caller, ""))
             names = names_of.get(caller)
-            memo = (text, caller if names and receiver_name(text) in names else cls, call.local)
+            if names:
+                head = heads.get(text)
+                if head is None:
+                    head = heads[text] = receiver_name(text)
+                memo = (text, caller if head in names else cls, call.local)
+            else:
+                memo = (text, cls, call.local)
             out_edges = seen.get(memo)
             if out_edges is None:
                 out_edges = seen[memo] = resolve_call(resolver, key, call, cls, types)
@@ -196,7 +204,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
                     continue
                 if edge[0] != line:
-                    edge = make((line, *edge[1:]))
+                    edge = new(CallEdge, (line, *edge[1:]))
                 if out is None:
                     out = by_caller[caller] = []
                 elif kind != "external" and out[-1][0] == line and _repeats(out, edge):
@@ -222,18 +230,26 @@ def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:
 def called_by(graph: Edges, resolver: Resolver, kind: str = "project"
               ) -> dict[str, dict[str, list[CallerRef]]]:
     """``callee key -> callee anchor -> call sites``, sorted: the exact inverse of the edges
-    of ``kind`` (``project`` calls, or ``read`` properties)."""
-    found: dict[str, dict[str, list[CallerRef]]] = {}
+    of ``kind`` (``project`` calls, ``read`` properties or ``callback`` references)."""
+    return inverses(graph, resolver, (kind,))[kind]
+
+
+def inverses(graph: Edges, resolver: Resolver, kinds: tuple[str, ...]
+             ) -> dict[str, dict[str, dict[str, list[CallerRef]]]]:
+    """:func:`called_by` of each of ``kinds``, in one pass over the edges."""
+    found: dict[str, dict[str, dict[str, list[CallerRef]]]] = {k: {} for k in kinds}
     for key, by_caller in graph.items():
         qualname_of = resolver.module(key).qualname_of
         for caller, out in by_caller.items():
             for edge in out:
-                if edge.kind == kind:
-                    found.setdefault(edge.key, {}).setdefault(edge.anchor, []).append(
+                mine = found.get(edge.kind)
+                if mine is not None:
+                    mine.setdefault(edge.key, {}).setdefault(edge.anchor, []).append(
                         CallerRef(key, qualname_of.get(caller, ""), caller, edge.line))
-    for by_anchor in found.values():
-        for refs in by_anchor.values():
-            refs.sort()
+    for by_key in found.values():
+        for by_anchor in by_key.values():
+            for refs in by_anchor.values():
+                refs.sort()
     return found
 
 
@@ -282,6 +298,7 @@ def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver
     """Call sites whose project callee in another file does something of interest, by file,
     in line order (what a file's own functions do is already in its direct findings)."""
     found: dict[str, list[IndirectFinding]] = {}
+    done: dict[tuple[str, str, str], list[str]] = {}  # callee -> what it does, sorted
     for key, by_caller in graph.items():
         items = []
         qualname_of = resolver.module(key).qualname_of
@@ -289,16 +306,23 @@ def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver
             for edge in out:
                 if edge.kind != "project" or edge.key == key:
                     continue
-                does = set()
-                for node in entered(resolver, edge):
-                    does |= totals.get(node, frozenset())
-                for category in sorted(does):
+                callee = (edge.key, edge.anchor, edge.label)
+                categories = done.get(callee)
+                if categories is None:
+                    does: set[str] = set()
+                    for node in entered(resolver, edge):
+                        does |= totals.get(node, frozenset())
+                    categories = done[callee] = sorted(does)
+                for category in categories:
                     items.append(IndirectFinding(category, edge.line, edge.text,
                                                  qualname_of.get(caller, ""), edge.key,
                                                  edge.anchor, edge.label))
         if items:
-            found[key] = sorted(items, key=lambda f: (f.line, f.category, f.text))
+            found[key] = sorted(items, key=_LINE_CATEGORY_TEXT)
     return found
+
+
+_LINE_CATEGORY_TEXT = itemgetter(1, 0, 2)  # an IndirectFinding's (line, category, text)
 
 
 #: Edges whose target runs: a call, a property read, a callback (when it is called back).

@@ -173,11 +173,12 @@ class Project:
         graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved)
         totals = callgraph.effects(graph, self.resolver)
         indirect = callgraph.indirect_findings(graph, totals, self.resolver)
-        for key, by_anchor in callgraph.called_by(graph, self.resolver).items():
+        inverse = callgraph.inverses(graph, self.resolver, ("project", "read", "callback"))
+        for key, by_anchor in inverse["project"].items():
             ctx[key].called_by = dict(sorted(by_anchor.items()))
-        for key, by_anchor in callgraph.called_by(graph, self.resolver, "read").items():
+        for key, by_anchor in inverse["read"].items():
             ctx[key].read_by = dict(sorted(by_anchor.items()))
-        for key, by_anchor in callgraph.called_by(graph, self.resolver, "callback").items():
+        for key, by_anchor in inverse["callback"].items():
             ctx[key].passed_by = dict(sorted(by_anchor.items()))
         for key, by_caller in graph.items():
             ctx[key].calls = dict(sorted(by_caller.items()))

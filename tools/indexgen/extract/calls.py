@@ -19,6 +19,7 @@ local: the global pass resolves them in the class.
 from __future__ import annotations
 
 import ast
+from operator import itemgetter
 
 from indexgen.extract import rules
 from indexgen.extract.model import Call, FileSummary
@@ -85,6 +86,9 @@ def receiver_name(text: str) -> str:
     return head
 
 
+_LINE_TEXT = itemgetter(2, 1)  # a Call's (line, text)
+
+
 def owners(summary: FileSummary) -> list[int]:
     """Index of the innermost definition holding each line (-1 at module level), by line."""
     owner = [-1] * (summary.n_lines + 2)
@@ -120,17 +124,18 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
     for name, line in declared:
         local.get(owner_of(line), set()).discard(name)
     calls = []
+    new_call = tuple.__new__  # Call(...) without its Python-level __new__
     for text, line in calls_found:
-        i = owner_of(line)
+        i = owner[line] if 0 <= line <= top else -1
         if i < 0:
-            calls.append(Call("", text, line, text.startswith("(...)")))
+            calls.append(new_call(Call, ("", text, line, text.startswith("(...)"))))
             continue
         d = defs[i]
         head = receiver_name(text)
         is_local = head == "(...)" or (head in local.get(i, ())
                                        and not (head in ("self", "cls") and d.parent))
-        calls.append(Call(d.anchor, text, line, is_local))
-    calls.sort(key=lambda c: (c.line, c.text))
+        calls.append(new_call(Call, (d.anchor, text, line, is_local)))
+    calls.sort(key=_LINE_TEXT)
     summary.calls = calls
     effects: dict[int, set[str]] = {}
     for finding in summary.findings:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from indexgen.extract.docstrings import DocSection, first_paragraph, parse_docstring, role_targets
+from indexgen.extract.docstrings import DocSection, parse_docstring, role_targets
 from indexgen.extract.identifiers import import_aliases
 from indexgen.extract.model import Definition, FileSummary
 from indexgen.extract.structure import FUNCS, Structure
@@ -78,8 +78,7 @@ def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: s
             signature = None
         else:
             signature = Signature(node.name, node.args, node.returns)
-        if raw:
-            definition.summary = first_paragraph(raw)
+        if raw:  # its summary (first paragraph) is the structure's already
             references.update(role_targets(raw))
         if later is None:
             _finish_one(definition, signature, raw)
