@@ -192,6 +192,7 @@ class FSDPParam:
             with torch.no_grad():
                 dt = self.placement.sharded(local)
             self.sharded_param = nn.Parameter(dt, requires_grad=self.requires_grad)
+        self.placement.share_spec(self.sharded_param)
         self.extension = find_extension(local, self.fqn, self.layout.shard_dim)
         self.to_sharded()
 

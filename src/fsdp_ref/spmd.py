@@ -102,13 +102,26 @@ class ParamPlacement:
     def _sharded_specs(self) -> dict[torch.dtype, DTensorSpec]:
         return {}
 
+    def share_spec(self, param: DTensor) -> None:
+        """Make the sharded parameter's own spec the one its gradients are built with.
+
+        ``nn.Parameter(dtensor)`` detaches, so the registered parameter carries a new spec,
+        not the one :meth:`sharded` made. Optimizer updates are in-place ops on the
+        parameter with the gradient as argument; when both carry the same spec object, the
+        sharding propagation's checks end at an identity test instead of comparing meshes,
+        placements and shapes for every parameter of every step (torch's FSDP gets this by
+        building gradients on the parameter's spec).
+        """
+        self._sharded_specs[param.dtype] = param._spec
+
     def sharded(self, local: torch.Tensor) -> DTensor:
         """Wrap this rank's unpadded shard (data or gradient) as the sharded DTensor.
 
         Every gradient of every step goes through here, so the DTensor is built by its own
-        constructor from one spec per dtype, made once: no autograd ``Function`` (what
-        ``DTensor.from_local`` runs), no new spec to validate, and the optimizer's sharding
-        propagation cache, keyed by spec, hits on the same object every step. Outside
+        constructor from one spec per dtype, made once (the parameter's own, see
+        :meth:`share_spec`): no autograd ``Function`` (what ``DTensor.from_local`` runs), no
+        new spec to validate, and the optimizer's sharding propagation cache, keyed by
+        spec, hits on the same object every step. Outside
         ``torch.compile`` and any torch function mode (``torch.export`` traces through
         one) only ``DTensor.__new__`` runs: ``DTensor.__init__`` does nothing else than go
         through two wrappers for the compiler and ``torch.export``, two thirds of the

@@ -11,6 +11,9 @@
   ``fully_shard`` cannot run that configuration on gloo: ``ReduceOp.PREMUL_SUM`` is not
   supported there, and without an accelerator ``CPUOffloadPolicy()``'s default
   ``pin_memory=True`` fails in torch.)
+* :func:`grad_spec`: a sharded parameter's gradient is a DTensor on the parameter's own
+  spec object, step after step (what keeps an optimizer's in-place update from comparing
+  the two specs field by field).
 * :func:`torch_class_inert`: with every function of torch's ``FSDPModule`` and
   ``ReplicateModule`` replaced by a tripwire, fsdp_ref's modules train and answer every
   public method without tripping one.
@@ -77,6 +80,25 @@ def framework(lib, offload: bool = False, steps: int = 3):
         opt.step()
         losses.append(lib.mean(loss) * (lib.world_size if lib.distributed else 1))
     return {"losses": losses, "params": lib.state(model), "configured": configured}
+
+
+def grad_spec(lib, steps: int = 2):
+    """Per step, for each parameter: whether its gradient's spec is the parameter's spec
+    object and equal to it."""
+    model = Stack(dim=16, hidden=32, n_blocks=2, out=8)
+    for block in model.blocks:
+        lib.fully_shard(block, mesh=lib.mesh())
+    lib.fully_shard(model, mesh=lib.mesh())
+    seen = []
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(steps):
+        x, y = batch(step, 2 * lib.world_size, 16, 8)
+        ((model(lib.local(x)) - lib.local(y)) ** 2).sum().backward()
+        seen.append([(name, p.grad._spec is p._spec, p.grad._spec == p._spec)
+                     for name, p in model.named_parameters()])
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return {"seen": seen}
 
 
 def torch_class_inert(lib):

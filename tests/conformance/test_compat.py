@@ -50,6 +50,17 @@ def test_framework_written_for_torch_trains_on_fsdp_ref(pool, offload):
         assert status == "raised" and torch_fails_with in info["msg"], per_lib["torch"]
 
 
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
+def test_gradient_carries_the_parameters_spec(pool):
+    """Like torch's, every sharded gradient is built on its parameter's own spec object,
+    every step."""
+    results = harness.run(pool, S + "grad_spec")
+    harness.assert_same_results(results, "torch", "fsdp_ref")
+    for per_lib in results:
+        seen = harness.result_of(per_lib["fsdp_ref"], "fsdp_ref", 0)["seen"]
+        assert seen and all(same and equal for step in seen for _, same, equal in step), seen
+
+
 @pytest.mark.parametrize("ws", [1], ids=["ws1"])
 def test_no_torch_fsdp_code_runs_on_fsdp_ref_modules(pool):
     """Every function of torch's FSDPModule and ReplicateModule is a tripwire while
