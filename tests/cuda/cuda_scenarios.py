@@ -8,7 +8,8 @@ and CUDA kernels are real. fsdp_ref issues no collective on a one-rank mesh (as 
 ``one_rank`` therefore makes fsdp_ref issue them anyway (``collectives.has_peers`` patched
 to count this rank as a peer), and ``one_rank --count-collectives`` checks that unpatched
 fsdp_ref issues none (c10d and NCCL events in torch's profiler; ``default`` is the
-control that counts some). The same model trains under fsdp_ref's and torch's
+control that counts some). ``meshes`` puts each module's matrices on a mesh of their own
+(HSDP, per-parameter meshes as a Mixture-of-Experts model uses them). The same model trains under fsdp_ref's and torch's
 ``fully_shard`` (or ``replicate``) side by side; the script prints one JSON line::
 
     python -m tests.cuda.cuda_scenarios default
@@ -26,7 +27,7 @@ import torch
 import torch.distributed as dist
 
 MODES = ("default", "no_reshard", "prefetch", "bf16", "offload", "reset", "unshard_async",
-         "hook_stream", "replicate", "one_rank")
+         "hook_stream", "replicate", "one_rank", "meshes")
 
 
 def _scale_half(shard: torch.Tensor) -> None:
@@ -55,6 +56,8 @@ def _shard(model, impl: str, mode: str) -> None:
                                                    reduce_dtype=torch.float32)
     if mode == "offload":
         kw["offload_policy"] = api.CPUOffloadPolicy(pin_memory=True)
+    if mode == "meshes" and impl == "fsdp_ref":
+        kw["shard_placement_fn"] = _weights_on_hsdp_mesh()
     for block in model.blocks:
         api.fully_shard(block, **kw)
     api.fully_shard(model, **kw)
@@ -67,6 +70,20 @@ def _shard(model, impl: str, mode: str) -> None:
         side = torch.cuda.Stream()
         for module in (*model.blocks, model):
             module.set_all_reduce_hook(_scale_half, stream=side)
+
+
+def _weights_on_hsdp_mesh():
+    """Per-parameter meshes: every matrix on a 2-D (replicate, shard) mesh, HSDP with its
+    all-reduce, every vector on ``fully_shard``'s 1-D mesh; two groups per module, each
+    with its own collectives. torch 2.11 (on the GPU machines) has no per-parameter
+    meshes; on one GPU every layout trains the same numbers, so torch's run of the same
+    model with its default layout is the reference."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    import fsdp_ref
+
+    hsdp = init_device_mesh("cuda", (1, 1), mesh_dim_names=("replicate", "shard"))
+    return lambda p: fsdp_ref.ShardPlacementResult(None, hsdp) if p.dim() == 2 else None
 
 
 def train(impl: str, mode: str, steps: int = 3) -> tuple[list[float], dict[str, torch.Tensor]]:
