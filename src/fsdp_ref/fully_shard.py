@@ -35,15 +35,12 @@ from .mesh import (
     post_forward_mesh_info,
 )
 from .module import FSDPModule
-from .param import FSDPParam, ParamRef
+from .param import MANAGED, FSDPParam, ParamRef
 from .param_group import FSDPParamGroup
 from .placement import ShardPlacementResult, resolve_placement
 from .state import FSDPState, get_state
 
 __all__ = ["apply_fsdp", "fully_shard", "validate_modules"]
-
-_MANAGED = "_fsdp_ref_managed"
-
 
 @overload
 def fully_shard(module: nn.Module, **kwargs: Any) -> FSDPModule: ...
@@ -166,8 +163,7 @@ def apply_fsdp(
         param_info, group_params = by_mesh.setdefault(key, (param_info, []))
         fsdp_param = FSDPParam(param, refs, fqn, param_info, device, mp_policy,
                                shard_dim=shard_dim, offload_to_cpu=offload, pin_memory=pin)
-        setattr(param, _MANAGED, True)
-        setattr(fsdp_param.sharded_param, _MANAGED, True)
+        setattr(param, MANAGED, True)
         group_params.append(fsdp_param)
     for group_info, group_params in by_mesh.values():
         check_reshard_after_forward(reshard_after_forward, group_info.shard_size)
@@ -257,7 +253,7 @@ def _unmanaged_params(modules: list[nn.Module], ignored: set[int]):
             for name, param in sub._parameters.items():
                 if param is None or id(param) in ignored:
                     continue
-                if getattr(param, _MANAGED, False):
+                if getattr(param, MANAGED, False):
                     if not isinstance(param, DTensor):
                         raise ValueError(
                             f"Parameter '{prefix + '.' if prefix else ''}{name}' is shared "

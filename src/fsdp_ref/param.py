@@ -55,7 +55,12 @@ from .mesh import MeshInfo
 from .recorder import recorder
 from .spmd import local_tensor, param_placement
 
-__all__ = ["FSDPParam", "ParamRef", "meta_error"]
+__all__ = ["MANAGED", "FSDPParam", "ParamRef", "meta_error"]
+
+#: Attribute set on every parameter an FSDP group manages (the original one and each
+#: sharded one it registers, adopted ones included), so that ``fully_shard`` on a parent
+#: leaves it to its group.
+MANAGED = "_fsdp_ref_managed"
 
 
 @dataclass(frozen=True)
@@ -193,6 +198,7 @@ class FSDPParam:
                 dt = self.placement.sharded(local)
             self.sharded_param = nn.Parameter(dt, requires_grad=self.requires_grad)
         self.placement.share_spec(self.sharded_param)
+        setattr(self.sharded_param, MANAGED, True)
         self.extension = find_extension(local, self.fqn, self.layout.shard_dim)
         self.to_sharded()
 

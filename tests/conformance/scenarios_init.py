@@ -57,6 +57,24 @@ def meta_replaced_param(lib, steps: int = 2):
     return out
 
 
+def adopted_then_parent_sharded(lib, steps: int = 2):
+    """Shard the blocks, give each a new ``scale`` (a DTensor computed from its weight),
+    let ``unshard()`` adopt it, and only then shard the root: the root must leave the
+    adopted parameters to their blocks (fsdp_ref only: the truth is the plain model)."""
+    model = nn.Sequential(ScaledBlock(8), ScaledBlock(8), nn.Linear(8, 4))
+    _fill(model)
+    blocks = list(model)[:2]
+    for block in blocks:
+        lib.fully_shard(block, mesh=lib.mesh())
+        with torch.no_grad():
+            block.scale = nn.Parameter(block.proj.weight.norm(dim=1))
+        if lib.distributed:
+            block.unshard()
+            block.reshard()
+    lib.fully_shard(model, mesh=lib.mesh())
+    return fit(lib, model, din=8, dout=4, steps=steps)
+
+
 def replaced_by_plain_tensor(lib):
     """A block's ``scale`` replaced by a plain (unsharded) parameter before the first
     forward: what the forward raises."""

@@ -45,6 +45,15 @@ def test_parameter_replaced_before_first_forward(pool):
 
 
 @pytest.mark.parametrize("ws", [2], ids=["ws2"])
+def test_adopted_parameter_stays_with_its_group_when_a_parent_is_sharded(pool):
+    """A parameter adopted by ``unshard()`` before the parent's ``fully_shard`` is marked
+    as managed like the one it replaced: the parent leaves it alone and training equals
+    the plain model's."""
+    results = harness.run(pool, S + "adopted_then_parent_sharded", libs=("fsdp_ref", "plain"))
+    harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
+
+
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
 def test_replacement_that_cannot_be_adopted_is_refused(pool):
     for rank, per_lib in enumerate(harness.run(pool, S + "replaced_by_plain_tensor",
                                                libs=("fsdp_ref",))):
