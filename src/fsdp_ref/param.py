@@ -57,10 +57,10 @@ from .spmd import local_tensor, param_placement
 
 __all__ = ["MANAGED", "FSDPParam", "ParamRef", "meta_error"]
 
-#: Attribute set on every parameter an FSDP group manages (the original one and each
-#: sharded one it registers, adopted ones included), so that ``fully_shard`` on a parent
-#: leaves it to its group.
 MANAGED = "_fsdp_ref_managed"
+"""Attribute set on every parameter an FSDP group manages (the original one and each
+sharded one it registers, adopted ones included), so that ``fully_shard`` on a parent
+leaves it to its group."""
 
 
 @dataclass(frozen=True)
