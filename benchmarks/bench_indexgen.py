@@ -178,23 +178,30 @@ def fresh_build(root: Path, out: Path, jobs: int, tools: Path | None = None
 def against(root: Path, tools: Path, rounds: int, jobs: int, folder: Path) -> dict:
     """Cold builds alternated with those of the indexgen in ``tools`` (both in fresh
     processes, the floor measured before each pair): every run, and the medians."""
-    runs: dict[str, list[tuple[float, float]]] = {"this": [], "against": [], "floor": []}
+    # Every run: (wall, CPU seconds, load average when it started).
+    runs: dict[str, list[tuple[float, float, float]]] = {"this": [], "against": [], "floor": []}
     for i in range(rounds):
-        runs["floor"].append(baseline(root)[:2])
+        load = os.getloadavg()[0]
+        floor_wall, floor_cpu, _n = baseline(root)
+        runs["floor"].append((floor_wall, floor_cpu, load))
+        print(f"  round {i + 1} floor   : {floor_wall:6.2f}s  cpu {floor_cpu:6.2f}s  "
+              f"(load {load:.1f})")
         order = [("this", Path(__file__).resolve().parents[1] / "tools"), ("against", tools)]
         for name, where in order if i % 2 == 0 else reversed(order):
             load = os.getloadavg()[0]
             wall, cpu, _written = fresh_build(root, folder / f"{name}{i}", jobs, where)
-            runs[name].append((wall, cpu))
-            print(f"  round {i + 1} {name:8s}: {wall:6.2f}s  cpu {cpu:6.2f}s  (load {load:.1f})")
+            runs[name].append((wall, cpu, load))
+            print(f"  round {i + 1} {name:8s}: {wall:6.2f}s  cpu {cpu:6.2f}s  (load {load:.1f}) "
+                  f"{wall / floor_wall:.2f}x of this round's floor")
 
     def median(values: list[float]) -> float:
         values = sorted(values)
         mid = len(values) // 2
         return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
-    summary = {name: {"wall_s": median([w for w, _ in r]), "cpu_s": median([c for _, c in r])}
-               for name, r in runs.items()}
+    summary = {name: {"wall_s": median([r[0] for r in found]),
+                      "cpu_s": median([r[1] for r in found])}
+               for name, found in runs.items()}
     for name in ("this", "against"):
         print(f"median {name:8s}: {summary[name]['wall_s']:6.2f}s  cpu "
               f"{summary[name]['cpu_s']:6.2f}s  ratio "
