@@ -37,6 +37,7 @@ import argparse
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -160,15 +161,22 @@ print(time.perf_counter() - t, cpu() - c, len(report.written))
 """
 
 
+def _env(tools: Path | None) -> dict[str, str]:
+    """This process's environment, with ``tools`` (a folder holding an ``indexgen``
+    package) first on ``PYTHONPATH`` when given."""
+    env = dict(os.environ)
+    if tools is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tools), env.get("PYTHONPATH", "")]).strip(
+            os.pathsep)
+    return env
+
+
 def fresh_build(root: Path, out: Path, jobs: int, tools: Path | None = None
                 ) -> tuple[float, float, int]:
     """Wall and CPU seconds of one build of ``root`` into ``out`` in a fresh process (a cold
     build when ``out`` does not exist, else a rebuild), and the pages it wrote; ``tools``: the
     folder holding the ``indexgen`` package to use (None: the installed one)."""
-    env = dict(os.environ)
-    if tools is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(tools), env.get("PYTHONPATH", "")]).strip(
-            os.pathsep)
+    env = _env(tools)
     done = subprocess.run([sys.executable, "-c", _COLD, str(root), str(out), str(jobs)],
                           capture_output=True, text=True, check=True, env=env)
     wall, cpu, written = done.stdout.split()[-3:]
@@ -194,13 +202,8 @@ def against(root: Path, tools: Path, rounds: int, jobs: int, folder: Path) -> di
             print(f"  round {i + 1} {name:8s}: {wall:6.2f}s  cpu {cpu:6.2f}s  (load {load:.1f}) "
                   f"{wall / floor_wall:.2f}x of this round's floor")
 
-    def median(values: list[float]) -> float:
-        values = sorted(values)
-        mid = len(values) // 2
-        return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
-
-    summary = {name: {"wall_s": median([r[0] for r in found]),
-                      "cpu_s": median([r[1] for r in found])}
+    summary = {name: {"wall_s": statistics.median(r[0] for r in found),
+                      "cpu_s": statistics.median(r[1] for r in found)}
                for name, found in runs.items()}
     for name in ("this", "against"):
         print(f"median {name:8s}: {summary[name]['wall_s']:6.2f}s  cpu "
@@ -333,19 +336,21 @@ _STEPS = [
 ]
 
 
+def _key(label: str) -> str:
+    """A step's key in the timed process's sums: its label without the indent, one word."""
+    return label.strip().replace(" ", "_")
+
+
 def stages(root: Path, jobs: int, folder: Path, tools: Path | None = None,
            profile: Path | None = None) -> dict:
     """One cold build in a fresh process with its steps timed (see ``_STAGES``): what the
     calling process and the workers spend their CPU seconds on.  Printed as a table next to
     the floor's CPU seconds; returned as measured."""
-    env = dict(os.environ)
-    if tools is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(tools), env.get("PYTHONPATH", "")]).strip(
-            os.pathsep)
+    env = _env(tools)
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
     floor_wall, floor_cpu, _n = baseline(root)
-    steps = "\n".join(f"{m} {f} {label.strip().replace(' ', '_')} {top}"
+    steps = "\n".join(f"{m} {f} {_key(label)} {top}"
                       for m, f, label, top in _STEPS)
     done = subprocess.run([sys.executable, "-c", _STAGES, str(root), str(folder / "out"),
                            str(jobs), str(profile or "")], input=steps, capture_output=True,
@@ -359,7 +364,7 @@ def stages(root: Path, jobs: int, folder: Path, tools: Path | None = None,
           f"{found['load'][1]:.1f}")
     print(f"{'calling process (thread CPU)':40s} {'start':>6s} {'wall':>6s} {'cpu':>6s}")
     for m, _f, label, _top in _STEPS:
-        key = label.strip().replace(" ", "_")
+        key = _key(label)
         if key in found["main"] and not m.startswith(("indexgen.run.worker",
                                                       "indexgen.extract", "indexgen.run.jobs")):
             wall, cpu, _calls, start = found["main"][key]
@@ -367,7 +372,7 @@ def stages(root: Path, jobs: int, folder: Path, tools: Path | None = None,
     print(f"{'workers (CPU s, each)':40s} " + " ".join(f"{f'w{i}':>6s}" for i in
                                                     range(len(workers))) + "    sum  /floor")
     for _m, _f, label, _top in _STEPS:
-        key = label.strip().replace(" ", "_")
+        key = _key(label)
         if any(key in w for w in workers):
             cpus = [w.get(key, [0, 0])[1] for w in workers]
             print(f"  {label:38s} " + " ".join(f"{c:6.2f}" for c in cpus)
