@@ -42,6 +42,7 @@ from .state import FSDPState, get_state
 
 __all__ = ["apply_fsdp", "fully_shard", "validate_modules"]
 
+
 @overload
 def fully_shard(module: nn.Module, **kwargs: Any) -> FSDPModule: ...
 @overload
