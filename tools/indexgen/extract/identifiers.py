@@ -132,6 +132,57 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             if literals is not None and type(node.value) is str and LITERAL.match(node.value):
                 literals.append((node.value, node.lineno))
             continue
+        elif t is CallNode:  # the most common node with work of its own: taken at once
+            func = node.func
+            args = node.args
+            keywords = node.keywords
+            push(func)
+            extend(args)
+            for k in keywords:  # keyword nodes are not pushed: their names counted here
+                push(k.value)
+                if k.arg is not None:
+                    entry = idents.get(k.arg)
+                    if entry is None:
+                        idents[k.arg] = [k.lineno, 1]
+                    else:
+                        entry[1] += 1
+                        if k.lineno < entry[0]:
+                            entry[0] = k.lineno
+            ft = type(func)
+            if ft is Name:
+                last = text = func.id
+            elif ft is Attribute:
+                last = func.attr
+                value = func.value
+                # call_text's common case, ``a.f(...)``, without its calls
+                text = f"{value.id}.{last}" if type(value) is Name else call_text(func)
+            else:
+                if ft is ast.Subscript:  # table[key](...): what the table holds
+                    found = path(func)
+                    if found:
+                        all_calls.append((found, node.lineno))
+                continue
+            all_calls.append((text, node.lineno))
+            if args or keywords:
+                references(node, last, all_calls, methods)
+            if last == "add_argument":
+                s.cli_options.extend(a.value for a in args
+                                     if type(a) is ast.Constant and type(a.value) is str)
+            if last in candidates:
+                kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
+                               else dotted(k.value)) for k in keywords if k.arg}
+                calls.append((dotted(func), node.lineno, kws))
+            if ((last == "isinstance" and ft is Name and len(args) == 2
+                 and type(args[0]) is Name) or (last in APPENDS and ft is Attribute)):
+                binders.append(node)  # the name may be of that type; xs holds x
+            if literals is not None and last in ("import_module", "__import__") and args:
+                literals += [("import:" + m, node.lineno)
+                             for m in strings(args[0], structure.constants)]
+            if last.startswith("register") and "hook" in last:
+                findings.append(Finding("hook-registration", node.lineno, dotted(func)))
+            elif last in ("no_grad", "inference_mode", "enable_grad"):
+                findings.append(Finding("grad-mode", node.lineno, dotted(func)))
+            continue
         else:
             fields = fields_of.get(t)
             if fields is None:
@@ -144,38 +195,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     push(v)
             if t not in interesting:
                 continue
-            if t is CallNode:
-                func = node.func
-                ft = type(func)
-                last = func.attr if ft is Attribute else func.id if ft is Name else None
-                if last is None:
-                    if ft is ast.Subscript:  # table[key](...): what the table holds
-                        found = path(func)
-                        if found:
-                            all_calls.append((found, node.lineno))
-                    continue
-                all_calls.append((call_text(func), node.lineno))
-                if node.args or node.keywords:
-                    references(node, last, all_calls, methods)
-                if last == "add_argument":
-                    s.cli_options.extend(a.value for a in node.args
-                                         if type(a) is ast.Constant and type(a.value) is str)
-                if last in candidates:
-                    kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
-                                   else dotted(k.value)) for k in node.keywords if k.arg}
-                    calls.append((dotted(func), node.lineno, kws))
-                if ((last == "isinstance" and ft is Name and len(node.args) == 2
-                     and type(node.args[0]) is Name) or (last in APPENDS and ft is Attribute)):
-                    binders.append(node)  # the name may be of that type; xs holds x
-                if literals is not None and last in ("import_module", "__import__") and node.args:
-                    literals += [("import:" + m, node.lineno)
-                                 for m in strings(node.args[0], structure.constants)]
-                if last.startswith("register") and "hook" in last:
-                    findings.append(Finding("hook-registration", node.lineno, dotted(func)))
-                elif last in ("no_grad", "inference_mode", "enable_grad"):
-                    findings.append(Finding("grad-mode", node.lineno, dotted(func)))
-                continue
-            elif t is arg:
+            if t is arg:
                 name, line = node.arg, node.lineno
                 bindings.append((name, line))
             elif t in FUNCS or t is ast.ClassDef:
