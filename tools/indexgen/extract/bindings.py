@@ -38,13 +38,17 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 
-def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST]) -> None:
+def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
+         receivers: dict[int, set[str]]) -> None:
     """Fill ``returns``, ``names`` and ``members`` of the definitions of ``summary``.
 
     Args:
         summary: The summary, its calls attributed to their definitions already.
         structure: The scanned structure: every definition with its syntax node.
         binders: The binding nodes the identifier walk found (``Walked.binders``).
+        receivers: The receivers of each definition's calls on local values, by index of
+            the definition (what :func:`~indexgen.extract.calls.attribute` returns); the
+            sets are extended here.
     """
     defs = summary.definitions
     index = {d.anchor: i for i, d in enumerate(defs)}
@@ -102,7 +106,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST]) -> 
             continue
         for target, source in pairs(node, consts):
             _bind_one(target, source, d, i, first_param, classes, found)
-    _keep_needed(summary, found, lazy, consts)
+    _keep_needed(summary, found, lazy, consts, receivers)
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
@@ -201,16 +205,14 @@ def _plain_names(node: ast.AST) -> list[str] | None:
 
 
 def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
-                 lazy: dict[int, dict[str, list]], consts: dict[str, list[str]]) -> None:
-    """Keep in each function's ``names`` what its calls on local values and the member
-    sources it holds need, and what those names are bound to in turn; the sources of names
-    bound only by plain assignments (``lazy``) are made here, for the names kept."""
+                 lazy: dict[int, dict[str, list]], consts: dict[str, list[str]],
+                 needed: dict[int, set[str]]) -> None:
+    """Keep in each function's ``names`` what its calls on local values (their receivers:
+    ``needed``) and the member sources it holds need, and what those names are bound to in
+    turn; the sources of names bound only by plain assignments (``lazy``) are made here, for
+    the names kept."""
     defs = summary.definitions
     index = {d.anchor: i for i, d in enumerate(defs)}
-    needed: dict[int, set[str]] = {}
-    for c in summary.calls:
-        if c.local and c.caller and not c.text.startswith("("):
-            needed.setdefault(index[c.caller], set()).add(receiver_name(c.text))
     for d in defs:
         for sources in d.members.values():
             for anchor, source in sources:

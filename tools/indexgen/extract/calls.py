@@ -100,10 +100,17 @@ def owners(summary: FileSummary) -> list[int]:
 
 
 def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
-              bindings: list[tuple[str, int]], declared: list[tuple[str, int]]) -> None:
+              bindings: list[tuple[str, int]], declared: list[tuple[str, int]],
+              ) -> dict[int, set[str]]:
     """Fill ``summary.calls`` and every definition's ``effects`` from the walk's records
     (:class:`~indexgen.extract.identifiers.Walked`: its calls, bindings and names declared
-    ``global``)."""
+    ``global``).
+
+    Returns:
+        The receivers of the calls on local values (not on an unnamed receiver), by index of
+        their definition: the names :mod:`indexgen.extract.bindings` keeps, found here
+        where each call's receiver is at hand.
+    """
     defs = summary.definitions
     owner = owners(summary)
     top = len(owner) - 1
@@ -124,6 +131,7 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
     for name, line in declared:
         local.get(owner_of(line), set()).discard(name)
     calls = []
+    needed: dict[int, set[str]] = {}
     new_call = tuple.__new__  # Call(...) without its Python-level __new__
     for text, line in calls_found:
         i = owner[line] if 0 <= line <= top else -1
@@ -131,9 +139,21 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
             calls.append(new_call(Call, ("", text, line, text.startswith("(...)"))))
             continue
         d = defs[i]
-        head = receiver_name(text)
-        is_local = head == "(...)" or (head in local.get(i, ())
-                                       and not (head in ("self", "cls") and d.parent))
+        head = text.partition(".")[0]
+        if not head.isidentifier():  # most paths start with a plain name: that is the head
+            head = receiver_name(text)
+        if head == "(...)":
+            is_local = True
+        elif head in local.get(i, ()) and not (head in ("self", "cls") and d.parent):
+            is_local = True
+            if text[0] != "(":
+                names = needed.get(i)
+                if names is None:
+                    needed[i] = {head}
+                else:
+                    names.add(head)
+        else:
+            is_local = False
         calls.append(new_call(Call, (d.anchor, text, line, is_local)))
     calls.sort(key=_LINE_TEXT)
     summary.calls = calls
@@ -145,3 +165,4 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
                 effects.setdefault(i, set()).add(finding.category)
     for i, found in effects.items():
         defs[i].effects = sorted(found)
+    return needed

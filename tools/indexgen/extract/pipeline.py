@@ -111,8 +111,8 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | N
     structure.scan(tree)
     walked = walk(tree, structure)
     classify_calls(summary, walked.candidates)
-    attribute(summary, walked.calls, walked.bindings, walked.declared_global)
-    bind(summary, structure, walked.binders)
+    receivers = attribute(summary, walked.calls, walked.bindings, walked.declared_global)
+    bind(summary, structure, walked.binders, receivers)
     enrich(summary, structure, tree, text, later)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
 
