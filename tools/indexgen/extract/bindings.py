@@ -98,7 +98,12 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS:
             _appended(node, d, i, first_param, classes, found)
             continue
-        names = _plain_names(node) if d.kind != "class" else None
+        if d.kind == "class":
+            names = None
+        elif t is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            names = [node.targets[0].id]  # the most common binder, without _plain_names
+        else:
+            names = _plain_names(node)
         if names is not None:  # binds local names only: read later, if a call needs them
             scope = lazy.setdefault(i, {})
             for name in names:

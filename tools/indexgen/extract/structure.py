@@ -116,7 +116,9 @@ class Structure:
             kind = _function_kind(decorators) if parent else "function"
             sig = ""
             bases = []
-        doc = ast.get_docstring(node, clean=True) or ""
+        first = node.body[0]  # ast.get_docstring for the two in three that have none
+        doc = (ast.get_docstring(node, clean=True) or "") if (
+            type(first) is ast.Expr and type(first.value) is ast.Constant) else ""
         overload = any(d.rpartition(".")[2] == "overload" for d in decorators)
         definition = Definition(
             kind=kind, qualname=qualname, lineno=node.lineno,
@@ -249,12 +251,18 @@ def _annotation_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]
         if t is ast.Tuple:
             stack.extend(sub.elts)
             continue
+        if t is ast.BinOp:  # X | Y (its operator holds no names)
+            stack.append(sub.left)
+            stack.append(sub.right)
+            continue
         if t is ast.Attribute:
             text = dotted(sub)
             if "(...)" not in text:
                 names.add(text)  # the whole chain; its inner parts are not names of their own
                 continue
-        elif t is ast.Constant and type(sub.value) is str and sub.value.isidentifier():
-            names.add(sub.value)  # a forward reference: "Foo"
+        elif t is ast.Constant:  # ``None``, or a forward reference: "Foo"
+            if type(sub.value) is str and sub.value.isidentifier():
+                names.add(sub.value)
+            continue
         stack.extend(ast.iter_child_nodes(sub))
     return sorted(names)
