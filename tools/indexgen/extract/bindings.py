@@ -75,7 +75,12 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                     (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
     owner = owners(summary)
     top = len(owner) - 1
-    nested = [(n.lineno, n.end_lineno) for n in binders if type(n) in FUNCS]
+    # The functions nested in a function (not definitions of their own), by that function:
+    # a return inside one of them is not its enclosing function's.
+    nested: dict[int, list[tuple[int, int]]] = {}
+    for n in binders:
+        if type(n) in FUNCS and 0 <= n.lineno <= top and owner[n.lineno] >= 0:
+            nested.setdefault(owner[n.lineno], []).append((n.lineno, n.end_lineno))
     consts = structure.constants
     for node in binders:
         t = type(node)
@@ -89,7 +94,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         d = defs[i]
         if t is ast.Return or t is ast.Yield:
             if d.returns in VAGUE and d.kind != "class" and node.value is not None and not any(
-                    d.lineno < a <= line <= b for a, b in nested):
+                    d.lineno < a <= line <= b for a, b in nested.get(i, ())):
                 given = values(node.value, consts)
                 if t is ast.Yield:  # a generator: an iterator of what it yields
                     given = [f"=[{v[1:]}]" for v in given]

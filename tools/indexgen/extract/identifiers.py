@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import NamedTuple
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 from indexgen.extract import rules
 from indexgen.extract.calls import call_text, references
@@ -60,7 +62,9 @@ _SKIP_FIELDS = frozenset(
      "module", "is_async", "simple", "tag", "kwd_attrs", "rest", "type_comment", "type_ignores",
      "asname"}
 )
-_FIELDS: dict[type, tuple[str, ...]] = {type(None): (), ast.Constant: ()}
+#: Node type -> (a reader of its fields that may hold child nodes, whether it reads more than
+#: one): one :func:`operator.attrgetter` call gives them all, in field order.
+_FIELDS: dict[type, tuple[Callable[[ast.AST], Any] | None, bool]] = {type(None): (None, False)}
 # Node types the walk records something for, besides names (most nodes are none of these).
 _INTERESTING = frozenset(
     {ast.Call, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
@@ -69,11 +73,11 @@ _INTERESTING = frozenset(
 )
 
 
-def _fields(t: type) -> tuple[str, ...]:
-    """Fields of an AST node type that may hold child nodes (cached)."""
+def _fields(t: type) -> tuple[Callable[[ast.AST], Any] | None, bool]:
+    """The reader of the fields of an AST node type that may hold child nodes (cached)."""
     fields = tuple(f for f in getattr(t, "_fields", ()) if f not in _SKIP_FIELDS)
-    _FIELDS[t] = fields
-    return fields
+    found = _FIELDS[t] = (attrgetter(*fields) if fields else None, len(fields) > 1)
+    return found
 
 
 def _count(idents: dict[str, list[int]], name: str, line: int) -> None:
@@ -187,8 +191,15 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             fields = fields_of.get(t)
             if fields is None:
                 fields = _fields(t)
-            for f in fields:
-                v = getattr(node, f)
+            read, many = fields
+            if many:
+                for v in read(node):
+                    if type(v) is list:
+                        extend(v)
+                    elif v is not None:
+                        push(v)
+            elif read is not None:
+                v = read(node)
                 if type(v) is list:
                     extend(v)
                 elif v is not None:
