@@ -1,11 +1,20 @@
 """Stage 1c: one pass over the whole syntax tree for identifiers, calls and pattern findings.
 
-:func:`walk` visits every node once (an explicit stack, child fields cached per node type) and
-collects the identifier index (names, attributes, parameters, definitions, imports, keywords,
-exception names -- never words from strings or comments), the calls whose last name may matter
-to :mod:`indexgen.extract.rules`, the pattern findings (hook registration, grad-mode calls, generators,
-``global``/``nonlocal``) and the imports inside function bodies.  :func:`classify_calls` then
-turns the calls into findings with the file's import aliases.
+:func:`walk` visits every node once and collects the identifier index (names, attributes,
+parameters, definitions, imports, keywords, exception names -- never words from strings or
+comments), the calls whose last name may matter to :mod:`indexgen.extract.rules`, the pattern
+findings (hook registration, grad-mode calls, generators, ``global``/``nonlocal``) and the
+imports inside function bodies.  :func:`classify_calls` then turns the calls into findings with
+the file's import aliases.
+
+The walk is the costliest step of extraction after :func:`ast.parse` (millions of nodes in
+torch), so it is written for speed: an explicit stack; a node's child fields read by one
+:func:`operator.attrgetter` call per node type; a call taken in a branch of its own; and a
+name read as ``x.attr`` or called as ``x(...)`` and a call's keyword names counted where they
+are found instead of being pushed and visited -- the counting is written out in those places,
+since a helper's call would cost more than the visit it saves.  The order in which nodes that
+record something are visited is kept (binding nodes are read in that order later); names
+only add to counts and sets, where order does not matter.
 
 The calls' texts, the functions they are handed and the definition each belongs to are
 :mod:`indexgen.extract.calls`'s.
@@ -128,10 +137,19 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 bindings.append((name, line))
         elif t is Attribute:  # the next most common: one child, counted below at once
             value = node.value
-            push(value)
             name, line = node.attr, node.end_lineno
-            if literals is not None and type(value) is Name and type(node.ctx) is not Store:
-                all_calls.append((f"^{value.id}.{name}", node.lineno))  # a test reads it
+            if type(value) is Name:  # ``x.attr``: the name read is counted here, not pushed
+                if literals is not None and type(node.ctx) is not Store:
+                    all_calls.append((f"^{value.id}.{name}", node.lineno))  # a test reads it
+                entry = idents.get(value.id)
+                if entry is None:
+                    idents[value.id] = [value.lineno, 1]
+                else:
+                    entry[1] += 1
+                    if value.lineno < entry[0]:
+                        entry[0] = value.lineno
+            else:
+                push(value)
         elif t is Constant:
             if literals is not None and type(node.value) is str and LITERAL.match(node.value):
                 literals.append((node.value, node.lineno))
@@ -140,7 +158,9 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             func = node.func
             args = node.args
             keywords = node.keywords
-            push(func)
+            ft = type(func)
+            if ft is not Name:  # a called name is counted below, not pushed
+                push(func)
             extend(args)
             for k in keywords:  # keyword nodes are not pushed: their names counted here
                 push(k.value)
@@ -152,9 +172,15 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                         entry[1] += 1
                         if k.lineno < entry[0]:
                             entry[0] = k.lineno
-            ft = type(func)
             if ft is Name:
                 last = text = func.id
+                entry = idents.get(last)
+                if entry is None:
+                    idents[last] = [func.lineno, 1]
+                else:
+                    entry[1] += 1
+                    if func.lineno < entry[0]:
+                        entry[0] = func.lineno
             elif ft is Attribute:
                 last = func.attr
                 value = func.value
