@@ -82,6 +82,9 @@ _INTERESTING = frozenset(
 )
 
 
+_BINDER_TYPES = frozenset(BINDERS)
+
+
 def _fields(t: type) -> tuple[Callable[[ast.AST], Any] | None, bool]:
     """The reader of the fields of an AST node type that may hold child nodes (cached)."""
     fields = tuple(f for f in getattr(t, "_fields", ()) if f not in _SKIP_FIELDS)
@@ -128,6 +131,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     stack: list = [tree]
     pop, push, extend = stack.pop, stack.append, stack.extend
     interesting = _INTERESTING
+    binder_types = _BINDER_TYPES
     while stack:
         node = pop()
         t = type(node)
@@ -235,6 +239,9 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             if t is arg:
                 name, line = node.arg, node.lineno
                 bindings.append((name, line))
+            elif t in binder_types:  # the next most common (assignments, returns, loops...)
+                binders.append(node)
+                continue
             elif t in FUNCS or t is ast.ClassDef:
                 name, line = node.name, node.lineno
                 if id(node) not in own_defs:
@@ -270,8 +277,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     continue
                 name, line = node.name, node.lineno
                 bindings.append((name, line))
-            else:  # one of BINDERS
-                binders.append(node)
+            else:  # not reached: every type of _INTERESTING is taken above
                 continue
         entry = idents.get(name)
         if entry is None:
