@@ -217,6 +217,22 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             elif last in ("no_grad", "inference_mode", "enable_grad"):
                 findings.append(Finding("grad-mode", node.lineno, dotted(func)))
             continue
+        elif t is ast.Assign:  # the most common statement: its names bound counted at once
+            for target in node.targets:
+                if type(target) is Name:
+                    bindings.append((target.id, target.lineno))
+                    entry = idents.get(target.id)
+                    if entry is None:
+                        idents[target.id] = [target.lineno, 1]
+                    else:
+                        entry[1] += 1
+                        if target.lineno < entry[0]:
+                            entry[0] = target.lineno
+                else:
+                    push(target)
+            push(node.value)
+            binders.append(node)
+            continue
         else:
             fields = fields_of.get(t)
             if fields is None:
