@@ -126,7 +126,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     candidates = rules.CANDIDATE_NAMES
     Name, Attribute, CallNode, arg, keyword = (ast.Name, ast.Attribute, ast.Call, ast.arg,
                                                ast.keyword)
-    Constant = ast.Constant
+    Constant, Subscript, Tuple = ast.Constant, ast.Subscript, ast.Tuple
     fields_of = _FIELDS
     stack: list = [tree]
     pop, push, extend = stack.pop, stack.append, stack.extend
@@ -233,6 +233,18 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             push(node.value)
             binders.append(node)
             continue
+        elif t is arg:  # a parameter: bound, counted below
+            if node.annotation is not None:
+                push(node.annotation)
+            name, line = node.arg, node.lineno
+            bindings.append((name, line))
+        elif t is Subscript:
+            push(node.value)
+            push(node.slice)
+            continue
+        elif t is Tuple:
+            extend(node.elts)
+            continue
         else:
             fields = fields_of.get(t)
             if fields is None:
@@ -252,10 +264,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     push(v)
             if t not in interesting:
                 continue
-            if t is arg:
-                name, line = node.arg, node.lineno
-                bindings.append((name, line))
-            elif t in binder_types:  # the next most common (assignments, returns, loops...)
+            if t in binder_types:  # the next most common (assignments, returns, loops...)
                 binders.append(node)
                 continue
             elif t in FUNCS or t is ast.ClassDef:
