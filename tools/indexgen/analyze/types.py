@@ -44,6 +44,7 @@ from indexgen.analyze.values import (
     container_member,
     element_of,
     item_of,
+    one,
     ordered,
     parse,
     union,
@@ -181,7 +182,14 @@ class Types(Annotations):
                 else:
                     values = union(self.member(v, arg) for v in ordered(values))
             elif kind == "c":
-                values = union(self.call(v, key, anchor, arg) for v in ordered(values))
+                if len(values) == 1:
+                    for v in values:
+                        values = one(self.call(v, key, anchor, arg))
+                else:
+                    values = union(self.call(v, key, anchor, arg) for v in ordered(values))
+            elif len(values) == 1:
+                for v in values:
+                    values = one(self.item(v, arg))
             else:
                 values = union(self.item(v, arg) for v in ordered(values))
         return values
@@ -210,6 +218,8 @@ class Types(Annotations):
         if d is not None:
             sources = d.names.get(name)
             if sources:
+                if len(sources) == 1:
+                    return one(self.source(key, d.anchor, sources[0], d.parent))
                 return union(self.source(key, d.anchor, s, d.parent) for s in sources)
             kind = "c" if name == "cls" or d.kind == "classmethod" else "i"
             return frozenset({(kind, key, d.parent)})

@@ -278,6 +278,14 @@ def _canonical(value) -> str:
     return repr(value)
 
 
+def one(group: Values) -> Values:
+    """``union([group])`` without its loop: the common union, of one group (a call on one
+    value, a name with one source)."""
+    if not group or len(group) > MAX_VALUES:
+        return NONE
+    return group if type(group) is frozenset else frozenset(group)
+
+
 def union(groups) -> Values:
     """The values of all ``groups``; none when there are more than :data:`MAX_VALUES` (a
     union that large says little)."""
