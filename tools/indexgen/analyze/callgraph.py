@@ -89,8 +89,9 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
     read: set[tuple[str, str]] = set()
     values = types.evaluate(key, call.caller, text, read)
     found = _edges(resolver, types, call, values, None)
-    found += [CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q)
-              for k, q in sorted(read)]
+    if read:
+        found += [CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q)
+                  for k, q in sorted(read)]
     return found
 
 
