@@ -125,35 +125,36 @@ def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
     """The edges of one call whose callee may be ``values`` (or, without types, the
     resolved ``target``)."""
     line, text = call.line, call.text
+    new = tuple.__new__  # CallEdge(...) without its Python-level __new__ frame
     if values is None:  # no type evaluation: the target as it is
         if target.kind == "builtin":
             return []
         if target.kind == "external":
-            return [CallEdge(line, text, "external", label=target.qualname)]
+            return [new(CallEdge, (line, text, "external", "", "", target.qualname))]
         if not target.qualname:
-            return [CallEdge(line, text, "unresolved", label=MODULE)]
-        return [CallEdge(line, text, "project", target.key,
-                         resolver.anchor(target.key, target.qualname), target.qualname)]
+            return [new(CallEdge, (line, text, "unresolved", "", "", MODULE))]
+        return [new(CallEdge, (line, text, "project", target.key,
+                               resolver.anchor(target.key, target.qualname), target.qualname))]
     found = []
     for value in (sorted(values, key=repr) if len(values) > 1 else values):
         kind = value[0]
         if kind == "f":
-            found.append(CallEdge(line, text, "project", value[1],
-                                  resolver.anchor(value[1], value[2]), value[2]))
+            found.append(new(CallEdge, (line, text, "project", value[1],
+                                        resolver.anchor(value[1], value[2]), value[2])))
         elif kind == "c":
             k, q = types.constructor(value[1], value[2])
-            found.append(CallEdge(line, text, "project", k, resolver.anchor(k, q), q))
+            found.append(new(CallEdge, (line, text, "project", k, resolver.anchor(k, q), q)))
         elif kind == "i":
             found += _edges(resolver, types, call, types.member(value, "__call__"), None)
         elif kind == "x" or kind == "xi":
-            found.append(CallEdge(line, text, "external", label=value[1]))
+            found.append(new(CallEdge, (line, text, "external", "", "", value[1])))
         elif kind == "b" or kind == "r":
             continue  # a builtin, or a method of a builtin container
     if not found and not any(v[0] in ("b", "r") for v in values):
         bare = "." not in text and "(" not in text and "[" not in text
         why = (MODULE if any(v[0] == "m" for v in values) else
                RUN_TIME_NAME if bare and target is None else UNKNOWN_VALUE)
-        found.append(CallEdge(line, text, "unresolved", label=why))
+        found.append(new(CallEdge, (line, text, "unresolved", "", "", why)))
     return found
 
 

@@ -23,6 +23,7 @@ and then its project base classes, depth first in base order.
 from __future__ import annotations
 
 import builtins
+from functools import partial
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -47,6 +48,9 @@ class Target(NamedTuple):
     kind: str
     key: str = ""
     qualname: str = ""
+
+
+_target = partial(tuple.__new__, Target)  # Target(...) without its Python-level __new__ frame
 
 
 class _Module:
@@ -146,7 +150,7 @@ class Resolver:
             parts = dotted.split(".")
             found = self._in_module(key, parts, 0)
             if found is None and parts[0] in _BUILTINS and not self._binds(key, parts[0]):
-                found = Target("builtin", "", dotted)
+                found = _target(("builtin", "", dotted))
             names[dotted] = found
         return found
 
@@ -241,7 +245,7 @@ class Resolver:
                 found = self.inherited(key, qualname, part)
                 return found if found and i == len(rest) - 1 else None
             qualname = f"{qualname}.{part}"
-        return Target("project", key, qualname)
+        return _target(("project", key, qualname))
 
     def _imported(self, imp: ImportRecord, rest: list[str], depth: int) -> Target | None:
         if imp.name:  # from module import name
@@ -281,9 +285,9 @@ class Resolver:
             sub = self.by_module.get(".".join([module, *rest[:i]]))
             if sub:
                 return self._member_path(sub, rest[i:], depth)
-        return Target("external", "", ".".join([module, *rest]))
+        return _target(("external", "", ".".join([module, *rest])))
 
     def _member_path(self, key: str, rest: list[str], depth: int) -> Target | None:
         if not rest:
-            return Target("project", key, "")
+            return _target(("project", key, ""))
         return self._in_module(key, rest, depth)
