@@ -92,7 +92,9 @@ class PerFile(dict):
 
     Once made, ``tables[key]`` is a plain dictionary lookup: the name resolution and the type
     evaluation of a build ask for the tables of a file hundreds of thousands of times, and a
-    method that checks a cache costs a Python-level call each time.
+    method that checks a cache costs a Python-level call each time.  ``make`` must not hold
+    the object that holds the tables (a bound method of it would): a build frees its project
+    by reference counting, with the cyclic collector paused, and a cycle would keep it.
     """
 
     def __init__(self, make) -> None:
@@ -122,7 +124,7 @@ class Resolver:
                 self.by_module.setdefault(s.module, key)
         for module, key in (modules or {}).items():  # names given to them (test files)
             self.by_module.setdefault(module, key)
-        self._modules: dict[str, _Module] = PerFile(lambda key: _Module(self.files[key]))
+        self._modules: dict[str, _Module] = PerFile(lambda key: _Module(files[key]))
         self._memo: dict[tuple[str, ...], Target | None] = {}
         self._names: dict[str, dict[str, Target | None]] = PerFile(lambda key: {})  # name_in
         self._absolute: dict[str, Target | None] = {}  # see absolute

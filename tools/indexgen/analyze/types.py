@@ -35,6 +35,8 @@ parser and the reading of annotations live in :mod:`indexgen.analyze.values`.
 
 from __future__ import annotations
 
+from functools import partial
+
 from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.analyze.values import (
     NONE,
@@ -49,9 +51,20 @@ from indexgen.analyze.values import (
     parse,
     union,
 )
-from indexgen.extract.model import Definition
+from indexgen.extract.model import Definition, FileSummary
 
 _DEPTH = 25  # paths evaluated inside one another
+
+
+def _definitions(files: dict[str, FileSummary], key: str
+                 ) -> tuple[dict[str, Definition], dict[str, Definition]]:
+    """:meth:`Types.definitions` of one file, made."""
+    by_anchor, by_name = {}, {}
+    for d in files[key].definitions:
+        by_anchor[d.anchor] = d
+        if d.qualname not in by_name or (by_name[d.qualname].overload and not d.overload):
+            by_name[d.qualname] = d
+    return by_anchor, by_name
 
 
 class Types(Annotations):
@@ -65,7 +78,7 @@ class Types(Annotations):
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self._defs: dict[str, tuple[dict[str, Definition], dict[str, Definition]]] = PerFile(
-            self._definitions)
+            partial(_definitions, resolver.files))
         self._memo: dict[tuple, Values] = {}
         self._types: dict[tuple, Values] = {}
         self._active: set[tuple] = set()
@@ -78,14 +91,6 @@ class Types(Annotations):
     def definitions(self, key: str) -> tuple[dict[str, Definition], dict[str, Definition]]:
         """(by anchor, by qualname: the first that is not an overload stub) of one file."""
         return self._defs[key]
-
-    def _definitions(self, key: str) -> tuple[dict[str, Definition], dict[str, Definition]]:
-        by_anchor, by_name = {}, {}
-        for d in self.resolver.files[key].definitions:
-            by_anchor[d.anchor] = d
-            if d.qualname not in by_name or (by_name[d.qualname].overload and not d.overload):
-                by_name[d.qualname] = d
-        return by_anchor, by_name
 
     def mro(self, key: str, cls: str) -> list[tuple[str, str]]:
         """The class and its project bases, depth first in base order, each once; a base
