@@ -38,14 +38,17 @@ Node = tuple[str, str]
 
 
 def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = None,
-                 types: Types | None = None) -> list[CallEdge]:
+                 types: Types | None = None, names: dict | None = None) -> list[CallEdge]:
     """Where one call of file ``key`` leads: the callees (several when the receiver's type
     is a union), then the properties read on the way (kind ``read``); none for a builtin.
     ``cls``: the class whose method makes the call ('' for none), when the caller knows it
-    already; ``types``: evaluate receivers the namespace alone cannot settle."""
+    already; ``types``: evaluate receivers the namespace alone cannot settle; ``names``: the
+    caller's local names (:meth:`Types.local_names`), when the caller knows them already."""
     text = call.text
-    typed = call.local and types is not None and receiver_name(text) in types.local_names(
-        key, call.caller)  # a full summary's call on a local value whose type is known
+    if names is None:
+        names = types.local_names(key, call.caller) if types is not None else {}
+    # a full summary's call on a local value whose type is known
+    typed = call.local and types is not None and receiver_name(text) in names
     if text[0] == "&":  # a function handed to a call, to be called later
         return _callbacks(resolver, key, call, cls, types) if typed or not call.local else []
     if text[0] == "^":  # an attribute a test file reads: a property runs
@@ -67,7 +70,7 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
         head = parts[0]
         if head in ("self", "cls") and cls:
             target = resolver.method(key, cls, parts[1]) if len(parts) == 2 else None
-        elif types is None or head not in types.local_names(key, call.caller):
+        elif types is None or head not in names:
             target = resolver.name_in(key, text)
     elif parts[0] == "super()" and len(parts) == 2:
         target = resolver.inherited(key, cls, parts[1]) if cls else None
@@ -86,8 +89,9 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
     read: set[tuple[str, str]] = set()
     values = types.evaluate(key, call.caller, text, read)
     found = _edges(resolver, types, call, values, None)
-    found += [CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q)
-              for k, q in sorted(read)]
+    if read:
+        found += [CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q)
+                  for k, q in sorted(read)]
     return found
 
 
@@ -121,35 +125,36 @@ def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
     """The edges of one call whose callee may be ``values`` (or, without types, the
     resolved ``target``)."""
     line, text = call.line, call.text
+    new = tuple.__new__  # CallEdge(...) without its Python-level __new__ frame
     if values is None:  # no type evaluation: the target as it is
         if target.kind == "builtin":
             return []
         if target.kind == "external":
-            return [CallEdge(line, text, "external", label=target.qualname)]
+            return [new(CallEdge, (line, text, "external", "", "", target.qualname))]
         if not target.qualname:
-            return [CallEdge(line, text, "unresolved", label=MODULE)]
-        return [CallEdge(line, text, "project", target.key,
-                         resolver.anchor(target.key, target.qualname), target.qualname)]
+            return [new(CallEdge, (line, text, "unresolved", "", "", MODULE))]
+        return [new(CallEdge, (line, text, "project", target.key,
+                               resolver.anchor(target.key, target.qualname), target.qualname))]
     found = []
     for value in (sorted(values, key=repr) if len(values) > 1 else values):
         kind = value[0]
         if kind == "f":
-            found.append(CallEdge(line, text, "project", value[1],
-                                  resolver.anchor(value[1], value[2]), value[2]))
+            found.append(new(CallEdge, (line, text, "project", value[1],
+                                        resolver.anchor(value[1], value[2]), value[2])))
         elif kind == "c":
             k, q = types.constructor(value[1], value[2])
-            found.append(CallEdge(line, text, "project", k, resolver.anchor(k, q), q))
+            found.append(new(CallEdge, (line, text, "project", k, resolver.anchor(k, q), q)))
         elif kind == "i":
             found += _edges(resolver, types, call, types.member(value, "__call__"), None)
         elif kind == "x" or kind == "xi":
-            found.append(CallEdge(line, text, "external", label=value[1]))
+            found.append(new(CallEdge, (line, text, "external", "", "", value[1])))
         elif kind == "b" or kind == "r":
             continue  # a builtin, or a method of a builtin container
     if not found and not any(v[0] in ("b", "r") for v in values):
         bare = "." not in text and "(" not in text and "[" not in text
         why = (MODULE if any(v[0] == "m" for v in values) else
                RUN_TIME_NAME if bare and target is None else UNKNOWN_VALUE)
-        found.append(CallEdge(line, text, "unresolved", label=why))
+        found.append(new(CallEdge, (line, text, "unresolved", "", "", why)))
     return found
 
 
@@ -171,44 +176,45 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     """
     found: Edges = {}
     heads: dict[str, str] = {}  # call text -> receiver_name (the same texts in every file)
+    new = tuple.__new__  # CallEdge._make without its Python-level frame
     for key in keys:
         by_caller: dict[str, list[CallEdge]] = {}
         counts: dict[str, dict[str, int]] = {}
         qualname_of = resolver.module(key).qualname_of
-        seen: dict[tuple[str, str], list[CallEdge]] = {}
+        seen: dict[tuple[str, str, bool], list[CallEdge]] = {}
         classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
         names_of = types.names_of(key) if types is not None else {}
-        new = tuple.__new__  # CallEdge._make without its Python-level frame
+        last = None  # the caller of the call before: a caller's calls come in runs
         for call in resolver.files[key].calls:
-            caller, text = call.caller, call.text
-            cls = classes.get(caller)
-            if cls is None:
-                cls = classes[caller] = _class_of(resolver, key, qualname_of.get(caller, ""))
-            names = names_of.get(caller)
+            caller, text, line, local = call
+            if caller != last:  # what depends on the caller alone, looked up once a run
+                last = caller
+                cls = classes.get(caller)
+                if cls is None:
+                    cls = classes[caller] = _class_of(resolver, key, qualname_of.get(caller, ""))
+                names = names_of.get(caller)
+                out = by_caller.get(caller)
+                mine = counts.get(caller)
             if names:
                 head = heads.get(text)
                 if head is None:
                     head = heads[text] = receiver_name(text)
-                memo = (text, caller if head in names else cls, call.local)
+                memo = (text, caller if head in names else cls, local)
             else:
-                memo = (text, cls, call.local)
+                memo = (text, cls, local)
             out_edges = seen.get(memo)
             if out_edges is None:
-                out_edges = seen[memo] = resolve_call(resolver, key, call, cls, types)
-            if not out_edges:
-                continue
-            out = by_caller.get(caller)
-            line = call.line
+                out_edges = seen[memo] = resolve_call(resolver, key, call, cls, types,
+                                                      names or _NO_NAMES)
             for edge in out_edges:
                 kind = edge[2]
                 if kind == "unresolved":
-                    mine = counts.get(caller)
                     if mine is None:
                         mine = counts[caller] = {}
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
                     continue
                 if edge[0] != line:
-                    edge = new(CallEdge, (line, *edge[1:]))
+                    edge = new(CallEdge, (line, edge[1], kind, edge[3], edge[4], edge[5]))
                 if out is None:
                     out = by_caller[caller] = []
                 elif kind != "external" and out[-1][0] == line and _repeats(out, edge):
@@ -218,6 +224,9 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         if unresolved is not None and counts:
             unresolved[key] = counts
     return found
+
+
+_NO_NAMES: dict[str, list[str]] = {}  # a caller without local names (read, never written)
 
 
 def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:
@@ -242,14 +251,21 @@ def inverses(graph: Edges, resolver: Resolver, kinds: tuple[str, ...]
              ) -> dict[str, dict[str, dict[str, list[CallerRef]]]]:
     """:func:`called_by` of each of ``kinds``, in one pass over the edges."""
     found: dict[str, dict[str, dict[str, list[CallerRef]]]] = {k: {} for k in kinds}
+    new = tuple.__new__  # CallerRef._make without its Python-level frame
     for key, by_caller in graph.items():
         qualname_of = resolver.module(key).qualname_of
         for caller, out in by_caller.items():
+            qualname = qualname_of.get(caller, "")
             for edge in out:
-                mine = found.get(edge.kind)
+                mine = found.get(edge[2])  # by the edge's kind
                 if mine is not None:
-                    mine.setdefault(edge.key, {}).setdefault(edge.anchor, []).append(
-                        CallerRef(key, qualname_of.get(caller, ""), caller, edge.line))
+                    by_anchor = mine.get(edge[3])
+                    if by_anchor is None:
+                        by_anchor = mine[edge[3]] = {}
+                    refs = by_anchor.get(edge[4])
+                    if refs is None:
+                        refs = by_anchor[edge[4]] = []
+                    refs.append(new(CallerRef, (key, qualname, caller, edge[0])))
     for by_key in found.values():
         for by_anchor in by_key.values():
             for refs in by_anchor.values():
@@ -265,12 +281,21 @@ def effects(graph: Edges, resolver: Resolver) -> dict[Node, frozenset[str]]:
     """
     total: dict[Node, set[str]] = {}
     callers: dict[Node, set[Node]] = {}
+    runs: dict[tuple[str, str, str], list[Node]] = {}  # callee -> what calling it runs
     for key, by_caller in graph.items():
         for caller, out in by_caller.items():
+            me = (key, caller)
             for edge in out:
-                if edge.kind == "project":
-                    for node in entered(resolver, edge):
-                        callers.setdefault(node, set()).add((key, caller))
+                if edge[2] == "project":
+                    callee = (edge[3], edge[4], edge[5])
+                    nodes = runs.get(callee)
+                    if nodes is None:
+                        nodes = runs[callee] = entered(resolver, edge)
+                    for node in nodes:
+                        mine = callers.get(node)
+                        if mine is None:
+                            mine = callers[node] = set()
+                        mine.add(me)
     for key in graph:
         for anchor, found in resolver.module(key).effects.items():
             total.setdefault((key, anchor), set()).update(found)
@@ -303,6 +328,7 @@ def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver
     in line order (what a file's own functions do is already in its direct findings)."""
     found: dict[str, list[IndirectFinding]] = {}
     done: dict[tuple[str, str, str], list[str]] = {}  # callee -> what it does, sorted
+    new = tuple.__new__  # IndirectFinding._make without its Python-level frame
     for key, by_caller in graph.items():
         items = []
         qualname_of = resolver.module(key).qualname_of
@@ -318,9 +344,9 @@ def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver
                         does |= totals.get(node, frozenset())
                     categories = done[callee] = sorted(does)
                 for category in categories:
-                    items.append(IndirectFinding(category, edge.line, edge.text,
-                                                 qualname_of.get(caller, ""), edge.key,
-                                                 edge.anchor, edge.label))
+                    items.append(new(IndirectFinding, (category, edge.line, edge.text,
+                                                       qualname_of.get(caller, ""), edge.key,
+                                                       edge.anchor, edge.label)))
         if items:
             found[key] = sorted(items, key=_LINE_CATEGORY_TEXT)
     return found

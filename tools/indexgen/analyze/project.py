@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from indexgen.analyze import callgraph
 from indexgen.analyze.context import FileContext, FolderInfo
-from indexgen.analyze.resolve import Resolver, Target
+from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.analyze.tests import TEST_PREFIX, find_tests, test_module
 from indexgen.analyze.types import Types
 from indexgen.extract.bindings import typed_local
@@ -186,6 +186,7 @@ class Project:
                                    for caller, counts in sorted(unresolved.get(key, {}).items())}
             ctx[key].indirect = indirect.get(key, [])
         find_tests(self, ctx, graph)
+        summary_lines = PerFile(lambda k: self.files[k].summary_line)  # each made once
         for key, c in ctx.items():
             c.imported_by = sorted(c.imported_names)
             for names in c.imported_names.values():
@@ -196,7 +197,7 @@ class Project:
             partners |= {e.key for out in c.calls.values() for e in out if e.kind == "project"}
             partners |= {r.key for refs in c.called_by.values() for r in refs}
             partners.discard(key)
-            c.lines = {k: self.files[k].summary_line for k in sorted(partners)}
+            c.lines = {k: summary_lines[k] for k in sorted(partners)}
         return ctx
 
     def files_read(self, imp: ImportRecord, target: Target) -> list[tuple[str, str]]:

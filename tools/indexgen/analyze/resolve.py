@@ -23,6 +23,8 @@ and then its project base classes, depth first in base order.
 from __future__ import annotations
 
 import builtins
+from functools import partial
+from operator import itemgetter
 from typing import NamedTuple
 
 from indexgen.extract.model import FileSummary, ImportRecord, ModuleAttribute, definition_anchors
@@ -30,6 +32,7 @@ from indexgen.extract.model import FileSummary, ImportRecord, ModuleAttribute, d
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 40
 _UNKNOWN = object()
+_LINE_ORDER = itemgetter(0, 1)  # a binding's (line, order) in _Module
 
 
 class Target(NamedTuple):
@@ -45,6 +48,9 @@ class Target(NamedTuple):
     kind: str
     key: str = ""
     qualname: str = ""
+
+
+_target = partial(tuple.__new__, Target)  # Target(...) without its Python-level __new__ frame
 
 
 class _Module:
@@ -74,11 +80,30 @@ class _Module:
         first += [(i.lineno, 2, i.bound_name, i) for i in s.imports
                   if i.name != "*" and i.scope in ("module", "type-checking")]
         self.binding: dict[str, object] = {}
-        for _line, _order, name, what in sorted(first, key=lambda b: (b[0], b[1])):
+        for _line, _order, name, what in sorted(first, key=_LINE_ORDER):
             self.binding.setdefault(name, what)
         for i in s.imports:
             if i.name != "*" and i.scope not in ("module", "type-checking"):
                 self.binding.setdefault(i.bound_name, i)
+
+
+class PerFile(dict):
+    """File key -> a table made from that file on first use (``make(key)``).
+
+    Once made, ``tables[key]`` is a plain dictionary lookup: the name resolution and the type
+    evaluation of a build ask for the tables of a file hundreds of thousands of times, and a
+    method that checks a cache costs a Python-level call each time.  ``make`` must not hold
+    the object that holds the tables (a bound method of it would): a build frees its project
+    by reference counting, with the cyclic collector paused, and a cycle would keep it.
+    """
+
+    def __init__(self, make) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: str):
+        table = self[key] = self.make(key)
+        return table
 
 
 class Resolver:
@@ -99,22 +124,20 @@ class Resolver:
                 self.by_module.setdefault(s.module, key)
         for module, key in (modules or {}).items():  # names given to them (test files)
             self.by_module.setdefault(module, key)
-        self._modules: dict[str, _Module] = {}
+        self._modules: dict[str, _Module] = PerFile(lambda key: _Module(files[key]))
         self._memo: dict[tuple[str, ...], Target | None] = {}
-        self._names: dict[tuple[str, str], Target | None] = {}  # see name_in
+        self._names: dict[str, dict[str, Target | None]] = PerFile(lambda key: {})  # name_in
+        self._absolute: dict[str, Target | None] = {}  # see absolute
 
     def module(self, key: str) -> _Module:
         """The names bound by one file (built on first use)."""
-        table = self._modules.get(key)
-        if table is None:
-            table = self._modules[key] = _Module(self.files[key])
-        return table
+        return self._modules[key]
 
     def anchor(self, key: str, qualname: str) -> str:
         """Anchor of a definition or module attribute ('' for a module or an unknown name)."""
         if not qualname:
             return ""
-        table = self.module(key)
+        table = self._modules[key]
         found = table.defs.get(qualname)
         if found is None and qualname in table.attrs:
             found = table.attrs[qualname].anchor
@@ -123,18 +146,24 @@ class Resolver:
     # -- entry points ----------------------------------------------------------------------
     def name_in(self, key: str, dotted: str) -> Target | None:
         """What ``dotted``, written at module level of file ``key``, refers to."""
-        memo = (key, dotted)
-        found = self._names.get(memo, _UNKNOWN)
+        names = self._names[key]
+        found = names.get(dotted, _UNKNOWN)
         if found is _UNKNOWN:  # a lookup from the top: its result is the same every time
             parts = dotted.split(".")
             found = self._in_module(key, parts, 0)
             if found is None and parts[0] in _BUILTINS and not self._binds(key, parts[0]):
-                found = Target("builtin", "", dotted)
-            self._names[memo] = found
+                found = _target(("builtin", "", dotted))
+            names[dotted] = found
         return found
 
     def absolute(self, dotted: str) -> Target | None:
         """An absolute dotted path (``pkg.mod.Class.method``) of the build, if it is one."""
+        found = self._absolute.get(dotted, _UNKNOWN)
+        if found is _UNKNOWN:  # a lookup from the top, like name_in's: the same every time
+            found = self._absolute[dotted] = self._absolute_path(dotted)
+        return found
+
+    def _absolute_path(self, dotted: str) -> Target | None:
         parts = dotted.split(".")
         for i in range(len(parts), 0, -1):
             key = self.by_module.get(".".join(parts[:i]))
@@ -148,7 +177,7 @@ class Resolver:
 
     def method(self, key: str, cls: str, name: str, depth: int = 0) -> Target | None:
         """``name`` looked up in class ``cls`` of file ``key``, then in its project bases."""
-        table = self.module(key)
+        table = self._modules[key]
         if f"{cls}.{name}" in table.defs:
             return Target("project", key, f"{cls}.{name}")
         return self.inherited(key, cls, name, depth)
@@ -157,7 +186,7 @@ class Resolver:
         """``name`` looked up in the project base classes of ``cls`` (``super().name``)."""
         if depth > _MAX_DEPTH:
             return None
-        for base in self.module(key).bases.get(cls, []):
+        for base in self._modules[key].bases.get(cls, []):
             target = self.name_in(key, base) if "(" not in base else None
             if target and target.kind == "project" and target.qualname:
                 found = self.method(target.key, target.qualname, name, depth + 1)
@@ -167,7 +196,7 @@ class Resolver:
 
     # -- the lookup --------------------------------------------------------------------------
     def _binds(self, key: str, name: str) -> bool:
-        return name in self.module(key).binding
+        return name in self._modules[key].binding
 
     def _in_module(self, key: str, parts: list[str], depth: int) -> Target | None:
         """``parts`` as seen from the namespace of module ``key`` (memoized: thousands of
@@ -181,7 +210,7 @@ class Resolver:
         return found
 
     def _lookup(self, key: str, parts: list[str], depth: int) -> Target | None:
-        table = self.module(key)
+        table = self._modules[key]
         head, rest = parts[0], parts[1:]
         bound = table.binding.get(head)
         if bound == "def":
@@ -209,7 +238,7 @@ class Resolver:
         return None
 
     def _definition(self, key: str, name: str, rest: list[str]) -> Target | None:
-        table = self.module(key)
+        table = self._modules[key]
         qualname = name
         for i, part in enumerate(rest):
             if table.kinds.get(qualname) != "class":
@@ -218,7 +247,7 @@ class Resolver:
                 found = self.inherited(key, qualname, part)
                 return found if found and i == len(rest) - 1 else None
             qualname = f"{qualname}.{part}"
-        return Target("project", key, qualname)
+        return _target(("project", key, qualname))
 
     def _imported(self, imp: ImportRecord, rest: list[str], depth: int) -> Target | None:
         if imp.name:  # from module import name
@@ -258,9 +287,9 @@ class Resolver:
             sub = self.by_module.get(".".join([module, *rest[:i]]))
             if sub:
                 return self._member_path(sub, rest[i:], depth)
-        return Target("external", "", ".".join([module, *rest]))
+        return _target(("external", "", ".".join([module, *rest])))
 
     def _member_path(self, key: str, rest: list[str], depth: int) -> Target | None:
         if not rest:
-            return Target("project", key, "")
+            return _target(("project", key, ""))
         return self._in_module(key, rest, depth)

@@ -35,7 +35,9 @@ parser and the reading of annotations live in :mod:`indexgen.analyze.values`.
 
 from __future__ import annotations
 
-from indexgen.analyze.resolve import Resolver, Target
+from functools import partial
+
+from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.analyze.values import (
     NONE,
     Annotations,
@@ -44,13 +46,25 @@ from indexgen.analyze.values import (
     container_member,
     element_of,
     item_of,
+    one,
     ordered,
     parse,
     union,
 )
-from indexgen.extract.model import Definition
+from indexgen.extract.model import Definition, FileSummary
 
 _DEPTH = 25  # paths evaluated inside one another
+
+
+def _definitions(files: dict[str, FileSummary], key: str
+                 ) -> tuple[dict[str, Definition], dict[str, Definition]]:
+    """:meth:`Types.definitions` of one file, made."""
+    by_anchor, by_name = {}, {}
+    for d in files[key].definitions:
+        by_anchor[d.anchor] = d
+        if d.qualname not in by_name or (by_name[d.qualname].overload and not d.overload):
+            by_name[d.qualname] = d
+    return by_anchor, by_name
 
 
 class Types(Annotations):
@@ -63,7 +77,8 @@ class Types(Annotations):
 
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
-        self._defs: dict[str, tuple[dict[str, Definition], dict[str, Definition]]] = {}
+        self._defs: dict[str, tuple[dict[str, Definition], dict[str, Definition]]] = PerFile(
+            partial(_definitions, resolver.files))
         self._memo: dict[tuple, Values] = {}
         self._types: dict[tuple, Values] = {}
         self._active: set[tuple] = set()
@@ -75,15 +90,7 @@ class Types(Annotations):
     # -- tables ------------------------------------------------------------------------------
     def definitions(self, key: str) -> tuple[dict[str, Definition], dict[str, Definition]]:
         """(by anchor, by qualname: the first that is not an overload stub) of one file."""
-        found = self._defs.get(key)
-        if found is None:
-            by_anchor, by_name = {}, {}
-            for d in self.resolver.files[key].definitions:
-                by_anchor[d.anchor] = d
-                if d.qualname not in by_name or (by_name[d.qualname].overload and not d.overload):
-                    by_name[d.qualname] = d
-            found = self._defs[key] = (by_anchor, by_name)
-        return found
+        return self._defs[key]
 
     def mro(self, key: str, cls: str) -> list[tuple[str, str]]:
         """The class and its project bases, depth first in base order, each once; a base
@@ -112,11 +119,11 @@ class Types(Annotations):
 
     def names_of(self, key: str) -> dict[str, dict[str, list[str]]]:
         """Anchor -> ``names`` of the functions of one file that have any."""
-        return {a: d.names for a, d in self.definitions(key)[0].items() if d.names}
+        return {a: d.names for a, d in self._defs[key][0].items() if d.names}
 
     def local_names(self, key: str, anchor: str) -> dict[str, list[str]]:
         """The names of the definition ``anchor`` whose sources are known (empty for none)."""
-        d = self.definitions(key)[0].get(anchor) if anchor else None
+        d = self._defs[key][0].get(anchor) if anchor else None
         return d.names if d is not None else {}
 
     def constructor(self, key: str, cls: str) -> tuple[str, str]:
@@ -126,7 +133,7 @@ class Types(Annotations):
         for k, c in self.mro(key, cls):
             if not k:
                 break
-            if f"{c}.__init__" in self.definitions(k)[1]:
+            if f"{c}.__init__" in self._defs[k][1]:
                 return k, f"{c}.__init__"
         return key, cls
 
@@ -149,7 +156,7 @@ class Types(Annotations):
     def _property(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the property ``attr`` of the class, if it is one."""
         for k, c in self.mro(key, cls):
-            d = self.definitions(k)[1].get(f"{c}.{attr}") if k else None
+            d = self._defs[k][1].get(f"{c}.{attr}") if k else None
             if d is not None:
                 return [(k, d.qualname)] if d.kind == "property" else []
         return []
@@ -173,21 +180,29 @@ class Types(Annotations):
                 return NONE
             if kind == "a":
                 if reads is not None:
-                    reads.update(p for v in values if v[0] == "i"
-                                 for p in self._property(v[1], v[2], arg))
+                    for v in values:
+                        if v[0] == "i":
+                            reads.update(self._property(v[1], v[2], arg))
                 if len(values) == 1:  # the common case: no union to make
                     for v in values:
                         values = self.member(v, arg)
                 else:
                     values = union(self.member(v, arg) for v in ordered(values))
             elif kind == "c":
-                values = union(self.call(v, key, anchor, arg) for v in ordered(values))
+                if len(values) == 1:
+                    for v in values:
+                        values = one(self.call(v, key, anchor, arg))
+                else:
+                    values = union(self.call(v, key, anchor, arg) for v in ordered(values))
+            elif len(values) == 1:
+                for v in values:
+                    values = one(self.item(v, arg))
             else:
                 values = union(self.item(v, arg) for v in ordered(values))
         return values
 
     def _name(self, key: str, anchor: str, name: str) -> Values:
-        d = (self._defs.get(key) or self.definitions(key))[0].get(anchor) if anchor else None
+        d = self._defs[key][0].get(anchor) if anchor else None
         if d is not None and (name in d.names or (
                 d.parent and d.kind != "class" and (name == "self" or name == "cls"))):
             memo = (key, anchor, name)  # a name of the function: its own memo
@@ -210,6 +225,8 @@ class Types(Annotations):
         if d is not None:
             sources = d.names.get(name)
             if sources:
+                if len(sources) == 1:
+                    return one(self.source(key, d.anchor, sources[0], d.parent))
                 return union(self.source(key, d.anchor, s, d.parent) for s in sources)
             kind = "c" if name == "cls" or d.kind == "classmethod" else "i"
             return frozenset({(kind, key, d.parent)})
@@ -224,7 +241,7 @@ class Types(Annotations):
             target = self.resolver.absolute(source[1:])
             return self.of_target(target) if target else frozenset({("x", source[1:])})
         if source[0] == "@":  # the first parameter of a method: the instance (or the class)
-            d = self.definitions(key)[0].get(anchor)
+            d = self._defs[key][0].get(anchor)
             if d is None or not d.parent:
                 return NONE
             return frozenset({("c" if d.kind == "classmethod" else "i", key, d.parent)})
@@ -238,7 +255,7 @@ class Types(Annotations):
             return frozenset({("x", target.qualname)})
         if not target.qualname:
             return frozenset({("m", target.key)})
-        by_name = self.definitions(target.key)[1]
+        by_name = self._defs[target.key][1]
         d = by_name.get(target.qualname)
         if d is not None:
             return frozenset({("c" if d.kind == "class" else "f", target.key, target.qualname)})
@@ -289,7 +306,7 @@ class Types(Annotations):
             if not k:  # a base outside the build: the attribute may be its
                 outside = outside or c
                 continue
-            by_name = self.definitions(k)[1]
+            by_name = self._defs[k][1]
             if instance and delegate is None and f"{c}.__getattr__" in by_name:
                 delegate = (k, by_name[f"{c}.__getattr__"])
             d = by_name.get(f"{c}.{attr}")
@@ -348,7 +365,7 @@ class Types(Annotations):
         if kind == "c":
             return frozenset({("i", value[1], value[2])})
         if kind == "f":
-            d = self.definitions(value[1])[1].get(value[2])
+            d = self._defs[value[1]][1].get(value[2])
             if d is None:
                 return NONE
             if "return" in d.names:  # no annotation, or a vague one: what it returns

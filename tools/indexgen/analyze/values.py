@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 from indexgen.analyze.resolve import Resolver, Target
 
@@ -58,7 +59,7 @@ def parse(text: str) -> tuple:
     arguments, None for ``_``) and ``("i", index or None)``."""
     if "(" not in text and "[" not in text and "{" not in text:  # a dotted name
         parts = text.split(".")
-        return (("n", parts[0]), *(("a", part) for part in parts[1:]))
+        return (("n", parts[0]), *[("a", part) for part in parts[1:]])
     steps, _ = _parse(text, 0)
     return steps
 
@@ -266,7 +267,14 @@ def ordered(values: Values):
     strings changes with the interpreter's hash seed -- must not decide what is found."""
     if len(values) < 2:
         return values
-    return sorted(values, key=_canonical)
+    return sorted(values, key=_order_key)
+
+
+@lru_cache(maxsize=1 << 16)
+def _order_key(value: Value) -> str:
+    """:func:`_canonical` of a value, made once: the same values are ordered again and again
+    (every union of several), and their text is built recursively."""
+    return _canonical(value)
 
 
 def _canonical(value) -> str:
@@ -276,6 +284,14 @@ def _canonical(value) -> str:
     if t is frozenset or t is set:
         return "{" + ",".join(sorted([_canonical(v) for v in value])) + "}"
     return repr(value)
+
+
+def one(group: Values) -> Values:
+    """``union([group])`` without its loop: the common union, of one group (a call on one
+    value, a name with one source)."""
+    if not group or len(group) > MAX_VALUES:
+        return NONE
+    return group if type(group) is frozenset else frozenset(group)
 
 
 def union(groups) -> Values:
