@@ -9,14 +9,13 @@ the file's import aliases.
 
 The walk is the costliest step of extraction after :func:`ast.parse` (millions of nodes in
 torch), so it is written for speed: an explicit stack; a node's child fields read by one
-:func:`operator.attrgetter` call per node type; a call taken in a branch of its own; and a
-name read as ``x.attr`` or called as ``x(...)`` and a call's keyword names counted where they
-are found instead of being pushed and visited -- the counting is written out in those places,
-since a helper's call would cost more than the visit it saves.  The order in which nodes that
-record something are visited is kept (binding nodes are read in that order later); names
-only add to counts and sets, where order does not matter.  That is why this module is longer
-than the house's ~300 lines: the walk is one function with its common cases written out, and
-splitting it into helpers would add a call per node.
+:func:`operator.attrgetter` call per node type; the most common nodes (names, attributes,
+constants, calls, assignments, parameters, subscripts, tuples) taken in branches of their own,
+before the generic reading of fields; a call's keyword names counted where the call is found
+instead of their nodes being pushed and visited.  The order in which nodes that record
+something are visited is kept (binding nodes are read in that order later).  That is why this
+module is longer than the house's ~300 lines: the walk is one function with its common cases
+written out, and splitting it into helpers would add a call per node.
 
 The calls' texts, the functions they are handed and the definition each belongs to are
 :mod:`indexgen.extract.calls`'s.
@@ -143,19 +142,10 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 bindings.append((name, line))
         elif t is Attribute:  # the next most common: one child, counted below at once
             value = node.value
+            push(value)
             name, line = node.attr, node.end_lineno
-            if type(value) is Name:  # ``x.attr``: the name read is counted here, not pushed
-                if literals is not None and type(node.ctx) is not Store:
-                    all_calls.append((f"^{value.id}.{name}", node.lineno))  # a test reads it
-                entry = idents.get(value.id)
-                if entry is None:
-                    idents[value.id] = [value.lineno, 1]
-                else:
-                    entry[1] += 1
-                    if value.lineno < entry[0]:
-                        entry[0] = value.lineno
-            else:
-                push(value)
+            if literals is not None and type(value) is Name and type(node.ctx) is not Store:
+                all_calls.append((f"^{value.id}.{name}", node.lineno))  # a test reads it
         elif t is Constant:
             if literals is not None and type(node.value) is str and LITERAL.match(node.value):
                 literals.append((node.value, node.lineno))
@@ -165,28 +155,14 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             args = node.args
             keywords = node.keywords
             ft = type(func)
-            if ft is not Name:  # a called name is counted below, not pushed
-                push(func)
+            push(func)
             extend(args)
             for k in keywords:  # keyword nodes are not pushed: their names counted here
                 push(k.value)
                 if k.arg is not None:
-                    entry = idents.get(k.arg)
-                    if entry is None:
-                        idents[k.arg] = [k.lineno, 1]
-                    else:
-                        entry[1] += 1
-                        if k.lineno < entry[0]:
-                            entry[0] = k.lineno
+                    _count(idents, k.arg, k.lineno)
             if ft is Name:
                 last = text = func.id
-                entry = idents.get(last)
-                if entry is None:
-                    idents[last] = [func.lineno, 1]
-                else:
-                    entry[1] += 1
-                    if func.lineno < entry[0]:
-                        entry[0] = func.lineno
             elif ft is Attribute:
                 last = func.attr
                 value = func.value
@@ -219,19 +195,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             elif last in ("no_grad", "inference_mode", "enable_grad"):
                 findings.append(Finding("grad-mode", node.lineno, dotted(func)))
             continue
-        elif t is ast.Assign:  # the most common statement: its names bound counted at once
-            for target in node.targets:
-                if type(target) is Name:
-                    bindings.append((target.id, target.lineno))
-                    entry = idents.get(target.id)
-                    if entry is None:
-                        idents[target.id] = [target.lineno, 1]
-                    else:
-                        entry[1] += 1
-                        if target.lineno < entry[0]:
-                            entry[0] = target.lineno
-                else:
-                    push(target)
+        elif t is ast.Assign:  # the most common statement: taken at once
+            extend(node.targets)
             push(node.value)
             binders.append(node)
             continue
