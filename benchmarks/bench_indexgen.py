@@ -19,6 +19,10 @@ extraction of each on one core (analysis must grow linearly with size).  ``--jso
 writes the numbers.  Prints the times and ratios and exits 1 if a target is missed.  Run by
 hand (``python benchmarks/bench_indexgen.py --repeat 3``); it is not part of the unit tests.
 
+Pages go to a temporary folder under ``$TMPDIR`` (``TMPDIR=/dev/shm`` keeps them in memory,
+which takes the disk's cost of creating 5,251 files out of the build; see the guide's *The
+file system*); the results name the folder.
+
 ``--against DIR`` compares instead: ``--repeat`` rounds of a floor and two cold builds, this
 checkout's and that of the ``indexgen`` package in DIR (``git archive <commit> tools/indexgen
 | tar -x -C /tmp/old`` gives ``/tmp/old/tools``), in alternating order, each build in a fresh
@@ -451,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
                "warm_s": warm,
                "cold_cpu_s": best["cold"][1], "warm_cpu_s": best["warm"][1],
                "cold_ratio": cold / base, "warm_ratio": warm / base,
-               "file_creation_us": create_us}
+               "file_creation_us": create_us, "pages_folder": tempfile.gettempdir()}
     if args.large:
         rows = large_files(args.repeat)
         for size, seconds in rows:
