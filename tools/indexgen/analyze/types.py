@@ -58,7 +58,7 @@ _DEPTH = 25  # paths evaluated inside one another
 
 def _definitions(files: dict[str, FileSummary], key: str
                  ) -> tuple[dict[str, Definition], dict[str, Definition]]:
-    """:meth:`Types.definitions` of one file, made."""
+    """(by anchor, by qualname: the first that is not an overload stub) of one file."""
     by_anchor, by_name = {}, {}
     for d in files[key].definitions:
         by_anchor[d.anchor] = d
@@ -77,6 +77,7 @@ class Types(Annotations):
 
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
+        # File key -> its definitions by anchor and by qualname (_definitions), made on first use.
         self._defs: dict[str, tuple[dict[str, Definition], dict[str, Definition]]] = PerFile(
             partial(_definitions, resolver.files))
         self._memo: dict[tuple, Values] = {}
@@ -88,10 +89,6 @@ class Types(Annotations):
         self._depth = 0
 
     # -- tables ------------------------------------------------------------------------------
-    def definitions(self, key: str) -> tuple[dict[str, Definition], dict[str, Definition]]:
-        """(by anchor, by qualname: the first that is not an overload stub) of one file."""
-        return self._defs[key]
-
     def mro(self, key: str, cls: str) -> list[tuple[str, str]]:
         """The class and its project bases, depth first in base order, each once; a base
         outside the build is listed as ``("", dotted)``."""

@@ -313,9 +313,5 @@ def union(groups) -> Values:
         if len(found) > MAX_VALUES:
             return NONE
     if found is None:  # most unions: of one group, or of none
-        if first is None:
-            return NONE
-        if len(first) > MAX_VALUES:
-            return NONE
-        return first if type(first) is frozenset else frozenset(first)
+        return NONE if first is None else one(first)
     return frozenset(found)

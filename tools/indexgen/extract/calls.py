@@ -80,6 +80,9 @@ def _bound_method(node: ast.Attribute) -> bool:
 def receiver_name(text: str) -> str:
     """The name a call's path starts with (``f`` of ``f().run``, ``a`` of ``a[_].b``, ``g``
     of the reference ``&g`` and of the read ``^g.x``)."""
+    head = text.partition(".")[0]
+    if head.isidentifier():  # most paths start with a plain name: that is the head
+        return head
     head = text.lstrip("&^").split(".", 1)[0]
     if ("(" in head or "[" in head) and not head.startswith("("):
         head = head.split("(", 1)[0].split("[", 1)[0]
@@ -139,19 +142,13 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
             calls.append(new_call(Call, ("", text, line, text.startswith("(...)"))))
             continue
         d = defs[i]
-        head = text.partition(".")[0]
-        if not head.isidentifier():  # most paths start with a plain name: that is the head
-            head = receiver_name(text)
+        head = receiver_name(text)
         if head == "(...)":
             is_local = True
         elif head in local.get(i, ()) and not (head in ("self", "cls") and d.parent):
             is_local = True
             if text[0] != "(":
-                names = needed.get(i)
-                if names is None:
-                    needed[i] = {head}
-                else:
-                    names.add(head)
+                needed.setdefault(i, set()).add(head)
         else:
             is_local = False
         calls.append(new_call(Call, (d.anchor, text, line, is_local)))
