@@ -21,6 +21,7 @@ split into files, each walk would be read apart from the edges it walks.
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 from operator import itemgetter
 
 from indexgen.analyze.context import CallEdge, CallerRef, IndirectFinding
@@ -28,6 +29,12 @@ from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.types import Types
 from indexgen.extract.calls import receiver_name
 from indexgen.extract.model import Call
+
+# The records made by the hundred thousand, without their Python-level ``__new__`` frame (as
+# resolve's ``_target``): ``_edge((line, text, kind, key, anchor, label))``.
+_edge = partial(tuple.__new__, CallEdge)
+_caller_ref = partial(tuple.__new__, CallerRef)
+_indirect = partial(tuple.__new__, IndirectFinding)
 
 #: ``key -> caller anchor ('' for module level) -> edges`` for one build.
 Edges = dict[str, dict[str, list[CallEdge]]]
@@ -125,36 +132,35 @@ def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
     """The edges of one call whose callee may be ``values`` (or, without types, the
     resolved ``target``)."""
     line, text = call.line, call.text
-    new = tuple.__new__  # CallEdge(...) without its Python-level __new__ frame
     if values is None:  # no type evaluation: the target as it is
         if target.kind == "builtin":
             return []
         if target.kind == "external":
-            return [new(CallEdge, (line, text, "external", "", "", target.qualname))]
+            return [_edge((line, text, "external", "", "", target.qualname))]
         if not target.qualname:
-            return [new(CallEdge, (line, text, "unresolved", "", "", MODULE))]
-        return [new(CallEdge, (line, text, "project", target.key,
-                               resolver.anchor(target.key, target.qualname), target.qualname))]
+            return [_edge((line, text, "unresolved", "", "", MODULE))]
+        return [_edge((line, text, "project", target.key,
+                       resolver.anchor(target.key, target.qualname), target.qualname))]
     found = []
     for value in (sorted(values, key=repr) if len(values) > 1 else values):
         kind = value[0]
         if kind == "f":
-            found.append(new(CallEdge, (line, text, "project", value[1],
-                                        resolver.anchor(value[1], value[2]), value[2])))
+            found.append(_edge((line, text, "project", value[1],
+                                resolver.anchor(value[1], value[2]), value[2])))
         elif kind == "c":
             k, q = types.constructor(value[1], value[2])
-            found.append(new(CallEdge, (line, text, "project", k, resolver.anchor(k, q), q)))
+            found.append(_edge((line, text, "project", k, resolver.anchor(k, q), q)))
         elif kind == "i":
             found += _edges(resolver, types, call, types.member(value, "__call__"), None)
         elif kind == "x" or kind == "xi":
-            found.append(new(CallEdge, (line, text, "external", "", "", value[1])))
+            found.append(_edge((line, text, "external", "", "", value[1])))
         elif kind == "b" or kind == "r":
             continue  # a builtin, or a method of a builtin container
     if not found and not any(v[0] in ("b", "r") for v in values):
         bare = "." not in text and "(" not in text and "[" not in text
         why = (MODULE if any(v[0] == "m" for v in values) else
                RUN_TIME_NAME if bare and target is None else UNKNOWN_VALUE)
-        found.append(new(CallEdge, (line, text, "unresolved", "", "", why)))
+        found.append(_edge((line, text, "unresolved", "", "", why)))
     return found
 
 
@@ -176,7 +182,6 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     """
     found: Edges = {}
     heads: dict[str, str] = {}  # call text -> receiver_name (the same texts in every file)
-    new = tuple.__new__  # CallEdge._make without its Python-level frame
     for key in keys:
         by_caller: dict[str, list[CallEdge]] = {}
         counts: dict[str, dict[str, int]] = {}
@@ -214,7 +219,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
                     continue
                 if edge[0] != line:
-                    edge = new(CallEdge, (line, edge[1], kind, edge[3], edge[4], edge[5]))
+                    edge = _edge((line, edge[1], kind, edge[3], edge[4], edge[5]))
                 if out is None:
                     out = by_caller[caller] = []
                 elif kind != "external" and out[-1][0] == line and _repeats(out, edge):
@@ -251,7 +256,6 @@ def inverses(graph: Edges, resolver: Resolver, kinds: tuple[str, ...]
              ) -> dict[str, dict[str, dict[str, list[CallerRef]]]]:
     """:func:`called_by` of each of ``kinds``, in one pass over the edges."""
     found: dict[str, dict[str, dict[str, list[CallerRef]]]] = {k: {} for k in kinds}
-    new = tuple.__new__  # CallerRef._make without its Python-level frame
     for key, by_caller in graph.items():
         qualname_of = resolver.module(key).qualname_of
         for caller, out in by_caller.items():
@@ -265,7 +269,7 @@ def inverses(graph: Edges, resolver: Resolver, kinds: tuple[str, ...]
                     refs = by_anchor.get(edge[4])
                     if refs is None:
                         refs = by_anchor[edge[4]] = []
-                    refs.append(new(CallerRef, (key, qualname, caller, edge[0])))
+                    refs.append(_caller_ref((key, qualname, caller, edge[0])))
     for by_key in found.values():
         for by_anchor in by_key.values():
             for refs in by_anchor.values():
@@ -328,7 +332,6 @@ def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver
     in line order (what a file's own functions do is already in its direct findings)."""
     found: dict[str, list[IndirectFinding]] = {}
     done: dict[tuple[str, str, str], list[str]] = {}  # callee -> what it does, sorted
-    new = tuple.__new__  # IndirectFinding._make without its Python-level frame
     for key, by_caller in graph.items():
         items = []
         qualname_of = resolver.module(key).qualname_of
@@ -344,9 +347,9 @@ def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver
                         does |= totals.get(node, frozenset())
                     categories = done[callee] = sorted(does)
                 for category in categories:
-                    items.append(new(IndirectFinding, (category, edge.line, edge.text,
-                                                       qualname_of.get(caller, ""), edge.key,
-                                                       edge.anchor, edge.label)))
+                    items.append(_indirect((category, edge.line, edge.text,
+                                            qualname_of.get(caller, ""), edge.key,
+                                            edge.anchor, edge.label)))
         if items:
             found[key] = sorted(items, key=_LINE_CATEGORY_TEXT)
     return found
