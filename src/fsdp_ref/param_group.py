@@ -141,8 +141,14 @@ class FSDPParamGroup:
                             async_op, self._phase())
 
     def wait_for_unshard(self) -> None:
-        """Make compute wait for the all-gather, copy out, and register unsharded params."""
-        if not self.gatherer.finish(self.comm_ctx, self.comm_ctx.output, self.name):
+        """Make compute wait for the all-gather, copy out, and register unsharded params.
+
+        In forward the all-gather output outlives the copy-out until the next group's
+        copy-in (so that copy-out and the next all-gather overlap); in backward, after a
+        user's ``unshard()`` and for ``async_op`` it is freed at once, as torch 2.13 does.
+        """
+        forward = self.training_state is TrainingState.FORWARD
+        if not self.gatherer.finish(self.comm_ctx, self.comm_ctx.output, self.name, forward):
             return
         if self.sharded_state is ShardedState.SHARDED_POST_FORWARD:
             recorder.log("free", "compute", "post_forward_shard", self.name)

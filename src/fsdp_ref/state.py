@@ -278,6 +278,9 @@ class FSDPState:
         if iter_ctx.iter_forward_root is self:
             iter_ctx.iter_forward_root = None
             iter_ctx.order.end_forward()
+            # The last block's all-gather output goes before the loss (torch 2.13 frees
+            # it here too): nothing gathers again until backward.
+            self.comm_ctx.output.release(self.comm_ctx)
         return output
 
     # ---- backward ------------------------------------------------------------------
