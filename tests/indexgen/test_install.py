@@ -44,7 +44,8 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     shutil.copytree(REPO / "tools" / "indexgen", source / "indexgen",
                     ignore=shutil.ignore_patterns("__pycache__"))
     wheels = base / "wheels"
-    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-index", "--no-deps",
+         "--no-build-isolation",
          "-w", wheels, source, cwd=base)
     (wheel,) = wheels.glob("*.whl")
     venv = base / "venv"
