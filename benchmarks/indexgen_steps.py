@@ -191,7 +191,10 @@ def timed_build(root: Path, jobs: int, out: Path, env: dict[str, str],
     steps = "\n".join(f"{m} {f} {key(label)} {top}" for m, f, label, top in STEPS)
     done = subprocess.run([sys.executable, "-c", _TIMED, str(root), str(out), str(jobs),
                            str(profile or "")], input=steps, capture_output=True, text=True,
-                          check=True, env=env)
+                          check=False, env=env)
+    if done.returncode:
+        raise SystemExit(f"the timed build with {jobs} workers failed (exit status "
+                         f"{done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.splitlines()[-1])
 
 
