@@ -13,10 +13,11 @@ in two halves a reduce-scatter's flight apart::
                               buffer per reduce dtype; drop the gradients
         Reducer.launch        reduce-scatter SUM on its stream; queue a Reduction
     Reducer.finish (a later group's post-backward, or the end of backward)
-        wait                  compute (the host, on the host-ordered path) waits
+        wait                  compute (the host, on the host-ordered path) waits;
+                              divide where torch's reduce-scatter would average
         _across_replicas      HSDP: add a kept partial sum, all-reduce, run the hook (or
                               keep the sum: set_requires_all_reduce(False)); plain: the hook
-        _divide               by what divide_factors left for after the sum
+        (divide)              by what the division leaves for after the hook
         _assign               each shard into its parameter's .grad, then that
                               parameter's post-accumulate-grad hooks
 
@@ -31,14 +32,13 @@ A :class:`Reducer` belongs to one group and owns what outlives a backward: the p
 sums that HSDP keeps while ``set_requires_all_reduce(False)``. The reductions in flight of
 every group under a root wait in one :class:`ReductionQueue`, oldest first.
 
-Sums are always ``SUM`` with an explicit division (:func:`divide_factors`: fp16 and bf16
-gradients are divided partly before the sum, partly after; wider ones after): gloo emulates
-reduce-scatter and its ``AVG`` has had silent correctness bugs.
+Collectives are always ``SUM``; the division by the data-parallel size happens where
+torch 2.13's collectives would divide (:mod:`fsdp_ref.division`), so the numbers, and what
+an all-reduce hook sees, are torch's.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,13 +47,14 @@ import torch
 
 from . import collectives
 from .buffer_plan import BufferPlan
+from .division import Division, division
 from .group_state import GroupSettings
 from .mesh import MeshInfo
 from .param import FSDPParam
 from .recorder import recorder
 from .streams import CommStreams, Event, Stream, wait_work
 
-__all__ = ["Packed", "Reducer", "Reduction", "ReductionQueue", "divide_factors"]
+__all__ = ["Packed", "Reducer", "Reduction", "ReductionQueue"]
 
 
 @dataclass
@@ -162,6 +163,14 @@ class Reducer:
         self.device = device
         self.partial: dict[torch.dtype, torch.Tensor] = {}
 
+    def division(self, dtype: torch.dtype) -> Division:
+        """Where a reduction in ``dtype`` divides (:func:`fsdp_ref.division.division`)."""
+        settings, info = self.settings, self.mesh_info
+        group = settings.reduce_scatter_group or info.shard_group
+        return division(dtype, 1 if group is None else group.size(),
+                        info.replicate_size if info.is_hsdp else 1,
+                        settings.gradient_divide_factor, settings.force_sum_reduction)
+
     def _allocator(self) -> Callable | None:
         group = self.mesh_info.shard_group
         return collectives.buffer_allocator(
@@ -214,9 +223,11 @@ class Reducer:
         streams.reduce_scatter.wait_stream(streams.current(), "reduce_scatter_after_grads")
         for item in packed:
             with streams.reduce_scatter.use():
-                pre, _ = divide_factors(self.settings, self.mesh_info, item.dtype)
-                if pre != 1.0:
-                    item.rs_input.div_(pre)
+                div = self.division(item.dtype)
+                if div.pre != 1.0:
+                    item.rs_input.div_(div.pre)
+                if div.premul is not None:
+                    item.rs_input.mul_(div.premul)
                 out, work = collectives.reduce_scatter(
                     item.rs_input,
                     self.settings.reduce_scatter_group or self.mesh_info.shard_group,
@@ -242,11 +253,15 @@ class Reducer:
         if red.work is not None:  # (the host-ordered path's collectives)
             wait_work(red.work, compute, "reduction_work", name)
         offload = any(p.offload_to_cpu for p in red.params)
+        div = self.division(red.rs_output.dtype)
         with streams.reduce_scatter.use():
-            out = self._across_replicas(red, compute)
+            if div.after_reduce_scatter != 1.0:  # (torch's averaging reduce-scatter)
+                red.rs_output.div_(div.after_reduce_scatter)
+            out = self._across_replicas(red, compute, div)
             if out is None:  # a partial sum kept for a later backward
                 return
-            self._divide(out)
+            if div.post != 1.0:
+                out.div_(div.post)
             shards = [p.reduced_grad(out, off) for off, p in zip(red.plan.offsets, red.params)]
             if not offload:
                 self._assign(red.params, shards)
@@ -260,10 +275,12 @@ class Reducer:
             self._assign(red.params, shards)
         recorder.log("free", compute.name, "reduce_scatter_input", name)
 
-    def _across_replicas(self, red: Reduction, compute: Stream) -> torch.Tensor | None:
-        """The reduce-scatter output summed across replicas: HSDP adds a kept partial sum
-        and all-reduces (then runs the hook); with ``set_requires_all_reduce(False)`` it
-        keeps the sum for later and returns ``None``. Plain FSDP runs the hook only."""
+    def _across_replicas(self, red: Reduction, compute: Stream,
+                         div: Division) -> torch.Tensor | None:
+        """The reduce-scatter output reduced across replicas: HSDP adds a kept partial
+        sum and all-reduces (averaging as torch's ``AVG`` would, then the hook); with
+        ``set_requires_all_reduce(False)`` it keeps the sum for later and returns
+        ``None``. Plain FSDP runs the hook only."""
         streams, settings, name = red.streams, self.settings, self.name
         out = red.rs_output
         if not self.mesh_info.is_hsdp:
@@ -282,17 +299,13 @@ class Reducer:
         streams.all_reduce.wait_stream(streams.reduce_scatter, "all_reduce_after_reduce_scatter")
         with streams.all_reduce.use():
             collectives.all_reduce(out, self.mesh_info.replicate_group, name, "post_backward")
+            if div.after_all_reduce != 1.0:
+                out.div_(div.after_all_reduce)
             if settings.all_reduce_hook is not None:
                 settings.all_reduce_hook(out)
             ar_done = streams.all_reduce.record_event("all_reduce_done", name)
         streams.reduce_scatter.wait_event(ar_done, "reduce_scatter_after_all_reduce", name)
         return out
-
-    def _divide(self, out: torch.Tensor) -> None:
-        """Divide by what :func:`divide_factors` left for after the sum."""
-        _, post = divide_factors(self.settings, self.mesh_info, out.dtype)
-        if post != 1.0:
-            out.div_(post)
 
     @staticmethod
     def _assign(params: list[FSDPParam], shards: list[torch.Tensor]) -> None:
@@ -317,20 +330,3 @@ class Reducer:
             hook(out)
             done = stream.record_event("all_reduce_hook_done", self.name)
         streams.reduce_scatter.wait_event(done, "reduce_scatter_after_all_reduce_hook", self.name)
-
-
-def divide_factors(settings: GroupSettings, info: MeshInfo,
-                   dtype: torch.dtype) -> tuple[float, float]:
-    """Factors to divide by before and after the SUM reduction.
-
-    The total is ``settings.gradient_divide_factor``, else the data-parallel size. fp32
-    and wider: all after. fp16/bf16: split around the sum (sqrt each side) so that
-    neither the summands nor the sum overflow or underflow.
-    """
-    total = settings.gradient_divide_factor
-    if total is None:
-        total = info.shard_size * info.replicate_size
-    if dtype in (torch.float16, torch.bfloat16) and total > 1:
-        pre = 2 ** math.floor(math.log2(math.sqrt(total)))
-        return float(pre), total / pre
-    return 1.0, float(total)
