@@ -81,22 +81,24 @@ def unpack(data: bytes) -> Any:
     return torch.load(io.BytesIO(data), weights_only=True)
 
 
-def fsdp_modules(model: nn.Module, impl: str) -> int:
-    """How many modules of ``model`` ``impl`` sharded; raises if the other one sharded any.
+def fsdp_modules(model: nn.Module, impl: str) -> list[str]:
+    """The names of the modules of ``model`` that ``impl`` sharded ("" is the root); raises
+    if the other implementation sharded any.
 
     fsdp_ref's modules are also instances of torch's ``FSDPModule`` (``fsdp_ref.compat``),
     so the test is on fsdp_ref's class: present under ``fsdp_ref``, absent under ``torch``.
     """
-    import fsdp_ref
     from torch.distributed.fsdp import FSDPModule as TorchFSDPModule
 
-    ours = sum(isinstance(m, fsdp_ref.FSDPModule) for m in model.modules())
-    any_fsdp = sum(isinstance(m, TorchFSDPModule) for m in model.modules())
-    if impl == "fsdp_ref" and ours != any_fsdp:
-        raise AssertionError(f"{any_fsdp - ours} modules sharded by torch under fsdp_ref")
+    import fsdp_ref
+
+    ours = [n for n, m in model.named_modules() if isinstance(m, fsdp_ref.FSDPModule)]
+    sharded = [n for n, m in model.named_modules() if isinstance(m, TorchFSDPModule)]
+    if impl == "fsdp_ref" and ours != sharded:
+        raise AssertionError(f"sharded by torch under fsdp_ref: {sorted(set(sharded) - set(ours))}")
     if impl == "torch" and ours:
-        raise AssertionError(f"{ours} modules sharded by fsdp_ref in the torch run")
-    return any_fsdp
+        raise AssertionError(f"sharded by fsdp_ref in the torch run: {ours}")
+    return sharded
 
 
 def full(t: torch.Tensor) -> torch.Tensor:
