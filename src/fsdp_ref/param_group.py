@@ -246,12 +246,26 @@ class FSDPParamGroup:
         return True
 
     def post_backward(self) -> None:
-        """Reduce this group's gradients (or keep accumulating them) and reshard."""
+        """Reduce this group's gradients (or keep accumulating them) and reshard.
+
+        With gradient sync off the gradients stay unsharded until a backward that reduces;
+        under a ``reduce_dtype`` other than ``param_dtype`` they are summed in
+        ``reduce_dtype`` (:meth:`~fsdp_ref.param.FSDPParam.keep_unreduced_grad`), as
+        torch does.
+        """
         self.training_state = TrainingState.POST_BACKWARD
+        for p in self.fsdp_params:
+            p.accumulate_unsharded_grad()  # (into an accumulator an earlier backward left)
+        if not self.settings.requires_gradient_sync:
+            if self.settings.reshard_after_backward:
+                self.reshard()
+            for p in self.fsdp_params:
+                p.keep_unreduced_grad()
+            return
         params = [p for p in self.fsdp_params if p.requires_grad]
         if not self.settings.reduce_scatter_unused_params:
             params = [p for p in params if p.has_unsharded_grad()]
-        if self.settings.requires_gradient_sync and params:
+        if params:
             ctx = self.comm_ctx
             packed = self.reducer.pack(params, ctx, ctx.reductions)
             if self.settings.reshard_after_backward:
