@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	# The CPU wheel of torch lies on local disk; this exact spelling takes it.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[test,docs]'
+	# tests/frameworks: torchtune and torchtitan without their pins (what they import is in
+	# the test extra); neither may touch torch.
+	$(PY) -m pip install --quiet --no-deps torchtune==0.6.1 torchtitan==0.3.0
 	touch $(STAMP)
 
 install: $(STAMP)
