@@ -15,7 +15,7 @@ from tests.frameworks.shims import accelerate_fsdp_on_cpu
 CONFIG = dict(vocab_size=96, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
               tie_word_embeddings=True)
-SEQ, BATCH, ACCUMULATION, STEPS = 12, 2, 2, 3
+SEQ, BATCH, ACCUMULATION, STEPS, MAX_NORM = 12, 2, 2, 3, 0.1
 
 
 class TokenDataset(torch.utils.data.Dataset):
@@ -48,9 +48,9 @@ def _model(peft: bool):
 @scenario
 def train(rank: int, world_size: int, impl: str, out_dir: str, peft: bool = False
           ) -> dict[str, Any]:
-    """``STEPS`` optimizer steps of ``ACCUMULATION`` microbatches, gradients clipped to norm
-    1; returns each microbatch's loss, every parameter after every step, the gradient norms
-    the Trainer logged, and the tensors of the model ``trainer.save_model`` wrote."""
+    """``STEPS`` optimizer steps of ``ACCUMULATION`` microbatches, gradients clipped to
+    ``MAX_NORM``; returns each microbatch's loss, every parameter after every step, the
+    gradient norms the Trainer logged, and the tensors of the model ``save_model`` wrote."""
     from safetensors.torch import load_file
     from transformers import Trainer, TrainerCallback, TrainingArguments
 
@@ -75,7 +75,8 @@ def train(rank: int, world_size: int, impl: str, out_dir: str, peft: bool = Fals
         args = TrainingArguments(
             output_dir=out_dir, use_cpu=True, fsdp="full_shard", fsdp_config={"fsdp_version": 2},
             per_device_train_batch_size=BATCH, gradient_accumulation_steps=ACCUMULATION,
-            max_steps=STEPS, max_grad_norm=1.0, learning_rate=1e-2, lr_scheduler_type="constant",
+            max_steps=STEPS, max_grad_norm=MAX_NORM, learning_rate=1e-2,
+            lr_scheduler_type="constant",
             logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True, seed=0,
             dataloader_num_workers=0)
         trainer = RecordingTrainer(model=_model(peft), args=args, callbacks=[record],
