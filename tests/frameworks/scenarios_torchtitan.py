@@ -11,6 +11,7 @@ and tokenizer that torchtitan's repository, not its wheel, ships.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import types
@@ -202,18 +203,10 @@ def _components():
     return VocabOnly.Config(), RandomTokens.Config()
 
 
-@scenario
-def train(rank: int, world_size: int, impl: str, out_dir: str) -> dict[str, Any]:
-    """``STEPS`` steps of ``Trainer.train()``; returns the loss and gradient norm torchtitan
-    logged at every step and every parameter after every step."""
-    cpu_shims()
+def _config(out_dir: str, impl: str, spmd_backend: str = "partial_dtensor"):
+    """``llama3_debugmodel()`` with the tiny model, the random data, ``STEPS`` steps of
+    ``BATCH`` rows of ``SEQ`` tokens, seed 0, and ``spmd_backend``."""
     from torchtitan.models.llama3.config_registry import llama3_debugmodel
-    from torchtitan.trainer import Trainer
-
-    class Recording(Trainer):
-        def train_step(self, data_iterator):
-            super().train_step(data_iterator)
-            self.history.append(params(self.model_parts[0]))
 
     config = llama3_debugmodel()
     config.model_spec = _tiny_spec()
@@ -225,9 +218,42 @@ def train(rank: int, world_size: int, impl: str, out_dir: str) -> dict[str, Any]
     # torchtitan 0.3 defaults to spmd_backend="spmd_types", which hands fully_shard
     # plain tensors with SPMD annotations plus dp_mesh_dims: torch 2.13's fully_shard
     # refuses that ("all parameters must be DTensors on the full SPMD mesh"). The classic
-    # FSDP2 path, fully_shard on the "fsdp" mesh:
-    config.parallelism.spmd_backend = "partial_dtensor"
+    # FSDP2 path, fully_shard on the "fsdp" mesh (test_default_spmd_backend_refused_alike
+    # checks that fsdp_ref refuses the default as torch does):
+    config.parallelism.spmd_backend = spmd_backend
     config.dump_folder = os.path.join(out_dir, impl)
+    return config
+
+
+@scenario
+def refusal(rank: int, world_size: int, impl: str, out_dir: str) -> list[str]:
+    """The exception type and message of building the ``Trainer`` with torchtitan's default
+    ``spmd_backend="spmd_types"`` (torch 2.13's ``fully_shard`` refuses its parameters)."""
+    cpu_shims()
+    from torchtitan.trainer import Trainer
+
+    try:
+        Trainer(_config(out_dir, impl, spmd_backend="spmd_types"))
+    except Exception as e:  # noqa: BLE001 (the refusal is the result)
+        return [type(e).__name__, str(e)]
+    finally:
+        gc.enable()  # torchtitan turns automatic collection off for the process
+    return ["no error", ""]
+
+
+@scenario
+def train(rank: int, world_size: int, impl: str, out_dir: str) -> dict[str, Any]:
+    """``STEPS`` steps of ``Trainer.train()``; returns the loss and gradient norm torchtitan
+    logged at every step and every parameter after every step."""
+    cpu_shims()
+    from torchtitan.trainer import Trainer
+
+    class Recording(Trainer):
+        def train_step(self, data_iterator):
+            super().train_step(data_iterator)
+            self.history.append(params(self.model_parts[0]))
+
+    config = _config(out_dir, impl)
     trainer = Recording(config)
     trainer.history, logged = [], []
     log = trainer.metrics_processor.log
@@ -238,6 +264,7 @@ def train(rank: int, world_size: int, impl: str, out_dir: str) -> dict[str, Any]
         trainer.train()
     finally:
         trainer.close()
+        gc.enable()  # torchtitan turns automatic collection off for the process
     model = trainer.model_parts[0]
     return {"logged": logged, "params": trainer.history, "fsdp_modules": fsdp_modules(model, impl),
             "param_dtype": str(next(model.parameters()).dtype),
