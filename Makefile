@@ -18,6 +18,9 @@ $(STAMP): pyproject.toml tools/pyproject.toml
 	$(PY) -m pip uninstall --quiet --yes fsdp-ref
 	$(PY) -m pip install --quiet -e ./tools
 	$(PY) -m pip install --quiet -e '.[test,docs]'
+	# tests/frameworks: torchtune and torchtitan without their pins (what they import is in
+	# the test extra); neither may touch torch.
+	$(PY) -m pip install --quiet --no-deps torchtune==0.6.1 torchtitan==0.3.0
 	touch $(STAMP)
 
 install: $(STAMP)
