@@ -278,11 +278,15 @@ def run_page(rank: int, world_size: int, page: str) -> dict[str, Any]:
     ran = {"torch": 0, "fsdp_ref": 0}
     printed: dict[str, str] = {}
     for chain in chains(page):
-        libs = ["fsdp_ref"] if any(s.only_fsdp_ref for s in chain) else ["torch", "fsdp_ref"]
+        libs = (["fsdp_ref"] if any(s.only_fsdp_ref for s in chain)
+                else ["torch"] if any(s.only_torch for s in chain) else ["torch", "fsdp_ref"])
+        if len(libs) == 1 and any(s.only_fsdp_ref for s in chain) and any(s.only_torch for s in chain):
+            raise parser.SnippetSyntaxError(f"{chain[0].where}: a chain is torch-only or "
+                                            "fsdp_ref-only, not both")
         runs = {lib: _run_chain(chain, lib) for lib in libs}
         for lib in libs:
             ran[lib] += len(runs[lib]["steps"])
-        for step in runs["fsdp_ref"]["steps"]:
+        for step in runs[libs[-1]]["steps"]:
             printed[step["where"]] = step["printed"]
         problems += _judge(chain, runs, rank)
     return {"problems": problems, "ran": ran, "printed": printed}

@@ -11,6 +11,8 @@ comment on the line right before its fence::
                                              snippet of the page left (each library its own)
     <!-- snippet: fsdp_ref, <why> -->        fsdp_ref only (an fsdp_ref-only name, or
                                              something torch cannot run on gloo: say what)
+    <!-- snippet: torch, <why> -->           torch only: a statement about torch where
+                                             fsdp_ref differs today (say how)
     <!-- snippet: raises <Type> -->          the block must raise <Type> with both
                                              libraries; fsdp_ref's message must start with
                                              torch's (a documented difference is marked
@@ -40,7 +42,7 @@ PREAMBLE_PAGE = "using/index.md"
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})\s*(?P<info>[^\n`]*)$")
 _DIRECTIVE = re.compile(r"^\s*<!--\s*snippet:\s*(?P<body>.*?)\s*-->\s*$")
-_WORDS = ("continue", "fsdp_ref", "raises", "skip", "preamble", "output")
+_WORDS = ("continue", "fsdp_ref", "torch", "raises", "skip", "preamble", "output")
 
 
 @dataclass
@@ -53,6 +55,7 @@ class Snippet:
         code: The block's source, dedented.
         cont: Runs on in the namespace the page's previous snippet left.
         only_fsdp_ref: Why it runs on fsdp_ref only (empty: runs on both).
+        only_torch: Why it runs on torch only (empty: runs on both).
         raises: The exception type name both libraries must raise (empty: none).
         differs: Why fsdp_ref's message need not start with torch's (``raises`` only).
         skip: Why it is not run (empty: it runs).
@@ -65,6 +68,7 @@ class Snippet:
     code: str
     cont: bool = False
     only_fsdp_ref: str = ""
+    only_torch: str = ""
     raises: str = ""
     differs: str = ""
     skip: str = ""
@@ -91,7 +95,7 @@ def _apply(snippet: Snippet, body: str) -> None:
             raise SnippetSyntaxError(
                 f"{snippet.where}: unknown snippet word {word!r} in <!-- snippet: {body} -->; "
                 f"expected one of {', '.join(_WORDS)}")
-        if word in ("fsdp_ref", "skip") and not rest:
+        if word in ("fsdp_ref", "torch", "skip") and not rest:
             raise SnippetSyntaxError(f"{snippet.where}: '{word}' needs a reason after a comma")
         if word == "output":
             raise SnippetSyntaxError(f"{snippet.where}: 'output' goes before the ```text "
@@ -102,6 +106,8 @@ def _apply(snippet: Snippet, body: str) -> None:
             snippet.preamble = True
         elif word == "fsdp_ref":
             snippet.only_fsdp_ref = rest
+        elif word == "torch":
+            snippet.only_torch = rest
         elif word == "skip":
             snippet.skip = rest
         else:  # raises <Type>[, differs: <why>]
