@@ -28,6 +28,7 @@ import contextlib
 import io
 import linecache
 import sys
+import tempfile
 import traceback
 import types
 from pathlib import Path
@@ -92,13 +93,6 @@ def chains(page: str) -> list[list[parser.Snippet]]:
 # ---- capture ---------------------------------------------------------------------------
 
 
-def _full(t: torch.Tensor) -> tuple[str, torch.Tensor]:
-    """A tensor's placements (for a DTensor) and its full value, detached on CPU."""
-    if isinstance(t, DTensor):
-        return str(tuple(t.placements)), t.full_tensor().detach().cpu().clone()
-    return "", t.detach().cpu().clone()
-
-
 def _sharded_counts(module: nn.Module) -> tuple[int, int]:
     """How many of ``module``'s submodules are FSDP modules, and how many of those are
     fsdp_ref's."""
@@ -110,43 +104,83 @@ def _sharded_counts(module: nn.Module) -> tuple[int, int]:
     return len(fsdp), sum(isinstance(m, fsdp_ref.FSDPModule) for m in fsdp)
 
 
-def _value(v: Any, depth: int = 0) -> Any:
+class _Gathered:
+    """Where a DTensor's full value goes once every rank agreed to gather it."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _value(v: Any, dts: list[DTensor], depth: int = 0) -> Any:
+    """``v`` as plain comparable data; each DTensor is queued on ``dts`` (gathered later,
+    see :func:`capture`)."""
+    if isinstance(v, DTensor):
+        dts.append(v)
+        return ("tensor", str(tuple(v.placements)), _Gathered(len(dts) - 1))
     if isinstance(v, torch.Tensor):
-        return ("tensor", *_full(v))
+        return ("tensor", "", v.detach().cpu().clone())
     if isinstance(v, nn.Module):
         fsdp, ours = _sharded_counts(v)
         return ("module", {"sharded": fsdp, "ours": ours},
-                {n: (_value(p), None if p.grad is None else _value(p.grad))
+                {n: (_value(p, dts), None if p.grad is None else _value(p.grad, dts))
                  for n, p in v.named_parameters()},
-                {n: _value(b) for n, b in v.named_buffers()})
+                {n: _value(b, dts) for n, b in v.named_buffers()})
     if isinstance(v, torch.optim.Optimizer):
-        return ("optimizer", _value(v.state_dict()["state"], depth + 1))
+        return ("optimizer", _value(v.state_dict()["state"], dts, depth + 1))
     if isinstance(v, BaseException):
         return ("exception", type(v).__name__, str(v))
+    if isinstance(v, str) and v.startswith(tempfile.gettempdir()):
+        return "<a temporary path>"  # each run makes its own
     if isinstance(v, (bool, int, float, complex, str, bytes, type(None), torch.dtype,
                       torch.device, torch.Size)):
         return v
     if depth < 4 and isinstance(v, (list, tuple)):
-        return (type(v).__name__, [_value(x, depth + 1) for x in v])
+        return (type(v).__name__, [_value(x, dts, depth + 1) for x in v])
     if depth < 4 and isinstance(v, dict):
         if all(isinstance(k, (str, int)) for k in v):
-            return ("dict", {str(k): _value(x, depth + 1) for k, x in v.items()})
-        return ("dict values", [_value(x, depth + 1) for x in v.values()])  # tensor keys
+            return ("dict", {str(k): _value(x, dts, depth + 1) for k, x in v.items()})
+        return ("dict values", [_value(x, dts, depth + 1) for x in v.values()])  # tensor keys
     return ("object",)  # handles, meshes, functions: nothing to compare
 
 
-def capture(ns: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    """What the snippet's namespace holds beyond the preamble, comparably (collectives for
-    DTensors run in name order, the same on every rank)."""
-    out = {}
+def _fill(v: Any, fulls: list[torch.Tensor]) -> Any:
+    if isinstance(v, _Gathered):
+        return fulls[v.index]
+    if isinstance(v, tuple):
+        return tuple(_fill(x, fulls) for x in v)
+    if isinstance(v, list):
+        return [_fill(x, fulls) for x in v]
+    if isinstance(v, dict):
+        return {k: _fill(x, fulls) for k, x in v.items()}
+    return v
+
+
+def capture(ns: dict[str, Any], base: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """What the snippet's namespace holds beyond the preamble, comparably, and a problem
+    (``""``: none).
+
+    Full values of DTensors take collectives, so the ranks first agree on the list of
+    DTensors (shape and placements) they hold; when it differs (a rank-dependent value,
+    such as the dict rank 0 handed to ``set_model_state_dict``), nothing is gathered and
+    the difference is the problem, instead of a collective mismatch that kills gloo."""
+    out: dict[str, Any] = {}
+    dts: list[DTensor] = []
     for name in sorted(ns):
         v = ns[name]
         if name.startswith("_") or (name in base and base[name] is v):
             continue
         if isinstance(v, (types.ModuleType, types.FunctionType, type)):
             continue
-        out[name] = _value(v)
-    return out
+        out[name] = _value(v, dts)
+    mine = [(tuple(t.shape), str(t.placements), str(t.dtype)) for t in dts]
+    everyone: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, mine)
+    if any(other != mine for other in everyone):
+        counts = ", ".join(f"rank {r}: {len(x)}" for r, x in enumerate(everyone))
+        return _fill(out, [t.to_local().detach().clone() for t in dts]), (
+            f"the ranks hold different DTensors after this snippet ({counts}); the runner "
+            "cannot compare them (keep rank-dependent DTensors out of the namespace)")
+    return _fill(out, [t.full_tensor().detach().cpu().clone() for t in dts]), ""
 
 
 def _diff(a: Any, b: Any, where: str, out: list[str]) -> None:
@@ -206,6 +240,8 @@ def _run_chain(chain: list[parser.Snippet], lib: str) -> dict[str, Any]:
         for snippet in chain:
             printed = io.StringIO()
             step: dict[str, Any] = {"where": snippet.where}
+            # to the rank's log, which the pool attaches to a crash or a timeout
+            print(f"snippet {snippet.where} [{lib}]", file=sys.stderr, flush=True)
             try:
                 with contextlib.redirect_stdout(printed):
                     exec(_compile(snippet), ns)
@@ -213,7 +249,8 @@ def _run_chain(chain: list[parser.Snippet], lib: str) -> dict[str, Any]:
                 step["raised"] = (type(e).__name__, str(e), traceback.format_exc(limit=-8))
             step["printed"] = printed.getvalue()
             if "raised" not in step:
-                step["capture"] = capture(ns, base)
+                print(f"capture {snippet.where} [{lib}]", file=sys.stderr, flush=True)
+                step["capture"], step["capture_problem"] = capture(ns, base)
             steps.append(step)
             if "raised" in step:
                 break
@@ -241,6 +278,8 @@ def _judge(chain: list[parser.Snippet], runs: dict[str, dict], rank: int) -> lis
             elif "raised" in step:
                 t, msg, tb = step["raised"]
                 problems.append(f"{snippet.where} [{lib}] raised {t}: {msg}\n{tb}")
+            if step.get("capture_problem"):
+                problems.append(f"{snippet.where} [{lib}]: {step['capture_problem']}")
             if "capture" in step:
                 _check_modules(step["capture"], lib, snippet.where, problems)
             if snippet.output is not None and rank == 0 and step["printed"] != snippet.output:
