@@ -118,6 +118,8 @@ def _value(v: Any, dts: list[DTensor], depth: int = 0) -> Any:
         dts.append(v)
         return ("tensor", str(tuple(v.placements)), _Gathered(len(dts) - 1))
     if isinstance(v, torch.Tensor):
+        if v.numel() and v.untyped_storage().nbytes() == 0:
+            return ("tensor", "", "storage freed")  # a gathered parameter after reshard
         return ("tensor", "", v.detach().cpu().clone())
     if isinstance(v, nn.Module):
         fsdp, ours = _sharded_counts(v)
