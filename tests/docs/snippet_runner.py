@@ -114,6 +114,9 @@ class _Gathered:
 def _value(v: Any, dts: list[DTensor], depth: int = 0) -> Any:
     """``v`` as plain comparable data; each DTensor is queued on ``dts`` (gathered later,
     see :func:`capture`)."""
+    if isinstance(v, DTensor) and type(v._local_tensor) is not torch.Tensor:
+        # a tensor subclass inside (NF4, float8): its own rules; compare what it is
+        return ("tensor", str(tuple(v.placements)), type(v._local_tensor).__name__)
     if isinstance(v, DTensor):
         dts.append(v)
         return ("tensor", str(tuple(v.placements)), _Gathered(len(dts) - 1))
