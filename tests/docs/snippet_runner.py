@@ -75,10 +75,13 @@ def _preamble() -> dict[str, Any]:
     return _PREAMBLE
 
 
-def chains(page: str) -> list[list[parser.Snippet]]:
-    """The page's runnable snippets grouped into chains (a snippet + its continues)."""
+def chains(page: str, text: str | None = None) -> list[list[parser.Snippet]]:
+    """The page's runnable snippets grouped into chains (a snippet + its continues);
+    ``text`` replaces the page's Markdown (the runner's own tests)."""
     out: list[list[parser.Snippet]] = []
-    for snippet in parser.parse((DOCS / page).read_text(encoding="utf-8"), page):
+    if text is None:
+        text = (DOCS / page).read_text(encoding="utf-8")
+    for snippet in parser.parse(text, page):
         if snippet.skip or snippet.preamble:
             continue
         if snippet.cont:
@@ -315,13 +318,14 @@ def _bases(type_name: str) -> set[str]:
     return {c.__name__ for c in cls.__mro__} if isinstance(cls, type) else set()
 
 
-def run_page(rank: int, world_size: int, page: str) -> dict[str, Any]:
-    """Pool target: run every chain of ``page`` with both libraries (fsdp_ref only where
-    marked); the problems found, and what ran."""
+def run_page(rank: int, world_size: int, page: str, text: str | None = None) -> dict[str, Any]:
+    """Pool target: run every chain of ``page`` (or of the Markdown ``text``) with both
+    libraries (one only where marked); the problems found, what ran, and what rank 0's
+    snippets printed."""
     problems: list[str] = []
     ran = {"torch": 0, "fsdp_ref": 0}
     printed: dict[str, str] = {}
-    for chain in chains(page):
+    for chain in chains(page, text):
         libs = (["fsdp_ref"] if any(s.only_fsdp_ref for s in chain)
                 else ["torch"] if any(s.only_torch for s in chain) else ["torch", "fsdp_ref"])
         if len(libs) == 1 and any(s.only_fsdp_ref for s in chain) and any(s.only_torch for s in chain):
