@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 #: The hand-written pages whose Python blocks are all snippets (paths under ``docs/``;
@@ -74,7 +74,6 @@ class Snippet:
     skip: str = ""
     preamble: bool = False
     output: str | None = None
-    words: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -122,7 +121,6 @@ def _apply(snippet: Snippet, body: str) -> None:
                         f"{snippet.where}: after 'raises {kind.strip()},' only "
                         "'differs: <why>' may follow")
                 snippet.differs = tail[len("differs:"):].strip()
-        snippet.words.append(word)
 
 
 def parse(text: str, page: str) -> list[Snippet]:
