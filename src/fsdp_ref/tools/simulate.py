@@ -1,37 +1,55 @@
 """Per-rank memory of ``fully_shard`` at world sizes no single machine has.
 
 ``python -m fsdp_ref.tools.simulate --model llama-7b --world-sizes 8 64 512 4096`` builds a
-Llama-like model on the ``meta`` device (shapes, no data), shards it with
-:func:`fsdp_ref.fully_shard` over a *fake* process group of ``N`` ranks (collectives that
-do nothing, from ``torch.testing._internal.distributed.fake_pg``), and reads back from the
-sharded model what one rank would hold. Nothing is allocated and nothing is computed, so
-N can be in the thousands; a fake group is fine for layout and memory and useless for
-numerics.
+Llama-like model (or the GPT of :mod:`fsdp_ref.examples.gpt`) on the ``meta`` device
+(shapes, no data), shards it with :func:`fsdp_ref.fully_shard` over a *fake* process group
+of ``N`` ranks (collectives that do nothing, from
+``torch.testing._internal.distributed.fake_pg``), and reads back from the sharded model
+what one rank would hold. Nothing is allocated and nothing is computed, so N can be in
+the thousands; a fake group is fine for layout and memory and useless for numerics.
 
-The model, per rank, for mixed-precision AdamW (``param_dtype=bfloat16``,
-``reduce_dtype=float32``), with ``S`` the padded shard elements of this rank:
+The model: the peak, over one steady-state step, of the bytes torch 2.13's ``fully_shard``
+holds on one rank (default settings: every block its own group, resharded after forward,
+the root not; one prefetch; one reduce-scatter in flight; ``zero_grad(set_to_none=True)``;
+mixed-precision AdamW, ``param_dtype=bfloat16``, ``reduce_dtype=float32``). Activations
+are not modelled. Per group ``g``, with ``s_g`` its padded shard elements on this rank:
 
-================================  =====================================================
-sharded parameters (fp32)         ``4 S``
-sharded gradients (fp32)          ``4 S``
-AdamW ``exp_avg`` + ``exp_avg_sq``  ``8 S``
-unsharded parameters (bf16)       ``2 (R + 2 B)``: the root group ``R`` (kept unsharded
-                                  from forward to the end of backward, the default for
-                                  the root) and two blocks ``B`` (the one computing and
-                                  the one prefetched)
-unsharded gradients (bf16)        ``2 (R + B)``: the root's (its head's gradient exists
-                                  from the start of backward) and the block in backward
-communication buffers             ``2 N B_p`` (a block's all-gather output, bf16) plus
-                                  ``4 N B_p`` (its reduce-scatter input, fp32)
-================================  =====================================================
+=====  =================================================  ==========================
+``U``  unsharded parameters (``param_dtype``)             ``2 numel_g``
+``A``  all-gather output, every rank's row (``0`` at N=1)  ``2 N s_g``
+``Gu`` unsharded gradients (``param_dtype``)              ``2 numel_g``
+``I``  reduce-scatter input (``reduce_dtype``)            ``4 N s_g``
+``O``  reduce-scatter output = the sharded gradient       ``4 s_g``
+=====  =================================================  ==========================
 
-where ``B`` is the largest block's unsharded element count and ``B_p`` its padded shard.
-The first three rows are ZeRO-3's ``16 Ψ / N`` for ``Ψ`` parameters, plus padding: FSDP
-shards dim 0 of each parameter into ``ceil(dim0 / N)`` rows per rank (as ``torch.chunk``
-does), so each rank holds ``S = Σ ceil(dim0 / N) · rest`` elements, which exceeds
-``Ψ / N`` once ``N`` approaches the size of the small dims. The last three rows are the
-*working set*: transient, not sharded, and independent of ``N`` except for padding, so
-at large ``N`` they dominate. Activations are not modelled.
+Always held: the fp32 sharded parameters ``4 S`` and AdamW's two moments ``8 S``
+(``S = Σ s_g``). On top, at each point of the step (:meth:`MemoryReport.points`):
+
+* **forward, the root's copy-out**: ``A_root + U_root``;
+* **forward, a block's copy-out**: ``U_root + U_b + A_b`` (the previous block resharded;
+  the next one's all-gather is issued after this copy-out, its output replacing ``A_b``);
+* **backward, block i computing**: ``U_root`` + the gradients of the root's parameters used
+  after the blocks (final norm, head) + ``U_i + Gu_i`` + ``A_{i-1}`` (the prefetched block,
+  not yet copied out) + block ``i+1``'s reduction in flight (``I + O``) + the sharded
+  gradients ``O`` of the blocks reduced before it. Two blocks' worth of parameters, not
+  three: the prefetched block holds its all-gather output, not yet its unsharded
+  parameters (the model before issue 33 counted both, one block too many);
+* **backward, the root's embeddings**: ``U_root + Gu_root`` (+ a tied weight's second
+  gradient, summed into the first) + block 0's reduction in flight + every block's ``O``;
+* **the root's reduce-scatter copy-in**: ``Gu_root + I_root`` + every block's ``O``
+  (torch reshards the root's parameters first, then packs; on CPU ``_chunk_cat`` converts
+  each gradient through a temporary of its size: the largest one is added there);
+* **the optimizer step**: every sharded gradient ``4 S`` + AdamW's temporaries: ``4 S``
+  with ``foreach`` (torch's default on CUDA: ``_foreach_sqrt`` of every ``exp_avg_sq`` at
+  once), two of the largest shard with the per-parameter loop (CPU).
+
+``total_bytes`` is the largest point. The first two rows of state are ZeRO-3's
+``16 Ψ / N`` with the gradients, plus padding: FSDP shards dim 0 of each parameter into
+``ceil(dim0 / N)`` rows per rank (as ``torch.chunk`` does), so each rank holds
+``S = Σ ceil(dim0 / N) · rest`` elements, which exceeds ``Ψ / N`` once ``N`` approaches
+the size of the small dims. The rest is the *working set*: transient, not sharded, and
+independent of ``N`` except for padding, so at large ``N`` it dominates.
+``tests/bench/test_memory_model.py`` checks the model against the measured peak.
 """
 
 from __future__ import annotations
@@ -45,9 +63,12 @@ from dataclasses import dataclass, field
 import torch
 import torch.distributed as dist
 
+from fsdp_ref.examples.gpt import GPT, GPTConfig
 from fsdp_ref.examples.llama import PRESETS, Llama, LlamaConfig
 
 __all__ = [
+    "CATEGORY",
+    "GPT_PRESETS",
     "GroupMemory",
     "MemoryReport",
     "fake_process_group",
@@ -55,6 +76,22 @@ __all__ = [
     "main",
     "simulate",
 ]
+
+GPT_PRESETS: dict[str, GPTConfig] = {
+    "gpt-0.94b": GPTConfig(vocab_size=65536, seq_len=2048, dim=2048, n_layers=16, n_heads=16),
+}
+"""The GPT of issue 33's GPU measurements: 16 blocks of d=2048, 0.94B parameters."""
+
+CATEGORY: dict[str, str] = {
+    "sharded params": "sharded state", "optimizer moments": "sharded state",
+    "sharded grads": "sharded state", "root unsharded params": "unsharded params",
+    "block unsharded params": "unsharded params", "root unsharded grads": "unsharded grads",
+    "block unsharded grads": "unsharded grads", "tied second grad": "unsharded grads",
+    "all-gather output": "comm buffers", "reduce-scatter input": "comm buffers",
+    "reduce-scatter output": "comm buffers", "optimizer temporaries": "temporaries",
+    "chunk_cat temporary": "temporaries",
+}
+"""The column of :func:`format_table` each term of a point is summed into."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +105,12 @@ class GroupMemory:
         local_numel: elements of real data in this rank's shards (``to_local().numel()``).
         param_bytes: bytes per element of the unsharded (compute) parameters.
         reduce_bytes: bytes per element of the gradient reduction.
+        late_numel: elements of parameters used after the blocks (the root's final norm
+            and head), whose gradients exist from the start of backward.
+        tied_numel: elements of a parameter used twice (a head tied to the embedding),
+            whose second gradient is summed into the first.
+        largest_numel: elements of the group's largest parameter.
+        largest_shard_numel: elements of this rank's largest padded parameter shard.
     """
 
     label: str
@@ -76,6 +119,10 @@ class GroupMemory:
     local_numel: int
     param_bytes: int
     reduce_bytes: int
+    late_numel: int = 0
+    tied_numel: int = 0
+    largest_numel: int = 0
+    largest_shard_numel: int = 0
 
 
 @dataclass
@@ -85,15 +132,18 @@ class MemoryReport:
     Attributes:
         world_size: number of ranks ``N``.
         num_params: total parameters ``Ψ``.
-        groups: the root group first, then each block's group.
+        groups: the root group first, then each block's group, in forward order.
         state_bytes_per_elem: bytes of sharded state per element (fp32 param, fp32 grad,
             AdamW's two moments: 16).
+        device: ``"cuda"`` (foreach AdamW) or ``"cpu"`` (per-parameter AdamW, ``_chunk_cat``
+            temporaries).
     """
 
     world_size: int
     num_params: int
     groups: list[GroupMemory] = field(default_factory=list)
     state_bytes_per_elem: int = 16
+    device: str = "cuda"
 
     @property
     def root(self) -> GroupMemory:
@@ -101,9 +151,14 @@ class MemoryReport:
         return self.groups[0]
 
     @property
+    def blocks(self) -> list[GroupMemory]:
+        """The blocks' groups, in forward order."""
+        return self.groups[1:]
+
+    @property
     def largest_block(self) -> GroupMemory:
         """The block group with the most elements."""
-        return max(self.groups[1:], key=lambda g: g.numel)
+        return max(self.blocks, key=lambda g: g.numel)
 
     @property
     def shard_numel(self) -> int:
@@ -141,33 +196,75 @@ class MemoryReport:
         """The ZeRO-3 formula ``16 Ψ / N`` (no padding)."""
         return self.state_bytes_per_elem * self.num_params / self.world_size
 
-    @property
-    def unsharded_param_bytes(self) -> int:
-        """Root plus two blocks of unsharded parameters in the compute dtype."""
-        r, b = self.root, self.largest_block
-        return r.param_bytes * r.numel + 2 * b.param_bytes * b.numel
+    # ---- the points of one step -----------------------------------------------------
+
+    def _sizes(self, g: GroupMemory) -> dict[str, int]:
+        n, s = self.world_size, g.shard_numel
+        return {"U": g.param_bytes * g.numel, "A": g.param_bytes * n * s if n > 1 else 0,
+                "I": g.reduce_bytes * n * s, "O": g.reduce_bytes * s}
+
+    def points(self) -> dict[str, dict[str, int]]:
+        """Bytes held at each point of a steady-state step, term by term (the module
+        docstring's list); activations excluded."""
+        state = {"sharded params": self.sharded_param_bytes,
+                 "optimizer moments": self.optimizer_bytes}
+        r, blocks = self._sizes(self.root), [self._sizes(b) for b in self.blocks]
+        root_late = self.root.param_bytes * self.root.late_numel
+        all_o = sum(b["O"] for b in blocks)
+        out = {"forward, root copy-out": {"all-gather output": r["A"],
+                                          "root unsharded params": r["U"]}}
+        for i, b in enumerate(blocks):
+            out[f"forward, block {i} copy-out"] = {
+                "root unsharded params": r["U"], "block unsharded params": b["U"],
+                "all-gather output": b["A"]}
+        for i, b in enumerate(blocks):
+            later = blocks[i + 1:]
+            out[f"backward, block {i}"] = {
+                "root unsharded params": r["U"], "root unsharded grads": root_late,
+                "block unsharded params": b["U"], "block unsharded grads": b["U"],
+                "all-gather output": blocks[i - 1]["A"] if i > 0 else 0,
+                "reduce-scatter input": later[0]["I"] if later else 0,
+                "reduce-scatter output": later[0]["O"] if later else 0,
+                "sharded grads": sum(x["O"] for x in later[1:])}
+        out["backward, root embeddings"] = {
+            "root unsharded params": r["U"], "root unsharded grads": r["U"],
+            "tied second grad": self.root.param_bytes * self.root.tied_numel,
+            "reduce-scatter input": blocks[0]["I"], "reduce-scatter output": blocks[0]["O"],
+            "sharded grads": all_o - blocks[0]["O"]}
+        mixed = self.root.param_bytes != self.root.reduce_bytes
+        out["root reduce-scatter copy-in"] = {
+            "root unsharded grads": r["U"], "reduce-scatter input": r["I"],
+            "sharded grads": all_o,
+            "chunk_cat temporary": self.root.param_bytes * self.root.largest_numel
+            if self.device == "cpu" and mixed else 0}
+        largest = max(g.largest_shard_numel for g in self.groups)
+        out["optimizer step"] = {
+            "sharded grads": self.sharded_grad_bytes,
+            "optimizer temporaries": 4 * (self.shard_numel if self.device != "cpu"
+                                          else 2 * largest)}
+        return {name: {**state, **terms} for name, terms in out.items()}
 
     @property
-    def unsharded_grad_bytes(self) -> int:
-        """Root plus one block of unsharded gradients in the compute dtype."""
-        r, b = self.root, self.largest_block
-        return r.param_bytes * r.numel + b.param_bytes * b.numel
-
-    @property
-    def comm_buffer_bytes(self) -> int:
-        """One block's all-gather output plus its reduce-scatter input (padded)."""
-        b = self.largest_block
-        return self.world_size * b.shard_numel * (b.param_bytes + b.reduce_bytes)
-
-    @property
-    def working_set_bytes(self) -> int:
-        """Peak unsharded working set: parameters, gradients and collective buffers."""
-        return self.unsharded_param_bytes + self.unsharded_grad_bytes + self.comm_buffer_bytes
+    def peak_point(self) -> str:
+        """The point of the step where the most bytes are held."""
+        return max(self.points().items(), key=lambda kv: sum(kv[1].values()))[0]
 
     @property
     def total_bytes(self) -> int:
-        """Sharded state plus the working set (activations excluded)."""
-        return self.sharded_bytes + self.working_set_bytes
+        """The peak: the largest point's bytes (activations excluded)."""
+        return sum(self.points()[self.peak_point].values())
+
+    def breakdown(self) -> dict[str, int]:
+        """The peak point's bytes by :data:`CATEGORY` (the table's columns)."""
+        out = dict.fromkeys(dict.fromkeys(CATEGORY.values()), 0)
+        for term, nbytes in self.points()[self.peak_point].items():
+            out[CATEGORY[term]] += nbytes
+        return out
+
+    @property
+    def working_set_bytes(self) -> int:
+        """The peak's bytes beyond the sharded state (parameters, moments, gradients)."""
+        return self.total_bytes - self.breakdown()["sharded state"]
 
 
 @contextmanager
@@ -192,21 +289,34 @@ def fake_process_group(world_size: int, rank: int = 0) -> Iterator[None]:
         dist.destroy_process_group()
 
 
+def _parts(model: torch.nn.Module):
+    """``(blocks, modules used after the blocks, tied parameter or None)`` of a Llama or
+    a GPT."""
+    if isinstance(model, GPT):
+        return list(model.blocks), [model.norm, model.head], model.tok.weight
+    return list(model.layers), [model.norm, model.output], None
+
+
 def simulate(
-    cfg: LlamaConfig,
+    cfg: LlamaConfig | GPTConfig,
     world_size: int,
     param_dtype: torch.dtype = torch.bfloat16,
     reduce_dtype: torch.dtype = torch.float32,
     rank: int = 0,
+    device: str = "cuda",
 ) -> MemoryReport:
-    """Shard a meta-device :class:`Llama` over a fake group and report one rank's bytes.
+    """Shard a meta-device :class:`Llama` (or :class:`GPT`) over a fake group and report
+    one rank's bytes.
 
     Args:
-        cfg: model shapes.
+        cfg: model shapes; a :class:`GPTConfig` builds the GPT (head tied to the
+            embedding), a :class:`LlamaConfig` the Llama.
         world_size: number of ranks ``N``.
         param_dtype: all-gather and compute dtype of the mixed-precision policy.
         reduce_dtype: gradient reduction dtype.
         rank: which rank to report (rank 0 holds the most data).
+        device: the device whose kernels the peak is modelled for: ``"cuda"`` or
+            ``"cpu"`` (see the module docstring's last two points).
 
     Returns:
         The per-group shard sizes read from the sharded model, with the byte totals
@@ -215,28 +325,36 @@ def simulate(
     from .. import MixedPrecisionPolicy, fully_shard
     from ..state import get_state
 
+    if device not in ("cuda", "cpu"):
+        raise ValueError(f"device must be 'cuda' or 'cpu', got {device!r}")
     mp = MixedPrecisionPolicy(param_dtype=param_dtype, reduce_dtype=reduce_dtype)
     with fake_process_group(world_size, rank):
         with torch.device("meta"):
-            model = Llama(cfg)
-        for layer in model.layers:
-            fully_shard(layer, mp_policy=mp)
+            model = GPT(cfg) if isinstance(cfg, GPTConfig) else Llama(cfg)
+        blocks, late_modules, tied = _parts(model)
+        for block in blocks:
+            fully_shard(block, mp_policy=mp)
         fully_shard(model, mp_policy=mp)
-        report = MemoryReport(world_size, sum(p.numel() for p in model.parameters()))
-        for label, module in [("root", model)] + [
-            (f"layers.{i}", m) for i, m in enumerate(model.layers)
-        ]:
+        late = {id(p) for m in late_modules for p in m.parameters()}
+        tied_id = id(model.tok.weight) if tied is not None else None
+        report = MemoryReport(world_size, sum(p.numel() for p in model.parameters()),
+                              device=device)
+        for label, module in [("root", model)] + [(f"layers.{i}", m)
+                                                  for i, m in enumerate(blocks)]:
             params = [p for g in get_state(module).groups for p in g.fsdp_params]
-            report.groups.append(
-                GroupMemory(
-                    label=label,
-                    numel=sum(p.layout.full_shape.numel() for p in params),
-                    shard_numel=sum(p.layout.padded_shard_numel for p in params),
-                    local_numel=sum(p.sharded_param.to_local().numel() for p in params),
-                    param_bytes=params[0].param_dtype.itemsize,
-                    reduce_bytes=params[0].reduce_dtype.itemsize,
-                )
-            )
+            numel = [p.layout.full_shape.numel() for p in params]
+            report.groups.append(GroupMemory(
+                label=label,
+                numel=sum(numel),
+                shard_numel=sum(p.layout.padded_shard_numel for p in params),
+                local_numel=sum(p.sharded_param.to_local().numel() for p in params),
+                param_bytes=params[0].param_dtype.itemsize,
+                reduce_bytes=params[0].reduce_dtype.itemsize,
+                late_numel=sum(n for p, n in zip(params, numel) if id(p.sharded_param) in late),
+                tied_numel=sum(n for p, n in zip(params, numel) if id(p.sharded_param) == tied_id),
+                largest_numel=max(numel),
+                largest_shard_numel=max(p.layout.padded_shard_numel for p in params),
+            ))
     return report
 
 
@@ -245,32 +363,35 @@ def _gib(n: float) -> str:
 
 
 def format_table(reports: list[MemoryReport]) -> str:
-    """A Markdown table of per-rank GiB, one row per world size."""
+    """A Markdown table of per-rank GiB, one row per world size: the state at rest and
+    the peak point's bytes by :data:`CATEGORY`."""
     head = (
-        "| N | shard elems/rank | padding elems | params+grads+Adam | 16Ψ/N | "
-        "unsharded params | unsharded grads | comm buffers | total |\n"
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| N | shard elems/rank | padding elems | params+grads+Adam | 16Ψ/N | peak at | "
+        "sharded state | unsharded params | unsharded grads | comm buffers | temporaries "
+        "| total |\n|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
     )
-    rows = [
-        f"| {r.world_size} | {r.shard_numel:,} | {r.padding_numel:,} | "
-        f"{_gib(r.sharded_bytes)} | {_gib(r.zero3_bytes)} | {_gib(r.unsharded_param_bytes)} | "
-        f"{_gib(r.unsharded_grad_bytes)} | {_gib(r.comm_buffer_bytes)} | {_gib(r.total_bytes)} |"
-        for r in reports
-    ]
+    rows = []
+    for r in reports:
+        b = r.breakdown()
+        rows.append(
+            f"| {r.world_size} | {r.shard_numel:,} | {r.padding_numel:,} | "
+            f"{_gib(r.sharded_bytes)} | {_gib(r.zero3_bytes)} | {r.peak_point} | "
+            + " | ".join(_gib(v) for v in b.values()) + f" | {_gib(r.total_bytes)} |")
     return "\n".join([head, *rows])
 
 
 def main(argv: list[str] | None = None) -> None:
     """CLI: print the per-rank memory table for a preset model and several world sizes."""
+    presets = {**PRESETS, **GPT_PRESETS}
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=sorted(PRESETS), default="llama-7b")
+    parser.add_argument("--model", choices=sorted(presets), default="llama-7b")
     parser.add_argument("--world-sizes", type=int, nargs="+", default=[8, 64, 512, 4096])
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     args = parser.parse_args(argv)
-    cfg = PRESETS[args.model]
-    print(f"{args.model}: Ψ = {cfg.num_params():,} parameters, {cfg.n_layers} blocks of "
-          f"{cfg.block_params():,}, root {cfg.root_params():,}; bf16 compute, fp32 reduce, "
-          "AdamW; GiB per rank")
-    print(format_table([simulate(cfg, n) for n in args.world_sizes]))
+    cfg = presets[args.model]
+    print(f"{args.model}: Ψ = {cfg.num_params():,} parameters, {cfg.n_layers} blocks; "
+          f"bf16 compute, fp32 reduce, AdamW on {args.device}; GiB per rank")
+    print(format_table([simulate(cfg, n, device=args.device) for n in args.world_sizes]))
 
 
 if __name__ == "__main__":
