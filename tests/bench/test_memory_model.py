@@ -6,8 +6,8 @@ of 8 ranks with mixed-precision AdamW; the peak of live tensor bytes over the th
 (AdamW's state allocated, the prefetch order known) is read from torch's CPU allocator
 (``benchmarks/measure.py``'s :class:`PeakMemory`, counted from before the model is built).
 Activations, which the model leaves out, grow linearly with the tokens of the step (one
-sequence of 2, 4, 8 and 16 tokens read steps of exactly 17,822, 35,644 and 71,288 bytes
-per 2 tokens here), so two runs, of 2 and of 4 tokens, give the peak at no tokens:
+sequence of 2, 4, 8 and 16 tokens read peaks exactly 17,822 bytes per token apart for the
+``blocks`` shape, 16,392 for ``root``), so two runs, of 2 and of 4 tokens, give the peak at no tokens:
 ``2 peak(2) - peak(4)``. That is compared with ``simulate(cfg, 8,
 device="cpu").total_bytes``, the model's largest point, within 1%: what else the model
 leaves out is a constant 92 kB workspace of CPU's bf16 matrix product in backward.
