@@ -36,6 +36,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare import _sync, train_step  # noqa: E402  (the step of the CPU benchmark)
 from peak_sites import cpu_events, cuda_events, group, live_at_peak, mark_begin, mark_end  # noqa: E402
 
 from fsdp_ref.examples.gpt import GPT, GPTConfig  # noqa: E402
@@ -101,21 +102,6 @@ def build(impl: str, case: Case, device: torch.device):
         fully_shard(block, mp_policy=mp)
     fully_shard(model, mp_policy=mp)
     return model, torch.optim.AdamW(model.parameters(), lr=1e-4)
-
-
-def train_step(model, optim, tokens, targets) -> torch.Tensor:
-    """Forward, backward, ``optim.step()``, ``zero_grad(set_to_none=True)``."""
-    logits = model(tokens)
-    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
-    loss.backward()
-    optim.step()
-    optim.zero_grad(set_to_none=True)
-    return loss.detach()
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
 
 
 @contextlib.contextmanager
