@@ -107,21 +107,12 @@ def test_model_predicts_torchs_peak(shape):
                                                             model.total_bytes)
 
 
-_PACK_FIRST = (
-    "fsdp_ref packs a group's reduce-scatter input before it reshards "
-    "(FSDPParamGroup.post_backward: Reducer.pack, then reshard), so the group's unsharded "
-    "parameters are alive at its reduce-scatter copy-in; torch 2.13 reshards first. ")
-
-
-@pytest.mark.parametrize("shape", [
-    pytest.param("blocks", marks=pytest.mark.xfail(strict=True, reason=_PACK_FIRST + (
-        "For a block that point is CPU's _chunk_cat temporary (352 kB here) above the "
-        "block's backward, +1.9%; on a GPU it has the same bytes"))),
-    pytest.param("root", marks=pytest.mark.xfail(strict=True, reason=_PACK_FIRST + (
-        "For the root it is the peak, +8.4 MB (the root's bf16 parameters), +20%"))),
-])
+@pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_model_predicts_the_gpu_paths_peak(shape):
-    """fsdp_ref's GPU path, on virtual streams, peaks where the model says."""
+    """fsdp_ref's GPU path, on virtual streams, peaks where the model says (it used to
+    pack a group's reduce-scatter input before resharding it, +20% for the root's shape:
+    the group's unsharded parameters alive at the copy-in; torch reshards first, as
+    fsdp_ref's post-backward now does)."""
     model = simulate(SHAPES[shape], WORLD, device="cpu")
     peak = peak_without_activations("fsdp_ref", shape)
     assert abs(peak / model.total_bytes - 1) <= TOLERANCE, (shape, peak, model.peak_point,
