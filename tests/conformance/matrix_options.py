@@ -1,0 +1,154 @@
+"""The options of the pairwise conformance matrix (issue 30 item 2), in one place.
+
+Every option of torch 2.13's FSDP2 that can change the numbers a training step computes
+or the memory it holds, each with the values the matrix tries. The **first value of each
+option is its default**: the value a case without that option has, and the one a failing
+case's option is reset to when it is shrunk (:func:`tests.conformance.matrix_cases.shrink`).
+
+:data:`CONSTRAINTS` are the combinations that are not a configuration at all (an HSDP
+option without HSDP, an int ``reshard_after_forward`` where no smaller group exists, ...):
+the generator never makes them. Combinations torch *refuses* are not constraints: such a
+case runs, and fsdp_ref must refuse it the same way (torch's exception type, a message
+starting with torch's). :data:`GLOO_LIMITS` names the cases torch cannot run on gloo
+ranks; those are held to one-process training on the global batch instead.
+
+How each value is applied is written once, in :mod:`tests.conformance.scenarios_matrix`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+#: option -> its values, the default first. Keep the names those of the torch API they
+#: drive, so that a shrunk failing case reads as the call that reproduces it.
+OPTIONS: dict[str, tuple[Any, ...]] = {
+    # the device mesh given to every fully_shard call (world size: WORLD_SIZE)
+    #   dp2:  1-D over 2 ranks          dp4: 1-D over 4 ranks
+    #   hsdp: (replicate 2, shard 2)    tp:  (dp 2, tp 2), blocks' MLPs tensor-parallel
+    "mesh": ("dp2", "dp4", "hsdp", "tp"),
+    # MixedPrecisionPolicy, on the root and every block
+    "param_dtype": (None, "bfloat16"),
+    "reduce_dtype": (None, "float32", "bfloat16"),
+    # MixedPrecisionPolicy.output_dtype, on the root only (its output is the loss input)
+    "output_dtype": (None, "float32", "bfloat16"),
+    # MixedPrecisionPolicy.cast_forward_inputs, on the blocks (the root always casts)
+    "cast_forward_inputs": (True, False),
+    # CPUOffloadPolicy(pin_memory=False) instead of OffloadPolicy()
+    "offload": (False, True),
+    # fully_shard(reshard_after_forward=...), the same on every call; None is torch's
+    # default (True for the blocks, False for the root)
+    "reshard_after_forward": (None, True, False, 2),
+    # set_reshard_after_backward(False) for all but the last microbatch (True for it)
+    "reshard_after_backward": (True, False),
+    # backwards per optimizer step (each on its slice of the step's batch)
+    "microbatches": (1, 2),
+    # set_requires_gradient_sync(False) for all but the last microbatch
+    "gradient_sync_off": (False, True),
+    # set_is_last_backward(False) before all but the last microbatch, True before it
+    "is_last_backward": (False, True),
+    # set_requires_all_reduce(False) for all but the last microbatch (HSDP)
+    "all_reduce_off": (False, True),
+    # set_modules_to_forward_prefetch / _backward_prefetch between root and blocks
+    "explicit_prefetch": (False, True),
+    # unshard(async_op=True) on the root and the first block before each forward
+    "unshard_async": (False, True),
+    # set_gradient_divide_factor(...) on every FSDP module (None: not called)
+    "gradient_divide_factor": (None, 3.0),
+    # set_force_sum_reduction_for_comms(True) on every FSDP module
+    "force_sum_reduction": (False, True),
+    # a Linear in each block that forward never calls; "reduce_scatter": and
+    # set_reduce_scatter_unused_params(True), which reduces zeros for it
+    "unused_params": ("none", "unused", "reduce_scatter"),
+    # each block's in_proj frozen (requires_grad=False) before fully_shard
+    "frozen_params": (False, True),
+    # checkpoint_wrapper (non-reentrant) around each block before fully_shard
+    "activation_checkpointing": (False, True),
+    # block.compile(backend="aot_eager") for each block before fully_shard
+    "compile": (False, True),
+    # shard_placement_fn: "dim1": Shard(1) for every 2-D weight whose dim 1 the shard
+    # group divides (torch refuses uneven dim-1 shards); "own_mesh": each
+    # block's out_proj.weight sharded over a mesh of its own (ShardPlacementResult with
+    # an HSDPMeshInfo of the (ep, efsdp) mesh, torchtitan's expert layout)
+    "shard_placement": (None, "dim1", "own_mesh"),
+}
+
+#: world size of each mesh
+WORLD_SIZE = {"dp2": 2, "dp4": 4, "hsdp": 4, "tp": 4}
+
+STEPS = 3
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A combination the generator never makes: ``violated(case)`` is True when the
+    options it looks at are all set (a partial case may lack some) and clash."""
+
+    why: str
+    violated: Callable[[dict[str, Any]], bool]
+    #: for a gloo limit: what torch's error says
+    message: str = ""
+
+
+def _is(case: dict[str, Any], name: str, *values: Any) -> bool:
+    """``name`` is set in (a possibly partial) ``case`` and is one of ``values``."""
+    return name in case and case[name] in values
+
+
+def _set_but_not(case: dict[str, Any], name: str, *values: Any) -> bool:
+    return name in case and case[name] not in values
+
+
+CONSTRAINTS: tuple[Constraint, ...] = (
+    Constraint("set_requires_gradient_sync(False) needs a later microbatch that syncs",
+               lambda c: _is(c, "gradient_sync_off", True) and _is(c, "microbatches", 1)),
+    Constraint("set_is_last_backward(False) needs a later microbatch",
+               lambda c: _is(c, "is_last_backward", True) and _is(c, "microbatches", 1)),
+    Constraint("set_reshard_after_backward(False) needs a later microbatch",
+               lambda c: _is(c, "reshard_after_backward", False)
+               and _is(c, "microbatches", 1)),
+    Constraint("set_requires_all_reduce(False) needs a later microbatch",
+               lambda c: _is(c, "all_reduce_off", True) and _is(c, "microbatches", 1)),
+    Constraint("set_requires_all_reduce is an HSDP option",
+               lambda c: _is(c, "all_reduce_off", True)
+               and _set_but_not(c, "mesh", "hsdp")),
+    Constraint("an int reshard_after_forward names a smaller shard group: only dp4 has "
+               "one (2 of 4; on 2 ranks 2 means True, 1 means False)",
+               lambda c: _is(c, "reshard_after_forward", 2)
+               and _set_but_not(c, "mesh", "dp4")),
+)
+
+
+def violation(case: dict[str, Any]) -> str | None:
+    """Why ``case`` (possibly partial) is not a configuration, or None."""
+    for constraint in CONSTRAINTS:
+        if constraint.violated(case):
+            return constraint.why
+    return None
+
+
+def defaults() -> dict[str, Any]:
+    """Every option at its default value."""
+    return {name: values[0] for name, values in OPTIONS.items()}
+
+
+#: Cases torch 2.13 cannot run on gloo ranks, each with why; the matrix compares
+#: fsdp_ref with one-process training on the global batch there, and checks that
+#: torch still fails (so that a torch that learns to run them is noticed).
+GLOO_LIMITS: tuple[Constraint, ...] = (
+    Constraint("a gradient divide factor other than the reduce-scatter group's size, "
+               "without forced sums, is ReduceOp.PREMUL_SUM(1/factor) in torch, which "
+               "gloo refuses ('Cannot use ReduceOp.PREMUL_SUM with Gloo')",
+               lambda c: _is(c, "gradient_divide_factor", 3.0)
+               and _is(c, "force_sum_reduction", False),
+               message="Cannot use ReduceOp.PREMUL_SUM with Gloo"),
+)
+
+
+def gloo_limit(case: dict[str, Any]) -> str | None:
+    """Why torch cannot run ``case`` on gloo, or None."""
+    for limit in GLOO_LIMITS:
+        if limit.violated(case):
+            return limit.why
+    return None

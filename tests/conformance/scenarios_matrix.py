@@ -1,0 +1,319 @@
+"""One case of the pairwise conformance matrix, trained in a rank (issue 30 item 2).
+
+:func:`train` builds a two-block model, applies the case's options
+(:data:`~tests.conformance.matrix_options.OPTIONS`, each applied here and nowhere else),
+trains it with AdamW for :data:`~tests.conformance.matrix_options.STEPS` steps and
+records everything a difference could show in:
+
+* ``losses``: every microbatch's loss, averaged over ranks;
+* ``grads``: after every backward, each parameter's full gradient (None when it has
+  none: the sharded parameters of a backward without gradient sync);
+* ``layout``: after the first forward and after every backward, what each module holds
+  as its parameter (type, local shape, dtype, placements): where resharding after forward
+  or backward, offload and mixed precision decide what memory is held;
+* ``params``: after every optimizer step, each parameter's full value;
+* ``optim``: the optimizer state (full ``exp_avg``, ``exp_avg_sq``, ``step``);
+* ``state_dict``: the model's state dict at the end, full values and placements.
+
+:func:`run_batch` runs many cases in one pool call, each side by side on every
+implementation it names (:func:`tests.conformance.harness.side_by_side`), with the CPU
+seconds each took.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.tensor import DTensor, Shard
+
+from tests.conformance.harness import batch, full, side_by_side
+from tests.conformance.matrix_options import STEPS, gloo_limit
+
+SCENARIO = "tests.conformance.scenarios_matrix:train"
+#: data-parallel ranks of each mesh (tp: 2 of the 4 ranks hold the same batch slice)
+WORLD_DP = {"dp2": 2, "dp4": 4, "hsdp": 4, "tp": 2}
+#: plain SGD where one process is the truth (AdamW's first steps are about the sign of
+#: each gradient element: a rounding difference in a near-zero one is a whole step)
+SGD_LR = 0.1
+DIN, DIM, HIDDEN, DOUT = 5, 8, 16, 3
+ROWS_PER_DP_RANK = 4  # rows of the step's batch each data-parallel rank trains on
+#: rounded layers a value passes through, forward: in_proj, per block in_proj, gelu,
+#: out_proj and the residual add, head
+DEPTH = 1 + 2 * 4 + 1
+
+
+class Block(nn.Module):
+    """``x + out_proj(gelu(in_proj(x)))``; the input is cast to the weights' dtype by the
+    block itself, so a block that FSDP does not cast (``cast_forward_inputs=False``)
+    keeps its residual in the dtype it was given. ``spare`` (if any) is never called."""
+
+    def __init__(self, unused: bool) -> None:
+        super().__init__()
+        self.in_proj = nn.Linear(DIM, HIDDEN)
+        self.out_proj = nn.Linear(HIDDEN, DIM)
+        if unused:
+            self.spare = nn.Linear(DIM, DIM)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.gelu(self.in_proj(x.to(self.in_proj.weight.dtype)))
+        return x + self.out_proj(h)
+
+
+class Net(nn.Module):
+    """``in_proj -> Block x 2 -> head``; uneven shapes on purpose (5 and 3 do not divide
+    2 or 4), so that sharding pads."""
+
+    def __init__(self, unused: bool) -> None:
+        super().__init__()
+        self.in_proj = nn.Linear(DIN, DIM)
+        self.blocks = nn.ModuleList(Block(unused) for _ in range(2))
+        self.head = nn.Linear(DIM, DOUT)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.in_proj(x)
+        for block in self.blocks:
+            h = block(h)
+        return self.head(h.to(self.head.weight.dtype))
+
+
+# ---- meshes ----------------------------------------------------------------------------
+
+
+def _meshes(lib, mesh: str):
+    """(the mesh given to fully_shard, the tensor-parallel mesh or None, the
+    data-parallel coordinates (index, size) of this rank)."""
+    if mesh in ("dp2", "dp4"):
+        return lib.mesh(names=("dp",)), None, (lib.rank, lib.world_size)
+    if mesh == "hsdp":
+        return lib.mesh((2, lib.world_size // 2), ("rep", "shard")), None, (lib.rank,
+                                                                             lib.world_size)
+    world = lib.mesh((lib.world_size // 2, 2), ("dp", "tp"))
+    return world["dp"], world["tp"], (world.get_local_rank("dp"), world.size(0))
+
+
+def _own_mesh_result(lib):
+    """torchtitan's expert layout: a parameter sharded over ``efsdp`` and replicated
+    over ``ep`` of an ``(ep, efsdp)`` mesh, as torch's ShardPlacementResult."""
+    from torch.distributed.fsdp._fully_shard import _fsdp_common as common
+
+    world = lib.mesh((2, lib.world_size // 2), ("ep", "efsdp"))
+    info = common.HSDPMeshInfo(world, shard_mesh_dim=1, replicate_mesh_dim=0)
+    return common.ShardPlacementResult(placement=Shard(0), mesh_info=info)
+
+
+def _shard_size(mesh) -> int:
+    """The size of the dim FSDP shards over (the last one of an HSDP mesh)."""
+    return mesh.size(mesh.ndim - 1)
+
+
+# ---- building --------------------------------------------------------------------------
+
+
+def _dtype(name: str | None):
+    return None if name is None else getattr(torch, name)
+
+
+def build(lib, case: dict[str, Any]):
+    """The model with the case's options applied; (model, its blocks as FSDP modules,
+    data-parallel (index, size))."""
+    model = Net(unused=case["unused_params"] != "none")
+    if case["frozen_params"]:
+        for block in model.blocks:
+            block.in_proj.requires_grad_(False)
+    if not lib.distributed:  # one process: the whole model on the whole batch
+        return model, list(model.blocks), (0, 1)
+    mesh, tp_mesh, dp = _meshes(lib, case["mesh"])
+    if tp_mesh is not None:
+        from torch.distributed.tensor.parallel import (
+            ColwiseParallel,
+            RowwiseParallel,
+            parallelize_module,
+        )
+
+        for block in model.blocks:
+            parallelize_module(block, tp_mesh, {"in_proj": ColwiseParallel(),
+                                                "out_proj": RowwiseParallel()})
+    placement_fn = None
+    if case["shard_placement"] == "dim1":  # torch shards dim 1 only evenly
+        size = _shard_size(mesh)
+        placement_fn = lambda p: (Shard(1) if p.ndim == 2  # noqa: E731
+                                  and p.shape[1] % size == 0 else None)
+    elif case["shard_placement"] == "own_mesh":
+        targets = {id(block.out_proj.weight) for block in model.blocks}
+        result = _own_mesh_result(lib)
+        placement_fn = lambda p: result if id(p) in targets else None  # noqa: E731
+    if case["activation_checkpointing"]:
+        from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
+            checkpoint_wrapper,
+        )
+
+        for i, block in enumerate(list(model.blocks)):
+            model.blocks[i] = checkpoint_wrapper(block)
+    if case["compile"]:
+        for block in model.blocks:
+            block.compile(backend="aot_eager")
+    param, reduce = _dtype(case["param_dtype"]), _dtype(case["reduce_dtype"])
+    common: dict[str, Any] = {"mesh": mesh, "shard_placement_fn": placement_fn,
+                              "reshard_after_forward": case["reshard_after_forward"]}
+    if case["offload"]:
+        common["offload_policy"] = lib.CPUOffloadPolicy(pin_memory=False)
+    for block in model.blocks:
+        lib.fully_shard(block, mp_policy=lib.MixedPrecisionPolicy(
+            param_dtype=param, reduce_dtype=reduce,
+            cast_forward_inputs=case["cast_forward_inputs"]), **common)
+    lib.fully_shard(model, mp_policy=lib.MixedPrecisionPolicy(
+        param_dtype=param, reduce_dtype=reduce, output_dtype=_dtype(case["output_dtype"])),
+        **common)
+    blocks = list(model.blocks)
+    modules = [model, *blocks]
+    if case["explicit_prefetch"]:
+        model.set_modules_to_forward_prefetch([blocks[0]])
+        blocks[0].set_modules_to_forward_prefetch([blocks[1]])
+        blocks[1].set_modules_to_backward_prefetch([blocks[0]])
+    for module in modules:
+        if case["gradient_divide_factor"] is not None:
+            module.set_gradient_divide_factor(case["gradient_divide_factor"])
+        if case["force_sum_reduction"]:
+            module.set_force_sum_reduction_for_comms(True)
+    if case["unused_params"] == "reduce_scatter":
+        model.set_reduce_scatter_unused_params(True)
+    return model, blocks, dp
+
+
+# ---- recording -------------------------------------------------------------------------
+
+
+def _grads(model: nn.Module) -> dict[str, Any]:
+    return {n: None if p.grad is None else full(p.grad).detach().clone()
+            for n, p in model.named_parameters()}
+
+
+def _layout(model: nn.Module) -> dict[str, tuple]:
+    """What each module holds as each parameter now (not its value)."""
+    out = {}
+    for module_name, module in model.named_modules():
+        for name, p in module._parameters.items():
+            if p is None:
+                continue
+            local = p.to_local() if isinstance(p, DTensor) else p
+            placements = str(p.placements) if isinstance(p, DTensor) else None
+            out[f"{module_name}.{name}"] = (type(p).__name__, tuple(local.shape),
+                                            str(p.dtype), placements, p.device.type)
+    return out
+
+
+def _placed(t: torch.Tensor) -> Any:
+    if isinstance(t, DTensor):
+        return {"full": t.full_tensor().detach().clone(), "placements": str(t.placements),
+                "mesh": t.device_mesh.mesh.tolist()}
+    return t.detach().clone()
+
+
+def _optim_state(opt: torch.optim.Optimizer) -> dict[str, Any]:
+    state = opt.state_dict()["state"]
+    return {str(i): {k: _placed(v) if isinstance(v, torch.Tensor) else v
+                     for k, v in sorted(s.items())} for i, s in sorted(state.items())}
+
+
+# ---- training --------------------------------------------------------------------------
+
+
+def train(lib, case: dict[str, Any]) -> dict[str, Any]:
+    """Train ``case``'s model for STEPS steps; what every step computed and held."""
+    limits = contextlib.nullcontext()
+    if case["compile"]:  # every case's blocks compile the same code: keep each variant
+        import torch._dynamo
+
+        limits = torch._dynamo.config.patch(recompile_limit=64, accumulated_recompile_limit=512)
+    with limits:
+        return _train(lib, case)
+
+
+def _train(lib, case: dict[str, Any]) -> dict[str, Any]:
+    model, blocks, (dp_index, dp_size) = build(lib, case)
+    limited = gloo_limit(case) is not None
+    opt = (torch.optim.SGD(model.parameters(), lr=SGD_LR) if limited
+           else torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1))
+    scale = loss_scale(case, lib.distributed)
+    micro = case["microbatches"]
+    rec: dict[str, list] = {"losses": [], "grads": [], "layout": [], "params": []}
+    for step in range(STEPS):
+        x, y = batch(step, ROWS_PER_DP_RANK * WORLD_DP[case["mesh"]], DIN, DOUT)
+        opt.zero_grad(set_to_none=True)
+        for m in range(micro):
+            last = m == micro - 1
+            if lib.distributed:
+                _before_microbatch(model, blocks, case, last)
+            xm, ym = (_rows(t, case, dp_index, dp_size, m) for t in (x, y))
+            out = model(xm)
+            if step == 0 and m == 0:
+                rec["layout"].append(("after forward", _layout(model)))
+            loss = F.mse_loss(out.float(), ym) / micro
+            (loss * scale if scale != 1 else loss).backward()
+            rec["losses"].append(lib.mean(loss))
+            rec["grads"].append(_grads(model))
+            rec["layout"].append((f"step {step} after backward {m}", _layout(model)))
+        opt.step()
+        rec["params"].append(lib.state(model))
+    rec["optim"] = _optim_state(opt)
+    rec["state_dict"] = {k: _placed(v) for k, v in model.state_dict().items()}
+    return rec
+
+
+def _rows(t: torch.Tensor, case: dict[str, Any], dp_index: int, dp_size: int,
+          m: int) -> torch.Tensor:
+    """Microbatch ``m`` of this data-parallel rank's slice of the step's batch ``t``; for
+    one process (dp_size 1) the same rows of every rank's slice, so that each
+    microbatch's loss is the mean over ranks of the sharded runs' losses."""
+    micro = case["microbatches"]
+    if dp_size > 1:
+        return t.chunk(dp_size)[dp_index].chunk(micro)[m]
+    return torch.cat([part.chunk(micro)[m] for part in t.chunk(WORLD_DP[case["mesh"]])])
+
+
+def loss_scale(case: dict[str, Any], distributed: bool) -> float:
+    """What one process multiplies its loss by to get the gradients FSDP reduces: FSDP
+    sums the data-parallel ranks' gradients of their mean losses and divides by the
+    gradient divide factor (default: the data-parallel size, which makes the mean)."""
+    factor = case["gradient_divide_factor"]
+    if distributed or factor is None:
+        return 1.0
+    return WORLD_DP[case["mesh"]] / factor
+
+
+def _before_microbatch(model, blocks, case: dict[str, Any], last: bool) -> None:
+    """The per-microbatch calls of the case: sync, last-backward and all-reduce flags,
+    resharding after backward, and asynchronous unshards."""
+    if case["gradient_sync_off"]:
+        model.set_requires_gradient_sync(last)
+    if case["is_last_backward"]:
+        model.set_is_last_backward(last)
+    if case["all_reduce_off"]:
+        model.set_requires_all_reduce(last)
+    if not case["reshard_after_backward"]:
+        model.set_reshard_after_backward(last)
+    if case["unshard_async"]:
+        model.unshard(async_op=True)
+        handle = blocks[0].unshard(async_op=True)
+        if handle is not None:
+            handle.wait()
+
+
+# ---- batches ---------------------------------------------------------------------------
+
+
+def run_batch(rank: int, world_size: int, cases: list[dict[str, Any]],
+              libs: list[tuple[str, ...]]) -> list[dict[str, Any]]:
+    """Every case of ``cases`` side by side on its ``libs``; per case the outcomes
+    (:func:`~tests.conformance.harness.side_by_side`) and this rank's CPU seconds."""
+    results = []
+    for case, case_libs in zip(cases, libs):
+        start = time.process_time()
+        outcome = side_by_side(rank, world_size, SCENARIO, case_libs, {"case": case})
+        results.append({"outcome": outcome, "cpu_s": time.process_time() - start})
+    return results
