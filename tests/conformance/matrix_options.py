@@ -21,58 +21,86 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-#: option -> its values, the default first. Keep the names those of the torch API they
-#: drive, so that a shrunk failing case reads as the call that reproduces it.
-OPTIONS: dict[str, tuple[Any, ...]] = {
-    # the device mesh given to every fully_shard call (world size: WORLD_SIZE)
-    #   dp2:  1-D over 2 ranks          dp4: 1-D over 4 ranks
-    #   hsdp: (replicate 2, shard 2)    tp:  (dp 2, tp 2), blocks' MLPs tensor-parallel
-    "mesh": ("dp2", "dp4", "hsdp", "tp"),
-    # MixedPrecisionPolicy, on the root and every block
-    "param_dtype": (None, "bfloat16"),
-    "reduce_dtype": (None, "float32", "bfloat16"),
-    # MixedPrecisionPolicy.output_dtype, on the root only (its output is the loss input)
-    "output_dtype": (None, "float32", "bfloat16"),
-    # MixedPrecisionPolicy.cast_forward_inputs, on the blocks (the root always casts)
-    "cast_forward_inputs": (True, False),
-    # CPUOffloadPolicy(pin_memory=False) instead of OffloadPolicy()
-    "offload": (False, True),
-    # fully_shard(reshard_after_forward=...), the same on every call; None is torch's
-    # default (True for the blocks, False for the root)
-    "reshard_after_forward": (None, True, False, 2),
-    # set_reshard_after_backward(False) for all but the last microbatch (True for it)
-    "reshard_after_backward": (True, False),
-    # backwards per optimizer step (each on its slice of the step's batch)
-    "microbatches": (1, 2),
-    # set_requires_gradient_sync(False) for all but the last microbatch
-    "gradient_sync_off": (False, True),
-    # set_is_last_backward(False) before all but the last microbatch, True before it
-    "is_last_backward": (False, True),
-    # set_requires_all_reduce(False) for all but the last microbatch (HSDP)
-    "all_reduce_off": (False, True),
-    # set_modules_to_forward_prefetch / _backward_prefetch between root and blocks
-    "explicit_prefetch": (False, True),
-    # unshard(async_op=True) on the root and the first block before each forward
-    "unshard_async": (False, True),
-    # set_gradient_divide_factor(...) on every FSDP module (None: not called)
-    "gradient_divide_factor": (None, 3.0),
-    # set_force_sum_reduction_for_comms(True) on every FSDP module
-    "force_sum_reduction": (False, True),
-    # a Linear in each block that forward never calls; "reduce_scatter": and
-    # set_reduce_scatter_unused_params(True), which reduces zeros for it
-    "unused_params": ("none", "unused", "reduce_scatter"),
-    # each block's in_proj frozen (requires_grad=False) before fully_shard
-    "frozen_params": (False, True),
-    # checkpoint_wrapper (non-reentrant) around each block before fully_shard
-    "activation_checkpointing": (False, True),
-    # block.compile(backend="aot_eager") for each block before fully_shard
-    "compile": (False, True),
-    # shard_placement_fn: "dim1": Shard(1) for every 2-D weight whose dim 1 the shard
-    # group divides (torch refuses uneven dim-1 shards); "own_mesh": each
-    # block's out_proj.weight sharded over a mesh of its own (ShardPlacementResult with
-    # an HSDPMeshInfo of the (ep, efsdp) mesh, torchtitan's expert layout)
-    "shard_placement": (None, "dim1", "own_mesh"),
+@dataclass(frozen=True)
+class Option:
+    """An option's values (the default first) and what it drives (markdown)."""
+
+    values: tuple[Any, ...]
+    what: str
+
+
+#: Keep the names those of the torch API they drive, so that a shrunk failing case reads
+#: as the calls that reproduce it.
+SPEC: dict[str, Option] = {
+    "mesh": Option(("dp2", "dp4", "hsdp", "tp"),
+                   "the mesh of every `fully_shard` call: 1-D over 2 or 4 ranks; HSDP "
+                   "`(rep 2, shard 2)`; `(dp 2, tp 2)` with each block's MLP "
+                   "tensor-parallel (`ColwiseParallel` / `RowwiseParallel`) and FSDP over `dp`"),
+    "param_dtype": Option((None, "bfloat16"),
+                          "`MixedPrecisionPolicy.param_dtype`, root and blocks"),
+    "reduce_dtype": Option((None, "float32", "bfloat16"),
+                           "`MixedPrecisionPolicy.reduce_dtype`, root and blocks"),
+    "output_dtype": Option((None, "float32", "bfloat16"),
+                           "`MixedPrecisionPolicy.output_dtype`, on the root (its output "
+                           "is the loss's input)"),
+    "cast_forward_inputs": Option((True, False),
+                                  "`MixedPrecisionPolicy.cast_forward_inputs`, on the "
+                                  "blocks (a block then keeps its residual in the dtype "
+                                  "it was given)"),
+    "offload": Option((False, True), "`CPUOffloadPolicy(pin_memory=False)`"),
+    "reshard_after_forward": Option((None, True, False, 2),
+                                    "`fully_shard(reshard_after_forward=...)` on every "
+                                    "call; `None` is torch's default (the root keeps its "
+                                    "parameters, the blocks reshard); `2`: to groups of 2"),
+    "reshard_after_backward": Option((True, False),
+                                     "`set_reshard_after_backward(False)` before all but "
+                                     "the last microbatch, `True` before it"),
+    "microbatches": Option((1, 2), "backwards per optimizer step, each on its share of "
+                                   "the step's batch"),
+    "gradient_sync_off": Option((False, True),
+                                "`set_requires_gradient_sync(False)` before all but the "
+                                "last microbatch"),
+    "is_last_backward": Option((False, True),
+                               "`set_is_last_backward(False)` before all but the last "
+                               "microbatch, `True` before it"),
+    "all_reduce_off": Option((False, True),
+                             "`set_requires_all_reduce(False)` before all but the last "
+                             "microbatch"),
+    "explicit_prefetch": Option((False, True),
+                                "`set_modules_to_forward_prefetch` (root to block 0 to "
+                                "block 1) and `set_modules_to_backward_prefetch` (block 1 "
+                                "to block 0)"),
+    "unshard_async": Option((False, True),
+                            "`unshard(async_op=True)` on the root and block 0 before each "
+                            "forward (the block's handle waited, the root's left to "
+                            "forward)"),
+    "gradient_divide_factor": Option((None, 3.0),
+                                     "`set_gradient_divide_factor` on every FSDP module"),
+    "force_sum_reduction": Option((False, True),
+                                  "`set_force_sum_reduction_for_comms(True)` on every "
+                                  "FSDP module"),
+    "unused_params": Option(("none", "unused", "reduce_scatter"),
+                            "a `Linear` in each block that forward never calls; "
+                            "`reduce_scatter`: and `set_reduce_scatter_unused_params(True)`"),
+    "frozen_params": Option((False, True),
+                            "each block's `in_proj` frozen (`requires_grad=False`)"),
+    "activation_checkpointing": Option((False, True),
+                                       "`checkpoint_wrapper` (non-reentrant) around each "
+                                       "block before `fully_shard`"),
+    "compile": Option((False, True),
+                      "`block.compile(backend=\"aot_eager\")` for each block before "
+                      "`fully_shard`"),
+    "shard_placement": Option((None, "dim1", "own_mesh"),
+                              "`shard_placement_fn`: `dim1`: `Shard(1)` for each 2-D "
+                              "weight whose dim 1 the shard group divides (torch refuses "
+                              "uneven dim-1 shards); `own_mesh`: each block's "
+                              "`out_proj.weight` on a mesh of its own, a "
+                              "`ShardPlacementResult` with an `HSDPMeshInfo` of an "
+                              "`(ep, efsdp)` mesh (torchtitan's expert layout)"),
 }
+
+#: option -> its values, the default first
+OPTIONS: dict[str, tuple[Any, ...]] = {name: o.values for name, o in SPEC.items()}
 
 #: world size of each mesh
 WORLD_SIZE = {"dp2": 2, "dp4": 4, "hsdp": 4, "tp": 4}

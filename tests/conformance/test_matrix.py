@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.conformance import harness, matrix_cases, matrix_check
+from tests.conformance import harness, matrix_cases, matrix_check, matrix_doc
 from tests.conformance.matrix_options import CONSTRAINTS, OPTIONS, defaults, violation
 
 CASES = matrix_cases.generate()
@@ -141,3 +141,10 @@ def test_shrink_finds_the_options_that_matter():
     start = next(c for c in CASES if fails(c) and len(matrix_cases.non_default(c)) > 4)
     assert matrix_cases.non_default(matrix_cases.shrink(start, fails)) == {
         "mesh": "hsdp", "microbatches": 2, "gradient_sync_off": True}
+
+
+def test_conformance_page_is_current():
+    """docs/design/conformance.md lists these options and this case count; rewrite it
+    with ``python -m tests.conformance.matrix_doc``."""
+    page = matrix_doc.PAGE.read_text()
+    assert matrix_doc.rendered(page) == page, "run: python -m tests.conformance.matrix_doc"
