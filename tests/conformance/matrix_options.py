@@ -9,8 +9,8 @@ case's option is reset to when it is shrunk (:func:`tests.conformance.matrix_cas
 option without HSDP, an int ``reshard_after_forward`` where no smaller group exists, ...):
 the generator never makes them. Combinations torch *refuses* are not constraints: such a
 case runs, and fsdp_ref must refuse it the same way (torch's exception type, a message
-starting with torch's). :data:`GLOO_LIMITS` names the cases torch cannot run on gloo
-ranks; those are held to one-process training on the global batch instead.
+starting with torch's). :data:`TORCH_LIMITS` names the cases torch cannot run on gloo
+ranks, or gets wrong; those are held to one-process training on the global batch instead.
 
 How each value is applied is written once, in :mod:`tests.conformance.scenarios_matrix`.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
 
 @dataclass(frozen=True)
 class Option:
@@ -115,8 +116,6 @@ class Constraint:
 
     why: str
     violated: Callable[[dict[str, Any]], bool]
-    #: for a gloo limit: what torch's error says
-    message: str = ""
 
 
 def _is(case: dict[str, Any], name: str, *values: Any) -> bool:
@@ -161,22 +160,37 @@ def defaults() -> dict[str, Any]:
     return {name: values[0] for name, values in OPTIONS.items()}
 
 
-#: Cases torch 2.13 cannot run on gloo ranks, each with why; the matrix compares
-#: fsdp_ref with one-process training on the global batch there, and checks that
-#: torch still fails (so that a torch that learns to run them is noticed).
-GLOO_LIMITS: tuple[Constraint, ...] = (
-    Constraint("a gradient divide factor other than the reduce-scatter group's size, "
-               "without forced sums, is ReduceOp.PREMUL_SUM(1/factor) in torch, which "
-               "gloo refuses ('Cannot use ReduceOp.PREMUL_SUM with Gloo')",
+@dataclass(frozen=True)
+class TorchLimit:
+    """Cases where torch 2.13 is not the truth: on gloo it fails with ``raises`` (a
+    piece of its message), or, with ``raises=None``, it runs and computes something
+    else than training in one process does. The matrix holds fsdp_ref to one-process
+    training there, and checks that torch still fails or still differs (so that a torch
+    that learns to run them, or is fixed, is noticed and compared bitwise again)."""
+
+    why: str
+    applies: Callable[[dict[str, Any]], bool]
+    raises: str | None
+
+
+TORCH_LIMITS: tuple[TorchLimit, ...] = (
+    TorchLimit("a gradient divide factor other than the reduce-scatter group's size, "
+               "without forced sums, is `ReduceOp.PREMUL_SUM(1/factor)` in torch, which "
+               "gloo refuses",
                lambda c: _is(c, "gradient_divide_factor", 3.0)
                and _is(c, "force_sum_reduction", False),
-               message="Cannot use ReduceOp.PREMUL_SUM with Gloo"),
+               raises="Cannot use ReduceOp.PREMUL_SUM with Gloo"),
+    TorchLimit("torch divides twice by a gradient divide factor with forced sums where a "
+               "group shards over one rank and all-reduces over others (`own_mesh` on 2 "
+               "ranks: `(ep 2, efsdp 1)`): `foreach_reduce`'s one-rank path divides while "
+               "copying, then the post-division divides again",
+               lambda c: _is(c, "gradient_divide_factor", 3.0)
+               and _is(c, "force_sum_reduction", True)
+               and _is(c, "shard_placement", "own_mesh") and _is(c, "mesh", "dp2"),
+               raises=None),
 )
 
 
-def gloo_limit(case: dict[str, Any]) -> str | None:
-    """Why torch cannot run ``case`` on gloo, or None."""
-    for limit in GLOO_LIMITS:
-        if limit.violated(case):
-            return limit.why
-    return None
+def torch_limit(case: dict[str, Any]) -> TorchLimit | None:
+    """The limit of torch that ``case`` meets, or None (torch is the truth)."""
+    return next((limit for limit in TORCH_LIMITS if limit.applies(case)), None)

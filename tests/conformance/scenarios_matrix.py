@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from torch.distributed.tensor import DTensor, Shard
 
 from tests.conformance.harness import batch, full, side_by_side
-from tests.conformance.matrix_options import STEPS, gloo_limit
+from tests.conformance.matrix_options import STEPS, torch_limit
 
 SCENARIO = "tests.conformance.scenarios_matrix:train"
 #: data-parallel ranks of each mesh (tp: 2 of the 4 ranks hold the same batch slice)
@@ -236,7 +236,7 @@ def train(lib, case: dict[str, Any]) -> dict[str, Any]:
 
 def _train(lib, case: dict[str, Any]) -> dict[str, Any]:
     model, blocks, (dp_index, dp_size) = build(lib, case)
-    limited = gloo_limit(case) is not None
+    limited = torch_limit(case) is not None
     opt = (torch.optim.SGD(model.parameters(), lr=SGD_LR) if limited
            else torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1))
     scale = loss_scale(case, lib.distributed)
@@ -312,8 +312,14 @@ def run_batch(rank: int, world_size: int, cases: list[dict[str, Any]],
     """Every case of ``cases`` side by side on its ``libs``; per case the outcomes
     (:func:`~tests.conformance.harness.side_by_side`) and this rank's CPU seconds."""
     results = []
-    for case, case_libs in zip(cases, libs):
+    for k, (case, case_libs) in enumerate(zip(cases, libs)):
         start = time.process_time()
-        outcome = side_by_side(rank, world_size, SCENARIO, case_libs, {"case": case})
+        outcome = {}
+        for lib in case_libs:  # one at a time, so that the rank's log says where it is
+            print(f"case {k}: {lib}", flush=True)
+            outcome.update(side_by_side(rank, world_size, SCENARIO, (lib,), {"case": case}))
+            status, value = outcome[lib]
+            print(f"case {k}: {lib} {status}" + (f": {value['type']}: {value['msg'][:200]}"
+                                                if status == "raised" else ""), flush=True)
         results.append({"outcome": outcome, "cpu_s": time.process_time() - start})
     return results
