@@ -42,7 +42,7 @@ def generated() -> str:
         "makes them):", "",
         *[f"- {c.why}" for c in CONSTRAINTS], "",
         "Where torch 2.13 is not the truth (one-process training is, there):", "",
-        *[f"- {c.why}" + (f" (torch: '{c.raises}')" if c.raises else "")
+        *[f"- {c.why}" + (f" (torch: `{c.raises}`)" if c.raises else "")
           for c in TORCH_LIMITS],
     ]
     return "\n".join(lines)

@@ -317,9 +317,11 @@ def run_batch(rank: int, world_size: int, cases: list[dict[str, Any]],
         outcome = {}
         for lib in case_libs:  # one at a time, so that the rank's log says where it is
             print(f"case {k}: {lib}", flush=True)
+            lib_start = time.process_time()
             outcome.update(side_by_side(rank, world_size, SCENARIO, (lib,), {"case": case}))
             status, value = outcome[lib]
-            print(f"case {k}: {lib} {status}" + (f": {value['type']}: {value['msg'][:200]}"
-                                                if status == "raised" else ""), flush=True)
+            print(f"case {k}: {lib} {status} in {time.process_time() - lib_start:.2f} CPU s"
+                  + (f": {value['type']}: {value['msg'][:200]}" if status == "raised" else ""),
+                  flush=True)
         results.append({"outcome": outcome, "cpu_s": time.process_time() - start})
     return results

@@ -8,12 +8,14 @@ the cases: :mod:`tests.conformance.matrix_cases`; one case's training:
 batches in the session's worker pool of that size (the first test of each size runs
 them, only the selected ones: ``pytest tests/conformance/test_matrix.py -k c07`` runs
 case 7 alone). A failing case is shrunk (options reset to their defaults one at a time,
-re-run in the pool) and the failure names the smallest option set that still fails.
+re-run in the pool) and the failure names the smallest option set that still fails
+(``FSDP_REF_MATRIX_SHRINK=0`` skips the shrinking, for a quick look at many failures).
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from typing import Any
 
@@ -83,6 +85,9 @@ def test_case(matrix, index, record_property):
     found = matrix_check.problems(case, out["per_rank"])
     if not found:
         return
+    if os.environ.get("FSDP_REF_MATRIX_SHRINK") == "0":
+        pytest.fail(f"{IDS[index]} ({matrix_cases.describe(case)}) differs from torch:\n"
+                    + "\n".join(found[:30]), pytrace=False)
     smallest = matrix_cases.shrink(case, matrix.fails)
     pytest.fail(
         f"{IDS[index]} ({matrix_cases.describe(case)}) differs from torch:\n"
