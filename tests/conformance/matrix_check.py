@@ -8,9 +8,9 @@ Three kinds of case (:func:`problems` picks by the case):
   whose message starts with torch's whole message;
 * torch 2.13 is not the truth (:data:`~tests.conformance.matrix_options.TORCH_LIMITS`:
   it cannot run the case on gloo, or computes something else): torch still fails with
-  the message the limit names (or still differs from one process beyond
-  :func:`tolerance`), and fsdp_ref equals one-process training on the global batch
-  within :func:`tolerance`.
+  the message the limit names (or still differs from fsdp_ref: a fixed torch would
+  not), and fsdp_ref equals one-process training on the global batch
+  within :func:`bound`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from typing import Any
 
 import torch
 
+from tests import tolerance
 from tests.conformance import harness
 from tests.conformance.matrix_options import STEPS, TorchLimit, torch_limit
-from tests.conformance.scenarios_matrix import DEPTH, ROWS_PER_DP_RANK, SGD_LR, WORLD_DP
+from tests.conformance.scenarios_matrix import HIDDEN, ROWS_PER_DP_RANK, WEIGHTS, WORLD_DP
 
 
 def libs_of(case: dict[str, Any]) -> tuple[str, ...]:
@@ -72,85 +73,68 @@ def _against_plain(case: dict[str, Any], per_rank: list[dict], limit: TorchLimit
         status, theirs = outcome["torch"]
         if limit.raises is not None:
             still = status == "raised" and limit.raises in theirs["msg"]
-        else:
-            still = status == "ok" and bool(_tolerated_differences(case, truth, theirs))
+        else:  # a fixed torch would compute what fsdp_ref does
+            still = status == "ok" and bool(harness.differences(ours, theirs, rtol=0.0,
+                                                                atol=0.0))
         if not still:
             found.append(f"rank {rank}: torch no longer shows the limit ({limit.why}): "
                          f"{status}: {str(theirs)[:300]}; compare with torch bitwise again")
     return found
 
 
-def unit_roundoff(dtype: torch.dtype) -> float:
-    """Half the gap between 1 and the next number of ``dtype``: 2**-24 for float32, 2**-8
-    for bfloat16."""
-    return 2.0 ** -(torch.finfo(dtype).nmant + 1)
+def _dtype(name: str | None) -> torch.dtype:
+    return torch.float32 if name is None else getattr(torch, name)
 
 
-def lowest_precision(case: dict[str, Any]) -> torch.dtype:
-    """The least precise dtype the case computes or reduces in (float32 without mixed
-    precision)."""
-    dtypes = [getattr(torch, n) for n in (case["param_dtype"], case["reduce_dtype"],
-                                          case["output_dtype"]) if n is not None]
-    return min([torch.float32, *dtypes], key=lambda d: torch.finfo(d).nmant)
-
-
-def tolerance(case: dict[str, Any], magnitude: float, step: int = 0) -> float:
-    """How far a loss or gradient of fsdp_ref may be from one process's after ``step``
-    earlier steps, for a value whose largest entry (in one process) is ``magnitude``.
-
-    Every operation rounds to within a relative ``u`` (the unit roundoff of the least
-    precise dtype of the case). A value passes through ``DEPTH`` rounded layers forward
-    and as many backward; the gradient sums the rows of the global batch (its size: the
-    data-parallel world size times the rows per rank) in an order of its own (per rank,
-    then over ranks), which moves a sum of ``n`` terms by at most ``(n - 1) u`` times the
-    largest term (the recursive-summation bound, with the terms no larger than the
-    value's magnitude). Each earlier SGD step leaves the parameters that far apart again,
-    times the learning rate, so the bound grows by one such term per step.
-    """
+def bound(case: dict[str, Any], backwards: int) -> tolerance.Tolerance:
+    """The normwise bound between fsdp_ref and one process after ``backwards``
+    backwards, from :mod:`tests.tolerance`: the global batch's rows and the model's
+    weights summed in another order; where the ranks' sum is in a low-precision reduce
+    dtype, those ``dp`` terms reordered in it; where the model computes in a
+    low-precision dtype (``param_dtype`` or ``output_dtype``), the rounding of every
+    layer to it."""
     rows = ROWS_PER_DP_RANK * WORLD_DP[case["mesh"]]
-    per_value = (2 * DEPTH + rows - 1) * unit_roundoff(lowest_precision(case))
-    return per_value * magnitude * (1 + step * (1 + SGD_LR))
+    rtol = tolerance.training(rows=rows, width=HIDDEN, depth=WEIGHTS, steps=backwards).rtol
+    reduce = _dtype(case["reduce_dtype"] or case["param_dtype"])
+    if reduce != torch.float32:
+        per_step = tolerance.reordered_sum(WORLD_DP[case["mesh"]], reduce)
+        rtol += max(backwards, 1) * (WEIGHTS + 1) * per_step
+    compute = max((_dtype(case[k]) for k in ("param_dtype", "output_dtype")),
+                  key=lambda d: torch.finfo(d).eps)
+    if compute != torch.float32:
+        rtol += tolerance.mixed_precision(depth=WEIGHTS, steps=backwards, dtype=compute).rtol
+    return tolerance.Tolerance(rtol)
 
 
 def _tolerated_differences(case: dict[str, Any], truth: dict, ours: dict) -> list[str]:
+    """Losses after every backward, gradients before every step and parameters after
+    it, each within :func:`bound` of one process's. A gradient of None (no gradient)
+    counts as zeros: an unused parameter has none in one process and zeros where FSDP
+    reduces unused ones."""
     found = []
     micro = case["microbatches"]
     for i, (want, got) in enumerate(zip(truth["losses"], ours["losses"])):
-        tol = tolerance(case, abs(want), step=i // micro)
-        if abs(got - want) > tol:
-            found.append(f"loss {i}: {got!r} (expected {want!r} within {tol:.3g})")
-    for step in range(STEPS):  # the gradients the optimizer step uses: the last backward's
-        grads_t, grads_o = truth["grads"][step * micro + micro - 1], ours["grads"][
-            step * micro + micro - 1]
-        found += _tensors(case, grads_t, grads_o, f"step {step} gradient", step)
-        bound = {n: SGD_LR * sum(tolerance(case, _max(truth["grads"][s * micro + micro - 1][n]),
-                                           step=s) for s in range(step + 1))
-                 for n in truth["params"][step]}
+        slack = bound(case, i + 1).atol_for(want)
+        if abs(got - want) > slack:
+            found.append(f"loss {i}: {got!r} (expected {want!r} within {slack:.3g})")
+    for step in range(STEPS):
+        backwards = (step + 1) * micro
+        tol = bound(case, backwards)
+        grads = zip(truth["grads"][backwards - 1].items(), ours["grads"][backwards - 1].values())
+        for (name, want), got in grads:
+            if want is None and got is None:
+                continue
+            want = torch.zeros_like(got) if want is None else want
+            found += _differs(f"step {step} gradient {name}", want, got, tol)
         for name, want in truth["params"][step].items():
-            got = ours["params"][step][name]
-            diff = (got.double() - want.double()).abs().max().item()
-            if diff > bound[name]:
-                found.append(f"step {step} parameter {name}: max abs diff {diff:.3g} "
-                             f"(tolerance {bound[name]:.3g})")
+            found += _differs(f"step {step} parameter {name}", want, ours["params"][step][name],
+                              tol)
     return found
 
 
-def _max(t: torch.Tensor | None) -> float:
-    return 0.0 if t is None else t.double().abs().max().item()
-
-
-def _tensors(case: dict[str, Any], want: dict, got: dict, what: str, step: int) -> list[str]:
-    """Gradients within tolerance; None (no gradient) counts as zeros: an unused
-    parameter has none in one process and zeros where FSDP reduces unused ones."""
-    found = []
-    for name, w in want.items():
-        g = got.get(name)
-        if w is None and g is None:
-            continue
-        ref = torch.zeros_like(g) if w is None else w
-        mine = torch.zeros_like(ref) if g is None else g
-        tol = tolerance(case, _max(ref), step)
-        diff = (mine.double() - ref.double()).abs().max().item()
-        if diff > tol:
-            found.append(f"{what} {name}: max abs diff {diff:.3g} (tolerance {tol:.3g})")
-    return found
+def _differs(what: str, want: torch.Tensor, got: torch.Tensor | None,
+             tol: tolerance.Tolerance) -> list[str]:
+    got = torch.zeros_like(want) if got is None else got
+    diff = (got.double() - want.double()).abs().max().item()
+    slack = tol.atol_for(want)
+    return [] if diff <= slack else [f"{what}: max abs diff {diff:.3g} (bound {slack:.3g})"]

@@ -89,8 +89,9 @@ SPEC: dict[str, Option] = {
                                        "`checkpoint_wrapper` (non-reentrant) around each "
                                        "block before `fully_shard`"),
     "compile": Option((False, True),
-                      "`block.compile(backend=\"aot_eager\")` for each block before "
-                      "`fully_shard`"),
+                      "each block replaced by `torch.compile(block, "
+                      "backend=\"aot_eager\")` before `fully_shard` (torchtitan's order: "
+                      "checkpointing, compile, FSDP)"),
     "shard_placement": Option((None, "dim1", "own_mesh"),
                               "`shard_placement_fn`: `dim1`: `Shard(1)` for each 2-D "
                               "weight whose dim 1 the shard group divides (torch refuses "
@@ -164,8 +165,8 @@ def defaults() -> dict[str, Any]:
 class TorchLimit:
     """Cases where torch 2.13 is not the truth. The matrix holds fsdp_ref to one-process
     training there and, where torch can run, checks that torch still fails with
-    ``raises`` (a piece of its message) or, with ``raises=None``, still computes
-    something else than one process does, so that a torch that learns to run them, or
+    ``raises`` (a piece of its message) or, with ``raises=None``, still differs from
+    fsdp_ref, so that a torch that learns to run them, or
     is fixed, is noticed and compared bitwise again. ``runs=False``: torch is not run at
     all (it fails on some ranks and leaves the others waiting in a collective)."""
 

@@ -23,6 +23,7 @@ seconds each took.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from typing import Any
 
@@ -42,9 +43,8 @@ WORLD_DP = {"dp2": 2, "dp4": 4, "hsdp": 4, "tp": 2}
 SGD_LR = 0.1
 DIN, DIM, HIDDEN, DOUT = 5, 8, 16, 3
 ROWS_PER_DP_RANK = 4  # rows of the step's batch each data-parallel rank trains on
-#: rounded layers a value passes through, forward: in_proj, per block in_proj, gelu,
-#: out_proj and the residual add, head
-DEPTH = 1 + 2 * 4 + 1
+#: weight matrices a value passes through: in_proj, two per block, head
+WEIGHTS = 1 + 2 * 2 + 1
 
 
 class Block(nn.Module):
@@ -154,9 +154,9 @@ def build(lib, case: dict[str, Any]):
 
         for i, block in enumerate(list(model.blocks)):
             model.blocks[i] = checkpoint_wrapper(block)
-    if case["compile"]:
-        for block in model.blocks:
-            block.compile(backend="aot_eager")
+    if case["compile"]:  # torchtitan's order: checkpointing, compile, then fully_shard
+        for i, block in enumerate(list(model.blocks)):
+            model.blocks[i] = torch.compile(block, backend="aot_eager")
     param, reduce = _dtype(case["param_dtype"]), _dtype(case["reduce_dtype"])
     common: dict[str, Any] = {"mesh": mesh, "shard_placement_fn": placement_fn,
                               "reshard_after_forward": case["reshard_after_forward"]}
@@ -188,8 +188,19 @@ def build(lib, case: dict[str, Any]):
 # ---- recording -------------------------------------------------------------------------
 
 
+def _name(name: str) -> str:
+    """A parameter's name without the wrappers' parts (``torch.compile``'s
+    ``_orig_mod``, ``checkpoint_wrapper``'s ``_checkpoint_wrapped_module``), which one
+    process, training the bare model, does not have."""
+    return re.sub(r"(_orig_mod|_checkpoint_wrapped_module)\.", "", name)
+
+
+def _params(model: nn.Module) -> dict[str, Any]:
+    return {_name(n): full(p).detach().clone() for n, p in model.named_parameters()}
+
+
 def _grads(model: nn.Module) -> dict[str, Any]:
-    return {n: None if p.grad is None else full(p.grad).detach().clone()
+    return {_name(n): None if p.grad is None else full(p.grad).detach().clone()
             for n, p in model.named_parameters()}
 
 
@@ -202,7 +213,7 @@ def _layout(model: nn.Module) -> dict[str, tuple]:
                 continue
             local = p.to_local() if isinstance(p, DTensor) else p
             placements = str(p.placements) if isinstance(p, DTensor) else None
-            out[f"{module_name}.{name}"] = (type(p).__name__, tuple(local.shape),
+            out[_name(f"{module_name}.{name}")] = (type(p).__name__, tuple(local.shape),
                                             str(p.dtype), placements, p.device.type)
     return out
 
@@ -259,9 +270,9 @@ def _train(lib, case: dict[str, Any]) -> dict[str, Any]:
             rec["grads"].append(_grads(model))
             rec["layout"].append((f"step {step} after backward {m}", _layout(model)))
         opt.step()
-        rec["params"].append(lib.state(model))
+        rec["params"].append(_params(model))
     rec["optim"] = _optim_state(opt)
-    rec["state_dict"] = {k: _placed(v) for k, v in model.state_dict().items()}
+    rec["state_dict"] = {_name(k): _placed(v) for k, v in model.state_dict().items()}
     return rec
 
 
