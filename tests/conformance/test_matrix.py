@@ -8,7 +8,8 @@ the cases: :mod:`tests.conformance.matrix_cases`; one case's training:
 batches in the session's worker pool of that size (the first test of each size runs
 them, only the selected ones: ``pytest tests/conformance/test_matrix.py -k c07`` runs
 case 7 alone). A failing case is shrunk (options reset to their defaults one at a time,
-re-run in the pool) and the failure names the smallest option set that still fails
+re-run in the pool) and the failure names the smallest option set that still fails with
+one of the same kinds of difference
 (``FSDP_REF_MATRIX_SHRINK=0`` skips the shrinking, for a quick look at many failures).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
 from typing import Any
 
@@ -64,8 +66,18 @@ class Matrix:
                  "cpu_s": max(r[k]["cpu_s"] for r in replies), "wall_s": wall}
                 for k in range(len(cases))]
 
-    def fails(self, case: dict[str, Any]) -> bool:
-        return bool(matrix_check.problems(case, self.run([case])[0]["per_rank"]))
+    def fails_like(self, found: list[str]):
+        """A predicate: does a case fail with one of the kinds of problem in ``found``
+        (so that shrinking does not wander off to another difference)?"""
+        kinds = _kinds(found)
+        return lambda case: bool(kinds & _kinds(
+            matrix_check.problems(case, self.run([case])[0]["per_rank"])))
+
+
+def _kinds(found: list[str]) -> set[str]:
+    """Each problem line with its numbers blanked out (step, rank and values)."""
+    return {re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", line)[:160]
+            for problem in found for line in problem.splitlines() if line.startswith("rank")}
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +100,7 @@ def test_case(matrix, index, record_property):
     if os.environ.get("FSDP_REF_MATRIX_SHRINK") == "0":
         pytest.fail(f"{IDS[index]} ({matrix_cases.describe(case)}) differs from torch:\n"
                     + "\n".join(found[:30]), pytrace=False)
-    smallest = matrix_cases.shrink(case, matrix.fails)
+    smallest = matrix_cases.shrink(case, matrix.fails_like(found))
     pytest.fail(
         f"{IDS[index]} ({matrix_cases.describe(case)}) differs from torch:\n"
         + "\n".join(found[:30])
