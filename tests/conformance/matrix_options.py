@@ -37,9 +37,9 @@ SPEC: dict[str, Option] = {
                    "the mesh of every `fully_shard` call: 1-D over 2 or 4 ranks; HSDP "
                    "`(rep 2, shard 2)`; `(dp 2, tp 2)` with each block's MLP "
                    "tensor-parallel (`ColwiseParallel` / `RowwiseParallel`) and FSDP over `dp`"),
-    "param_dtype": Option((None, "bfloat16"),
+    "param_dtype": Option((None, "bfloat16", "float16"),
                           "`MixedPrecisionPolicy.param_dtype`, root and blocks"),
-    "reduce_dtype": Option((None, "float32", "bfloat16"),
+    "reduce_dtype": Option((None, "float32", "bfloat16", "float16"),
                            "`MixedPrecisionPolicy.reduce_dtype`, root and blocks"),
     "output_dtype": Option((None, "float32", "bfloat16"),
                            "`MixedPrecisionPolicy.output_dtype`, on the root (its output "
@@ -178,17 +178,18 @@ class TorchLimit:
 
 TORCH_LIMITS: tuple[TorchLimit, ...] = (
     TorchLimit("a gradient divide factor other than the reduce-scatter group's size, "
-               "without forced sums, is `ReduceOp.PREMUL_SUM(1/factor)` in torch, which "
-               "gloo refuses",
+               "without forced sums, reducing in float32 or bfloat16, is "
+               "`ReduceOp.PREMUL_SUM(1/factor)` in torch, which gloo refuses",
                lambda c: _is(c, "gradient_divide_factor", 3.0)
-               and _is(c, "force_sum_reduction", False),
+               and _is(c, "force_sum_reduction", False) and not _reduces_in_fp16(c),
                raises="Cannot use ReduceOp.PREMUL_SUM with Gloo"),
-    TorchLimit("torch divides twice by a gradient divide factor with forced sums where a "
-               "group shards over one rank and all-reduces over others (`own_mesh` on 2 "
-               "ranks: `(ep 2, efsdp 1)`): `foreach_reduce`'s one-rank path divides while "
-               "copying, then the post-division divides again",
+    TorchLimit("torch divides twice by a gradient divide factor where a group shards "
+               "over one rank and all-reduces over others (`own_mesh` on 2 ranks: "
+               "`(ep 2, efsdp 1)`) and the division is not left to the collective (forced "
+               "sums, or a float16 reduction): `foreach_reduce`'s one-rank path divides "
+               "while copying, then the pre- and post-division divide again",
                lambda c: _is(c, "gradient_divide_factor", 3.0)
-               and _is(c, "force_sum_reduction", True)
+               and (_is(c, "force_sum_reduction", True) or _reduces_in_fp16(c))
                and _is(c, "shard_placement", "own_mesh") and _is(c, "mesh", "dp2")),
     TorchLimit("torch fails on half the ranks with an int `reshard_after_forward` and "
                "parameters sharded on dim 1 (`RuntimeError: setStorage: ... out of bounds` "
@@ -198,6 +199,11 @@ TORCH_LIMITS: tuple[TorchLimit, ...] = (
                and _is(c, "shard_placement", "dim1"),
                runs=False),
 )
+
+
+def _reduces_in_fp16(case: dict[str, Any]) -> bool:
+    """Gradients are reduced in float16 (``reduce_dtype``, else ``param_dtype``)."""
+    return (case.get("reduce_dtype") or case.get("param_dtype")) == "float16"
 
 
 def torch_limit(case: dict[str, Any]) -> TorchLimit | None:
