@@ -25,12 +25,19 @@ from tests.conformance.matrix_options import STEPS, TorchLimit, torch_limit
 from tests.conformance.scenarios_matrix import HIDDEN, ROWS_PER_DP_RANK, WEIGHTS, WORLD_DP
 
 
-def libs_of(case: dict[str, Any]) -> tuple[str, ...]:
-    """The implementations a case runs: plus one-process training where torch cannot."""
+def runs_of(case: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """The runs a case makes, ``(label, implementation, train's kwargs)``: torch and
+    fsdp_ref; where torch is not the truth, one-process training too and torch with the
+    limit's stand-in options (labelled ``"torch stand-in"``), all with SGD."""
     limit = torch_limit(case)
     if limit is None:
-        return ("torch", "fsdp_ref")
-    return ("torch", "fsdp_ref", "plain") if limit.runs else ("fsdp_ref", "plain")
+        return [("torch", "torch", {"case": case}), ("fsdp_ref", "fsdp_ref", {"case": case})]
+    sgd = {"case": case, "optimizer": "sgd"}
+    runs = [("torch", "torch", sgd)] if limit.runs else []
+    runs += [("fsdp_ref", "fsdp_ref", sgd), ("plain", "plain", sgd)]
+    if limit.stand_in is not None:
+        runs.append(("torch stand-in", "torch", {**sgd, "case": {**case, **limit.stand_in}}))
+    return runs
 
 
 def problems(case: dict[str, Any], per_rank: list[dict[str, tuple[str, Any]]]) -> list[str]:
@@ -68,6 +75,17 @@ def _against_plain(case: dict[str, Any], per_rank: list[dict], limit: TorchLimit
             continue
         found += [f"rank {rank}: fsdp_ref vs one process: {d}"
                   for d in _tolerated_differences(case, truth, ours)]
+        if limit.stand_in is not None:
+            try:
+                stand_in = harness.result_of(outcome["torch stand-in"], "torch stand-in", rank)
+            except AssertionError as e:
+                found.append(str(e))
+            else:
+                keys = [k for k in ours if k not in limit.stand_in_skips]
+                found += [f"rank {rank}: fsdp_ref vs torch with {limit.stand_in}{d}"
+                          for d in harness.differences({k: stand_in[k] for k in keys},
+                                                       {k: ours[k] for k in keys}, "",
+                                                       rtol=0.0, atol=0.0)]
         if not limit.runs:
             continue
         status, theirs = outcome["torch"]

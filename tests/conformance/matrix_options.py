@@ -168,12 +168,19 @@ class TorchLimit:
     ``raises`` (a piece of its message) or, with ``raises=None``, still differs from
     fsdp_ref, so that a torch that learns to run them, or
     is fixed, is noticed and compared bitwise again. ``runs=False``: torch is not run at
-    all (it fails on some ranks and leaves the others waiting in a collective)."""
+    all (it fails on some ranks and leaves the others waiting in a collective).
+
+    ``stand_in``: options with which torch runs the case on gloo and computes the same
+    numbers (the same sums and divisions, in the same order); fsdp_ref is then also
+    compared with that run, bitwise, except the records named in ``stand_in_skips``
+    (what the stand-in changes on purpose)."""
 
     why: str
     applies: Callable[[dict[str, Any]], bool]
     raises: str | None = None
     runs: bool = True
+    stand_in: dict[str, Any] | None = None
+    stand_in_skips: tuple[str, ...] = ()
 
 
 TORCH_LIMITS: tuple[TorchLimit, ...] = (
@@ -182,7 +189,11 @@ TORCH_LIMITS: tuple[TorchLimit, ...] = (
                "`ReduceOp.PREMUL_SUM(1/factor)` in torch, which gloo refuses",
                lambda c: _is(c, "gradient_divide_factor", 3.0)
                and _is(c, "force_sum_reduction", False) and not _reduces_in_fp16(c),
-               raises="Cannot use ReduceOp.PREMUL_SUM with Gloo"),
+               raises="Cannot use ReduceOp.PREMUL_SUM with Gloo",
+               # forced sums: torch sums, then divides by the factor, as fsdp_ref does
+               # (on NCCL, PREMUL_SUM scales each rank's gradient before the sum instead,
+               # which rounds differently: that gloo cannot show)
+               stand_in={"force_sum_reduction": True}),
     TorchLimit("torch divides twice by a gradient divide factor where a group shards "
                "over one rank and all-reduces over others (`own_mesh` on 2 ranks: "
                "`(ep 2, efsdp 1)`) and the division is not left to the collective (forced "
@@ -197,7 +208,9 @@ TORCH_LIMITS: tuple[TorchLimit, ...] = (
                "all-gather): torch is not run",
                lambda c: _is(c, "reshard_after_forward", 2)
                and _is(c, "shard_placement", "dim1"),
-               runs=False),
+               runs=False,
+               # resharding to 2 ranks after forward changes what is held, not a number
+               stand_in={"reshard_after_forward": True}, stand_in_skips=("layout",)),
 )
 
 

@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch.distributed.tensor import DTensor, Shard
 
 from tests.conformance.harness import batch, full, side_by_side
-from tests.conformance.matrix_options import STEPS, torch_limit
+from tests.conformance.matrix_options import STEPS
 
 SCENARIO = "tests.conformance.scenarios_matrix:train"
 #: data-parallel ranks of each mesh (tp: 2 of the 4 ranks hold the same batch slice)
@@ -234,21 +234,21 @@ def _optim_state(opt: torch.optim.Optimizer) -> dict[str, Any]:
 # ---- training --------------------------------------------------------------------------
 
 
-def train(lib, case: dict[str, Any]) -> dict[str, Any]:
-    """Train ``case``'s model for STEPS steps; what every step computed and held."""
+def train(lib, case: dict[str, Any], optimizer: str = "adamw") -> dict[str, Any]:
+    """Train ``case``'s model for STEPS steps with ``optimizer`` (``"adamw"``, or
+    ``"sgd"`` where one process is the truth); what every step computed and held."""
     limits = contextlib.nullcontext()
     if case["compile"]:  # every case's blocks compile the same code: keep each variant
         import torch._dynamo
 
         limits = torch._dynamo.config.patch(recompile_limit=64, accumulated_recompile_limit=512)
     with limits:
-        return _train(lib, case)
+        return _train(lib, case, optimizer)
 
 
-def _train(lib, case: dict[str, Any]) -> dict[str, Any]:
+def _train(lib, case: dict[str, Any], optimizer: str) -> dict[str, Any]:
     model, blocks, (dp_index, dp_size) = build(lib, case)
-    limited = torch_limit(case) is not None
-    opt = (torch.optim.SGD(model.parameters(), lr=SGD_LR) if limited
+    opt = (torch.optim.SGD(model.parameters(), lr=SGD_LR) if optimizer == "sgd"
            else torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1))
     scale = loss_scale(case, lib.distributed)
     micro = case["microbatches"]
@@ -318,20 +318,22 @@ def _before_microbatch(model, blocks, case: dict[str, Any], last: bool) -> None:
 # ---- batches ---------------------------------------------------------------------------
 
 
-def run_batch(rank: int, world_size: int, cases: list[dict[str, Any]],
-              libs: list[tuple[str, ...]]) -> list[dict[str, Any]]:
-    """Every case of ``cases`` side by side on its ``libs``; per case the outcomes
-    (:func:`~tests.conformance.harness.side_by_side`) and this rank's CPU seconds."""
+def run_batch(rank: int, world_size: int,
+              runs: list[list[tuple[str, str, dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """Many cases, each a list of runs ``(label, implementation, train's kwargs)`` made one after
+    the other in this rank (:func:`~tests.conformance.harness.side_by_side`, one
+    implementation at a time, so that the rank's log says where it is); per case the
+    outcomes by label and this rank's CPU seconds."""
     results = []
-    for k, (case, case_libs) in enumerate(zip(cases, libs)):
+    for k, case_runs in enumerate(runs):
         start = time.process_time()
         outcome = {}
-        for lib in case_libs:  # one at a time, so that the rank's log says where it is
-            print(f"case {k}: {lib}", flush=True)
+        for label, lib, kwargs in case_runs:
+            print(f"case {k}: {label}", flush=True)
             lib_start = time.process_time()
-            outcome.update(side_by_side(rank, world_size, SCENARIO, (lib,), {"case": case}))
-            status, value = outcome[lib]
-            print(f"case {k}: {lib} {status} in {time.process_time() - lib_start:.2f} CPU s"
+            status, value = side_by_side(rank, world_size, SCENARIO, (lib,), kwargs)[lib]
+            outcome[label] = (status, value)
+            print(f"case {k}: {label} {status} in {time.process_time() - lib_start:.2f} CPU s"
                   + (f": {value['type']}: {value['msg'][:200]}" if status == "raised" else ""),
                   flush=True)
         results.append({"outcome": outcome, "cpu_s": time.process_time() - start})

@@ -58,8 +58,8 @@ class Matrix:
         call's wall seconds."""
         pool = self.pools.get(matrix_cases.world_size(cases[0]))
         start = time.perf_counter()
-        replies = pool.run("tests.conformance.scenarios_matrix:run_batch", cases=cases,
-                           libs=[matrix_check.libs_of(c) for c in cases],
+        replies = pool.run("tests.conformance.scenarios_matrix:run_batch",
+                           runs=[matrix_check.runs_of(c) for c in cases],
                            timeout_s=BATCH_TIMEOUT_S)
         wall = (time.perf_counter() - start) / len(cases)
         return [{"per_rank": [harness._restored(r[k]["outcome"]) for r in replies],
@@ -75,8 +75,10 @@ class Matrix:
 
 
 def _kinds(found: list[str]) -> set[str]:
-    """Each problem line with its numbers blanked out (step, rank and values)."""
-    return {re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", line)[:160]
+    """Each problem line with its numbers blanked out (step, rank and values), a
+    stand-in run of torch counted as torch."""
+    return {re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", re.sub(r"torch with \{[^}]*\}", "torch",
+                                                            line))[:160]
             for problem in found for line in problem.splitlines() if line.startswith("rank")}
 
 
