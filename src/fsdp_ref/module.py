@@ -193,11 +193,14 @@ class FSDPModule:
         self.set_gradient_divide_factor(factor)
 
     def set_force_sum_reduction_for_comms(self, enable: bool) -> None:
-        """Require SUM-only collectives. fsdp_ref always reduces with SUM and divides
-        separately (see :mod:`fsdp_ref.collectives`), so ``True`` is already in effect;
-        ``False`` is accepted and changes nothing, as no other reduction op is used."""
+        """Require SUM-only collectives, dividing before and after them instead of
+        averaging in them (this module's groups, as torch). fsdp_ref's collectives are
+        always SUM; what changes is *where* it divides, which torch's numbers (and what an
+        all-reduce hook sees) depend on: :mod:`fsdp_ref.division`."""
         if not isinstance(enable, bool):
             raise TypeError(f"enable must be a bool, got {type(enable).__name__}")
+        for group in self._groups():
+            group.settings.force_sum_reduction = enable
 
     # ---- resharding policy ---------------------------------------------------------
 

@@ -294,13 +294,16 @@ class FSDPState:
             ctx.final_callback_queued = True
             root = next(s for s in ctx.all_states if s.is_root)
             Variable._execution_engine.queue_callback(root._final_callback)
-        reductions = self.comm_ctx.reductions
-        reductions.finish_completed()  # their inputs go before this backward
+        comm = self.comm_ctx
+        early = comm.ordering.finishes_completed_early  # (the host-ordered path)
+        if early:
+            comm.reductions.finish_completed()  # their inputs go before this backward
         ran = [group for group in reversed(self.groups) if group.pre_backward()]
         for target in ctx.order.backward_targets(self, ran):
             if target not in self.groups:
-                target.prefetch("backward")  # (CPU: the host waited for its all-gather,
-                reductions.finish_completed()  # gloo may have finished older ones too)
+                target.prefetch("backward")  # (host-ordered: the host waited for its
+                if early:                    # all-gather; gloo may have finished older
+                    comm.reductions.finish_completed()  # reductions meanwhile)
 
     def _final_callback(self) -> None:
         """End of backward (root only): reduce what autograd did not reach, then end the
