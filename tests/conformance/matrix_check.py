@@ -36,7 +36,9 @@ def runs_of(case: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     runs = [("torch", "torch", sgd)] if limit.runs else []
     runs += [("fsdp_ref", "fsdp_ref", sgd), ("plain", "plain", sgd)]
     if limit.stand_in is not None:
-        runs.append(("torch stand-in", "torch", {**sgd, "case": {**case, **limit.stand_in}}))
+        options = {k: v for k, v in limit.stand_in.items() if k in case}
+        extra = {k: v for k, v in limit.stand_in.items() if k not in case}
+        runs.append(("torch stand-in", "torch", {**sgd, **extra, "case": {**case, **options}}))
     return runs
 
 

@@ -170,10 +170,11 @@ class TorchLimit:
     is fixed, is noticed and compared bitwise again. ``runs=False``: torch is not run at
     all (it fails on some ranks and leaves the others waiting in a collective).
 
-    ``stand_in``: options with which torch runs the case on gloo and computes the same
-    numbers (the same sums and divisions, in the same order); fsdp_ref is then also
-    compared with that run, bitwise, except the records named in ``stand_in_skips``
-    (what the stand-in changes on purpose)."""
+    ``stand_in``: how torch runs the case on gloo and computes the same numbers (the
+    same sums and divisions, in the same order): options of the case to change, or
+    ``premul_sum_on_gloo`` (:func:`tests.conformance.scenarios_matrix.train`'s argument);
+    fsdp_ref is then also compared with that run, bitwise, except the records named in
+    ``stand_in_skips`` (what the stand-in changes on purpose)."""
 
     why: str
     applies: Callable[[dict[str, Any]], bool]
@@ -190,10 +191,9 @@ TORCH_LIMITS: tuple[TorchLimit, ...] = (
                lambda c: _is(c, "gradient_divide_factor", 3.0)
                and _is(c, "force_sum_reduction", False) and not _reduces_in_fp16(c),
                raises="Cannot use ReduceOp.PREMUL_SUM with Gloo",
-               # forced sums: torch sums, then divides by the factor, as fsdp_ref does
-               # (on NCCL, PREMUL_SUM scales each rank's gradient before the sum instead,
-               # which rounds differently: that gloo cannot show)
-               stand_in={"force_sum_reduction": True}),
+               # torch with its PREMUL_SUM reduce-scatter done as NCCL does it: each
+               # rank's input multiplied by 1/factor, then summed (a custom ReduceScatter)
+               stand_in={"premul_sum_on_gloo": True}),
     TorchLimit("torch divides twice by a gradient divide factor where a group shards "
                "over one rank and all-reduces over others (`own_mesh` on 2 ranks: "
                "`(ep 2, efsdp 1)`) and the division is not left to the collective (forced "

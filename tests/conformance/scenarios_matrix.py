@@ -234,15 +234,20 @@ def _optim_state(opt: torch.optim.Optimizer) -> dict[str, Any]:
 # ---- training --------------------------------------------------------------------------
 
 
-def train(lib, case: dict[str, Any], optimizer: str = "adamw") -> dict[str, Any]:
+def train(lib, case: dict[str, Any], optimizer: str = "adamw",
+          premul_sum_on_gloo: bool = False) -> dict[str, Any]:
     """Train ``case``'s model for STEPS steps with ``optimizer`` (``"adamw"``, or
-    ``"sgd"`` where one process is the truth); what every step computed and held."""
-    limits = contextlib.nullcontext()
-    if case["compile"]:  # every case's blocks compile the same code: keep each variant
-        import torch._dynamo
+    ``"sgd"`` where one process is the truth); what every step computed and held.
+    ``premul_sum_on_gloo``: torch's reduce-scatter emulates ``PREMUL_SUM``
+    (:func:`_premul_sum_on_gloo`, a stand-in where gloo refuses it)."""
+    with contextlib.ExitStack() as stack:
+        if case["compile"]:  # every case's blocks compile the same code: keep each variant
+            import torch._dynamo
 
-        limits = torch._dynamo.config.patch(recompile_limit=64, accumulated_recompile_limit=512)
-    with limits:
+            stack.enter_context(torch._dynamo.config.patch(recompile_limit=64,
+                                                           accumulated_recompile_limit=512))
+        if premul_sum_on_gloo:
+            stack.enter_context(_premul_sum_on_gloo())
         return _train(lib, case, optimizer)
 
 
@@ -313,6 +318,30 @@ def _before_microbatch(model, blocks, case: dict[str, Any], last: bool) -> None:
         handle = blocks[0].unshard(async_op=True)
         if handle is not None:
             handle.wait()
+
+
+@contextlib.contextmanager
+def _premul_sum_on_gloo():
+    """Within: torch's default reduce-scatter does what NCCL's ``ReduceOp.PREMUL_SUM(s)``
+    does and gloo refuses: multiply the input by ``s``, then sum (other ops unchanged).
+    (A custom ``ReduceScatter`` cannot do it: torch refuses one where a module has
+    several parameter groups, as per-parameter meshes make.)"""
+    import torch.distributed as dist
+    from torch.distributed.fsdp._fully_shard import _fsdp_collectives as collectives
+
+    default = collectives.DefaultReduceScatter.__call__
+
+    def premul_then_sum(self, output_tensor, input_tensor, group, op, async_op=False):
+        if op == dist.ReduceOp.PREMUL_SUM:
+            input_tensor.mul_(op.factor)
+            op = dist.ReduceOp.SUM
+        return default(self, output_tensor, input_tensor, group, op, async_op)
+
+    collectives.DefaultReduceScatter.__call__ = premul_then_sum
+    try:
+        yield
+    finally:
+        collectives.DefaultReduceScatter.__call__ = default
 
 
 # ---- batches ---------------------------------------------------------------------------
