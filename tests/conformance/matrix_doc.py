@@ -37,7 +37,11 @@ def generated() -> str:
         *rows, "",
         f"**{len(cases)} cases** ({sizes}), {STEPS} optimizer steps each, cover every "
         f"pair of values of two of these {len(SPEC)} options; the full product would be "
-        f"{_product():,} cases.", "",
+        f"{_product():,} cases. {len(matrix_cases.PINNED)} more cases are pinned: "
+        "combinations of three or more options that once differed from torch (ids "
+        "`p00`, ...):", "",
+        *[f"- {matrix_cases.describe(matrix_cases.pinned()[i])}: {why}"
+          for i, (_, why) in enumerate(matrix_cases.PINNED)], "",
         "Constraints (combinations that are not a configuration; the generator never "
         "makes them):", "",
         *[f"- {c.why}" for c in CONSTRAINTS], "",

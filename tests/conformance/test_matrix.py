@@ -26,8 +26,10 @@ import pytest
 from tests.conformance import harness, matrix_cases, matrix_check, matrix_doc
 from tests.conformance.matrix_options import CONSTRAINTS, OPTIONS, defaults, violation
 
-CASES = matrix_cases.generate()
-IDS = [f"c{i:02d}" for i in range(len(CASES))]
+COVERING = matrix_cases.generate()
+CASES = COVERING + matrix_cases.pinned()
+IDS = ([f"c{i:02d}" for i in range(len(COVERING))]
+       + [f"p{i:02d}" for i in range(len(CASES) - len(COVERING))])
 BATCH = 8  # cases per pool call
 BATCH_TIMEOUT_S = 600.0
 
@@ -124,7 +126,8 @@ def test_every_pair_of_values_is_covered():
     options is in some case, unless no valid case can hold it. Which pairs those are is
     found by brute force over the options the constraints look at (a few hundred
     combinations), not by the generator's search."""
-    seen = {((a, c[a]), (b, c[b])) for c in CASES for a, b in itertools.combinations(OPTIONS, 2)}
+    seen = {((a, c[a]), (b, c[b])) for c in COVERING
+            for a, b in itertools.combinations(OPTIONS, 2)}
     constrained = [n for n in OPTIONS if any(
         constraint.violated({n: v, m: w}) or constraint.violated({m: w, n: v})
         for constraint in CONSTRAINTS for m in OPTIONS for v in OPTIONS[n] for w in OPTIONS[m])]
@@ -139,7 +142,7 @@ def test_every_pair_of_values_is_covered():
                and (a not in constrained or b not in constrained
                     or ((a, va), (b, vb)) in possible)]
     assert not missing, missing[:20]
-    assert len(CASES) <= 300
+    assert len(COVERING) <= 300
 
 
 def test_constraints_and_defaults():
@@ -157,7 +160,7 @@ def test_shrink_finds_the_options_that_matter():
     def fails(case):
         return case["mesh"] == "hsdp" and case["gradient_sync_off"]
 
-    start = next(c for c in CASES if fails(c) and len(matrix_cases.non_default(c)) > 4)
+    start = next(c for c in COVERING if fails(c) and len(matrix_cases.non_default(c)) > 4)
     assert matrix_cases.non_default(matrix_cases.shrink(start, fails)) == {
         "mesh": "hsdp", "microbatches": 2, "gradient_sync_off": True}
 
