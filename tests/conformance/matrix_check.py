@@ -21,8 +21,9 @@ import torch
 
 from tests import tolerance
 from tests.conformance import harness
+from tests.conformance.matrix_build import HIDDEN, WEIGHTS, WORLD_DP
 from tests.conformance.matrix_options import STEPS, TorchLimit, torch_limit
-from tests.conformance.scenarios_matrix import HIDDEN, ROWS_PER_DP_RANK, WEIGHTS, WORLD_DP
+from tests.conformance.scenarios_matrix import ROWS_PER_DP_RANK
 
 
 def runs_of(case: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:

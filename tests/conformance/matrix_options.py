@@ -12,7 +12,7 @@ case runs, and fsdp_ref must refuse it the same way (torch's exception type, a m
 starting with torch's). :data:`TORCH_LIMITS` names the cases torch cannot run on gloo
 ranks, or gets wrong; those are held to one-process training on the global batch instead.
 
-How each value is applied is written once, in :mod:`tests.conformance.scenarios_matrix`.
+How each value is applied is written once, in :mod:`tests.conformance.matrix_build`.
 """
 
 from __future__ import annotations
