@@ -21,12 +21,10 @@ in two halves a reduce-scatter's flight apart::
         _assign               each shard into its parameter's .grad, then that
                               parameter's post-accumulate-grad hooks
 
-These are the sections of torch 2.13's ``foreach_reduce``, which issues all of them in the
-group's post-backward on the reduce-scatter stream (compute waits for them at the end of
-backward). fsdp_ref finishes a reduction at the next group's post-backward instead, behind
-that group's backward: the host-ordered path, where the host itself waits, never blocks
-inside a running reduce-scatter, and a gradient lands in ``.grad`` at the same point on
-both paths.
+These are the sections of torch 2.13's ``foreach_reduce``, which issues them all in the
+group's post-backward on the reduce-scatter stream. fsdp_ref finishes a reduction at the
+next group's post-backward instead: the host-ordered path, where the host itself waits,
+never blocks inside a running reduce-scatter.
 
 A :class:`Reducer` belongs to one group and owns what outlives a backward: the partial
 sums that HSDP keeps while ``set_requires_all_reduce(False)``. The reductions in flight of
