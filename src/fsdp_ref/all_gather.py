@@ -9,7 +9,7 @@ The unshard half of a group's iteration, the mirror of :mod:`fsdp_ref.reduce`::
                            pack them into one flat buffer: row `rank` of the output
         all-gather stream  wait for the copy-in; all-gather; record `done`
     Gatherer.finish   (the group's wait_for_unshard)
-        compute stream     wait for `done` (and the Work without streams)
+        compute stream     wait for `done` (host-ordered: the Work)
                            copy each parameter's rows out into its unsharded tensor
                            forward: keep the output until the next copy-in
                            (DeferredOutput.hold); otherwise free it now
@@ -137,7 +137,8 @@ class Gatherer:
 
         ``after``: the post-forward event to wait for when gathering post-forward shards
         (int ``reshard_after_forward``), else ``None``. ``async_op``: keep the ``Work`` and
-        wait on it in :meth:`finish` (always so without streams: the host must not block).
+        wait on it in :meth:`finish` (always so on the host-ordered path: the host must not
+        block).
         """
         copy_in = streams.all_gather_copy_in
         if after is not None:

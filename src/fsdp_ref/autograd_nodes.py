@@ -24,8 +24,10 @@ returns.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["PostBackward", "PreBackward"]
 
@@ -36,17 +38,31 @@ _functorch_active, _compiling = torch._C._are_functorch_transforms_active, torch
 
 
 class _Node(torch.autograd.Function):
-    """What the two nodes share: :meth:`run`, their ``apply`` on the hot path."""
+    """What the two nodes share: :meth:`through`, which puts one node into the graph."""
+
+    @classmethod
+    def through(cls, hook: Callable[[], None], tree: Any) -> Any:
+        """``tree`` (a module's output, or its ``(args, kwargs)``) with every tensor that
+        requires grad passed through one ``cls`` node that calls ``hook``; ``tree`` itself
+        when none does."""
+        flat, rebuild = _flatten(tree)
+        idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
+        if not idx:
+            return tree
+        for i, t in zip(idx, cls.run(hook, *(flat[i] for i in idx))):
+            flat[i] = t
+        return rebuild(flat)
 
     @classmethod
     def run(cls, hook: Callable[[], None], *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """``cls.apply(hook, *tensors)``, straight into autograd's C entry point.
 
-        ``Function.apply``'s Python layer checks for ``setup_context`` (these nodes have
-        none) and unwraps functorch's dead wrappers (a pytree walk over the arguments)
-        before calling that entry point; twice per group and step that was a few µs of
-        host time each. Under a functorch transform or while ``torch.compile`` traces
-        (which recognises ``Function.apply`` itself), ``apply`` is called as usual.
+        A fast path, equivalent to ``cls.apply(hook, *tensors)``; it saves FIGURE_C_APPLY
+        (``benchmarks/fast_paths.py``). ``Function.apply``'s Python layer checks for
+        ``setup_context`` (these nodes have none) and unwraps functorch's dead wrappers (a
+        pytree walk over the arguments) before calling that entry point. Under a functorch
+        transform or while ``torch.compile`` traces (which recognises ``Function.apply``
+        itself), ``apply`` is called as usual.
         """
         if _functorch_active() or _compiling():
             return cls.apply(hook, *tensors)
@@ -90,3 +106,27 @@ class PostBackward(_Node):
         on unchanged."""
         ctx.hook()
         return (None, *grads)
+
+
+def _flatten(tree: Any) -> tuple[list, Callable[[list], Any]]:
+    """``tree``'s leaves, and the function that builds a tree of the same shape from a new
+    list of them.
+
+    A fast path, equivalent to ``flat, spec = tree_flatten(tree)`` and
+    ``lambda flat: tree_unflatten(flat, spec)``, for the two shapes nearly every call
+    has: one tensor (a module's output) and ``(args, {})`` with tensors only (a block's
+    inputs); it saves FIGURE_PYTREE (``benchmarks/fast_paths.py``).
+    """
+    if torch.is_tensor(tree):
+        return [tree], _only
+    if (type(tree) is tuple and len(tree) == 2 and type(tree[0]) is tuple
+            and type(tree[1]) is dict and not tree[1]
+            and all(torch.is_tensor(a) for a in tree[0])):
+        kwargs = tree[1]
+        return list(tree[0]), lambda flat: (tuple(flat), kwargs)
+    flat, spec = tree_flatten(tree)
+    return flat, lambda new: tree_unflatten(new, spec)
+
+
+def _only(flat: list) -> Any:
+    return flat[0]

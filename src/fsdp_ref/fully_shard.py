@@ -111,10 +111,8 @@ def fully_shard(
     """
     modules = validate_modules(module, "fully_shard")
     mesh = mesh if mesh is not None else default_mesh()
-    info = mesh_info_for(mesh, compat.from_torch(dp_mesh_dims))
-    check_reshard_after_forward(reshard_after_forward, info.shard_size)
     apply_fsdp(
-        modules, info, FSDPModule, "fully_shard",
+        modules, mesh_info_for(mesh, compat.from_torch(dp_mesh_dims)), FSDPModule, "fully_shard",
         reshard_after_forward=reshard_after_forward,
         shard_placement_fn=shard_placement_fn,
         mp_policy=mp_policy,
@@ -137,9 +135,11 @@ def apply_fsdp(
     ignored_params: set[nn.Parameter] | None,
 ) -> None:
     """Manage ``modules``' parameters on ``info``'s mesh (the body of ``fully_shard``
-    after its checks, shared with ``replicate``): one group per distinct mesh that
+    once the mesh is read, shared with ``replicate``): one group per distinct mesh that
     ``shard_placement_fn`` places parameters on (one all-gather and one reduction each,
     in the order the meshes first appear), a single group in the usual case.
+    ``reshard_after_forward`` is checked against every one of those meshes before
+    anything on the modules changes.
 
     ``wrapper`` is the mixin the modules' classes gain (:class:`FSDPModule` or
     ``ReplicateModule``) and ``api`` the caller (``"fully_shard"`` or ``"replicate"``);
@@ -154,23 +154,26 @@ def apply_fsdp(
     offload = isinstance(offload_policy, CPUOffloadPolicy)
     pin = offload and offload_policy.pin_memory
 
-    state = FSDPState(modules, device, mp_policy)
-    loading.register(modules)  # after the state's reshard-before-load hook
-    clean_exit.install()
     by_mesh: dict[tuple, tuple[MeshInfo, list[FSDPParam]]] = {}
+    placed = []
     for param, refs, fqn in _unmanaged_params(modules, ignored):
         shard_dim, param_info = _placement(shard_placement_fn, param, info)
         key = (param_info.shard_group, param_info.replicate_group)
-        param_info, group_params = by_mesh.setdefault(key, (param_info, []))
-        fsdp_param = FSDPParam(param, refs, fqn, param_info, device, mp_policy,
-                               shard_dim=shard_dim, offload_to_cpu=offload, pin_memory=pin)
+        placed.append((param, refs, fqn, shard_dim, by_mesh.setdefault(key, (param_info, []))))
+    for mesh_info in {id(i): i for i in (info, *(i for i, _ in by_mesh.values()))}.values():
+        check_reshard_after_forward(reshard_after_forward, mesh_info.shard_size)
+    state = FSDPState(modules, device, mp_policy)  # (the changes to the modules start here)
+    loading.register(modules)  # after the state's reshard-before-load hook
+    clean_exit.install()
+    for param, refs, fqn, shard_dim, (param_info, group_params) in placed:
+        group_params.append(FSDPParam(param, refs, fqn, param_info, device, mp_policy,
+                                      shard_dim=shard_dim, offload_to_cpu=offload,
+                                      pin_memory=pin))
         setattr(param, MANAGED, True)
-        group_params.append(fsdp_param)
     for group_info, group_params in by_mesh.values():
-        check_reshard_after_forward(reshard_after_forward, group_info.shard_size)
         settings = GroupSettings(
+            reshard_after_forward=reshard_after_forward,
             post_forward_mesh_info=post_forward_mesh_info(reshard_after_forward, group_info),
-            auto_reshard_after_forward=reshard_after_forward is None,
         )
         state.groups.append(FSDPParamGroup(group_params, group_info, device, state.name,
                                            settings, state.comm_ctx))
@@ -248,7 +251,7 @@ def _contains(outer: nn.Module, inner: nn.Module):
 def _unmanaged_params(modules: list[nn.Module], ignored: set[int]):
     """``(param, refs, fqn)`` for every parameter no earlier call manages, in order; the
     fqn is the first path to it from the module given to ``fully_shard``."""
-    found: dict[int, tuple[nn.Parameter, list[ParamRef]]] = {}
+    found: dict[int, tuple[nn.Parameter, list[ParamRef], str]] = {}
     for root in modules:
         for prefix, sub in root.named_modules(remove_duplicate=False):
             for name, param in sub._parameters.items():

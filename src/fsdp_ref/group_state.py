@@ -9,8 +9,8 @@ change about it reads at a glance:
   An all-gather in flight (a prefetch) is not a state of its own: the parameters stay
   sharded until it is waited for;
 * :class:`GroupSettings`: every knob of the ``FSDPModule.set_*`` methods, plus where
-  ``reshard_after_forward`` (resolved once, by ``fully_shard``) keeps the parameters
-  between forward and backward.
+  ``reshard_after_forward`` (resolved by :func:`fsdp_ref.mesh.post_forward_mesh_info`)
+  keeps the parameters between forward and backward.
 """
 
 from __future__ import annotations
@@ -85,12 +85,12 @@ class GroupSettings:
     """Everything a user can set on one group (``FSDPModule.set_*``), with the defaults.
 
     Attributes:
-        post_forward_mesh_info: where the parameters live between forward and backward:
-            the group's mesh (reshard fully), ``None`` (stay unsharded) or a smaller mesh
-            (an int ``reshard_after_forward``): :func:`fsdp_ref.mesh.post_forward_mesh_info`.
-        auto_reshard_after_forward: ``reshard_after_forward`` was left ``None``: reshard,
-            except the root, which keeps its parameters for the backward that follows at
-            once (applied when the root is known, at its lazy init).
+        reshard_after_forward: as given to ``fully_shard`` or ``set_reshard_after_forward``
+            (``None``: the default, which depends on whether the group is the root's).
+        post_forward_mesh_info: its resolution
+            (:func:`fsdp_ref.mesh.post_forward_mesh_info`): where the parameters live
+            between forward and backward: the group's mesh (reshard fully), ``None`` (stay
+            unsharded) or a smaller mesh (an int ``reshard_after_forward``).
         reshard_after_backward: free the full parameters after backward.
         requires_gradient_sync: reduce gradients in this backward (``False``: accumulate
             the unsharded gradients locally, FSDP1's ``no_sync``).
@@ -112,8 +112,8 @@ class GroupSettings:
         use_symm_mem: all-gather buffers in symmetric memory.
     """
 
+    reshard_after_forward: bool | int | None = None
     post_forward_mesh_info: MeshInfo | None = None
-    auto_reshard_after_forward: bool = True
     reshard_after_backward: bool = True
     requires_gradient_sync: bool = True
     requires_all_reduce: bool = True

@@ -230,23 +230,26 @@ def check_reshard_after_forward(value: object, shard_size: int) -> None:
         warnings.warn(
             "reshard_after_forward=1 keeps full parameters between forward and backward, "
             "the same as reshard_after_forward=False; pass False to say so",
-            stacklevel=3,
+            stacklevel=4,  # (the caller of fully_shard)
         )
 
 
-def post_forward_mesh_info(reshard_after_forward: bool | int | None,
-                           info: MeshInfo) -> MeshInfo | None:
+def post_forward_mesh_info(reshard_after_forward: bool | int | None, info: MeshInfo,
+                           is_root: bool = False) -> MeshInfo | None:
     """Where parameters live between forward and backward, for a ``reshard_after_forward``
     that :func:`check_reshard_after_forward` accepted: the one place it is resolved.
 
-    ``True`` and ``None`` reshard fully (``info``; the root's lazy init turns ``None`` into
-    ``False`` for the root alone), ``False`` and ``1`` keep them unsharded (``None``), the
-    shard size reshards fully, any other divisor k reshards to groups of k consecutive
-    shard ranks: a new 2-D mesh, whose process groups every rank creates here, so the
-    backward all-gather spans only k.
+    ``True`` reshards fully (``info``); ``None`` (the default) too, except for the root
+    (``is_root``, known at its lazy init), which keeps its parameters for the backward
+    that follows at once; ``False`` and ``1`` keep them unsharded (``None``), the shard
+    size reshards fully, any other divisor k reshards to groups of k consecutive shard
+    ranks: a new 2-D mesh, whose process groups every rank creates here, so the backward
+    all-gather spans only k.
     """
     k = reshard_after_forward
-    if k is None or k is True:
+    if k is None:
+        return None if is_root else info
+    if k is True:
         return info
     if k is False or k == 1:
         return None

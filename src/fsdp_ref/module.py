@@ -211,10 +211,10 @@ class FSDPModule:
                 f"reshard_after_forward must be a bool here, got {reshard_after_forward!r}"
             )
         for group in self._recursive_groups(recurse):
+            group.settings.reshard_after_forward = reshard_after_forward
             group.settings.post_forward_mesh_info = post_forward_mesh_info(
                 reshard_after_forward, group.mesh_info
             )
-            group.settings.auto_reshard_after_forward = False
 
     def set_reshard_after_backward(self, reshard_after_backward: bool, *, recurse: bool = True):
         """Whether to free unsharded parameters after backward (``False`` keeps them for
@@ -245,7 +245,7 @@ class FSDPModule:
         """Order the next forward's all-gathers after ``event`` (recorded after the
         optimizer step) instead of after everything on the compute stream. Use a new
         event every iteration; it is dropped after use."""
-        self._get_fsdp_state().iter_ctx.post_optim_event = Event(event, "post_optim")
+        self._get_fsdp_state().iter_ctx.post_optim_event = Event(event)
 
     # ---- communication customization -----------------------------------------------
 
@@ -357,18 +357,14 @@ class FSDPModule:
             group.settings.unshard_async_op = async_op
 
     def _apply(self, *args: Any, **kwargs: Any) -> Any:
-        # `to_empty`, `.to()` and `.double()` replace parameter tensors; re-adopt them.
-        # Reshard first so the conversion applies to the sharded DTensors.
+        # `to_empty`, `.to()` and `.double()` convert the parameters: reshard first so the
+        # conversion applies to the sharded DTensors, then adopt what the module holds.
         state = get_state(self)  # type: ignore[arg-type]
         groups = state.groups if state is not None else []
         for group in groups:
             group.reshard()
         result = super()._apply(*args, **kwargs)  # type: ignore[misc]
-        for group in groups:
-            with torch.no_grad():
-                for p in group.fsdp_params:
-                    p.reset_sharded_param()
-            group.refresh_after_apply()
+        adopt_changes(groups, converted=True)
         return result
 
 

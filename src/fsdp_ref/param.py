@@ -241,21 +241,23 @@ class FSDPParam:
             "(the result is such a DTensor) or distribute_tensor() it onto that mesh first"
         )
 
-    def adopt(self) -> bool:
+    def adopt(self, converted: bool = False) -> bool:
         """Adopt what the module holds now, as torch's lazy init does: a parameter
         registered in place of the sharded one (a norm vector computed after
         ``to_empty``, ``load_state_dict(assign=True)``) becomes the sharded parameter, and
         the all-gather extension is looked up again on the local tensor (its hooks may be
-        attached to the tensor object after ``fully_shard``).
+        attached to the tensor object after ``fully_shard``). ``converted``: the module's
+        tensors were converted (``module._apply``, in place or swapped), so the
+        parameter is adopted even where it is the same object.
 
-        Runs at the root's lazy init, at an ``unshard()`` before it and after a load with
-        ``assign=True``. Returns whether anything changed: the group must then drop what
-        it cached about the shards.
+        Runs at the root's lazy init, at an ``unshard()`` before it, after a load with
+        ``assign=True`` and after ``module._apply``. Returns whether anything changed: the
+        group must then drop what it cached about the shards.
         """
         current = self.refs[0].module._parameters.get(self.refs[0].name)
         if current is not None and current is self.unsharded_param:
             return False  # unsharded by the user: nothing was replaced
-        if current is not self.sharded_param:
+        if converted or current is not self.sharded_param:
             with torch.no_grad():
                 self.reset_sharded_param()
             return True

@@ -26,14 +26,13 @@ which group to prefetch, is :mod:`fsdp_ref.state` and :mod:`fsdp_ref.order`.
 from __future__ import annotations
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .all_gather import Gatherer
 from .autograd_nodes import PostBackward
 from .comm_context import CommContext
 from .group_state import GroupSettings, ShardedState, TrainingState, check_transition
 from .layout import ShardLayout
-from .mesh import MeshInfo
+from .mesh import MeshInfo, post_forward_mesh_info
 from .param import FSDPParam
 from .recorder import recorder
 from .reduce import Reducer
@@ -51,8 +50,8 @@ class FSDPParamGroup:
         device: compute device.
         name: a readable name for logs and errors (the module's class until the root
             names it by its path in the model).
-        settings: the group's settings, ``reshard_after_forward`` already resolved into
-            ``post_forward_mesh_info`` by ``fully_shard``.
+        settings: the group's settings, ``reshard_after_forward`` resolved (for a group
+            that is not the root's) into ``post_forward_mesh_info``.
         comm_ctx: the streams to use until the root's lazy init shares its own.
     """
 
@@ -74,13 +73,13 @@ class FSDPParamGroup:
 
     def attach(self, comm_ctx: CommContext, name: str, fqns: dict[int, str], is_root: bool):
         """Join a root's iteration (at its lazy init): its streams, the group's name by its
-        path in the model, the parameters' names, and whether this is the root's group.
-        The root keeps its parameters after forward unless the user said otherwise: they
-        are needed first thing in backward."""
+        path in the model, the parameters' names, and whether this is the root's group,
+        on which the default ``reshard_after_forward`` depends."""
         self.comm_ctx, self.name, self.is_root = comm_ctx, name, is_root
         self.reducer.name = name
-        if is_root and self.settings.auto_reshard_after_forward:
-            self.settings.post_forward_mesh_info = None
+        if self.settings.reshard_after_forward is None:
+            self.settings.post_forward_mesh_info = post_forward_mesh_info(
+                None, self.mesh_info, is_root)
         for p in self.fsdp_params:
             p.fqn = fqns.get(id(p.sharded_param), p.fqn)
 
@@ -131,7 +130,7 @@ class FSDPParamGroup:
         The caller later calls :meth:`wait_for_unshard` to make compute wait and to copy
         out (:mod:`fsdp_ref.all_gather`).
         """
-        if self.gatherer.in_flight is not None or self.is_unsharded or not self.fsdp_params:
+        if self.gatherer.in_flight is not None or self.is_unsharded:
             return
         post_forward = self.sharded_state is ShardedState.SHARDED_POST_FORWARD
         info = self.settings.post_forward_mesh_info if post_forward else self.mesh_info
@@ -215,27 +214,14 @@ class FSDPParamGroup:
         self.unshard(self.settings.unshard_async_op)
         self.wait_for_unshard()
         recorder.log("forward", "compute", "module_forward", self.name)
-        return self._register_post_backward(args, kwargs)
+        if torch.is_grad_enabled():  # the post-backward node on the inputs
+            args, kwargs = PostBackward.through(self.post_backward, (args, kwargs))
+        return args, kwargs
 
     def post_forward(self) -> None:
         """Reshard per ``reshard_after_forward``."""
         self.reshard_post_forward()
         self.training_state = TrainingState.IDLE
-
-    def _register_post_backward(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        if not torch.is_grad_enabled():
-            return args, kwargs
-        if not kwargs and all(torch.is_tensor(a) for a in args):  # the usual call: no pytree
-            flat, spec = list(args), None
-        else:
-            flat, spec = tree_flatten((args, kwargs))
-        idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
-        if not idx:
-            return args, kwargs
-        outs = PostBackward.run(self.post_backward, *(flat[i] for i in idx))
-        for i, t in zip(idx, outs):
-            flat[i] = t
-        return (tuple(flat), kwargs) if spec is None else tree_unflatten(flat, spec)
 
     # ---- backward ------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.autograd import Variable
-from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+from torch.utils._pytree import tree_map
 
 from .api import MixedPrecisionPolicy
 from .autograd_nodes import PreBackward
@@ -59,10 +59,20 @@ def get_state(module: nn.Module) -> FSDPState | None:
 
 @dataclass
 class IterContext:
-    """Per-root state shared by every FSDP state under it.
+    """Per-root state shared by every FSDP state under it (torch's ``FSDPStateContext``).
 
     Attributes:
+        all_states: every state under the root, the root first, in the order its lazy
+            init found them (the final callback visits their groups in this order).
         order: the run order of the groups and the explicit prefetch lists.
+        iter_forward_root: the state whose forward began this iteration's forward (its
+            post-forward ends it), ``None`` between forwards.
+        post_optim_event: the event the next forward's first all-gathers wait for
+            (``set_post_optim_event``), instead of everything on the compute stream.
+        is_last_backward: whether this backward is the last before the optimizer step
+            (``set_is_last_backward``); ``False`` leaves reductions in flight.
+        final_callback_queued: whether this backward already queued the root's final
+            callback (it is queued once per backward).
     """
 
     all_states: list[FSDPState] = field(default_factory=list)
@@ -274,7 +284,7 @@ class FSDPState:
         if self.mp_policy.output_dtype is not None:
             output = _cast_floats(output, self.mp_policy.output_dtype)
         if torch.is_grad_enabled():
-            output = _through_pre_backward(output, self._pre_backward)
+            output = PreBackward.through(self._pre_backward, output)
         if iter_ctx.iter_forward_root is self:
             iter_ctx.iter_forward_root = None
             iter_ctx.order.end_forward()
@@ -353,14 +363,15 @@ class FSDPState:
             comm.output.release(comm)
 
 
-def adopt_changes(groups: list[FSDPParamGroup]) -> None:
+def adopt_changes(groups: list[FSDPParamGroup], converted: bool = False) -> None:
     """Adopt what the user changed on the modules since ``fully_shard`` into ``groups``
     (:meth:`fsdp_ref.param.FSDPParam.adopt`: replaced parameters, extension hooks found on
     the local tensors); a group whose parameters changed drops what it cached. The one
-    rule for the root's lazy init, an ``unshard()`` before it, and
-    ``load_state_dict(assign=True)``."""
+    rule for the root's lazy init, an ``unshard()`` before it,
+    ``load_state_dict(assign=True)`` and, with ``converted``, ``module._apply``
+    (``to_empty``, ``.to()``, ``.double()``), after which every parameter is adopted."""
     for group in groups:
-        if [p for p in group.fsdp_params if p.adopt()]:  # (every parameter, not any())
+        if [p for p in group.fsdp_params if p.adopt(converted)]:  # (every one, not any())
             group.refresh_after_apply()
 
 
@@ -373,20 +384,6 @@ def _describe_difference(mine: list, theirs: list, other_rank: int) -> str:
         if here.get(name) != there.get(name)
     ]
     return "; ".join(diffs[:5]) or f"parameter order differs from group rank {other_rank}"
-
-
-def _through_pre_backward(output: Any, hook) -> Any:
-    """``output`` with every tensor that requires grad passed through one
-    :class:`~fsdp_ref.autograd_nodes.PreBackward` node that calls ``hook``."""
-    if torch.is_tensor(output):  # the usual output: no pytree
-        return PreBackward.run(hook, output)[0] if output.requires_grad else output
-    flat, spec = tree_flatten(output)
-    idx = [i for i, t in enumerate(flat) if torch.is_tensor(t) and t.requires_grad]
-    if not idx:
-        return output
-    for i, t in zip(idx, PreBackward.run(hook, *(flat[i] for i in idx))):
-        flat[i] = t
-    return tree_unflatten(flat, spec)
 
 
 def _cast_floats(tree: Any, dtype: torch.dtype) -> Any:

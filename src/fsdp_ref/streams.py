@@ -130,18 +130,17 @@ class Event:
     """A point on a stream that other streams can wait for.
 
     Wraps a device event when the stream is real, else ``None``. ``id`` links the record
-    and the waits of one event in the recorder's log.
+    and the waits of one event in the recorder's log (which names the stream).
     """
 
-    __slots__ = ("id", "raw", "stream_name")
+    __slots__ = ("id", "raw")
 
-    def __init__(self, raw: Any, stream_name: str) -> None:
+    def __init__(self, raw: Any) -> None:
         self.raw = raw
-        self.stream_name = stream_name
         self.id = next(_event_ids)
 
     def synchronize(self, site: str, group: str = "") -> None:
-        """Block the host until the event has completed (no-op without streams)."""
+        """Block the host until the event has completed (no-op on the host-ordered path)."""
         recorder.log("synchronize", "host", site, group, self.id)
         if self.raw is not None:
             self.raw.synchronize()
@@ -165,7 +164,7 @@ class Stream:
 
     def record_event(self, detail: str = "", group: str = "") -> Event:
         """Record an event after the work queued so far on this stream."""
-        event = Event(self.raw.record_event() if self.raw is not None else None, self.name)
+        event = Event(self.raw.record_event() if self.raw is not None else None)
         recorder.log("record_event", self.name, detail, group, event.id)
         return event
 
@@ -213,10 +212,10 @@ class CommStreams:
     ======================  ==========================================================
 
     Who waits on whom is tabulated, site by site, in ``docs/design/streams.md``. Without
-    streams (plain CPU) :attr:`has_streams` is false, the groups wait on ``Work``
+    device streams (plain CPU) :attr:`has_streams` is false, the groups wait on ``Work``
     handles instead, and :attr:`ordering` is the host-ordered path
-    (:mod:`fsdp_ref.ordering`), which says what else differs. What else the groups under a root share (the all-gather output
-    awaiting its free, the reductions in flight) is
+    (:mod:`fsdp_ref.ordering`), which says what else differs. What else the groups under
+    a root share (the all-gather output awaiting its free, the reductions in flight) is
     :class:`fsdp_ref.comm_context.CommContext`, which extends this class.
     """
 

@@ -268,6 +268,6 @@ def test_the_cpu_path_keeps_fsdp_without_streams():
 
 def test_a_foreign_event_gets_a_clear_error():
     with session() as (_det, ctx):
-        event = streams.Event(torch.Event(), "post_optim")
+        event = streams.Event(torch.Event())
         with pytest.raises(TypeError, match="detector.current_stream"):
             ctx.all_gather_copy_in.wait_event(event, "copy_in_after_optim_event")
