@@ -147,8 +147,11 @@ class FSDPModule:
     def set_is_last_backward(self, is_last_backward: bool) -> None:
         """Whether the next backward is the last before the optimizer step.
 
-        When ``False``, the final callback does not wait for the reductions it launched,
-        leaving them in flight into the next backward (microbatching).
+        When ``False``, the end of that backward keeps the iteration's prefetch order and
+        the last all-gather output for the next microbatch. Its reductions are finished
+        either way, so ``.grad`` holds every gradient reduced so far, as in torch 2.13
+        (which assigns them in each post-backward, on its streams); unlike torch's, they
+        do not run on behind the next microbatch's forward on a GPU.
         """
         self._get_fsdp_state().iter_ctx.is_last_backward = is_last_backward
 

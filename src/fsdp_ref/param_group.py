@@ -198,7 +198,7 @@ class FSDPParamGroup:
         for p in self.fsdp_params:
             p.to_post_forward_shard(
                 ShardLayout(p.layout.full_shape, p.layout.shard_dim, info.shard_size,
-                            info.shard_rank)
+                            info.shard_rank), info.mesh
             )
         self._post_forward_event = self.comm_ctx.current().record_event(
             "post_forward_shard_done", self.name

@@ -340,13 +340,13 @@ class FSDPState:
     def _end_iteration(self, aborted: bool) -> None:
         """The end of an iteration, after the last backward or after an exception.
 
-        After a backward that is not the last before the optimizer step
-        (``set_is_last_backward(False)``) only the modules' forward bookkeeping is
-        cleared: reductions stay in flight into the next backward. At the real end, every
-        reduction is finished (or, after an exception, completed without being used so
-        no rank is left waiting, and every group is reset), the iteration's order is
-        forgotten, and the last all-gather output is dropped: nothing gathered or reduced
-        outlives the step.
+        Every backward ends with its reductions finished, their gradients in ``.grad``
+        (torch 2.13 assigns them in each post-backward, ``set_is_last_backward(False)``
+        or not); after an exception they are completed without being used, so no rank is
+        left waiting, and every group is reset. After a backward that is not the last
+        before the optimizer step (``set_is_last_backward(False)``) that is all; at the
+        real end the iteration's order is forgotten and the last all-gather output is
+        dropped: nothing gathered or reduced outlives the step.
         """
         ctx, comm = self.iter_ctx, self.comm_ctx
         ctx.final_callback_queued = False
@@ -357,8 +357,8 @@ class FSDPState:
             state._modules_to_run.clear()
             for group in state.groups if aborted else ():
                 group.reset()
+        comm.reductions.finish()  # (none left after abandon)
         if aborted or ctx.is_last_backward:
-            comm.reductions.finish()  # (none left after abandon)
             ctx.order.end_iteration(aborted)
             comm.output.release(comm)
 

@@ -138,21 +138,22 @@ def _gib(n: float) -> str:
 
 
 def format_table(reports: list[MemoryReport]) -> str:
-    """A Markdown table of per-rank GiB, one row per world size: the state at rest and
-    the peak point's bytes by :data:`~fsdp_ref.tools.memory_model.CATEGORY`."""
-    head = (
-        "| N | shard elems/rank | padding elems | params+grads+Adam | 16Ψ/N | peak at | "
-        "sharded state | unsharded params | unsharded grads | comm buffers | temporaries "
-        "| total |\n|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
-    )
-    rows = []
+    """Two Markdown tables, one row per world size: the sharded state at rest (elements
+    and GiB per rank, against ZeRO-3's 16Ψ/N), and the peak point's GiB per rank by
+    :data:`~fsdp_ref.tools.memory_model.CATEGORY` (two, so that each fits a page's
+    column)."""
+    rest = ["| N | shard elements/rank | padding elements | params+grads+Adam | 16Ψ/N |",
+            "|---:|---:|---:|---:|---:|"]
+    peak = ["| N | peak at | sharded state | unsharded params | unsharded grads | "
+            "comm buffers | temporaries | total |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in reports:
-        b = r.breakdown()
-        rows.append(
-            f"| {r.world_size} | {r.shard_numel:,} | {r.padding_numel:,} | "
-            f"{_gib(r.sharded_bytes)} | {_gib(r.zero3_bytes)} | {r.peak_point} | "
-            + " | ".join(_gib(v) for v in b.values()) + f" | {_gib(r.total_bytes)} |")
-    return "\n".join([head, *rows])
+        rest.append(f"| {r.world_size} | {r.shard_numel:,} | {r.padding_numel:,} | "
+                    f"{_gib(r.sharded_bytes)} | {_gib(r.zero3_bytes)} |")
+        peak.append(f"| {r.world_size} | {r.peak_point} | "
+                    + " | ".join(_gib(v) for v in r.breakdown().values())
+                    + f" | {_gib(r.total_bytes)} |")
+    return "\n".join([*rest, "", *peak])
 
 
 def main(argv: list[str] | None = None) -> None:
