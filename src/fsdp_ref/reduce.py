@@ -75,8 +75,7 @@ class Reduction:
         rs_input: the packed gradients, kept alive until the collective has read them (a
             deferred free: dropped by :meth:`finish` after compute waited for ``event``).
         rs_output: this rank's reduced rows.
-        work: the collective's ``Work`` when issued with ``async_op=True`` (always on the
-            host-ordered path).
+        work: the collective's ``Work`` when issued async (always when host-ordered).
         event: recorded on the reduce-scatter stream after the collective.
         params: the parameters reduced, in the input's column order.
         plan: where each parameter's columns are in a row.
