@@ -29,6 +29,10 @@ Modules, one concept each, from the entry point down to pure functions:
 * :mod:`fsdp_ref.module`: the ``FSDPModule`` methods users call;
 * :mod:`fsdp_ref.state`: when things happen: the module hooks, the root's lazy init, the
   end-of-backward callback and the end of an iteration;
+* :mod:`fsdp_ref.iter_context`: what one root's iteration shares with every state under
+  it;
+* :mod:`fsdp_ref.agreement`: the check, at the root's lazy init, that every rank built
+  the same model;
 * :mod:`fsdp_ref.order`: the order groups run in, and which one to prefetch;
 * :mod:`fsdp_ref.param_group`: one group's state machine (unshard, reshard, the hooks of
   forward and backward);

@@ -43,7 +43,7 @@ from .param import FSDPParam
 from .recorder import recorder
 from .streams import CommStreams, Event, Stream, wait_work
 
-__all__ = ["DeferredOutput", "GatherInFlight", "Gatherer"]
+__all__ = ["DeferredOutput", "GatherInFlight", "Gatherer", "keep_versions"]
 
 
 @dataclass
@@ -81,10 +81,16 @@ class DeferredOutput:
     def __init__(self) -> None:
         self.pending: tuple[torch.Tensor, Event, str] | None = None
 
-    def hold(self, out: torch.Tensor, copied: Event, group: str, streams: CommStreams) -> None:
-        """Keep ``out`` alive until the copy-in stream waited for ``copied``."""
+    def hold(self, out: torch.Tensor, copied: Event, group: str, streams: CommStreams,
+             defer: bool, owned: bool) -> None:
+        """Free ``out`` once the copy-in stream waited for ``copied``: at the next copy-in
+        when ``defer`` (forward: the copy-out overlaps it) and the ordering keeps outputs
+        past their copy-out, else now (host-ordered: its storage too, when ``owned``).
+        The one place an all-gather output dies."""
         self.release(streams)
         self.pending = (out, copied, group)
+        if not streams.ordering.keep_past_copy_out(out, defer, owned):
+            self.release(streams)
 
     def release(self, streams: CommStreams) -> None:
         """Drop the held output once compute has finished reading it: the copy-in stream
@@ -146,16 +152,13 @@ class Gatherer:
             copy_in.wait_event(after, "copy_in_after_post_forward_shard", name)
         output.release(streams)
         if self._gather_nothing(info, after):
-            flat, plan = self._inputs or self._collect(False, info)
+            flat, plan = self._gather_inputs(False, info)
             self.in_flight = GatherInFlight(None, None, None, plan, [i.layout for i in flat],
                                             flat)
             return
         with copy_in.use():
             recorder.log("copy_in", copy_in.name, "all_gather_input", name)
-            if self._inputs is not None and after is None:
-                flat, plan = self._inputs
-            else:
-                flat, plan = self._collect(after is not None, info)
+            flat, plan = self._gather_inputs(after is not None, info)
             inp, out = collectives.all_gather_copy_in(
                 flat, plan, info.shard_rank, self.device, self._allocator(info.shard_group)
             )
@@ -186,6 +189,16 @@ class Gatherer:
         which still waits on its ``Work`` and copies out. A no-op with device streams."""
         if self.in_flight is not None:
             streams.ordering.complete_prefetch(self.in_flight.work)
+
+    def _gather_inputs(self, post_forward: bool, info: MeshInfo):
+        """This all-gather's inputs and their buffer plan.
+
+        A fast path, equivalent to :meth:`_collect` at every all-gather: the inputs it
+        kept are reused (lever 5 of ``docs/design/performance.md``, with one
+        ``torch.cat`` for the copy-in: 16% of the host overhead alone, 4% last)."""
+        if self._inputs is not None and not post_forward:
+            return self._inputs
+        return self._collect(post_forward, info)
 
     def _collect(self, post_forward: bool, info: MeshInfo):
         """This all-gather's inputs and their buffer plan; kept for the next ones when
@@ -220,23 +233,13 @@ class Gatherer:
             compute.wait_event(ag.event, "compute_after_all_gather", name)
         recorder.log("copy_out", compute.name, "unsharded_params", name)
         fulls = [t for p in self.params for t in p.alloc_unsharded()]
-        # Refilling the same parameters is not a new version of them for autograd: what
-        # torch.autograd._unsafe_preserve_version_counter does, without its layers.
-        versions = tuple([t._version for t in fulls])
-        try:
-            with torch.no_grad():
-                self._copy_out(ag, fulls)
-        finally:
-            torch._C._autograd._unsafe_set_version_counter(tuple(fulls), versions)
+        # Refilling the same parameters is not a new version of them for autograd.
+        keep_versions(fulls, lambda: self._copy_out(ag, fulls))
         if ag.out is None:
             return True
-        if self.settings.custom_all_gather is None:  # (a custom one owns its memory)
-            streams.ordering.free_at_copy_out(ag.out)
         copied = compute.record_event("copy_out_done", name)
         # The output may be freed only once compute has read it (a deferred free).
-        output.hold(ag.out, copied, name, streams)
-        if not streams.ordering.keep_past_copy_out(defer and ag.work is None):
-            output.release(streams)
+        output.hold(ag.out, copied, name, streams, defer and ag.work is None, self._owns())
         return True
 
     def _copy_out(self, ag: GatherInFlight, fulls: list[torch.Tensor]) -> None:
@@ -248,13 +251,24 @@ class Gatherer:
             for inp, full in zip(ag.inputs, fulls):
                 full.copy_(inp.tensor.reshape(full.shape))
             return
-        cached = self._views  # (the plan is the kept one while the inputs are)
+        collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls,
+                                        self._copy_out_views(ag, fulls))
+
+    def _copy_out_views(self, ag: GatherInFlight, fulls: list[torch.Tensor]) -> Any:
+        """The copy-out's views of ``fulls``.
+
+        A fast path, equivalent to ``collectives.copy_out_views(ag.plan, ag.layouts,
+        fulls)`` at every copy-out: made once while the plan (the kept one while the
+        inputs are) and the full tensors are the same objects (lever 2 of
+        ``docs/design/performance.md``, with the one ``split_with_sizes_copy``: 28% of
+        the host overhead alone, 12% last)."""
+        cached = self._views
         if cached is None or cached[0] is not ag.plan or not all(
             a is b for a, b in zip(cached[1], fulls)
         ):
             cached = self._views = (ag.plan, fulls,
                                     collectives.copy_out_views(ag.plan, ag.layouts, fulls))
-        collectives.all_gather_copy_out(ag.out, ag.plan, ag.layouts, fulls, cached[2])
+        return cached[2]
 
     def abandon(self, streams: CommStreams, output: DeferredOutput, name: str) -> None:
         """After an exception: complete the all-gather in flight without using it, so
@@ -269,6 +283,25 @@ class Gatherer:
             return
         # Nobody copied it out, but the all-gather stream may still be writing it: free
         # it like a used output, once the copy-in stream waited for the all-gather.
-        output.hold(ag.out, ag.event, name, streams)
-        if not streams.ordering.keep_past_copy_out(True):
-            output.release(streams)
+        output.hold(ag.out, ag.event, name, streams, True, self._owns())
+
+    def _owns(self) -> bool:
+        """Whether FSDP allocated the outputs (a custom all-gather owns its memory)."""
+        return self.settings.custom_all_gather is None
+
+
+def keep_versions(tensors: list[torch.Tensor], fill: Callable[[], None]) -> None:
+    """Run ``fill`` with grad mode off, leaving ``tensors``' autograd versions as they
+    were (autograd saved them in forward: refilling them is not a new version).
+
+    A fast path, equivalent to ``with torch.no_grad(),
+    torch.autograd._unsafe_preserve_version_counter(tuple(tensors)): fill()``, without
+    that context manager's layers (about 1 µs of 4.4 per call, two calls per group and
+    step, measured with ``benchmarks/fast_paths.py``).
+    """
+    versions = tuple([t._version for t in tensors])
+    try:
+        with torch.no_grad():
+            fill()
+    finally:
+        torch._C._autograd._unsafe_set_version_counter(tuple(tensors), versions)

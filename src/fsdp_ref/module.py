@@ -240,7 +240,7 @@ class FSDPModule:
 
     def set_modules_to_backward_prefetch(self, modules: list[FSDPModule]) -> None:
         """All-gather ``modules`` right after this module's pre-backward all-gather
-        (replaces the implicit prefetch of the previous module in forward order)."""
+        (replaces the implicit prefetch: the module that ran forward just before)."""
         _check_fsdp_modules(modules)
         self._get_fsdp_state().set_prefetch("backward", [m._get_fsdp_state() for m in modules])
 

@@ -2,7 +2,9 @@
 
 FSDP hides a group's all-gather behind the compute of the group before it, so it must
 know which group comes next. One :class:`Order` per root records it, and is the only
-place that does:
+place that does. The first two choices below are the *implicit prefetch* (one meaning
+in code and docs: ``docs/design/index.md#implicit-prefetch``); torch 2.13 has the second
+only:
 
 * **forward, implicit**: the group that ran forward right after this one in the
   *previous* forward (the first iteration has no order yet and prefetches nothing);
@@ -44,8 +46,8 @@ class Order:
     # ---- recording ---------------------------------------------------------------
 
     def ran_pre_forward(self, group: FSDPParamGroup) -> None:
-        """``group`` is unsharding for its forward (the order of the next forward's
-        implicit prefetch)."""
+        """``group`` is unsharding for its forward (the order the next forward's implicit
+        prefetch follows)."""
         self.forward.append(group)
 
     def ran_post_forward(self, group: FSDPParamGroup) -> None:

@@ -59,11 +59,9 @@ class DeviceOrdered:
     finishes_completed_early = False
     """Reductions complete by events and are finished oldest first by their queue."""
 
-    def free_at_copy_out(self, out: torch.Tensor) -> None:
-        """Nothing: the output is freed by the deferred free, after an event."""
-
-    def keep_past_copy_out(self, defer: bool) -> bool:
-        """Keep the output past its copy-out when the caller defers its free (forward)."""
+    def keep_past_copy_out(self, out: torch.Tensor, defer: bool, owned: bool) -> bool:
+        """Keep the output past its copy-out when the caller defers its free (forward);
+        either way it is freed by the deferred free, after an event."""
         return defer
 
     host_waits_for_copies = True
@@ -93,13 +91,13 @@ class HostOrdered:
     """Finish the reductions whose ``Work`` has completed before each module's backward
     (:meth:`fsdp_ref.reduce.ReductionQueue.finish_completed`: frees gloo's buffers)."""
 
-    def free_at_copy_out(self, out: torch.Tensor) -> None:
-        """Free the all-gather output at once: gloo's thread may hold the finished
-        ``Work`` (and so the output) until its next collective."""
-        out.untyped_storage().resize_(0)
-
-    def keep_past_copy_out(self, defer: bool) -> bool:
-        """Never: nothing can still read or write it."""
+    def keep_past_copy_out(self, out: torch.Tensor, defer: bool, owned: bool) -> bool:
+        """Never: nothing can still read or write it. An output FSDP allocated
+        (``owned``: not a custom all-gather's) loses its storage at once, since gloo's
+        thread may hold the finished ``Work`` (and so the output) until its next
+        collective."""
+        if owned:
+            out.untyped_storage().resize_(0)
         return False
 
     host_waits_for_copies = False

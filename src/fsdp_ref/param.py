@@ -325,7 +325,11 @@ class FSDPParam:
     def _unsharded_local(self) -> tuple[list[torch.Tensor], list]:
         """The unsharded parameter's local tensor (itself, unless tensor parallel), in a
         list, and its :func:`~fsdp_ref.buffer_plan.storage_slots`, looked up once per
-        unsharded parameter: every unshard and reshard uses them."""
+        unsharded parameter: every unshard and reshard uses them.
+
+        A fast path, equivalent to ``local = [local_tensor(self.unsharded_param)]`` and
+        ``storage_slots(local)`` at each call; it saves about 0.6 µs per call, four calls
+        per parameter and step (``benchmarks/fast_paths.py``)."""
         cached = self._local
         if cached is None or cached[0] is not self.unsharded_param:
             local = [local_tensor(self.unsharded_param)]

@@ -49,7 +49,7 @@ from torch.distributed.tensor.placement_types import _StridedShard
 from .layout import contiguous_stride
 from .mesh import MeshInfo
 
-_dtensor_new = DTensor.__new__  # (see ParamPlacement.sharded)
+_dtensor_new = DTensor.__new__  # (see _new_dtensor)
 _compiling, _function_mode = torch.compiler.is_compiling, torch._C._is_torch_function_mode_enabled
 
 __all__ = ["ParamPlacement", "local_tensor", "param_placement"]
@@ -121,11 +121,8 @@ class ParamPlacement:
         constructor from one spec per dtype, made once (the parameter's own, see
         :meth:`share_spec`): no autograd ``Function`` (what ``DTensor.from_local`` runs), no
         new spec to validate, and the optimizer's sharding propagation cache, keyed by
-        spec, hits on the same object every step. Outside
-        ``torch.compile`` and any torch function mode (``torch.export`` traces through
-        one) only ``DTensor.__new__`` runs: ``DTensor.__init__`` does nothing else than go
-        through two wrappers for the compiler and ``torch.export``, two thirds of the
-        construction's time.
+        spec, hits on the same object every step (lever 1 of ``docs/design/performance.md``:
+        20% of the host overhead, measured with ``benchmarks/overhead.py``).
         """
         spec = self._sharded_specs.get(local.dtype)
         if spec is None:
@@ -133,9 +130,7 @@ class ParamPlacement:
             spec = self._sharded_specs[local.dtype] = DTensorSpec(
                 self.mesh, self.placements, tensor_meta=meta
             )
-        if _compiling() or _function_mode():
-            return DTensor(local, spec, requires_grad=local.requires_grad)
-        return _dtensor_new(DTensor, local, spec, requires_grad=local.requires_grad)
+        return _new_dtensor(local, spec)
 
     def unsharded(self, local: torch.Tensor, requires_grad: bool) -> nn.Parameter:
         """The unsharded parameter around ``local`` (the all-gathered local tensor).
@@ -292,3 +287,15 @@ def _on_tp_mesh(param: DTensor, info: MeshInfo, shard_dim: int, name: str) -> Pa
         tuple(param.placements),
         frozenset(),
     )
+
+
+def _new_dtensor(local: torch.Tensor, spec: DTensorSpec) -> DTensor:
+    """A fast path, equivalent to ``DTensor(local, spec, requires_grad=...)``: outside
+    ``torch.compile`` and any torch function mode (``torch.export`` traces through one)
+    only ``DTensor.__new__`` runs, since ``DTensor.__init__`` does nothing else than go
+    through two wrappers for the compiler and ``torch.export``, two thirds of the
+    construction's time (it saves about 1.6 µs of 2.9 per gradient, measured with
+    ``benchmarks/fast_paths.py``)."""
+    if _compiling() or _function_mode():
+        return DTensor(local, spec, requires_grad=local.requires_grad)
+    return _dtensor_new(DTensor, local, spec, requires_grad=local.requires_grad)

@@ -17,37 +17,33 @@ one all-gather and one reduction per mesh) and drives them from hooks:
 
 The *root* is the state whose module runs forward first; at that moment every
 ``fully_shard`` call has been made, so the root can find all states below it and give
-them one shared :class:`~fsdp_ref.comm_context.CommContext` and :class:`IterContext`
+them one shared :class:`~fsdp_ref.comm_context.CommContext` and
+:class:`~fsdp_ref.iter_context.IterContext`
 (whose :class:`~fsdp_ref.order.Order` says which group to prefetch).
 
-It is longer than the house's ~300 lines because the root's lazy initialization (which,
-as torch's, adopts what the user changed since ``fully_shard`` and refuses parameters
-still on the meta device), the check that ranks agree on the model, and the hooks that
-PyTorch calls belong to one object that PyTorch holds per module.
+That the ranks built the same model is checked at the root's lazy init by
+:mod:`fsdp_ref.agreement`; what the iteration shares is :mod:`fsdp_ref.iter_context`.
 """
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-import torch.distributed as dist
 import torch.nn as nn
 from torch.autograd import Variable
 from torch.utils._pytree import tree_map
 
+from .agreement import check_ranks_agree
 from .api import MixedPrecisionPolicy
 from .autograd_nodes import PreBackward
 from .comm_context import CommContext
 from .group_state import TrainingState
-from .order import Order
+from .iter_context import IterContext
 from .param import meta_error
 from .param_group import FSDPParamGroup
-from .streams import Event
 
-__all__ = ["FSDPState", "IterContext", "adopt_changes", "get_state"]
+__all__ = ["FSDPState", "adopt_changes", "get_state"]
 
 _STATE_ATTR = "_fsdp_ref_state"
 
@@ -55,32 +51,6 @@ _STATE_ATTR = "_fsdp_ref_state"
 def get_state(module: nn.Module) -> FSDPState | None:
     """The :class:`FSDPState` attached to ``module`` by ``fully_shard``, if any."""
     return module.__dict__.get(_STATE_ATTR)
-
-
-@dataclass
-class IterContext:
-    """Per-root state shared by every FSDP state under it (torch's ``FSDPStateContext``).
-
-    Attributes:
-        all_states: every state under the root, the root first, in the order its lazy
-            init found them (the final callback visits their groups in this order).
-        order: the run order of the groups and the explicit prefetch lists.
-        iter_forward_root: the state whose forward began this iteration's forward (its
-            post-forward ends it), ``None`` between forwards.
-        post_optim_event: the event the next forward's first all-gathers wait for
-            (``set_post_optim_event``), instead of everything on the compute stream.
-        is_last_backward: whether this backward is the last before the optimizer step
-            (``set_is_last_backward``); ``False`` leaves reductions in flight.
-        final_callback_queued: whether this backward already queued the root's final
-            callback (it is queued once per backward).
-    """
-
-    all_states: list[FSDPState] = field(default_factory=list)
-    order: Order = field(default_factory=Order)
-    iter_forward_root: FSDPState | None = None
-    post_optim_event: Event | None = None
-    is_last_backward: bool = True
-    final_callback_queued: bool = False
 
 
 class FSDPState:
@@ -170,7 +140,7 @@ class FSDPState:
             path = "+".join(names.get(id(m), "?") or "root" for m in state.modules)
             state._attach(self, path, fqns)
         self.comm_ctx.lazy_init(self.device)
-        self._check_ranks_agree(failure)
+        check_ranks_agree([g for st in self.iter_ctx.all_states for g in st.groups], failure)
         if failure is not None:
             raise failure
         for group in (g for state in states for g in state.groups):
@@ -189,39 +159,6 @@ class FSDPState:
         root.iter_ctx.all_states.append(self)
         for group in self.groups:
             group.attach(root.comm_ctx, path, fqns, self.is_root)
-
-    def _check_ranks_agree(self, failure: Exception | None = None) -> None:
-        """Fail on every rank, instead of hanging, if ranks built different models: the
-        parameters' names, shapes, dtypes and whether they are still on the meta device,
-        and what the lazy init raised (``failure``), compared over every process group."""
-        signature = [
-            (p.fqn, tuple(p.layout.full_shape), str(p.param_dtype),
-             "on meta" if p.on_meta else "materialized")
-            for state in self.iter_ctx.all_states for group in state.groups
-            for p in group.fsdp_params
-        ]
-        if failure is not None:
-            signature.append(("lazy init", f"raised {type(failure).__name__}: {failure}"))
-        digest = hashlib.sha256(repr(signature).encode()).hexdigest()
-        groups: dict[int, dist.ProcessGroup] = {}
-        for state in self.iter_ctx.all_states:
-            for group in state.groups:
-                info = group.mesh_info
-                for pg in (info.shard_group, info.replicate_group):
-                    if pg is not None:
-                        groups.setdefault(id(pg), pg)
-        for pg in groups.values():
-            if pg.size() == 1 or dist.get_backend(pg) == "fake":
-                continue  # nobody to compare with, or fake groups that move no data
-            gathered: list[Any] = [None] * pg.size()
-            dist.all_gather_object(gathered, (digest, signature), group=pg)
-            for other_rank, (other_digest, other_sig) in enumerate(gathered):
-                if other_digest != digest:
-                    raise RuntimeError(
-                        "ranks built different models; FSDP needs identical parameter names, "
-                        "shapes and dtypes on every rank, all materialized (or none): "
-                        + _describe_difference(signature, other_sig, other_rank)
-                    )
 
     def _reshard_for_state_dict(self, *args: Any, **kwargs: Any) -> None:
         for group in self.groups:
@@ -373,17 +310,6 @@ def adopt_changes(groups: list[FSDPParamGroup], converted: bool = False) -> None
     for group in groups:
         if [p for p in group.fsdp_params if p.adopt(converted)]:  # (every one, not any())
             group.refresh_after_apply()
-
-
-def _describe_difference(mine: list, theirs: list, other_rank: int) -> str:
-    here = {name: rest for name, *rest in mine}
-    there = {name: rest for name, *rest in theirs}
-    diffs = [
-        f"{name}: {here.get(name)} here vs {there.get(name)} on group rank {other_rank}"
-        for name in sorted(set(here) | set(there))
-        if here.get(name) != there.get(name)
-    ]
-    return "; ".join(diffs[:5]) or f"parameter order differs from group rank {other_rank}"
 
 
 def _cast_floats(tree: Any, dtype: torch.dtype) -> Any:

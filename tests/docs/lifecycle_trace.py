@@ -2,10 +2,14 @@
 
 Run as a script (``python -m tests.docs.lifecycle_trace``) so that the fake process group
 it starts lives in a process of its own. Prints ``{"first": [[file, function], ...],
-"upward": [[caller file, caller, callee file, callee], ...]}``: every function of
-``src/fsdp_ref`` entered during the second of two steps of a two-block model on a fake
-two-rank group (in order of first entry), and every call made into a module that the
-calling module does not import, directly or through others (a call back *up* the layers).
+"upward": [[caller file, caller, callee file, callee], ...], "gradient": [[file,
+function], ...]}``: every function of ``src/fsdp_ref`` entered during the second of two
+steps of a two-block model on a fake two-rank group (in order of first entry), every call
+made into a module that the calling module does not import, directly or through others (a
+call back *up* the layers), and every function entered inside a
+``FSDPParamGroup.post_backward`` from the step's first one to its first
+``FSDPParam.accumulate_sharded_grad`` (the first gradient's way to ``.grad``, in order of
+first entry; what autograd runs between two post-backwards is not on it).
 """
 
 from __future__ import annotations
@@ -44,6 +48,14 @@ def _closure() -> dict[str, set[str]]:
     return out
 
 
+def _inside(frame, qualname: str) -> bool:
+    while frame is not None:
+        if frame.f_code.co_qualname == qualname:
+            return True
+        frame = frame.f_back
+    return False
+
+
 class Block(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -74,6 +86,8 @@ def main() -> None:
     first: list[tuple[str, str]] = []
     seen: set[tuple[str, str]] = set()
     upward: set[tuple[str, str, str, str]] = set()
+    gradient: list[tuple[str, str]] = []
+    window = {"open": False, "done": False}
 
     def profile(frame, event, arg):
         code = frame.f_code
@@ -83,6 +97,13 @@ def main() -> None:
         if callee not in seen:
             seen.add(callee)
             first.append(callee)
+        if callee == ("param_group.py", "FSDPParamGroup.post_backward") and not window["done"]:
+            window["open"] = True
+        if window["open"] and _inside(frame, "FSDPParamGroup.post_backward"):
+            if callee not in gradient:
+                gradient.append(callee)
+            if callee == ("param.py", "FSDPParam.accumulate_sharded_grad"):
+                window["open"], window["done"] = False, True
         back = frame.f_back
         if back is not None and back.f_code.co_filename.startswith(src):
             caller = os.path.relpath(back.f_code.co_filename, src)
@@ -109,7 +130,7 @@ def main() -> None:
             step()
         finally:
             sys.setprofile(None)
-    print(json.dumps({"first": first, "upward": sorted(upward)}))
+    print(json.dumps({"first": first, "upward": sorted(upward), "gradient": gradient}))
 
 
 if __name__ == "__main__":

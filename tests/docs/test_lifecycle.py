@@ -3,8 +3,10 @@
 The table names, row by row, the file and function a reader visits while following one
 iteration. A real iteration is traced (:mod:`tests.docs.lifecycle_trace`, in a process of
 its own) and every row must have been entered, in the table's order, and live in the file
-the table says. The trace also checks the claim beside the table: no call goes back up
-the layers (into a module the caller does not import) but the callbacks of the two
+the table says. The sentence below the table, how many of its stops one gradient takes
+from its group's post-backward to ``.grad`` and in which files, is checked against the
+first gradient's way in the same trace. The trace also checks the claim beside the table:
+no call goes back up the layers (into a module the caller does not import) but the callbacks of the two
 autograd nodes (``fsdp_ref/autograd_nodes.py``), which autograd runs and which call back
 the group or state that put them into the graph.
 """
@@ -12,6 +14,7 @@ the group or state that put them into the graph.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +34,27 @@ def stops_table(text: str) -> list[tuple[str, str]]:
         if line.startswith("|") and cells[0].isdigit():
             rows.append((cells[1], cells[2]))
     return rows
+
+
+NUMBERS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def table_rows(text: str) -> dict[int, tuple[str, str]]:
+    """The table's rows by their number."""
+    return dict(enumerate(stops_table(text), start=1))
+
+
+def gradient_claim(text: str) -> tuple[int, set[str], set[int]]:
+    """From "Following one gradient ... takes N stops in F files (rows a-b and c, then
+    d-e ...)": ``N``, the number of files, and the rows named."""
+    m = re.search(r"Following one gradient from its group's post-backward to `\.grad` takes "
+                  r"(\w+) stops in (\w+) files \(([^)]*)\)", " ".join(text.split()))
+    assert m, "lifecycle.md no longer says how many stops a gradient takes"
+    rows: set[int] = set()
+    for a, b in re.findall(r"(\d+)(?:-(\d+))?", m.group(3)):
+        rows.update(range(int(a), int(b or a) + 1))
+    return NUMBERS[m.group(1)], NUMBERS[m.group(2)], rows
 
 
 def in_order(rows: list[tuple[str, str]], trace: list[tuple[str, str]]) -> str | None:
@@ -60,6 +84,19 @@ def test_the_table_is_the_traced_iteration(trace):
     assert len(rows) >= 20, rows
     problem = in_order(rows, [tuple(e) for e in trace["first"]])
     assert problem is None, problem
+
+
+def test_the_stops_of_one_gradient_are_the_traced_ones(trace):
+    text = PAGE.read_text()
+    count, files, named = gradient_claim(text)
+    rows = table_rows(text)
+    way = {tuple(e) for e in trace["gradient"]}
+    on_the_way = {n for n, row in rows.items()
+                  if row in way and row[0] in ("param_group.py", "reduce.py")}
+    assert named == on_the_way, (sorted(named), sorted(on_the_way))
+    assert count == len(named)
+    assert files == len({rows[n][0] for n in named}) == 2
+    assert ("param.py", "FSDPParam.accumulate_sharded_grad") in way
 
 
 def test_no_call_goes_back_up_the_layers(trace):

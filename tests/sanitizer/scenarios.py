@@ -310,7 +310,7 @@ def _free_all_gather_output_early(hits):
     """The all-gather output is dropped right after its copy-out, with no wait."""
     from fsdp_ref.all_gather import DeferredOutput
 
-    def hold(self, out, copied, group, streams):
+    def hold(self, out, copied, group, streams, defer, owned):
         hits.append("all_gather_output")
         self.release(streams)  # the previous one, as before; this one is dropped
 
