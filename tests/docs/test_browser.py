@@ -202,6 +202,52 @@ def test_reader_journey(browser, server, tmp_path):
     shot("5-search-task-pages")
 
 
+#: Runs queries through the site's own search worker (lunr, as material configures it)
+#: and returns, per query, the result groups' best locations in the order shown. The
+#: messages are material's: 0 sets the index up (answered by 1), 2 is a query (answered
+#: by 3, whose items are the result groups, one per page, best section first).
+SEARCH_WORKER_JS = """
+const queries = arguments[0], done = arguments[arguments.length - 1];
+const config = JSON.parse(document.getElementById("__config").textContent);
+const base = new URL(config.base, location.href);
+const worker = new Worker(new URL(config.search, base));
+const out = {};
+let i = -1;
+worker.onerror = e => done({error: String(e.message)});
+worker.onmessage = ev => {
+  if (i >= 0) out[queries[i]] = ev.data.data.items.map(group => group[0].location);
+  i += 1;
+  if (i < queries.length) worker.postMessage({type: 2, data: queries[i]});
+  else { worker.terminate(); done(out); }
+};
+fetch(new URL("search/search_index.json", base)).then(r => r.json()).then(index =>
+  worker.postMessage({type: 0, data: {...index, options: {suggest: false}}}));
+"""
+
+
+def test_search_ranks_the_answering_page_first(browser, server):
+    """For every error text and method name of ``search_queries.QUERIES``, the site's
+    search (its own worker, in the browser) lists an answering hand-written page, and no
+    generated page (API, reference, upstream) above it."""
+    from tests.docs.search_queries import QUERIES, is_generated
+
+    browser.get(server)
+    browser.set_script_timeout(WAIT_S * 4)
+    ranked = browser.execute_async_script(SEARCH_WORKER_JS, [q for q, _ in QUERIES])
+    assert "error" not in ranked, ranked
+    problems = []
+    for query, pages in QUERIES:
+        results = [loc.split("#")[0] for loc in ranked[query]]
+        first = next((i for i, loc in enumerate(results) if loc.startswith(pages)), None)
+        above = results if first is None else results[:first]
+        generated = [loc for loc in above if is_generated(loc)]
+        if first is None or generated:
+            problems.append(f"{query!r}: answering page {pages} at "
+                            f"{'not found' if first is None else first + 1}; "
+                            f"generated above it: {generated[:4]}; top: {results[:5]}")
+    assert not problems, "\n".join(problems)
+
+
 READER_VIEW = (Path(__file__).parent / "reader_view.js").read_text(encoding="utf-8")
 
 

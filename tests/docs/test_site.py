@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from docs_site import navgen, upstream
 
+from tests.docs.search_queries import QUERIES, is_generated
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -140,31 +142,24 @@ def test_every_task_page_is_two_clicks_from_home(site):
     assert "using/" in one and "troubleshooting/" in one
 
 
-#: What a reader types, and the page the answer is on: error texts as printed, and
-#: method names (material's search splits on white space and hyphens only, so a
-#: ``snake_case`` name is one term).
-SEARCHES = [
-    ("Parameter is shared with a parameter already managed by another FSDP group",
-     "troubleshooting/"),
-    ("stream cannot be set when using native HSDP", "troubleshooting/"),
-    ("got mixed torch.Tensor and DTensor", "troubleshooting/"),
-    ("Cannot use ReduceOp.PREMUL_SUM with Gloo", "troubleshooting/"),
-    ("FSDP does not support deepcopy", "troubleshooting/"),
-    ("set_reduce_scatter_unused_params", "using/control-flow/"),
-    ("register_fsdp_forward_method", "using/train/"),
-    ("set_requires_gradient_sync", "using/accumulate/"),
-    ("summon_full_params", "migration/"),
-    ("clip_grad_norm_ full_tensor", "using/gradients/"),
-]
-
-
-@pytest.mark.parametrize(("query", "page"), SEARCHES, ids=[q[:30] for q, _ in SEARCHES])
-def test_search_index_finds_the_page(site, query, page):
+@pytest.mark.parametrize(("query", "pages"), QUERIES, ids=[q[:30] for q, _ in QUERIES])
+def test_search_index_finds_the_page(site, query, pages):
     """Every term of the query (lower case, the index's separator) in one indexed section
-    of the expected page: lunr's match for a query whose terms must all appear."""
+    of an answering page: lunr's match for a query whose terms must all appear. Their
+    rank against the generated pages: ``test_browser.py::test_search_ranks_the_answering_page_first``."""
     index = json.loads(site.page("search/search_index.json"))
     separator = re.compile(index["config"]["separator"])
     terms = [t for t in separator.split(query.lower()) if t]
     hits = [doc["location"] for doc in index["docs"]
             if all(t in (doc["title"] + " " + doc["text"]).lower() for t in terms)]
-    assert any(h.startswith(page) for h in hits), (query, hits[:10])
+    assert any(h.startswith(pages) for h in hits), (query, hits[:10])
+
+
+def test_hand_written_task_pages_are_boosted(site):
+    """The answering pages carry their front matter's ``search: boost`` into the index
+    (what lets them outrank the generated pages), and no generated page is boosted."""
+    index = json.loads(site.page("search/search_index.json"))
+    boosts = {doc["location"].split("#")[0]: doc.get("boost", 1) for doc in index["docs"]}
+    for page in {p for _, pages in QUERIES for p in pages}:
+        assert boosts.get(page, 1) > 1, (page, boosts.get(page))
+    assert not [loc for loc, b in boosts.items() if is_generated(loc) and b != 1]
