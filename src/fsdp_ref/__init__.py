@@ -47,6 +47,9 @@ Modules, one concept each, from the entry point down to pure functions:
   rule: the same numbers, and what an all-reduce hook sees);
 * :mod:`fsdp_ref.comm_context`: what the groups under one root share to communicate;
 * :mod:`fsdp_ref.param`: one parameter's sharded and unsharded faces;
+* :mod:`fsdp_ref.param_gather`: what one parameter puts into the all-gather and where
+  the output goes;
+* :mod:`fsdp_ref.param_grad`: one parameter's gradient, unsharded and sharded;
 * :mod:`fsdp_ref.extensions`: the ``fsdp_pre_all_gather`` / ``fsdp_post_all_gather``
   contract of tensor subclasses (NF4, float8);
 * :mod:`fsdp_ref.spmd`: the DTensor placements of tensor-parallel parameters, sharded
