@@ -66,7 +66,10 @@ Modules, one concept each, from the entry point down to pure functions:
   the race detector read;
 * :mod:`fsdp_ref.api`: the policy dataclasses and communication hooks;
 * :mod:`fsdp_ref.loading` and :mod:`fsdp_ref.staged_load`: all-or-nothing
-  ``load_state_dict`` and DCP checkpoint loads;
+  ``load_state_dict`` and DCP checkpoint loads, the ranks agreeing before anything is
+  copied;
+* :mod:`fsdp_ref.load_checks`: what a state dict entry must satisfy to load, checked on
+  one rank, in torch's words and fsdp_ref's;
 * :mod:`fsdp_ref.debug`: the debug mode that names mismatched and stalled collectives;
 * :mod:`fsdp_ref.clean_exit`: the exit handler that lets gloo's threads finish first;
 * :mod:`fsdp_ref.sanitizer`: a race detector that runs the GPU stream path on CPU and
