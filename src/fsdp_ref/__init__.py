@@ -26,7 +26,10 @@ Modules, one concept each, from the entry point down to pure functions:
 * :mod:`fsdp_ref.placement`: what ``shard_placement_fn`` may return, including a
   ``ShardPlacementResult`` that puts a parameter on a mesh of its own (one group per mesh);
 * :mod:`fsdp_ref.compat`: torch's names and ``isinstance`` checks seeing fsdp_ref;
-* :mod:`fsdp_ref.module`: the ``FSDPModule`` methods users call;
+* :mod:`fsdp_ref.module`: the ``FSDPModule`` methods users call to drive a module
+  (unshard, reshard, recovery, prefetch targets) and the functions around it;
+* :mod:`fsdp_ref.module_settings`: its ``set_*`` methods of gradient synchronization,
+  resharding and communication;
 * :mod:`fsdp_ref.state`: when things happen: the module hooks, the root's lazy init, the
   end-of-backward callback and the end of an iteration;
 * :mod:`fsdp_ref.iter_context`: what one root's iteration shares with every state under
