@@ -99,7 +99,7 @@ def cases() -> list[tuple[str, int, Callable, Callable]]:
          lambda: DTensor(local, spec, requires_grad=False)),
         ("all_gather.keep_versions", 2,
          lambda: keep_versions(fulls, fill), plain_versions),
-        ("param.FSDPParam._unsharded_local", 4 * PARAMS_PER_BLOCK, fast_local, plain_local),
+        ("param_gather.ParamGather._unsharded_local", 4 * PARAMS_PER_BLOCK, fast_local, plain_local),
     ]
 
 

@@ -29,7 +29,7 @@ CORE = ROOT / "src" / "fsdp_ref"
 # then; 3,320 since the first GPU runs added a user stream's adoption by the stream backend
 # (DeviceStreams.adopt, for the all-reduce hook's stream under the detector) and torch 2.11's
 # missing classes in compat, while issue 22's host-overhead levers took the core to 3,298.
-CORE_LIMIT = 3490
+CORE_LIMIT = 3520
 """3,000 when issue 13 set it (FSDP, HSDP, TP, extensions, offload, state dicts: 2,773 then).
 3,300 since issue 23 made fsdp_ref a drop-in for all of torch 2.13's FSDP2: ``replicate``,
 per-parameter meshes, the torch compatibility layer (``compat``, ``placement``) and torch's
@@ -41,7 +41,11 @@ one-rank path without an all-gather buffer: about 100 lines) and issue 34 named 
 host-ordered path (``ordering``: about 40 lines, which replaced scattered tests).
 3,490 since issue 34 fenced the fast paths (each behind a helper of its own, next to the
 plain code it stands for: about 15 lines) and split the rank agreement check and the
-iteration context out of ``state`` (module headers)."""
+iteration context out of ``state`` (module headers).
+3,520 since issue 34 split ``param``, ``loading`` and ``module`` along their concepts
+(``param_gather``, ``param_grad``, ``load_checks``, ``module_settings``: the imports, class
+lines and collaborator annotations each new module repeats, about 35 lines; 3,510 after
+``param`` alone)."""
 SOFT_LIMIT = 330  # "about 300": a few lines of slack before a reason is owed
 _NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
              tokenize.DEDENT, tokenize.ENDMARKER}

@@ -26,7 +26,10 @@ Modules, one concept each, from the entry point down to pure functions:
 * :mod:`fsdp_ref.placement`: what ``shard_placement_fn`` may return, including a
   ``ShardPlacementResult`` that puts a parameter on a mesh of its own (one group per mesh);
 * :mod:`fsdp_ref.compat`: torch's names and ``isinstance`` checks seeing fsdp_ref;
-* :mod:`fsdp_ref.module`: the ``FSDPModule`` methods users call;
+* :mod:`fsdp_ref.module`: the ``FSDPModule`` methods users call to drive a module
+  (unshard, reshard, recovery, prefetch targets) and the functions around it;
+* :mod:`fsdp_ref.module_settings`: its ``set_*`` methods of gradient synchronization,
+  resharding and communication;
 * :mod:`fsdp_ref.state`: when things happen: the module hooks, the root's lazy init, the
   end-of-backward callback and the end of an iteration;
 * :mod:`fsdp_ref.iter_context`: what one root's iteration shares with every state under
@@ -47,6 +50,9 @@ Modules, one concept each, from the entry point down to pure functions:
   rule: the same numbers, and what an all-reduce hook sees);
 * :mod:`fsdp_ref.comm_context`: what the groups under one root share to communicate;
 * :mod:`fsdp_ref.param`: one parameter's sharded and unsharded faces;
+* :mod:`fsdp_ref.param_gather`: what one parameter puts into the all-gather and where
+  the output goes;
+* :mod:`fsdp_ref.param_grad`: one parameter's gradient, unsharded and sharded;
 * :mod:`fsdp_ref.extensions`: the ``fsdp_pre_all_gather`` / ``fsdp_post_all_gather``
   contract of tensor subclasses (NF4, float8);
 * :mod:`fsdp_ref.spmd`: the DTensor placements of tensor-parallel parameters, sharded
@@ -63,7 +69,10 @@ Modules, one concept each, from the entry point down to pure functions:
   the race detector read;
 * :mod:`fsdp_ref.api`: the policy dataclasses and communication hooks;
 * :mod:`fsdp_ref.loading` and :mod:`fsdp_ref.staged_load`: all-or-nothing
-  ``load_state_dict`` and DCP checkpoint loads;
+  ``load_state_dict`` and DCP checkpoint loads, the ranks agreeing before anything is
+  copied;
+* :mod:`fsdp_ref.load_checks`: what a state dict entry must satisfy to load, checked on
+  one rank, in torch's words and fsdp_ref's;
 * :mod:`fsdp_ref.debug`: the debug mode that names mismatched and stalled collectives;
 * :mod:`fsdp_ref.clean_exit`: the exit handler that lets gloo's threads finish first;
 * :mod:`fsdp_ref.sanitizer`: a race detector that runs the GPU stream path on CPU and

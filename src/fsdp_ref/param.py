@@ -33,10 +33,11 @@ vector computed from other sharded weights after ``to_empty``), like what
 dim out of range, an uneven dim other than 0) are refused with torch's exception and
 message first.
 
-Why this module is longer than the house's ~300 lines: one parameter's two faces, its
-dtypes, its shard under offload and after a post-forward reshard, its gradient in both
-faces and its all-gather inputs (plain or through an extension) are one object's state,
-which the rest of the core reads through this class only.
+:class:`FSDPParam` is one object, which the rest of the core reads through; its code is in
+three modules, one concept each: this one (construction, adoption, which face the module
+shows, and the post-forward shard of an int ``reshard_after_forward``),
+:mod:`fsdp_ref.param_gather` (what the all-gather reads and writes) and
+:mod:`fsdp_ref.param_grad` (the gradient in both faces).
 """
 
 from __future__ import annotations
@@ -48,14 +49,15 @@ import torch.nn as nn
 from torch.distributed.tensor import DTensor, Replicate, Shard
 
 from .api import MixedPrecisionPolicy
-from .buffer_plan import GatherInput, allocate_storage, free_storage, storage_slots
-from .extensions import find_extension, shard_mesh
+from .extensions import find_extension
 from .layout import ShardLayout, contiguous_stride
 from .mesh import MeshInfo
+from .param_gather import ParamGather
+from .param_grad import ParamGrad
 from .recorder import recorder
 from .spmd import local_tensor, param_placement
 
-__all__ = ["MANAGED", "FSDPParam", "ParamRef", "meta_error"]
+__all__ = ["MANAGED", "FSDPParam", "ParamRef"]
 
 MANAGED = "_fsdp_ref_managed"
 """Attribute set on every parameter an FSDP group manages (the original one and each
@@ -71,7 +73,7 @@ class ParamRef:
     name: str
 
 
-class FSDPParam:
+class FSDPParam(ParamGather, ParamGrad):
     """State and transitions of one managed parameter.
 
     Args:
@@ -267,11 +269,6 @@ class FSDPParam:
         self.extension, self.unsharded_param = found, None
         return True
 
-    @property
-    def on_meta(self) -> bool:
-        """Whether the shard is still on the meta device (no values yet)."""
-        return self.padded_shard.device.type == "meta"
-
     # ---- the two faces --------------------------------------------------------------
 
     def _register(self, param: nn.Parameter) -> None:
@@ -302,171 +299,6 @@ class FSDPParam:
         self._register(self.unsharded_param)
         self.post_forward_shard = None
 
-    def alloc_unsharded(self) -> list[torch.Tensor]:
-        """Make sure the unsharded parameter has storage; return the tensors to copy the
-        gathered inputs into (the parameter itself, or its local tensor for a DTensor; the
-        extension's all-gather outputs)."""
-        if self.extension is not None:
-            outputs = self.extension.alloc_outputs(self.layout.world_size, self.device)
-            for t in outputs:
-                recorder.name_buffer(t, f"all-gather output of {self.fqn}")
-            return outputs
-        if self.unsharded_param is None:
-            full = torch.empty(
-                self.layout.full_shape, dtype=self.param_dtype, device=self.device
-            )
-            self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
-        local, slots = self._unsharded_local()
-        allocate_storage(slots)
-        if recorder.listener is not None:  # (the name is only formatted for a listener)
-            recorder.name_buffer(local[0], f"unsharded {self.fqn}")
-        return local
-
-    def _unsharded_local(self) -> tuple[list[torch.Tensor], list]:
-        """The unsharded parameter's local tensor (itself, unless tensor parallel), in a
-        list, and its :func:`~fsdp_ref.buffer_plan.storage_slots`, looked up once per
-        unsharded parameter: every unshard and reshard uses them.
-
-        A fast path, equivalent to ``local = [local_tensor(self.unsharded_param)]`` and
-        ``storage_slots(local)`` at each call; it saves about 0.6 µs per call, four calls
-        per parameter and step (``benchmarks/fast_paths.py``)."""
-        cached = self._local
-        if cached is None or cached[0] is not self.unsharded_param:
-            local = [local_tensor(self.unsharded_param)]
-            cached = self._local = (self.unsharded_param, local, storage_slots(local))
-        return cached[1], cached[2]
-
-    def free_unsharded(self) -> None:
-        """Release the unsharded parameter's memory; the tensor object stays."""
-        if self.extension is not None:
-            self.extension.free()
-        elif self.unsharded_param is not None:
-            free_storage(self._unsharded_local()[1])
-
-    # ---- data for the collectives ---------------------------------------------------
-
-    def gather_inputs(self) -> list[GatherInput]:
-        """What this rank puts into the group's all-gather: the post-forward shard after
-        an int ``reshard_after_forward``, the extension's pre hook inputs, or the shard."""
-        if self.post_forward_shard is not None:
-            return [GatherInput(self.post_forward_shard, self.post_forward_layout,
-                                self.param_dtype)]
-        if self.extension is None:
-            return [GatherInput(self.all_gather_input(), self.layout, self.param_dtype)]
-        self._check_materialized()
-        local = local_tensor(self.sharded_param)
-        if self.offload_to_cpu:  # the pre hook runs on the device copy
-            local = local.to(self.device, non_blocking=True, copy=True)
-            recorder.name_buffer(local, f"device copy of sharded {self.fqn}")
-        inputs = self.extension.pre_all_gather(
-            local, shard_mesh(self.mesh_info), self.layout.full_shape, self.refs[0].module,
-            self.mp_policy, self.fqn,
-        )
-        world, rank = self.layout.world_size, self.layout.rank
-        return [GatherInput(t, ShardLayout(torch.Size([world * t.numel()]), 0, world, rank),
-                            t.dtype) for t in inputs]
-
-    def all_gather_input(self) -> torch.Tensor:
-        """This rank's padded shard, on the compute device, for the all-gather copy-in."""
-        self._check_materialized()
-        if self.offload_to_cpu or self.padded_shard.device != self.device:
-            # Host to device on the copy-in stream. Offloaded shards are copied on a CPU
-            # mesh too (where it is a host copy) so that CPU runs take the GPU's path.
-            copy = self.padded_shard.to(self.device, non_blocking=True, copy=True)
-            recorder.name_buffer(copy, f"device copy of sharded {self.fqn}")
-            return copy
-        return self.padded_shard
-
-    def _check_materialized(self) -> None:
-        if self.on_meta:  # (an unshard() before the root's lazy init checks every group)
-            raise meta_error([self.fqn])
-
-    def has_unsharded_grad(self) -> bool:
-        """Whether an unreduced gradient waits: in the reduce-dtype accumulator or in the
-        unsharded parameter's ``.grad``."""
-        return self.accumulated_grad is not None or (
-            self.unsharded_param is not None and self.unsharded_param.grad is not None
-        )
-
-    def unsharded_grad(self) -> torch.Tensor | None:
-        """The local tensor of the unsharded gradient, ready for the reduce-scatter, if any:
-        the accumulator when a backward without reduction left one, else ``.grad``.
-
-        For a tensor-parallel parameter this redistributes the DTensor gradient over the
-        tensor-parallel dims (a collective there), so call it once per reduction.
-        """
-        if not self.has_unsharded_grad():
-            return None
-        grad = self.accumulated_grad
-        return self.placement.grad_local(self.unsharded_param.grad if grad is None else grad)
-
-    def accumulate_unsharded_grad(self) -> None:
-        """Add what autograd produced in this backward into the reduce-dtype accumulator
-        kept by an earlier backward without reduction (see :meth:`keep_unreduced_grad`).
-        Runs first thing in every post-backward, whether it reduces or not."""
-        grad = None if self.unsharded_param is None else self.unsharded_param.grad
-        if self.accumulated_grad is not None and grad is not None:
-            self.accumulated_grad += grad
-            self.unsharded_param.grad = None
-
-    def keep_unreduced_grad(self) -> None:
-        """After a backward that does not reduce (gradient sync off): move ``.grad`` into
-        an accumulator in ``accumulate_dtype`` (the policy's ``reduce_dtype``, e.g. fp32
-        for bf16 parameters) and drop it, so that the microbatches are summed at the
-        precision they will be reduced in. Without a ``reduce_dtype`` other than
-        ``param_dtype``, autograd keeps accumulating into ``.grad`` itself.
-
-        This is torch 2.13's rule (``FSDPParam.to_accumulated_grad_if_needed``): the same
-        point (after the reshard), the same dtype, the same memory (one accumulator in
-        ``reduce_dtype``; the ``param_dtype`` gradient is freed).
-        """
-        grad = None if self.unsharded_param is None else self.unsharded_param.grad
-        if self.accumulate_dtype is None or grad is None or grad.dtype == self.accumulate_dtype:
-            return
-        self.unsharded_param.grad = None
-        self.accumulated_grad = grad.to(self.accumulate_dtype)
-
-    def clear_unsharded_grad(self) -> None:
-        """Drop the unsharded gradient (and accumulator) once it has been reduced."""
-        self.accumulated_grad = None
-        if self.unsharded_param is not None:
-            self.unsharded_param.grad = None
-
-    def reduced_grad(self, out: torch.Tensor, offset: int) -> torch.Tensor:
-        """This rank's gradient shard from the reduce-scatter output ``out``, where its
-        padded shard starts at element ``offset``: the unpadded rows, in the parameter's
-        dtype, where the shard lives.
-
-        Under CPU offload this is a device-to-host copy (always a copy, as on a GPU) that
-        the host must wait for before it reads it (:meth:`~fsdp_ref.reduce.Reducer.finish`).
-        """
-        local = self.layout.local_in(out, offset)
-        target_device = self.padded_shard.device
-        if self.offload_to_cpu:
-            local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True,
-                             copy=True)
-            recorder.name_buffer(local, f"grad of {self.fqn}", host=True)
-        elif local.dtype != self.orig_dtype or local.device != target_device:
-            local = local.to(dtype=self.orig_dtype, device=target_device, non_blocking=True)
-        return local
-
-    def accumulate_sharded_grad(self, grad: torch.Tensor) -> None:
-        """Set the sharded parameter's DTensor gradient to ``grad`` (from
-        :meth:`reduced_grad`), or add it to the gradient already there; then run the
-        sharded parameter's ``register_post_accumulate_grad_hook`` hooks, as autograd
-        would for a leaf it accumulated into (torch 2.13 runs them at the same point, in
-        ``foreach_reduce``). An optimizer stepped in backward (torchtune's
-        ``optimizer_in_bwd``) steps from them."""
-        param = self.sharded_param
-        existing = param.grad
-        if existing is None:
-            param.grad = self.placement.sharded(grad)
-        else:
-            existing._local_tensor.add_(grad)
-        hooks = getattr(param, "_post_accumulate_grad_hooks", None)
-        for hook in (hooks or {}).values():
-            hook(param)
-
     # ---- reshard_after_forward=<int> ------------------------------------------------
 
     def to_post_forward_shard(self, layout: ShardLayout, mesh=None) -> None:
@@ -491,14 +323,3 @@ class FSDPParam:
         self.free_unsharded()
         self.post_forward_shard = padded
 
-
-def meta_error(fqns: list[str]) -> RuntimeError:
-    """Torch's error for parameters (named ``fqns``) still on the meta device when FSDP
-    needs their values, with what to do."""
-    return RuntimeError(
-        "FSDP parameters should be materialized from meta device before training, "
-        f"but the following were still on meta device: {fqns}\n"
-        "For example, call module.to_empty(device) to materialize to device and call "
-        "module.reset_parameters() on each module to initialize values. (Or load a "
-        "checkpoint into the sharded model before its first forward.)"
-    )

@@ -33,7 +33,8 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-from .loading import mesh_groups, problems_in, refuse
+from .load_checks import problems_in
+from .loading import mesh_groups, refuse
 from .state import get_state
 
 __all__ = ["check_broadcast", "guard_broadcast_load", "load_checkpoint_staged"]
@@ -140,7 +141,7 @@ def check_broadcast(model: nn.Module, full_state_dict: dict[str, Any],
 
     Rank 0 broadcasts each entry as a meta tensor of its shape and dtype (other values as
     they are, as DCP does) over ``pg`` (DCP's; ``None``: the default group). Every rank
-    then runs :func:`fsdp_ref.loading.problems_in` on them (a full tensor for a sharded
+    then runs :func:`fsdp_ref.load_checks.problems_in` on them (a full tensor for a sharded
     parameter is fine: DCP distributes it), and :func:`fsdp_ref.loading.refuse` raises
     on every rank if any rank found a problem, before DCP copied anything.
 

@@ -40,7 +40,7 @@ from .autograd_nodes import PreBackward
 from .comm_context import CommContext
 from .group_state import TrainingState
 from .iter_context import IterContext
-from .param import meta_error
+from .param_gather import meta_error
 from .param_group import FSDPParamGroup
 
 __all__ = ["FSDPState", "adopt_changes", "get_state"]

@@ -8,7 +8,7 @@ steps of a two-block model on a fake two-rank group (in order of first entry), e
 made into a module that the calling module does not import, directly or through others (a
 call back *up* the layers), and every function entered inside a
 ``FSDPParamGroup.post_backward`` from the step's first one to its first
-``FSDPParam.accumulate_sharded_grad`` (the first gradient's way to ``.grad``, in order of
+``ParamGrad.accumulate_sharded_grad`` (a method of every ``FSDPParam``) (the first gradient's way to ``.grad``, in order of
 first entry; what autograd runs between two post-backwards is not on it).
 """
 
@@ -102,7 +102,7 @@ def main() -> None:
         if window["open"] and _inside(frame, "FSDPParamGroup.post_backward"):
             if callee not in gradient:
                 gradient.append(callee)
-            if callee == ("param.py", "FSDPParam.accumulate_sharded_grad"):
+            if callee == ("param_grad.py", "ParamGrad.accumulate_sharded_grad"):
                 window["open"], window["done"] = False, True
         back = frame.f_back
         if back is not None and back.f_code.co_filename.startswith(src):

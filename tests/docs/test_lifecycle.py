@@ -96,7 +96,7 @@ def test_the_stops_of_one_gradient_are_the_traced_ones(trace):
     assert named == on_the_way, (sorted(named), sorted(on_the_way))
     assert count == len(named)
     assert files == len({rows[n][0] for n in named}) == 2
-    assert ("param.py", "FSDPParam.accumulate_sharded_grad") in way
+    assert ("param_grad.py", "ParamGrad.accumulate_sharded_grad") in way
 
 
 def test_no_call_goes_back_up_the_layers(trace):
