@@ -57,6 +57,15 @@ def test_api_pages_render_docstrings(site):
         assert not re.search(r":(class|func|meth|mod|attr):`", text), f"Sphinx role left in {html}"
 
 
+def test_fsdp_module_page_lists_its_settings_methods(site):
+    """FSDPModule takes its set_* methods from fsdp_ref.module_settings.ModuleSettings;
+    its API page lists them under FSDPModule's own anchors, as torch's docs do."""
+    page = site.page("api/fsdp_ref/module/index.html")
+    for method in ("set_requires_gradient_sync", "set_reshard_after_forward",
+                   "set_reduce_scatter_unused_params", "unshard"):
+        assert f'id="fsdp_ref.module.FSDPModule.{method}"' in page, method
+
+
 def test_search_index_knows_fully_shard(site):
     index = json.loads(site.page("search/search_index.json"))
     assert any("fully_shard" in doc["text"] or "fully_shard" in doc["title"]

@@ -112,13 +112,20 @@ class ApiPage:
     source: str | None
 
 
+# Modules whose public classes take methods from a base in another module (FSDPModule's
+# set_* methods live in fsdp_ref.module_settings): their page lists those methods too, as
+# torch's documentation of the class does.
+INHERITING = {"fsdp_ref.module"}
+
+
 def _module_markdown(module: str, intro: str = "") -> str:
+    inherited = "      inherited_members: true\n" if module in INHERITING else ""
     return (
         f"# `{module}`\n\n{intro}"
         f"::: {module}\n"
         "    options:\n"
         "      show_root_heading: false\n"
-        "      heading_level: 2\n"
+        "      heading_level: 2\n" + inherited
     )
 
 
