@@ -24,9 +24,11 @@ from collections import deque
 from functools import partial
 from operator import itemgetter
 
+from indexgen.analyze import flows
 from indexgen.analyze.context import CallEdge, CallerRef, IndirectFinding
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.types import Types
+from indexgen.analyze.values import ordered
 from indexgen.extract.calls import receiver_name
 from indexgen.extract.model import Call
 
@@ -47,13 +49,69 @@ Node = tuple[str, str]
 def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = None,
                  types: Types | None = None, names: dict | None = None) -> list[CallEdge]:
     """Where one call of file ``key`` leads: the callees (several when the receiver's type
-    is a union), then the properties read on the way (kind ``read``); none for a builtin.
+    is a union), then the properties read on the way (kind ``read``); none for a builtin;
+    then, for a method called on an instance, the overrides of that method in the
+    documented subclasses of the instance's class (kind ``override``).
     ``cls``: the class whose method makes the call ('' for none), when the caller knows it
     already; ``types``: evaluate receivers the namespace alone cannot settle; ``names``: the
     caller's local names (:meth:`Types.local_names`), when the caller knows them already."""
-    text = call.text
     if names is None:
         names = types.local_names(key, call.caller) if types is not None else {}
+    if cls is None:
+        cls = _class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
+    found = _resolve(resolver, key, call, cls, types, names)
+    text = call.text
+    if types is None or text[0] in "&^(" or "." not in text:
+        return found
+    return found + overrides(resolver, types, key, call, cls, found)
+
+
+def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
+              found: list[CallEdge]) -> list[CallEdge]:
+    """``override`` edges of a call ``x.m(...)``: the methods ``m`` that the documented
+    subclasses of the classes ``x`` may be an instance of define themselves (``self`` in a
+    method: the method's class), other than the callees already found."""
+    receiver, _, attr = call.text.rpartition(".")
+    if receiver == "self" or receiver == "cls":
+        classes = [(key, cls)] if cls else []
+    elif receiver.startswith("super()") or not attr.isidentifier():
+        return []
+    elif _exact(types, key, call.caller, receiver):
+        return []
+    else:
+        classes = [(v[1], v[2]) for v in ordered(types.evaluate(key, call.caller, receiver))
+                   if v[0] == "i"]
+    out = []
+    known = {(e[3], e[5]) for e in found if e[2] == "project"}
+    for k, c in classes:
+        for target in types.overrides(k, c, attr):
+            if target not in known:
+                known.add(target)
+                out.append(_edge((call.line, call.text, "override", target[0],
+                                  resolver.anchor(*target), target[1])))
+    return out
+
+
+def _exact(types: Types, key: str, anchor: str, receiver: str) -> bool:
+    """Whether the receiver is made by calling a class right there (``Order().save()``), or
+    is a name of the caller bound only to such calls (``order = Order()``): then its class
+    is known exactly, and no override can run instead."""
+    sources = types.local_names(key, anchor).get(receiver) if receiver.isidentifier() \
+        else ["=" + receiver]
+    if not sources:
+        return False
+    for source in sources:
+        if source[0] != "=" or not source.endswith("()") or "(" in source[1:-2]:
+            return False
+        if not all(v[0] == "c" for v in types.evaluate(key, anchor, source[1:-2]) or "x"):
+            return False
+    return True
+
+
+def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | None,
+             names: dict) -> list[CallEdge]:
+    """:func:`resolve_call` without the overrides."""
+    text = call.text
     # a full summary's call on a local value whose type is known
     typed = call.local and types is not None and receiver_name(text) in names
     if text[0] == "&":  # a function handed to a call, to be called later
@@ -69,8 +127,6 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
         return [CallEdge(call.line, text, "unresolved", label=UNKNOWN_VALUE)]
     if text.startswith("("):
         return [CallEdge(call.line, text, "unresolved", label=COMPUTED)]
-    if cls is None:
-        cls = _class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
     parts = text.split(".")
     target = None
     if "(" not in text and "[" not in text:
@@ -182,6 +238,8 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     """
     found: Edges = {}
     heads: dict[str, str] = {}  # call text -> receiver_name (the same texts in every file)
+    # the calls not resolved, for a second round with what callers hand parameters
+    retry: list[tuple[str, Call, str, dict]] = []
     for key in keys:
         by_caller: dict[str, list[CallEdge]] = {}
         counts: dict[str, dict[str, int]] = {}
@@ -192,6 +250,8 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         last = None  # the caller of the call before: a caller's calls come in runs
         for call in resolver.files[key].calls:
             caller, text, line, local = call
+            if text[0] == "<":  # what the call hands its callee: read by flows.call_sites
+                continue
             if caller != last:  # what depends on the caller alone, looked up once a run
                 last = caller
                 cls = classes.get(caller)
@@ -217,6 +277,8 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
                     if mine is None:
                         mine = counts[caller] = {}
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
+                    if names and edge[5] == UNKNOWN_VALUE:
+                        retry.append((key, call, cls, names))
                     continue
                 if edge[0] != line:
                     edge = _edge((line, edge[1], kind, edge[3], edge[4], edge[5]))
@@ -228,7 +290,40 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         found[key] = by_caller
         if unresolved is not None and counts:
             unresolved[key] = counts
+    if types is not None and retry:
+        _second_round(resolver, types, found, unresolved, retry)
     return found
+
+
+def _second_round(resolver: Resolver, types: Types, found: Edges,
+                  unresolved: Unresolved | None, retry: list) -> None:
+    """Resolve again, with what the call sites found hand each parameter
+    (:mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
+    those it resolves now become edges, in line order, and leave the unresolved counts."""
+    types.set_flows(flows.call_sites(resolver, found))
+    changed: set[tuple[str, str]] = set()
+    for key, call, cls, names in retry:
+        new = [e for e in resolve_call(resolver, key, call, cls, types, names)
+               if e[2] != "unresolved"]
+        if not new:
+            continue
+        found[key].setdefault(call.caller, []).extend(new)
+        changed.add((key, call.caller))
+        if unresolved is not None:
+            counts = unresolved[key][call.caller]
+            counts[UNKNOWN_VALUE] -= 1
+            if not counts[UNKNOWN_VALUE]:
+                del counts[UNKNOWN_VALUE]
+                if not counts:
+                    del unresolved[key][call.caller]
+    for key, caller in changed:
+        out = sorted(found[key][caller], key=_LINE)
+        kept: list[CallEdge] = []
+        for edge in out:
+            if not (kept and edge[2] != "external" and kept[-1][0] == edge[0]
+                    and _repeats(kept, edge)):
+                kept.append(edge)
+        found[key][caller] = kept
 
 
 _NO_NAMES: dict[str, list[str]] = {}  # a caller without local names (read, never written)
@@ -261,7 +356,8 @@ def inverses(graph: Edges, resolver: Resolver, kinds: tuple[str, ...]
         for caller, out in by_caller.items():
             qualname = qualname_of.get(caller, "")
             for edge in out:
-                mine = found.get(edge[2])  # by the edge's kind
+                kind = edge[2]
+                mine = found.get("project" if kind == "override" else kind)  # by kind
                 if mine is not None:
                     by_anchor = mine.get(edge[3])
                     if by_anchor is None:
@@ -355,11 +451,12 @@ def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver
     return found
 
 
-_LINE_CATEGORY_TEXT = itemgetter(1, 0, 2)  # an IndirectFinding's (line, category, text)
+_LINE_CATEGORY_TEXT = itemgetter(1, 0, 2)
+_LINE = itemgetter(0)  # a CallEdge's line  # an IndirectFinding's (line, category, text)
 
 
 #: Edges whose target runs: a call, a property read, a callback (when it is called back).
-_RUNS = frozenset({"project", "read", "callback"})
+_RUNS = frozenset({"project", "override", "read", "callback"})
 
 
 def reach(graph: Edges, start: list[Node], resolver: Resolver) -> set[Node]:

@@ -187,6 +187,8 @@ class Resolver:
         if depth > _MAX_DEPTH:
             return None
         for base in self._modules[key].bases.get(cls, []):
+            if "[" in base:  # a subscripted generic base: Field[str] is Field
+                base = base.partition("[")[0]
             target = self.name_in(key, base) if "(" not in base else None
             if target and target.kind == "project" and target.qualname:
                 found = self.method(target.key, target.qualname, name, depth + 1)

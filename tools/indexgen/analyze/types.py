@@ -54,6 +54,9 @@ from indexgen.analyze.values import (
 from indexgen.extract.model import Definition, FileSummary
 
 _DEPTH = 25  # paths evaluated inside one another
+_CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
+_CALLABLE_KINDS = frozenset({"method", "classmethod", "staticmethod", "function"})
+_SITES = 64  # call sites of one function read for what they hand a parameter
 
 
 def _definitions(files: dict[str, FileSummary], key: str
@@ -86,6 +89,10 @@ class Types(Annotations):
         self._mro: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._parsed: dict[str, object] = {}
         self._extras: dict[tuple[str, str, str], list[tuple[str, str, str]]] | None = None
+        self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
+        # (file key, qualname) -> the call sites that reach it: (file key, caller anchor,
+        # slot -> path of the argument, parameters before the first slot); see set_flows
+        self._flows: dict[tuple[str, str], list[tuple[str, str, dict, int]]] | None = None
         self._depth = 0
 
     # -- tables ------------------------------------------------------------------------------
@@ -113,6 +120,98 @@ class Types(Annotations):
                 self._walk_bases(target.key, target.qualname, out, depth + 1)
             elif target and target.kind == "external" and ("", target.qualname) not in out:
                 out.append(("", target.qualname))
+
+    def overrides(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
+        """``[(file key, qualname)]`` of the methods ``attr`` that the documented subclasses
+        of the class define themselves (class hierarchy analysis: a call on an instance of
+        ``cls`` may run any of them), in a fixed order."""
+        if self._subclasses is None:
+            subs: dict[tuple[str, str], list[tuple[str, str]]] = {}
+            for k, s in self.resolver.files.items():
+                if k.startswith("test:"):  # test files are not documented
+                    continue
+                for d in s.definitions:
+                    if d.kind == "class":
+                        for base in self.mro(k, d.qualname)[1:]:
+                            if base[0]:
+                                subs.setdefault(base, []).append((k, d.qualname))
+            self._subclasses = {c: sorted(set(v)) for c, v in subs.items()}
+        found = []
+        for k, c in self._subclasses.get((key, cls), ()):
+            d = self._defs[k][1].get(f"{c}.{attr}")
+            if d is not None and d.kind in _CALLABLE_KINDS and not d.overload:
+                found.append((k, d.qualname))
+        return found
+
+    # -- what callers hand on -------------------------------------------------------------
+    def set_flows(self, flows: dict[tuple[str, str], list[tuple[str, str, dict, int]]]
+                  ) -> None:
+        """Give parameters (``<`` sources) and dataclass fields what the call sites of
+        their function or class hand them (:func:`indexgen.analyze.flows.call_sites`);
+        what was evaluated before is forgotten."""
+        self._flows = flows
+        self._memo.clear()
+
+    def _flow(self, key: str, anchor: str, spec: str) -> Values:
+        """What the callers of the function ``anchor`` hand its parameter ``spec``
+        (``position:name``, ``k:name`` for a keyword-only one, ``*position:name`` for
+        ``*args``: a tuple of what is handed from that position on)."""
+        if self._flows is None:
+            return NONE
+        d = self._defs[key][0].get(anchor)
+        sites = self._flows.get((key, d.qualname)) if d is not None else None
+        if not sites:
+            return NONE
+        memo = ("\4", key, anchor, spec)
+        found = self._memo.get(memo)
+        if found is not None:
+            return found
+        if memo in self._active:
+            return NONE
+        self._active.add(memo)
+        try:
+            pos, _, name = spec.partition(":")
+            star = pos[0] == "*"
+            given = []
+            for ckey, canchor, items, shift in sites[:_SITES]:
+                if star:
+                    first = int(pos[1:]) - shift
+                    for slot, text in items.items():
+                        if slot == "*":
+                            given.append(union(self.element(v) for v in ordered(
+                                self.evaluate(ckey, canchor, text))))
+                        elif slot.isdigit() and int(slot) >= first:
+                            given.append(self.evaluate(ckey, canchor, text))
+                    continue
+                text = items.get(name)
+                if text is None and pos != "k":
+                    text = items.get(str(int(pos) - shift))
+                if text is not None:
+                    given.append(self.evaluate(ckey, canchor, text))
+            found = union(given)
+            if star:
+                found = frozenset({("s", found)}) if found else NONE
+        finally:
+            self._active.discard(memo)
+        self._memo[memo] = found
+        return found
+
+    def _field_flow(self, key: str, cls: str, attr: str) -> Values:
+        """What the call sites of a class without an ``__init__`` of its own (a dataclass)
+        hand its field ``attr``, by keyword or by its place among the annotated fields."""
+        sites = self._flows.get((key, cls)) if self._flows is not None else None
+        owner = self._defs[key][1].get(cls)
+        if not sites or owner is None:
+            return NONE
+        fields = [n for n, given in owner.members.items()
+                  if any(a == "" and x[0] == ":" for a, x in given)]
+        place = str(fields.index(attr)) if attr in fields else None
+        given = []
+        for ckey, canchor, items, _shift in sites[:_SITES]:
+            text = items.get(attr) or (items.get(place) if place else None)
+            if text is not None:
+                given.append(self.evaluate(ckey, canchor, text))
+        return union(given)
 
     def names_of(self, key: str) -> dict[str, dict[str, list[str]]]:
         """Anchor -> ``names`` of the functions of one file that have any."""
@@ -224,11 +323,31 @@ class Types(Annotations):
             if sources:
                 if len(sources) == 1:
                     return one(self.source(key, d.anchor, sources[0], d.parent))
-                return union(self.source(key, d.anchor, s, d.parent) for s in sources)
+                return self.sources(key, d.anchor, sources, d.parent)
             kind = "c" if name == "cls" or d.kind == "classmethod" else "i"
             return frozenset({(kind, key, d.parent)})
         target = self.resolver.name_in(key, name)
         return self.of_target(target) if target else NONE
+
+    def sources(self, key: str, anchor: str, sources: list[str], cls: str = "",
+                held: tuple = ()) -> Values:
+        """What several sources of one name give, read in ``anchor``.  What was appended to
+        it (``~``: ``xs.append(v)``, or ``held``: ``(key, anchor, source)`` found in a
+        subclass) counts only when the other sources leave the value a container or
+        unknown: a value typed as a project class has an ``append`` of its own."""
+        real = [x for x in sources if x[0] != "~" and x[0] != "<"]
+        found = union(self.source(key, anchor, x, cls) for x in real)
+        if len(real) == len(sources) and not held:
+            return found
+        if found and not any(v[0] in _CONTAINERS for v in found):
+            return found
+        found = union([found, *(self.source(key, anchor, x, cls) for x in sources
+                                if x[0] == "~"),
+                       *(self.source(*x) for x in held)])
+        if found:
+            return found
+        # nothing the function itself says: what its callers hand it (a parameter)
+        return union(self.source(key, anchor, x, cls) for x in sources if x[0] == "<")
 
     def source(self, key: str, anchor: str, source: str, cls: str = "") -> Values:
         """What one source (``:annotation``, ``=path``, ``@``) gives, read in ``anchor``."""
@@ -237,6 +356,10 @@ class Types(Annotations):
         if source[0] == "%":  # a module imported by name (importlib.import_module("x"))
             target = self.resolver.absolute(source[1:])
             return self.of_target(target) if target else frozenset({("x", source[1:])})
+        if source[0] == "<":  # a parameter: what the callers hand it
+            return self._flow(key, anchor, source[1:])
+        if source[0] == "~":  # what was appended to it: a container of those
+            return self.evaluate(key, anchor, source[1:])
         if source[0] == "@":  # the first parameter of a method: the instance (or the class)
             d = self._defs[key][0].get(anchor)
             if d is None or not d.parent:
@@ -272,6 +395,8 @@ class Types(Annotations):
     def member(self, value: Value, attr: str) -> Values:
         """``value.attr``."""
         kind = value[0]
+        if kind == "i" and attr == "__class__":  # self.__class__(...): the class
+            return frozenset({("c", value[1], value[2])})
         if kind == "i" or kind == "c":
             return self._class_member(value[1], value[2], attr, kind == "i")
         if kind == "m":
@@ -299,6 +424,7 @@ class Types(Annotations):
     def _class_member_uncached(self, key: str, cls: str, attr: str, instance: bool) -> Values:
         outside = ""
         delegate = None
+        held: list[tuple[str, str, str, str]] = []  # appended to in a subclass: see sources
         for k, c in self.mro(key, cls):
             if not k:  # a base outside the build: the attribute may be its
                 outside = outside or c
@@ -318,9 +444,21 @@ class Types(Annotations):
             owner = by_name.get(c)
             sources = owner.members.get(attr) if owner is not None else None
             extras = self.extras().get((k, c, attr))
+            if sources and not extras and all(x[1][0] == "~" for x in sources):
+                held += [(k, anchor, x, c) for anchor, x in sources]
+                continue  # only appended to here: what a base says it is comes first
             if sources or extras:
-                return union([*(self.source(k, anchor, s, c) for anchor, s in sources or ()),
+                found = union([*(self.source(k, anchor, x, c) for anchor, x in sources or ()
+                                 if x[0] != "~"),
                                *(self.source(*extra) for extra in extras or ())])
+                if not found and self._flows is not None:
+                    found = self._field_flow(k, c, attr)
+                held += [(k, anchor, x, c) for anchor, x in sources or () if x[0] == "~"]
+                if held and (not found or any(v[0] in _CONTAINERS for v in found)):
+                    found = union([found, *(self.source(*x) for x in held)])
+                return found
+        if held:
+            return union(self.source(*x) for x in held)
         if delegate is not None and not outside:
             return self._delegated(*delegate, attr)
         return frozenset({("x", f"{outside}.{attr}")}) if outside else NONE
@@ -398,6 +536,8 @@ class Types(Annotations):
             return self.annotation(key, text)
         if not given:
             return NONE
+        if name == "type":  # type(self)(...): the class of the instance
+            return frozenset({("c", v[1], v[2]) for v in given[0] if v[0] == "i"})
         if name == "next":
             return union(self.element(v) for v in ordered(given[0]))
         if name == "enumerate":
@@ -424,15 +564,34 @@ class Types(Annotations):
                 given = self._class_member(value[1], value[2], "__iter__", True)
                 found = union(self.element(r) for f in ordered(given)
                               for r in ordered(self.call(f, "", "", None)) if r != value)
+                if not given:  # class Chain(list[Step]): iterating gives Steps
+                    found = union(element_of(v) for v in ordered(self._container_base(value)))
             finally:
                 self._active.discard(memo)
             self._memo[memo] = found
         return found
 
+    def _container_base(self, value: Value) -> Values:
+        """The builtin container or ``Iterable[T]`` an instance's class subclasses, as a
+        container value (``class Chain(list[Step])``: a list of Steps), or none."""
+        found = []
+        for k, c in self.mro(value[1], value[2]):
+            if not k:
+                continue
+            for base in self.resolver.module(k).bases.get(c, ()):
+                if "[" in base:
+                    found.append(v for v in self.annotation(k, base, c) if v[0] in "sdt")
+        return union(found)
+
     def item(self, value: Value, index: int | None) -> Values:
         """``value[index]`` (None: an index that is not an integer literal; an instance:
         what its ``__getitem__`` gives)."""
-        if value[0] != "i":
+        kind = value[0]
+        if kind == "c":  # Chain[Step]: the generic class itself
+            return frozenset({value})
+        if kind != "i":
             return item_of(value, index)
         found = self._class_member(value[1], value[2], "__getitem__", True)
-        return union(self.call(f, "", "", None) for f in ordered(found))
+        if found:
+            return union(self.call(f, "", "", None) for f in ordered(found))
+        return union(item_of(v, index) for v in ordered(self._container_base(value)))

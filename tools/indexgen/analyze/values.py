@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import defaultdict, deque
 from functools import lru_cache
 
 from indexgen.analyze.resolve import Resolver, Target
@@ -50,6 +51,11 @@ _ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Call
 # @contextmanager generator annotated Iterator[X] (or yielding X) gives to "with ... as".
 _SEQ_RETURNS = frozenset({"pop", "popleft", "__getitem__", "__enter__"})
 _MAP_RETURNS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+# The methods builtin containers have: a call of another name on a value that may be a
+# container (``self.items.render()``) is not a builtin's, and is left to the other values.
+_SEQ_METHODS = frozenset(dir(list)) | frozenset(dir(set)) | frozenset(dir(deque))
+_MAP_METHODS = frozenset(dir(dict)) | frozenset(dir(defaultdict))
+_TUPLE_METHODS = frozenset(dir(tuple))
 
 
 def parse(text: str) -> tuple:
@@ -129,7 +135,10 @@ def container_member(value: Value, attr: str) -> Values:
     if kind == "s":
         if attr in _SEQ_RETURNS:
             return frozenset({("r", value[1])})
-        return frozenset({value}) if attr == "copy" else frozenset({("b", "list." + attr)})
+        if attr == "copy":
+            return frozenset({value})
+        # a method no builtin sequence has is no builtin's: the value is something else too
+        return frozenset({("b", "list." + attr)}) if attr in _SEQ_METHODS else NONE
     if kind == "d":
         if attr in _MAP_RETURNS:
             return frozenset({("r", value[2])})
@@ -138,9 +147,9 @@ def container_member(value: Value, attr: str) -> Values:
                 {("t", (value[1], value[2]))}))}))})
         if attr in ("values", "keys"):
             return frozenset({("r", frozenset({("s", value[2 if attr == "values" else 1])}))})
-        return frozenset({("b", "dict." + attr)})
+        return frozenset({("b", "dict." + attr)}) if attr in _MAP_METHODS else NONE
     if kind == "t":
-        return frozenset({("b", "tuple." + attr)})
+        return frozenset({("b", "tuple." + attr)}) if attr in _TUPLE_METHODS else NONE
     return NONE
 
 

@@ -73,6 +73,16 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             if a is not None and a.annotation is not None:  # written out if it is needed
                 lazy.setdefault(i, {}).setdefault(a.arg, []).append(
                     (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
+        # what the callers hand each parameter: after any annotation, see _flow_source
+        positional = len(args.posonlyargs) + len(args.args)
+        for k, a in enumerate(params):
+            if k == 0 and i in first_param:
+                continue  # the instance: the global pass knows it
+            lazy.setdefault(i, {}).setdefault(a.arg, []).append(
+                ("<", f"<{k if k < positional else 'k'}:{a.arg}"))
+        if args.vararg is not None:
+            lazy.setdefault(i, {}).setdefault(args.vararg.arg, []).append(
+                ("<", f"<*{positional}:{args.vararg.arg}"))
     owner = owners(summary)
     top = len(owner) - 1
     # The functions nested in a function (not definitions of their own), by that function:
@@ -84,7 +94,16 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     consts = structure.constants
     for node in binders:
         t = type(node)
-        if t in FUNCS:
+        if t in FUNCS:  # a nested function: its annotated parameters are names here
+            i = owner[node.lineno] if 0 <= node.lineno <= top else -1
+            if i >= 0 and defs[i].kind != "class":
+                args = node.args
+                for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
+                          args.kwarg):
+                    if a is not None and a.annotation is not None:
+                        lazy.setdefault(i, {}).setdefault(a.arg, []).append(
+                            (a, "*" if a is args.vararg else "**" if a is args.kwarg
+                             else ""))
             continue
         line = (node.target.lineno if t is ast.comprehension else
                 node.context_expr.lineno if t is ast.withitem else node.lineno)
@@ -152,7 +171,7 @@ def _appended(node: ast.Call, d: Definition, i: int, first_param: dict,
     receiver = node.func.value
     if found_value is None or d.kind == "class":
         return
-    source = f"=[{found_value}]"
+    source = f"~[{found_value}]"
     if type(receiver) is ast.Name or (type(receiver) is ast.Attribute
                                       and type(receiver.value) is ast.Name
                                       and first_param.get(i) == receiver.value.id):
@@ -245,17 +264,21 @@ def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
             if name in kept:
                 continue
             sources = list(scope.get(name, ()))
+            flows = []
             for node in nodes.get(name, ()):
                 if type(node) is tuple:  # a parameter, its annotation first
-                    sources.insert(0, _parameter_source(*node))
+                    if node[0] == "<":
+                        flows.append(node[1])  # what its callers hand it: last
+                    else:
+                        sources.insert(0, _parameter_source(*node))
                     continue
                 given = made.get(id(node))
                 if given is None:
                     given = made[id(node)] = pairs(node, consts)
                 sources += [s for target, s in given if target.id == name]
-            kept[name] = sources = list(dict.fromkeys(sources))
+            kept[name] = sources = list(dict.fromkeys(sources + flows))
             for source in sources:
-                if source[0] == "=" or name[0] == "+":
+                if source[0] == "=" or source[0] == "~" or name[0] == "+":
                     todo += [n for n in _NAME.findall(source[1:])
                              if (n in scope or n in nodes) and n not in kept]
         defs[i].names = {n: s for n, s in sorted(kept.items()) if s}

@@ -19,6 +19,7 @@ local: the global pass resolves them in the class.
 from __future__ import annotations
 
 import ast
+import re
 from operator import itemgetter
 
 from indexgen.extract import rules
@@ -71,6 +72,32 @@ def references(node: ast.Call, last: str, out: list[tuple[str, int]],
                 out.append(("&" + found, line))
 
 
+def arguments(node: ast.Call, text: str, line: int, out: list[tuple[str, int]]) -> None:
+    """Record what a call hands its callee's parameters, when any argument is a name or an
+    attribute chain, as one *flow* record: ``<``, the call's text, a tab and
+    ``slot=path`` items (a position, a keyword's name, or ``*`` for ``*xs``), for the global
+    pass to give the callee's parameters what the arguments are (functions passed on, the
+    instances a method is given)."""
+    items = []
+    for k, a in enumerate(node.args):
+        t = type(a)
+        if t is ast.Starred:
+            a, k = a.value, "*"
+            t = type(a)
+        if t is ast.Name or t is ast.Attribute:
+            found = path(a)
+            if found:
+                items.append(f"{k}={found}")
+    for kw in node.keywords:
+        t = type(kw.value)
+        if kw.arg is not None and (t is ast.Name or t is ast.Attribute):
+            found = path(kw.value)
+            if found:
+                items.append(f"{kw.arg}={found}")
+    if items:
+        out.append((f"<{text}\t{','.join(items)}", line))
+
+
 def _bound_method(node: ast.Attribute) -> bool:
     """Whether ``node`` is ``self.name`` or ``cls.name``."""
     value = node.value
@@ -90,6 +117,7 @@ def receiver_name(text: str) -> str:
 
 
 _LINE_TEXT = itemgetter(2, 1)  # a Call's (line, text)
+_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 def owners(summary: FileSummary) -> list[int]:
@@ -142,6 +170,9 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
             calls.append(new_call(Call, ("", text, line, text.startswith("(...)"))))
             continue
         d = defs[i]
+        if text[0] == "<":  # what a call hands its callee: a flow record, never local
+            calls.append(new_call(Call, (d.anchor, text, line, False)))
+            continue
         head = receiver_name(text)
         if head == "(...)":
             is_local = True
@@ -151,6 +182,10 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
                 needed.setdefault(i, set()).add(head)
         else:
             is_local = False
+        if "(" in text and text[0] != "(" and i in local:  # next(iter([a, x])).run: x
+            inner = [n for n in _NAME.findall(text) if n in local[i]]
+            if inner:
+                needed.setdefault(i, set()).update(inner)
         calls.append(new_call(Call, (d.anchor, text, line, is_local)))
     calls.sort(key=_LINE_TEXT)
     summary.calls = calls

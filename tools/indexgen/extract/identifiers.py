@@ -30,7 +30,7 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from indexgen.extract import rules
-from indexgen.extract.calls import call_text, references
+from indexgen.extract.calls import arguments, call_text, references
 from indexgen.extract.model import FileSummary, Finding
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, path, strings
@@ -168,15 +168,15 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 value = func.value
                 # call_text's common case, ``a.f(...)``, without its calls
                 text = f"{value.id}.{last}" if type(value) is Name else call_text(func)
-            else:
-                if ft is ast.Subscript:  # table[key](...): what the table holds
-                    found = path(func)
-                    if found:
-                        all_calls.append((found, node.lineno))
+            else:  # table[key](...), make()(...), type(self)(...): what the value is
+                found = path(func)
+                if found:
+                    all_calls.append((found, node.lineno))
                 continue
             all_calls.append((text, node.lineno))
             if args or keywords:
                 references(node, last, all_calls, methods)
+                arguments(node, text, node.lineno, all_calls)
             if last == "add_argument":
                 s.cli_options.extend(a.value for a in args
                                      if type(a) is ast.Constant and type(a.value) is str)

@@ -156,6 +156,8 @@ class Structure:
             self.constants.setdefault(names[0], held)
         source = ":" + annotation_text(node.annotation) if type(node) is ast.AnnAssign else ""
         if not source and node.value is not None:
+            source = _type_var(node.value)
+        if not source and node.value is not None:
             found = path(node.value) if type(node.value) in (ast.Call, ast.Subscript) \
                 else literal(node.value)
             source = "=" + found if found else ""
@@ -218,6 +220,19 @@ def _function_kind(decorators: list[str]) -> str:
     if "classmethod" in short:
         return "classmethod"
     return "method"
+
+
+def _type_var(value: ast.AST) -> str:
+    """The source of ``T = TypeVar("T", bound=Base)`` (or ``TypeVar("T", A, B)``): ``:`` and
+    what a value of type T is (its bound, or the union of its constraints); '' otherwise."""
+    if type(value) is not ast.Call or dotted(value.func).rpartition(".")[2] != "TypeVar":
+        return ""
+    for k in value.keywords:
+        if k.arg == "bound":
+            return ":" + annotation_text(k.value)
+    if len(value.args) > 1:
+        return ":" + " | ".join(annotation_text(a) for a in value.args[1:])
+    return ""
 
 
 def _is_main_guard(test: ast.AST) -> bool:

@@ -17,7 +17,7 @@ def dotted(node: ast.AST) -> str:
 
 #: Calls whose arguments a path keeps: builtins whose result's type follows from them.
 KEEP_ARGS = frozenset({"enumerate", "zip", "iter", "next", "list", "sorted", "reversed",
-                       "tuple", "set", "frozenset", "cast", "super", "getattr"})
+                       "tuple", "set", "frozenset", "cast", "super", "getattr", "type"})
 
 
 def path(node: ast.AST) -> str | None:
@@ -45,6 +45,13 @@ def path(node: ast.AST) -> str | None:
             args = [_argument(a) for a in node.args]
             return f"{head}({', '.join(args)})"
         return head + "()"
+    if t is ast.IfExp or t is ast.BoolOp:  # a if c else b, a or b: either of them
+        items = [path(v) for v in ((node.body, node.orelse) if t is ast.IfExp
+                                   else node.values)]
+        items = list(dict.fromkeys(i for i in items if i and i != "None"))
+        if not items:
+            return None
+        return items[0] if len(items) == 1 else f"next(iter([{', '.join(items)}]))"
     if t is ast.Subscript:
         base = path(node.value)
         if base is None:

@@ -48,7 +48,7 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
     module level), each left out when empty."""
     out = []
     edges = p.ctx.calls.get(anchor, ())
-    for title, kinds in (("Calls", ("project", "external")), ("Reads", ("read",)),
+    for title, kinds in (("Calls", ("project", "override", "external")), ("Reads", ("read",)),
                          ("Passes as a callback", ("callback",))):
         mine = [e for e in edges if e.kind in kinds]
         if mine:
@@ -67,10 +67,19 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
 
 
 def format_calls(p: Page, edges: list[CallEdge]) -> str:
-    """Project callees (linked), then names outside the build, each with its lines."""
+    """Project callees (linked), the overrides a call may run instead (one group per set of
+    them: "or an override in: ..."), then names outside the build, each with its lines."""
     groups: dict[tuple[str, str, str, str], list[int]] = {}
+    by_line: dict[int, list[CallEdge]] = {}  # the overrides of each line
     for e in edges:
+        if e.kind == "override":
+            by_line.setdefault(e.line, []).append(e)
+            continue
         groups.setdefault((e.kind, e.key, e.anchor, e.label), []).append(e.line)
+    override_groups: dict[tuple, list[int]] = {}
+    for line, found in by_line.items():
+        override_groups.setdefault(tuple(sorted({(e.key, e.anchor, e.label) for e in found})),
+                                   []).append(line)
     parts: dict[str, list[str]] = {"project": [], "read": [], "callback": [], "external": []}
     heads = p.callee_heads  # a file's definitions call the same callees again and again
     for ident, lines in groups.items():
@@ -80,6 +89,10 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
             head = heads[ident] = (code(label) if kind == "external" else
                                    link(code(_label(p, key, label)), p.docs_link(key, anchor)))
         parts[ident[0]].append(f"{head} ({line_links(lines)})")
+    for callees, lines in override_groups.items():
+        names = ", ".join(link(code(_label(p, key, label)), p.docs_link(key, anchor))
+                          for key, anchor, label in callees)
+        parts["project"].append(f"or an override in: {names} ({line_links(lines)})")
     text = "; ".join(parts["project"] + parts["read"] + parts["callback"])
     if parts["external"]:
         text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
