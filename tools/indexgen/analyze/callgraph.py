@@ -277,8 +277,8 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
                     if mine is None:
                         mine = counts[caller] = {}
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
-                    if names and edge[5] == UNKNOWN_VALUE:
-                        retry.append((key, call, cls, names))
+                    if names and (edge[5] == UNKNOWN_VALUE or edge[5] == RUN_TIME_NAME):
+                        retry.append((key, call, cls, names, edge[5]))
                     continue
                 if edge[0] != line:
                     edge = _edge((line, edge[1], kind, edge[3], edge[4], edge[5]))
@@ -302,7 +302,7 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
     those it resolves now become edges, in line order, and leave the unresolved counts."""
     types.set_flows(flows.call_sites(resolver, found))
     changed: set[tuple[str, str]] = set()
-    for key, call, cls, names in retry:
+    for key, call, cls, names, why in retry:
         new = [e for e in resolve_call(resolver, key, call, cls, types, names)
                if e[2] != "unresolved"]
         if not new:
@@ -311,9 +311,9 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
         changed.add((key, call.caller))
         if unresolved is not None:
             counts = unresolved[key][call.caller]
-            counts[UNKNOWN_VALUE] -= 1
-            if not counts[UNKNOWN_VALUE]:
-                del counts[UNKNOWN_VALUE]
+            counts[why] -= 1
+            if not counts[why]:
+                del counts[why]
                 if not counts:
                     del unresolved[key][call.caller]
     for key, caller in changed:

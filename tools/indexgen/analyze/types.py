@@ -70,6 +70,17 @@ def _definitions(files: dict[str, FileSummary], key: str
     return by_anchor, by_name
 
 
+def _hollow(values: Values) -> bool:
+    """Whether every value is a container whose elements are unknown (``list[T]`` of a
+    ``TypeVar`` or a ``Callable``): what is returned may say more."""
+    for v in values:
+        kind = v[0]
+        if not (kind == "s" and not v[1] or kind == "d" and not v[2]
+                or kind == "t" and not any(v[1])):
+            return False
+    return True
+
+
 class Types(Annotations):
     """Evaluate paths and annotations over the summaries of a build.
 
@@ -503,9 +514,13 @@ class Types(Annotations):
             d = self._defs[value[1]][1].get(value[2])
             if d is None:
                 return NONE
+            if d.returns:
+                found = self.annotation(value[1], d.returns, d.parent)
+                if found and not _hollow(found) or "return" not in d.names:
+                    return found
             if "return" in d.names:  # no annotation, or a vague one: what it returns
                 return self._returned(value[1], d)
-            return self.annotation(value[1], d.returns, d.parent) if d.returns else NONE
+            return NONE
         if kind == "r":
             return value[1]
         if kind == "b" and args is not None:

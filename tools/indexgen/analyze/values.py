@@ -36,7 +36,7 @@ Value = tuple
 Values = frozenset
 NONE: Values = frozenset()
 _NAME = re.compile(r"[A-Za-z_]\w*")
-MAX_VALUES = 24  # values kept in one set (a dispatch table of functions may be this large)
+MAX_VALUES = 64  # values kept in one set (a rule chain or dispatch table may be this large)
 _DEPTH = 25  # paths evaluated inside one another
 _SEQ = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator",
                   "Generator", "AsyncIterator", "AsyncIterable", "AsyncGenerator", "Collection",

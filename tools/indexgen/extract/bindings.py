@@ -92,6 +92,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         if type(n) in FUNCS and 0 <= n.lineno <= top and owner[n.lineno] >= 0:
             nested.setdefault(owner[n.lineno], []).append((n.lineno, n.end_lineno))
     consts = structure.constants
+    fields: dict[int, dict[str, int]] = {}  # class -> name of its body -> first line
     for node in binders:
         t = type(node)
         if t in FUNCS:  # a nested function: its annotated parameters are names here
@@ -112,7 +113,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             continue
         d = defs[i]
         if t is ast.Return or t is ast.Yield:
-            if d.returns in VAGUE and d.kind != "class" and node.value is not None and not any(
+            if (d.returns in VAGUE or "[" in d.returns) and d.kind != "class" \
+                    and node.value is not None and not any(
                     d.lineno < a <= line <= b for a, b in nested.get(i, ())):
                 given = values(node.value, consts)
                 if t is ast.Yield:  # a generator: an iterator of what it yields
@@ -135,6 +137,13 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             continue
         for target, source in pairs(node, consts):
             _bind_one(target, source, d, i, first_param, classes, found)
+            if d.kind == "class" and type(target) is ast.Name:
+                first = fields.setdefault(i, {})
+                first[target.id] = min(first.get(target.id, line), line)
+    for i, first in fields.items():  # a class body's names in source order: a dataclass's
+        members = defs[i].members    # fields are handed by place
+        defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
+            first.get(n, 1 << 30), n))}
     _keep_needed(summary, found, lazy, consts, receivers)
 
 
@@ -179,9 +188,13 @@ def _appended(node: ast.Call, d: Definition, i: int, first_param: dict,
         return
     if type(receiver) is ast.Attribute:
         _bind_one(receiver, source, d, i, first_param, classes, found)
+    elif type(receiver) is ast.Subscript and type(receiver.value) in (ast.Name, ast.Attribute):
+        # table[key].append(v): the table maps keys to lists of v
+        _bind_one(receiver.value, "~{" + source[1:] + "}", d, i, first_param, classes, found)
 
 
-#: Return annotations that say nothing: what the return statements return is recorded.
+#: Return annotations that say nothing: what the return statements return is recorded (and
+#: for a subscripted one, ``list[T]``, which may say nothing of its elements).
 VAGUE = frozenset({"", "Any", "typing.Any", "object"})
 
 

@@ -172,6 +172,11 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
         d = defs[i]
         if text[0] == "<":  # what a call hands its callee: a flow record, never local
             calls.append(new_call(Call, (d.anchor, text, line, False)))
+            names = local.get(i)
+            if names:  # the local names it hands on: what they are is needed
+                inner = [n for n in _NAME.findall(text.partition("\t")[2]) if n in names]
+                if inner:
+                    needed.setdefault(i, set()).update(inner)
             continue
         head = receiver_name(text)
         if head == "(...)":

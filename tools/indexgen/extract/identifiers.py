@@ -172,6 +172,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 found = path(func)
                 if found:
                     all_calls.append((found, node.lineno))
+                    if args or keywords:
+                        arguments(node, found, node.lineno, all_calls)
                 continue
             all_calls.append((text, node.lineno))
             if args or keywords:

@@ -155,6 +155,9 @@ class Structure:
         if held is not None and len(names) == 1:
             self.constants.setdefault(names[0], held)
         source = ":" + annotation_text(node.annotation) if type(node) is ast.AnnAssign else ""
+        if source and type(node.value) in (ast.List, ast.Tuple, ast.Dict, ast.Set):
+            held = literal(node.value)  # a table of functions says more than its type
+            source = "=" + held if held else source
         if not source and node.value is not None:
             source = _type_var(node.value)
         if not source and node.value is not None:

@@ -105,8 +105,9 @@ def literal(node: ast.AST) -> str | None:
     whose values are ``a`` or those of the mapping ``m`` (``{**m}``); None when no element
     is a path (a dispatch table ``{"x": render_x, ...}`` is one)."""
     t = type(node)
-    if t in (ast.List, ast.Tuple, ast.Set):
-        items = [path(e) for e in node.elts if type(e) is not ast.Starred]
+    if t in (ast.List, ast.Tuple, ast.Set):  # a row of a table ("x", f, [...]): [f]
+        items = [path(e) or (literal(e) if type(e) in _ROWS else None)
+                 for e in node.elts if type(e) is not ast.Starred]
         opening, closing = "[", "]"
     elif t is ast.Dict:
         items = [path(v) if k is not None else (f"*{path(v)}" if path(v) else None)
@@ -118,6 +119,9 @@ def literal(node: ast.AST) -> str | None:
         return None
     items = list(dict.fromkeys(i for i in items if i))
     return f"{opening}{', '.join(items)}{closing}" if items else None
+
+
+_ROWS = (ast.Tuple, ast.List)  # literals inside a literal that are read as what they hold
 
 
 def _argument(node: ast.AST) -> str:
