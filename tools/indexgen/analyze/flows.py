@@ -18,10 +18,12 @@ An edge found this way is labelled by how it was found: the parameter's source i
 from __future__ import annotations
 
 from indexgen.analyze.resolve import Resolver
+from indexgen.analyze.values import NONE, Values, ordered, union
 
 #: ``(file key, qualname) -> [(caller file key, caller anchor, slot -> argument path,
 #: parameters before the first slot)]``.
-Flows = dict[tuple[str, str], list[tuple[str, str, dict[str, str], int]]]
+CallSites = dict[tuple[str, str], list[tuple[str, str, dict[str, str], int]]]
+_SITES = 64  # call sites of one function read for what they hand a parameter
 
 #: Edge kinds whose callee runs with the call's arguments.
 _CALLED = frozenset({"project", "override"})
@@ -43,11 +45,11 @@ def records(calls) -> dict[tuple[int, str], list[dict[str, str]]]:
     return found
 
 
-def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]]) -> Flows:
+def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]]) -> CallSites:
     """The call sites of every project function and class in ``graph`` (the call graph of
     :func:`indexgen.analyze.callgraph.edges`) with what they hand it, in file and line
     order."""
-    flows: Flows = {}
+    flows: CallSites = {}
     for key in sorted(graph):
         given = records(resolver.files[key].calls)
         if not given:
@@ -65,3 +67,84 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]]) -> Flows:
                 for items in slots:
                     mine.append((key, caller, items, shift))
     return flows
+
+
+class Flows:
+    """What the call sites hand parameters and dataclass fields, read by the type
+    evaluation; mixed into :class:`~indexgen.analyze.types.Types`, whose ``evaluate``,
+    ``element``, memo and cycle guard it uses."""
+
+    _flows: CallSites | None
+    _memo: dict
+    _active: set
+    _defs: dict
+
+    def set_flows(self, flows: CallSites
+                  ) -> None:
+        """Give parameters (``<`` sources) and dataclass fields what the call sites of
+        their function or class hand them (:func:`indexgen.analyze.flows.call_sites`);
+        what was evaluated before is forgotten."""
+        self._flows = flows
+        self._memo.clear()
+
+    def _flow(self, key: str, anchor: str, spec: str) -> Values:
+        """What the callers of the function ``anchor`` hand its parameter ``spec``
+        (``position:name``, ``k:name`` for a keyword-only one, ``*position:name`` for
+        ``*args``: a tuple of what is handed from that position on)."""
+        if self._flows is None:
+            return NONE
+        d = self._defs[key][0].get(anchor)
+        sites = self._flows.get((key, d.qualname)) if d is not None else None
+        if not sites:
+            return NONE
+        memo = ("\4", key, anchor, spec)
+        found = self._memo.get(memo)
+        if found is not None:
+            return found
+        if memo in self._active:
+            return NONE
+        self._active.add(memo)
+        try:
+            pos, _, name = spec.partition(":")
+            star = pos[0] == "*"
+            given = []
+            for ckey, canchor, items, shift in sites[:_SITES]:
+                if star:
+                    first = int(pos[1:]) - shift
+                    for slot, text in items.items():
+                        if slot == "*":
+                            given.append(union(self.element(v) for v in ordered(
+                                self.evaluate(ckey, canchor, text))))
+                        elif slot.isdigit() and int(slot) >= first:
+                            given.append(self.evaluate(ckey, canchor, text))
+                    continue
+                text = items.get(name)
+                if text is None and pos != "k":
+                    text = items.get(str(int(pos) - shift))
+                if text is not None:
+                    given.append(self.evaluate(ckey, canchor, text))
+            found = union(given)
+            if star:
+                found = frozenset({("s", found)}) if found else NONE
+        finally:
+            self._active.discard(memo)
+        self._memo[memo] = found
+        return found
+
+    def _field_flow(self, key: str, cls: str, attr: str) -> Values:
+        """What the call sites of a class without an ``__init__`` of its own (a dataclass)
+        hand its field ``attr``, by keyword or by its place among the annotated fields."""
+        sites = self._flows.get((key, cls)) if self._flows is not None else None
+        owner = self._defs[key][1].get(cls)
+        if not sites or owner is None:
+            return NONE
+        fields = [n for n, given in owner.members.items()
+                  if any(a == "" and x[0] == ":" for a, x in given)]
+        place = str(fields.index(attr)) if attr in fields else None
+        given = []
+        for ckey, canchor, items, _shift in sites[:_SITES]:
+            text = items.get(attr) or (items.get(place) if place else None)
+            if text is not None:
+                given.append(self.evaluate(ckey, canchor, text))
+        return union(given)
+
