@@ -86,13 +86,13 @@ def arguments(node: ast.Call, text: str, line: int, out: list[tuple[str, int]]) 
             t = type(a)
         if t is ast.Name or t is ast.Attribute:
             found = path(a)
-            if found:
+            if found and "," not in found:  # zip(a, b).x: not one slot's path
                 items.append(f"{k}={found}")
     for kw in node.keywords:
         t = type(kw.value)
         if kw.arg is not None and (t is ast.Name or t is ast.Attribute):
             found = path(kw.value)
-            if found:
+            if found and "," not in found:
                 items.append(f"{kw.arg}={found}")
     if items:
         out.append((f"<{text}\t{','.join(items)}", line))
