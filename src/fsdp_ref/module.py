@@ -276,14 +276,14 @@ class FSDPModule:
         the data-parallel size.
 
         Raises:
-            ValueError: ``stream`` given for a group under HSDP.
+            ValueError: ``stream`` given for a group under HSDP, with torch 2.13's exact
+                message (its tests compare the text; the why and the fix are on the
+                errors page: the hook runs on the all-reduce stream, call it without
+                ``stream``).
         """
         for group in self._groups():
             if stream is not None and group.mesh_info.replicate_group is not None:
-                raise ValueError(
-                    "stream cannot be set when using native HSDP: the hook runs on the "
-                    "internal all-reduce stream; call set_all_reduce_hook(hook) without stream"
-                )
+                raise ValueError("stream cannot be set when using native HSDP")
             group.settings.all_reduce_hook = hook
             group.settings.all_reduce_hook_stream = stream
 

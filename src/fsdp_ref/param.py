@@ -157,6 +157,7 @@ class FSDPParam:
                 "shard_placement_fn for this parameter"
             )
         self.unsharded_param: nn.Parameter | None = None
+        self.accumulated_grad: torch.Tensor | None = None  # see keep_unreduced_grad
         self._local: tuple | None = None  # see _unsharded_local
         self.post_forward_layout: ShardLayout | None = None
         self.post_forward_shard: torch.Tensor | None = None
@@ -170,6 +171,11 @@ class FSDPParam:
         self.orig_dtype = orig_dtype
         self.param_dtype = self.mp_policy.param_dtype or orig_dtype
         self.reduce_dtype = self.mp_policy.reduce_dtype or self.param_dtype
+        # A gradient kept unreduced across backwards (sync off) is accumulated in the
+        # policy's reduce_dtype when it names one other than param_dtype, as torch does
+        # (torch 2.13 clamps its reduce_dtype to None when the two are equal).
+        given = self.mp_policy.reduce_dtype
+        self.accumulate_dtype = given if given != self.mp_policy.param_dtype else None
 
     def _init_sharded(self, param: torch.Tensor) -> None:
         """Cut this rank's chunk out of the full (local) ``param`` into a padded buffer."""
@@ -370,21 +376,53 @@ class FSDPParam:
             raise meta_error([self.fqn])
 
     def has_unsharded_grad(self) -> bool:
-        """Whether autograd accumulated a gradient into the unsharded parameter."""
-        return self.unsharded_param is not None and self.unsharded_param.grad is not None
+        """Whether an unreduced gradient waits: in the reduce-dtype accumulator or in the
+        unsharded parameter's ``.grad``."""
+        return self.accumulated_grad is not None or (
+            self.unsharded_param is not None and self.unsharded_param.grad is not None
+        )
 
     def unsharded_grad(self) -> torch.Tensor | None:
-        """The local tensor of the unsharded gradient, ready for the reduce-scatter, if any.
+        """The local tensor of the unsharded gradient, ready for the reduce-scatter, if any:
+        the accumulator when a backward without reduction left one, else ``.grad``.
 
         For a tensor-parallel parameter this redistributes the DTensor gradient over the
         tensor-parallel dims (a collective there), so call it once per reduction.
         """
         if not self.has_unsharded_grad():
             return None
-        return self.placement.grad_local(self.unsharded_param.grad)
+        grad = self.accumulated_grad
+        return self.placement.grad_local(self.unsharded_param.grad if grad is None else grad)
+
+    def accumulate_unsharded_grad(self) -> None:
+        """Add what autograd produced in this backward into the reduce-dtype accumulator
+        kept by an earlier backward without reduction (see :meth:`keep_unreduced_grad`).
+        Runs first thing in every post-backward, whether it reduces or not."""
+        grad = None if self.unsharded_param is None else self.unsharded_param.grad
+        if self.accumulated_grad is not None and grad is not None:
+            self.accumulated_grad += grad
+            self.unsharded_param.grad = None
+
+    def keep_unreduced_grad(self) -> None:
+        """After a backward that does not reduce (gradient sync off): move ``.grad`` into
+        an accumulator in ``accumulate_dtype`` (the policy's ``reduce_dtype``, e.g. fp32
+        for bf16 parameters) and drop it, so that the microbatches are summed at the
+        precision they will be reduced in. Without a ``reduce_dtype`` other than
+        ``param_dtype``, autograd keeps accumulating into ``.grad`` itself.
+
+        This is torch 2.13's rule (``FSDPParam.to_accumulated_grad_if_needed``): the same
+        point (after the reshard), the same dtype, the same memory (one accumulator in
+        ``reduce_dtype``; the ``param_dtype`` gradient is freed).
+        """
+        grad = None if self.unsharded_param is None else self.unsharded_param.grad
+        if self.accumulate_dtype is None or grad is None or grad.dtype == self.accumulate_dtype:
+            return
+        self.unsharded_param.grad = None
+        self.accumulated_grad = grad.to(self.accumulate_dtype)
 
     def clear_unsharded_grad(self) -> None:
-        """Drop the unsharded gradient once it has been reduced."""
+        """Drop the unsharded gradient (and accumulator) once it has been reduced."""
+        self.accumulated_grad = None
         if self.unsharded_param is not None:
             self.unsharded_param.grad = None
 
@@ -394,7 +432,7 @@ class FSDPParam:
         dtype, where the shard lives.
 
         Under CPU offload this is a device-to-host copy (always a copy, as on a GPU) that
-        the host must wait for before it reads it (``FSDPParamGroup.finish``).
+        the host must wait for before it reads it (:meth:`~fsdp_ref.reduce.Reducer.finish`).
         """
         local = self.layout.local_in(out, offset)
         target_device = self.padded_shard.device
@@ -408,12 +446,20 @@ class FSDPParam:
 
     def accumulate_sharded_grad(self, grad: torch.Tensor) -> None:
         """Set the sharded parameter's DTensor gradient to ``grad`` (from
-        :meth:`reduced_grad`), or add it to the gradient already there."""
-        existing = self.sharded_param.grad
+        :meth:`reduced_grad`), or add it to the gradient already there; then run the
+        sharded parameter's ``register_post_accumulate_grad_hook`` hooks, as autograd
+        would for a leaf it accumulated into (torch 2.13 runs them at the same point, in
+        ``foreach_reduce``). An optimizer stepped in backward (torchtune's
+        ``optimizer_in_bwd``) steps from them."""
+        param = self.sharded_param
+        existing = param.grad
         if existing is None:
-            self.sharded_param.grad = self.placement.sharded(grad)
+            param.grad = self.placement.sharded(grad)
         else:
             existing._local_tensor.add_(grad)
+        hooks = getattr(param, "_post_accumulate_grad_hooks", None)
+        for hook in (hooks or {}).values():
+            hook(param)
 
     # ---- reshard_after_forward=<int> ------------------------------------------------
 

@@ -141,8 +141,14 @@ class FSDPParamGroup:
                             async_op, self._phase())
 
     def wait_for_unshard(self) -> None:
-        """Make compute wait for the all-gather, copy out, and register unsharded params."""
-        if not self.gatherer.finish(self.comm_ctx, self.comm_ctx.output, self.name):
+        """Make compute wait for the all-gather, copy out, and register unsharded params.
+
+        In forward the all-gather output outlives the copy-out until the next group's
+        copy-in (so that copy-out and the next all-gather overlap); in backward, after a
+        user's ``unshard()`` and for ``async_op`` it is freed at once, as torch 2.13 does.
+        """
+        forward = self.training_state is TrainingState.FORWARD
+        if not self.gatherer.finish(self.comm_ctx, self.comm_ctx.output, self.name, forward):
             return
         if self.sharded_state is ShardedState.SHARDED_POST_FORWARD:
             recorder.log("free", "compute", "post_forward_shard", self.name)
@@ -246,12 +252,26 @@ class FSDPParamGroup:
         return True
 
     def post_backward(self) -> None:
-        """Reduce this group's gradients (or keep accumulating them) and reshard."""
+        """Reduce this group's gradients (or keep accumulating them) and reshard.
+
+        With gradient sync off the gradients stay unsharded until a backward that reduces;
+        under a ``reduce_dtype`` other than ``param_dtype`` they are summed in
+        ``reduce_dtype`` (:meth:`~fsdp_ref.param.FSDPParam.keep_unreduced_grad`), as
+        torch does.
+        """
         self.training_state = TrainingState.POST_BACKWARD
+        for p in self.fsdp_params:
+            p.accumulate_unsharded_grad()  # (into an accumulator an earlier backward left)
+        if not self.settings.requires_gradient_sync:
+            if self.settings.reshard_after_backward:
+                self.reshard()
+            for p in self.fsdp_params:
+                p.keep_unreduced_grad()
+            return
         params = [p for p in self.fsdp_params if p.requires_grad]
         if not self.settings.reduce_scatter_unused_params:
             params = [p for p in params if p.has_unsharded_grad()]
-        if self.settings.requires_gradient_sync and params:
+        if params:
             ctx = self.comm_ctx
             packed = self.reducer.pack(params, ctx, ctx.reductions)
             if self.settings.reshard_after_backward:

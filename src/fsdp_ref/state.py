@@ -278,6 +278,9 @@ class FSDPState:
         if iter_ctx.iter_forward_root is self:
             iter_ctx.iter_forward_root = None
             iter_ctx.order.end_forward()
+            # The last block's all-gather output goes before the loss (torch 2.13 frees
+            # it here too): nothing gathers again until backward.
+            self.comm_ctx.output.release(self.comm_ctx)
         return output
 
     # ---- backward ------------------------------------------------------------------
@@ -303,11 +306,13 @@ class FSDPState:
         """End of backward (root only): reduce what autograd did not reach, then end the
         iteration if this was the last backward before the optimizer step."""
         ctx = self.iter_ctx
-        groups = [g for s in reversed(ctx.all_states) for g in reversed(s.groups)]
+        # torch 2.13's order: states as the root found them (root first), each state's
+        # groups last first; a post-accumulate-grad hook sees gradients in this order.
+        groups = [g for s in ctx.all_states for g in reversed(s.groups)]
         for group in groups:
             if group.training_state != TrainingState.POST_BACKWARD and (
                 group.holds_gathered_data
-                or any(p.unsharded_grad() is not None for p in group.fsdp_params)
+                or any(p.has_unsharded_grad() for p in group.fsdp_params)
             ):
                 group.post_backward()
             elif group.is_unsharded and group.settings.reshard_after_backward:

@@ -36,12 +36,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.tensor import DTensor
 
+from tests import tolerance
 from tests.fsdp.common import exc_info
 
 SIDE_BY_SIDE = "tests.conformance.harness:side_by_side"
-#: fp32 SGD on the same data, reductions in another order (the unsharded model, DDP):
-#: differences are rounding only.
-RTOL, ATOL = 1e-5, 1e-6
+#: Rows per rank of :func:`fit`'s batches (and of most scenarios that train by hand).
+ROWS_PER_RANK = 2
 
 
 _MESHES: dict[tuple, Any] = {}
@@ -148,7 +148,8 @@ def batch(step: int, rows: int, din: int, dout: int) -> tuple[torch.Tensor, torc
 
 
 def fit(lib: Lib, model: nn.Module, *, din: int, dout: int, steps: int = 2,
-        rows_per_rank: int = 2, lr: float = 0.1, step_context=None) -> dict[str, Any]:
+        rows_per_rank: int = ROWS_PER_RANK, lr: float = 0.1,
+        step_context=None) -> dict[str, Any]:
     """Train ``model`` with SGD on MSE for ``steps`` steps (each rank its slice of a
     global batch of ``rows_per_rank * world_size`` rows); the per-step mean losses and the
     final full parameters. ``step_context()``, if given, makes a context manager that
@@ -236,21 +237,24 @@ def result_of(outcome: tuple[str, Any], lib: str, rank: int) -> Any:
     return value
 
 
-def differences(expected: Any, actual: Any, path: str = "", rtol: float = RTOL,
-                atol: float = ATOL) -> list[str]:
-    """Where ``actual`` differs from ``expected``: tensors and floats within tolerance,
-    everything else equal; containers element by element."""
+def differences(expected: Any, actual: Any, path: str = "", rtol: float = 0.0,
+                atol: float = 0.0, tol: tolerance.Tolerance | None = None) -> list[str]:
+    """Where ``actual`` differs from ``expected``: tensors and floats within ``rtol`` /
+    ``atol`` (or, with ``tol``, within its normwise bound), everything else equal;
+    containers element by element."""
     if isinstance(expected, dict):
         if not isinstance(actual, dict) or set(expected) != set(actual):
             got = sorted(map(str, actual)) if isinstance(actual, dict) else actual
             return [f"{path}: keys {got!r} (expected {sorted(map(str, expected))})"]
         return [d for k in expected
-                for d in differences(expected[k], actual[k], f"{path}.{k}", rtol, atol)]
+                for d in differences(expected[k], actual[k], f"{path}.{k}", rtol, atol, tol)]
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)) or len(expected) != len(actual):
             return [f"{path}: {actual!r} (expected {expected!r})"]
         return [d for i, (e, a) in enumerate(zip(expected, actual))
-                for d in differences(e, a, f"{path}[{i}]", rtol, atol)]
+                for d in differences(e, a, f"{path}[{i}]", rtol, atol, tol)]
+    if tol is not None and isinstance(expected, (torch.Tensor, float)):
+        rtol, atol = 0.0, tol.atol_for(expected)
     if isinstance(expected, torch.Tensor):
         if not isinstance(actual, torch.Tensor) or actual.shape != expected.shape:
             return [f"{path}: {actual!r:.80} is not a tensor of shape {tuple(expected.shape)}"]
@@ -258,36 +262,43 @@ def differences(expected: Any, actual: Any, path: str = "", rtol: float = RTOL,
             return [f"{path}: dtype {actual.dtype} (expected {expected.dtype})"]
         if not torch.allclose(actual.double(), expected.double(), rtol=rtol, atol=atol):
             diff = (actual.double() - expected.double()).abs().max().item()
-            return [f"{path}: max abs diff {diff:.3g} (rtol={rtol}, atol={atol})"]
+            return [f"{path}: max abs diff {diff:.3g} (rtol={rtol:.3g}, atol={atol:.3g})"]
         return []
     if isinstance(expected, float) and isinstance(actual, (int, float)):
         if not math.isclose(actual, expected, rel_tol=rtol, abs_tol=atol):
-            return [f"{path}: {actual!r} (expected {expected!r})"]
+            return [f"{path}: {actual!r} (expected {expected!r}, atol={atol:.3g})"]
         return []
     return [] if actual == expected else [f"{path}: {actual!r} (expected {expected!r})"]
 
 
 def assert_same_results(results: list[dict], expected: str = "torch", actual: str = "fsdp_ref",
                         rtol: float | None = None, atol: float | None = None,
-                        keys: tuple[str, ...] | None = None) -> None:
+                        keys: tuple[str, ...] | None = None, rows: int | None = None,
+                        mixed: torch.dtype | None = None) -> None:
     """Every rank: ``actual``'s result equals ``expected``'s (both must have returned);
     with ``keys``, only those entries of the two result dicts.
 
-    Against ``"torch"`` the default is bitwise equality: the same ops on the same data in
-    the same order. Against the unsharded model (``"plain"``) or DDP the reductions are
-    ordered differently, so the default is :data:`RTOL` / :data:`ATOL`.
+    Against ``"torch"`` the comparison is bitwise: the same ops on the same data in the
+    same order. Against the unsharded model (``"plain"``) or DDP the sums run in another
+    order, so the bound is :func:`tests.tolerance.of_result`'s, from the run's sizes:
+    ``rows`` is the global batch (default :data:`ROWS_PER_RANK` per rank), ``mixed`` the
+    compute dtype when a mixed-precision run is compared with fp32 training. ``rtol`` /
+    ``atol`` given explicitly replace both (``0, 0`` for values that are copies).
     """
-    exact = expected == "torch"
-    rtol = (0.0 if exact else RTOL) if rtol is None else rtol
-    atol = (0.0 if exact else ATOL) if atol is None else atol
+    explicit = rtol is not None or atol is not None
+    rtol, atol = rtol or 0.0, atol or 0.0
     problems = []
     for rank, per_lib in enumerate(results):
         want = result_of(per_lib[expected], expected, rank)
         got = result_of(per_lib[actual], actual, rank)
+        tol = None
+        if expected != "torch" and not explicit:
+            tol = tolerance.of_result(want, rows=rows or ROWS_PER_RANK * len(results),
+                                      mixed=mixed)
         if keys is not None:
             want, got = ({k: r[k] for k in keys} for r in (want, got))
         problems += [f"rank {rank}: {actual} vs {expected}{d}"
-                     for d in differences(want, got, "", rtol, atol)]
+                     for d in differences(want, got, "", rtol, atol, tol)]
     assert not problems, "\n".join(problems[:40])
 
 
