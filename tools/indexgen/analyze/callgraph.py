@@ -4,9 +4,10 @@ Every call a file records (:class:`~indexgen.extract.model.Call`) is resolved wi
 :class:`~indexgen.analyze.resolve.Resolver`: ``self.m()``/``cls.m()`` in a method look ``m`` up in
 the class and its project bases, ``super().m()`` in the bases only, anything else through the
 file's namespace (definitions, imports, re-exports, aliases).  A call to a project definition
-becomes an edge; a call to a name imported from outside the build is *external*; calls to
-builtins are dropped; everything else (an attribute of an object, a local value, a name nothing
-binds) is *unresolved* and shown as such -- never guessed.  A method called on an instance
+becomes an edge; a call to a name imported from outside the build is *external*; a call to
+a builtin makes a ``builtin`` edge, which the pages leave out; everything else (an attribute
+of an object, a local value, a name nothing binds) is *unresolved* and counted as such, with
+its reason -- never guessed, never dropped (:data:`Ledger`).  A method called on an instance
 (or on ``self``) may run an override in a documented subclass: those are edges of kind
 ``override`` (class hierarchy analysis), none when the receiver's class is known exactly.
 
@@ -48,12 +49,22 @@ Edges = dict[str, dict[str, list[CallEdge]]]
 Unresolved = dict[str, dict[str, dict[str, int]]]
 #: A definition: (file key, anchor).
 Node = tuple[str, str]
+#: ``(key, caller anchor, line, call text) -> kinds of the edges the call made`` (for a
+#: builtin's call, which makes no edge on the pages, ``builtin:`` and the builtin's name):
+#: never an empty list.
+Ledger = dict[tuple[str, str, int, str], list[str]]
+
+
+def _account(edge: CallEdge) -> str:
+    """How an edge is written in a :data:`Ledger`."""
+    return "builtin:" + edge[5] if edge[2] == "builtin" else edge[2]
 
 
 def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = None,
                  types: Types | None = None, names: dict | None = None) -> list[CallEdge]:
     """Where one call of file ``key`` leads: the callees (several when the receiver's type
-    is a union), then the properties read on the way (kind ``read``); none for a builtin;
+    is a union), then the properties read on the way (kind ``read``); never none (a
+    builtin's call: kind ``builtin``; one not resolved: one ``unresolved`` edge, its reason);
     then, for a method called on an instance, the overrides of that method in the
     documented subclasses of the instance's class (kind ``override``).
     ``cls``: the class whose method makes the call ('' for none), when the caller knows it
@@ -194,7 +205,7 @@ def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
     line, text = call.line, call.text
     if values is None:  # no type evaluation: the target as it is
         if target.kind == "builtin":
-            return []
+            return [_edge((line, text, "builtin", "", "", target.qualname))]
         if target.kind == "external":
             return [_edge((line, text, "external", "", "", target.qualname))]
         if not target.qualname:
@@ -202,6 +213,7 @@ def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
         return [_edge((line, text, "project", target.key,
                        resolver.anchor(target.key, target.qualname), target.qualname))]
     found = []
+    builtin = False
     for value in (sorted(values, key=repr) if len(values) > 1 else values):
         kind = value[0]
         if kind == "f":
@@ -210,13 +222,18 @@ def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
         elif kind == "c":
             k, q = types.constructor(value[1], value[2])
             found.append(_edge((line, text, "project", k, resolver.anchor(k, q), q)))
-        elif kind == "i":
-            found += _edges(resolver, types, call, types.member(value, "__call__"), None)
+        elif kind == "i":  # an instance called: its __call__ (none known: counted below)
+            found += [e for e in _edges(resolver, types, call,
+                                        types.member(value, "__call__"), None)
+                      if e[2] != "unresolved"]
         elif kind == "x" or kind == "xi":
             found.append(_edge((line, text, "external", "", "", value[1])))
-        elif kind == "b" or kind == "r":
-            continue  # a builtin, or a method of a builtin container
-    if not found and not any(v[0] in ("b", "r") for v in values):
+        elif kind == "b" or kind == "r":  # a builtin, or a method of a builtin container
+            if not builtin:
+                builtin = True
+                found.append(_edge((line, text, "builtin", "", "",
+                                    value[1] if kind == "b" else value[2])))
+    if not found:
         bare = "." not in text and "(" not in text and "[" not in text
         why = (MODULE if any(v[0] == "m" for v in values) else
                RUN_TIME_NAME if bare and target is None else UNKNOWN_VALUE)
@@ -231,9 +248,11 @@ def _class_of(resolver: Resolver, key: str, caller: str) -> str:
 
 
 def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
-          unresolved: Unresolved | None = None) -> Edges:
+          unresolved: Unresolved | None = None, ledger: Ledger | None = None) -> Edges:
     """Resolved calls of the given files, by caller, in line order; the calls not resolved
-    are counted by reason into ``unresolved`` (the pages show counts, never a list).
+    are counted by reason into ``unresolved`` (the pages show counts, never a list), calls
+    of builtins left out.  ``ledger``: filled with the kinds of edges each call made (see
+    :data:`Ledger`), for a test that every call is accounted for.
 
     A file calls the same expression from the same class many times (``torch.cat``,
     ``self._check``): a call whose path starts with a name of the module or with ``self`` is
@@ -275,8 +294,12 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
             if out_edges is None:
                 out_edges = seen[memo] = resolve_call(resolver, key, call, cls, types,
                                                       names or _NO_NAMES)
+            if ledger is not None:
+                ledger[(key, caller, line, text)] = [_account(e) for e in out_edges]
             for edge in out_edges:
                 kind = edge[2]
+                if kind == "builtin":
+                    continue
                 if kind == "unresolved":
                     if mine is None:
                         mine = counts[caller] = {}
@@ -295,12 +318,12 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         if unresolved is not None and counts:
             unresolved[key] = counts
     if types is not None and retry:
-        _second_round(resolver, types, found, unresolved, retry)
+        _second_round(resolver, types, found, unresolved, retry, ledger)
     return found
 
 
 def _second_round(resolver: Resolver, types: Types, found: Edges,
-                  unresolved: Unresolved | None, retry: list) -> None:
+                  unresolved: Unresolved | None, retry: list, ledger: Ledger | None) -> None:
     """Resolve again, with what the call sites found hand each parameter
     (:mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
     those it resolves now become edges, in line order, and leave the unresolved counts."""
@@ -309,8 +332,11 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
     for key, call, cls, names, why in retry:
         new = [e for e in resolve_call(resolver, key, call, cls, types, names)
                if e[2] != "unresolved"]
-        if not new:
+        if all(e[2] == "read" for e in new):  # a property read on the way is no callee
             continue
+        if ledger is not None:
+            ledger[(key, call.caller, call.line, call.text)] = [_account(e) for e in new]
+        new = [e for e in new if e[2] != "builtin"]
         found[key].setdefault(call.caller, []).extend(new)
         changed.add((key, call.caller))
         if unresolved is not None:

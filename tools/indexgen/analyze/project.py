@@ -70,6 +70,31 @@ def compact_calls(summary: FileSummary) -> list[Call]:
     return list(dict.fromkeys(kept))
 
 
+#: Why a call is counted under "Not resolved statically" although its callee is known: a
+#: test's code (a listener a test installs), which has no page to link to.
+INTO_TESTS = "into a test's code (no page)"
+
+
+def _documented(out: list, ctx: dict[str, FileContext], unresolved: callgraph.Unresolved,
+                key: str, caller: str) -> list:
+    """The edges of one caller whose callee has a page; a call whose callees are all in test
+    files (not documented) is counted under :data:`INTO_TESTS` instead, so that every call
+    stays accounted for."""
+    kept = [e for e in out if e.kind not in _LINKED or e.key in ctx]
+    if len(kept) < len(out):
+        calls = {(e.line, e.text) for e in kept}
+        gone = {(e.line, e.text) for e in out if e.kind in _CALLED and e.key not in ctx}
+        n = len(gone - calls)
+        if n:
+            counts = unresolved.setdefault(key, {}).setdefault(caller, {})
+            counts[INTO_TESTS] = counts.get(INTO_TESTS, 0) + n
+    return kept
+
+
+_LINKED = frozenset({"project", "override", "read", "callback"})  # edges to a definition
+_CALLED = frozenset({"project", "override"})  # ... that a call makes
+
+
 def _copy(record: object, **changes: object) -> object:
     """A copy of a record of :mod:`indexgen.extract.model` with some fields changed: what
     :func:`dataclasses.replace` makes (those records have no ``__post_init__`` and no
@@ -163,14 +188,15 @@ class Project:
             imp.target, imp.anchor = self.import_link(imp)
 
     # -- contexts --------------------------------------------------------------------------
-    def contexts(self) -> dict[str, FileContext]:
-        """The :class:`FileContext` of every file, keyed by file key."""
+    def contexts(self, ledger: callgraph.Ledger | None = None) -> dict[str, FileContext]:
+        """The :class:`FileContext` of every file, keyed by file key (``ledger``: see
+        :func:`indexgen.analyze.callgraph.edges`)."""
         ctx = {key: FileContext() for key in self.files}
         for key, s in self.files.items():
             self._imports(key, s, ctx)
             self._bases_and_links(key, s, ctx[key])
         unresolved: callgraph.Unresolved = {}
-        graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved)
+        graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved, ledger)
         totals = callgraph.effects(graph, self.resolver)
         indirect = callgraph.indirect_findings(graph, totals, self.resolver)
         inverse = callgraph.inverses(graph, self.resolver, ("project", "read", "callback"))
@@ -186,7 +212,7 @@ class Project:
             if key in ctx:
                 ctx[key].passed_by = dict(sorted(by_anchor.items()))
         for key, by_caller in graph.items():
-            ctx[key].calls = {caller: [e for e in out if e.kind != "project" or e.key in ctx]
+            ctx[key].calls = {caller: _documented(out, ctx, unresolved, key, caller)
                               for caller, out in sorted(by_caller.items())}
             ctx[key].unresolved = {caller: dict(sorted(counts.items()))
                                    for caller, counts in sorted(unresolved.get(key, {}).items())}

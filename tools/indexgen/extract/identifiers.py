@@ -174,6 +174,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     all_calls.append((found, node.lineno))
                     if args or keywords:
                         arguments(node, found, node.lineno, all_calls)
+                else:  # (lambda: x)(), (a or b)(): a call all the same, counted as such
+                    all_calls.append(("(...)", node.lineno))
                 continue
             all_calls.append((text, node.lineno))
             if args or keywords:
