@@ -281,13 +281,16 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
                 if cls is None:
                     cls = classes[caller] = _class_of(resolver, key, qualname_of.get(caller, ""))
                 names = names_of.get(caller)
+                narrow = types.narrowings(key, caller) if names else None
                 out = by_caller.get(caller)
                 mine = counts.get(caller)
             if names:
                 head = heads.get(text)
                 if head is None:
                     head = heads[text] = receiver_name(text)
-                memo = (text, caller if head in names else cls, local)
+                if narrow and head in narrow:  # isinstance narrows the receiver here
+                    call = _narrowed(call, head, narrow[head])
+                memo = (call[1], caller if head in names else cls, local)
             else:
                 memo = (text, cls, local)
             out_edges = seen.get(memo)
@@ -305,10 +308,10 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
                         mine = counts[caller] = {}
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
                     if names and (edge[5] == UNKNOWN_VALUE or edge[5] == RUN_TIME_NAME):
-                        retry.append((key, call, cls, names, edge[5]))
+                        retry.append((key, call, cls, names, edge[5], text))
                     continue
-                if edge[0] != line:
-                    edge = _edge((line, edge[1], kind, edge[3], edge[4], edge[5]))
+                if edge[0] != line or edge[1] != text:
+                    edge = _edge((line, text, kind, edge[3], edge[4], edge[5]))
                 if out is None:
                     out = by_caller[caller] = []
                 elif kind != "external" and out[-1][0] == line and _repeats(out, edge):
@@ -329,14 +332,14 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
     those it resolves now become edges, in line order, and leave the unresolved counts."""
     types.set_flows(flows.call_sites(resolver, found))
     changed: set[tuple[str, str]] = set()
-    for key, call, cls, names, why in retry:
+    for key, call, cls, names, why, text in retry:
         new = [e for e in resolve_call(resolver, key, call, cls, types, names)
                if e[2] != "unresolved"]
         if all(e[2] == "read" for e in new):  # a property read on the way is no callee
             continue
         if ledger is not None:
-            ledger[(key, call.caller, call.line, call.text)] = [_account(e) for e in new]
-        new = [e for e in new if e[2] != "builtin"]
+            ledger[(key, call.caller, call.line, text)] = [_account(e) for e in new]
+        new = [_edge((e[0], text, *e[2:])) for e in new if e[2] != "builtin"]
         found[key].setdefault(call.caller, []).extend(new)
         changed.add((key, call.caller))
         if unresolved is not None:
@@ -357,6 +360,19 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
 
 
 _NO_NAMES: dict[str, list[str]] = {}  # a caller without local names (read, never written)
+
+
+def _narrowed(call: Call, head: str, spans: list[tuple[int, int, str]]) -> Call:
+    """The call with its receiver's name replaced by the narrowed name (``x@12``) of the
+    innermost ``isinstance`` branch that holds its line, if one does (``spans``: first
+    line, last line, narrowed name; by first line)."""
+    found = None
+    for first, last, name in spans:
+        if first <= call[2] <= last:
+            found = name  # a later first line: an inner branch
+    if found is None or not call[1].startswith(head):
+        return call
+    return tuple.__new__(Call, (call[0], found + call[1][len(head):], call[2], call[3]))
 
 
 def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:

@@ -158,6 +158,22 @@ class Types(Annotations, Flows):
         """Anchor -> ``names`` of the functions of one file that have any."""
         return {a: d.names for a, d in self._defs[key][0].items() if d.names}
 
+    def narrowings(self, key: str, anchor: str) -> dict[str, list[tuple[int, int, str]]]:
+        """Name -> where ``isinstance`` tests narrow it in the function ``anchor``: (first
+        line, last line, the narrowed name ``x@first``), by first line."""
+        memo = ("\5", key, anchor)
+        found = self._memo.get(memo)
+        if found is None:
+            found = {}
+            for name, sources in self.local_names(key, anchor).items():
+                if "@" in name:
+                    base, _, first = name.partition("@")
+                    found.setdefault(base, []).append((int(first), int(sources[-1][1:]), name))
+            for spans in found.values():
+                spans.sort()
+            self._memo[memo] = found
+        return found
+
     def local_names(self, key: str, anchor: str) -> dict[str, list[str]]:
         """The names of the definition ``anchor`` whose sources are known (empty for none)."""
         d = self._defs[key][0].get(anchor) if anchor else None
@@ -261,6 +277,11 @@ class Types(Annotations, Flows):
     def _name_uncached(self, key: str, d: Definition | None, name: str) -> Values:
         if d is not None:
             sources = d.names.get(name)
+            if sources and "@" in name:  # x@12: x where isinstance tests narrow it
+                full = found = self._name(key, d.anchor, name.partition("@")[0])
+                for source in sources[:-1]:
+                    found = self._narrowed(key, d, found, source)
+                return found or full  # tests no value passes: the line is for others
             if sources:
                 if len(sources) == 1:
                     return one(self.source(key, d.anchor, sources[0], d.parent))
@@ -269,6 +290,28 @@ class Types(Annotations, Flows):
             return frozenset({(kind, key, d.parent)})
         target = self.resolver.name_in(key, name)
         return self.of_target(target) if target else NONE
+
+    def _narrowed(self, key: str, d: Definition, full: Values, source: str) -> Values:
+        """What a name that may be ``full`` is where an ``isinstance`` test narrows it
+        (``source``: ``:T``, it is a ``T``; ``-T``, it is not,
+        :mod:`indexgen.extract.narrowing`): those of its values that are (or are not) a
+        ``T`` or a subclass of one; for ``:T``, a ``T`` when none of them is one (the test
+        names a subclass of its type, or its type is unknown)."""
+        tested = self.annotation(key, source[1:], d.parent)
+        if not tested:
+            return full
+        kept = frozenset(v for v in full if self._is_a(v, tested) == (source[0] == ":"))
+        return kept or tested if source[0] == ":" else kept
+
+    def _is_a(self, value: Value, tested: Values) -> bool:
+        """Whether ``value`` is one of the ``tested`` values or an instance of a subclass of
+        one of their classes."""
+        if value in tested:
+            return True
+        if value[0] != "i":
+            return False
+        bases = self.mro(value[1], value[2])
+        return any(t[0] == "i" and (t[1], t[2]) in bases for t in tested)
 
     def sources(self, key: str, anchor: str, sources: list[str], cls: str = "",
                 held: tuple = ()) -> Values:

@@ -30,6 +30,7 @@ import re
 from indexgen.extract.calls import owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
+from indexgen.extract.narrowing import Narrowing, cut, narrowings
 from indexgen.extract.sources import pairs, values
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import annotation, path
@@ -93,8 +94,16 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             nested.setdefault(owner[n.lineno], []).append((n.lineno, n.end_lineno))
     consts = structure.constants
     fields: dict[int, dict[str, int]] = {}  # class -> name of its body -> first line
+    narrowed: dict[int, list[Narrowing]] = {}  # function -> where isinstance tests narrow
     for node in binders:
         t = type(node)
+        if t is ast.If or t is ast.Assert:
+            i = owner[node.lineno] if 0 <= node.lineno <= top else -1
+            if i >= 0 and defs[i].kind != "class":
+                found_here = narrowings(node, defs[i].end_lineno)
+                if found_here:
+                    narrowed.setdefault(i, []).extend(found_here)
+            continue
         if t in FUNCS:  # a nested function: its annotated parameters are names here
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
@@ -145,6 +154,38 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
             first.get(n, 1 << 30), n))}
     _keep_needed(summary, found, lazy, consts, receivers)
+    for i, found_here in narrowed.items():
+        names = defs[i].names
+        if names:
+            _narrow(names, found_here, lazy.get(i, {}))
+
+
+def _narrow(names: dict[str, list[str]], found: list[Narrowing], lazy: dict[str, list]
+            ) -> None:
+    """Add to a function's ``names`` the narrowings of the names it keeps
+    (:mod:`indexgen.extract.narrowing`: ``x@first`` -> ``[":T" or "-T"..., "#last"]``), each
+    up to the line where the function binds the name again."""
+    rebound = {name: [_line(n) for n in lazy.get(name, ())
+                      if type(n) is not tuple and type(n) is not ast.Call]
+               for name, *_ in found}
+    spans: dict[str, tuple[list[str], int]] = {}
+    for name, first, last, source in cut(found, rebound):
+        if name in names and "@" not in name:
+            key = f"{name}@{first}"
+            tests, end = spans.get(key, ([], last))
+            spans[key] = ([*tests, source], min(end, last))
+    for key, (tests, end) in spans.items():
+        names[key] = [*tests, f"#{end}"]
+
+
+def _line(node: ast.AST) -> int:
+    """The line a binding node binds its names at."""
+    t = type(node)
+    if t is ast.comprehension:
+        return node.target.lineno
+    if t is ast.withitem:
+        return node.context_expr.lineno
+    return node.lineno
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,

@@ -1,0 +1,143 @@
+"""The call graph's rules for code nobody here wrote (issue 31), on a small project written
+here: every expected edge (and every edge that must not be there) is read off the source by
+hand.  The same measure on real packages is ``test_trace_recall.py``; these cases name the
+rule each one exercises, so that breaking a rule breaks its case.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from indexgen import Config, build
+from page_claims import page_call_edges, page_callers
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/shapes.py": '''
+        class Shape:
+            def area(self) -> float:
+                return 0.0
+
+            def describe(self) -> str:
+                return str(self.area())  # self: an override in a subclass may run
+
+
+        class Square(Shape):
+            def area(self) -> float:
+                return 1.0
+
+            def side(self) -> float:
+                return 1.0
+
+
+        class Circle(Shape):
+            def area(self) -> float:
+                return 3.0
+
+            def radius(self) -> float:
+                return 1.0
+
+
+        def measure(s: Square | Circle) -> float:
+            if isinstance(s, Square):
+                return s.side()  # narrowed: a Square
+            elif isinstance(s, Circle):
+                return s.radius()  # narrowed: a Circle
+            return s.area()  # either
+
+
+        def measure_else(s: Square | Circle) -> float:
+            if isinstance(s, Square):
+                return s.area()  # a Square: Square.area only
+            else:
+                return s.area()  # not a Square: Circle.area only
+
+
+        def measure_guard(s: Square | Circle) -> float:
+            if not isinstance(s, Circle):
+                raise TypeError("a circle")
+            return s.area()  # after the guard: a Circle
+
+
+        def measure_assert(s: Square | Circle) -> float:
+            assert isinstance(s, Square)
+            return s.area()  # after the assert: a Square
+
+
+        def measure_rebound(s: Square | Circle, other: Circle) -> float:
+            if isinstance(s, Square):
+                s = other
+                return s.area()  # bound again: no longer narrowed (a Circle or a Square)
+            return 0.0
+
+
+        def exact() -> float:
+            return Shape().area()  # made right there: no override runs
+
+
+        def any_shape(s: Shape) -> float:
+            return s.area()  # Shape.area, or an override in Square or Circle
+        ''',
+}
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    root = tmp_path_factory.mktemp("rules") / "src"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip("\n"))
+    out = root.parent / "out"
+    build(Config(roots=[root], out=out, base=root.parent, jobs=1))
+    return root, out
+
+
+def _calls(pages, rel: str, marker: str) -> set[str]:
+    """The callees ("file:qualname") the "Calls" of the pages list at the line of
+    ``marker``; each must also be on the callee's "Called by"."""
+    root, out = pages
+    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
+                if marker in text)
+    calls, callers = set(), set()
+    for page in out.rglob("*_docs.md"):
+        page_rel = page.relative_to(out).as_posix().removesuffix("_docs.md")
+        docs = page.read_text()
+        calls |= {e for e in page_call_edges(docs, page_rel, overrides=None) if e[4] == line
+                  and e[0] == rel}
+        callers |= {e for e in page_callers(docs, page_rel) if e[4] == line and e[0] == rel}
+    assert calls == callers, (calls ^ callers)  # one graph, two views
+    return {f"{c.split('/')[-1][:-3]}:{a[4:]}" for _r, _c, c, a, _line in calls}
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return s.side()  # narrowed", {"shapes:Square.side"}),
+    ("return s.radius()  # narrowed", {"shapes:Circle.radius"}),
+    ("return s.area()  # either", {"shapes:Square.area", "shapes:Circle.area"}),
+    ("return s.area()  # a Square: Square.area only", {"shapes:Square.area"}),
+    ("return s.area()  # not a Square", {"shapes:Circle.area"}),
+    ("return s.area()  # after the guard", {"shapes:Circle.area"}),
+    ("return s.area()  # after the assert", {"shapes:Square.area"}),
+    ("return s.area()  # bound again", {"shapes:Square.area", "shapes:Circle.area"}),
+])
+def test_an_isinstance_test_narrows_the_receiver(pages, marker, callees):
+    assert _calls(pages, "pkg/shapes.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return str(self.area())", {"shapes:Shape.area", "shapes:Square.area",
+                                 "shapes:Circle.area"}),
+    ("return Shape().area()", {"shapes:Shape.area", "shapes:Shape"}),
+    ("return s.area()  # Shape.area, or", {"shapes:Shape.area", "shapes:Square.area",
+                                           "shapes:Circle.area"}),
+])
+def test_a_method_call_lists_the_overrides_that_may_run(pages, marker, callees):
+    assert _calls(pages, "pkg/shapes.py", marker) == callees
+
+
+def test_overrides_are_one_group(pages):
+    docs = (pages[1] / "pkg/shapes.py_docs.md").read_text()
+    any_shape = docs.split('<a id="sym-any_shape">')[1].split('<a id="sym-')[0]
+    calls = next(x for x in any_shape.split("\n") if x.startswith("- **Calls**"))
+    assert calls.count("or an override in: ") == 1, calls
+    assert "[`Square.area`]" in calls.split("or an override in: ")[1], calls
