@@ -79,6 +79,55 @@ FILES = {
         def any_shape(s: Shape) -> float:
             return s.area()  # Shape.area, or an override in Square or Circle
         ''',
+    "pkg/compat.py": '''
+        import sys
+
+        if sys.version_info >= (3, 11):
+            def parse(text):
+                return text
+        else:
+            def parse(text):
+                return text.strip()
+
+        try:
+            from ._speedups import escape
+        except ImportError:
+            def escape(text):
+                return text
+
+        def once():
+            return 1
+
+        def once():  # redefined: this one is the module's
+            return 2
+
+
+        class Reader:
+            if sys.platform == "win32":
+                def read(self):
+                    return "w"
+            else:
+                def read(self):
+                    return "p"
+
+            @property
+            def size(self):
+                return 1
+
+            @size.setter
+            def size(self, value):
+                pass
+
+            def use(self):
+                return self.read()  # either platform's
+
+
+        def run(text):
+            parse(text)  # either version's
+            escape(text)  # the fallback, or the compiled one
+            once()  # the second
+            return Reader().read()  # either platform's
+        ''',
 }
 
 
@@ -141,3 +190,40 @@ def test_overrides_are_one_group(pages):
     calls = next(x for x in any_shape.split("\n") if x.startswith("- **Calls**"))
     assert calls.count("or an override in: ") == 1, calls
     assert "[`Square.area`]" in calls.split("or an override in: ")[1], calls
+
+
+def _anchors(pages, marker: str) -> set[str]:
+    """The callee anchors at the line of ``marker`` in compat.py (alternatives share a
+    qualname: their anchors tell them apart)."""
+    root, out = pages
+    rel = "pkg/compat.py"
+    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
+                if marker in text)
+    docs = (out / f"{rel}_docs.md").read_text()
+    calls = {e[3] for e in page_call_edges(docs, rel) if e[4] == line}
+    assert calls == {e[3] for e in page_callers(docs, rel) if e[4] == line}
+    return calls
+
+
+@pytest.mark.parametrize("marker, anchors", [
+    ("parse(text)  # either version's", {"sym-parse", "sym-parse-2"}),
+    ("escape(text)  # the fallback", {"sym-escape"}),
+    ("once()  # the second", {"sym-once-2"}),
+    ("return self.read()  # either", {"sym-Reader.read", "sym-Reader.read-2"}),
+    ("return Reader().read()  # either", {"sym-Reader", "sym-Reader.read",
+                                         "sym-Reader.read-2"}),
+])
+def test_every_definition_a_condition_may_pick_is_linked(pages, marker, anchors):
+    assert _anchors(pages, marker) == anchors
+
+
+def test_each_alternative_is_marked_with_its_condition(pages):
+    docs = (pages[1] / "pkg/compat.py_docs.md").read_text()
+    run = docs.split('<a id="sym-run">')[1].split('<a id="sym-')[0]
+    calls = next(x for x in run.split("\n") if x.startswith("- **Calls**"))
+    assert "[`parse`](#sym-parse) (if sys.version\\_info &gt;= (3, 11))" in calls, calls
+    assert "[`parse`](#sym-parse-2) (if not (sys.version\\_info &gt;= (3, 11)))" in calls
+    assert "[`escape`](#sym-escape) (if the try block raises ImportError)" in calls, calls
+    assert "outside this build: `pkg._speedups.escape`" in calls, calls
+    assert "[`once`](#sym-once-2) ([line" in calls  # the only one left: no condition
+    assert "[`Reader.read`](#sym-Reader.read) (if sys.platform == 'win32')" in calls, calls

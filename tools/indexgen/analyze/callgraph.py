@@ -76,9 +76,33 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
         cls = _class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
     found = _resolve(resolver, key, call, cls, types, names)
     text = call.text
+    if types is not None and (text.isidentifier() or found and found[0][2] != "unresolved"):
+        found = alternatives(resolver, key, text, found)
     if types is None or text[0] in "&^(" or "." not in text:
         return found
     return found + overrides(resolver, types, key, call, cls, found)
+
+
+def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
+                 ) -> list[CallEdge]:
+    """``found`` with each project callee that a condition picks at import time replaced by
+    every definition its name may be bound to (:mod:`indexgen.extract.alternatives`); for a
+    call of a bare name, also the definitions of that name its own module makes under a
+    condition (``try: from ._c import f`` / ``except ImportError: def f``)."""
+    out = []
+    for edge in found:
+        choices = resolver.module(edge[3]).choices.get(edge[5]) if edge[3] else None
+        if choices is None or edge[2] not in _RUNS:
+            out.append(edge)
+            continue
+        out += [_edge((edge[0], edge[1], edge[2], edge[3], anchor, edge[5]))
+                for anchor, _condition in choices]
+    own = resolver.module(key).choices.get(text) if "." not in text else None
+    if own and not any(e[3] == key and e[5] == text for e in out):
+        line = found[0][0]
+        out = [e for e in out if e[2] != "unresolved"]
+        out += [_edge((line, text, "project", key, anchor, text)) for anchor, _c in own]
+    return out
 
 
 def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,

@@ -118,6 +118,9 @@ class FileContext:
             this module themselves.
         dynamic_tests: Test files that import modules dynamically (``importlib``,
             ``__import__``), which static analysis cannot follow.
+        conditions: ``"file key#anchor"`` of a callee in ``calls`` that is one of several
+            definitions a condition picks at import time -> that condition ('' for the
+            one made unconditionally), see :mod:`indexgen.extract.alternatives`.
     """
 
     imported_by: list[str] = field(default_factory=list)
@@ -135,6 +138,7 @@ class FileContext:
     indirect: list[IndirectFinding] = field(default_factory=list)
     test_calls: dict[str, list[str]] = field(default_factory=dict)
     dynamic_tests: list[str] = field(default_factory=list)
+    conditions: dict[str, str] = field(default_factory=dict)
 
     def __reduce__(self) -> tuple:
         """Pickle the call edges as plain tuples: a build sends every context to a worker,

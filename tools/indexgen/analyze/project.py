@@ -187,6 +187,19 @@ class Project:
             imp.category = self.category(imp)
             imp.target, imp.anchor = self.import_link(imp)
 
+    def _conditions(self, calls: dict[str, list]) -> dict[str, str]:
+        """The conditions of the callees of ``calls`` that a condition picks at import time
+        (:attr:`FileContext.conditions`)."""
+        found = {}
+        for out in calls.values():
+            for e in out:
+                if e.key and e.kind in _CALLED:
+                    choices = self.resolver.module(e.key).choices.get(e.label)
+                    if choices:  # made under a condition, or one of several
+                        found.update((f"{e.key}#{a}", c) for a, c in choices
+                                     if a == e.anchor and (c or len(choices) > 1))
+        return dict(sorted(found.items()))
+
     # -- contexts --------------------------------------------------------------------------
     def contexts(self, ledger: callgraph.Ledger | None = None) -> dict[str, FileContext]:
         """The :class:`FileContext` of every file, keyed by file key (``ledger``: see
@@ -216,6 +229,7 @@ class Project:
                               for caller, out in sorted(by_caller.items())}
             ctx[key].unresolved = {caller: dict(sorted(counts.items()))
                                    for caller, counts in sorted(unresolved.get(key, {}).items())}
+            ctx[key].conditions = self._conditions(ctx[key].calls)
             ctx[key].indirect = indirect.get(key, [])
         find_tests(self, ctx, graph)
         summary_lines = PerFile(lambda k: self.files[k].summary_line)  # each made once

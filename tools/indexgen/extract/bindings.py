@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import re
 
+from indexgen.extract.alternatives import alternatives
 from indexgen.extract.calls import owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
@@ -158,6 +159,9 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         names = defs[i].names
         if names:
             _narrow(names, found_here, lazy.get(i, {}))
+    for anchor, condition in alternatives(structure.bound).items():
+        # one of the definitions a name may be bound to: under which condition
+        defs[index[anchor]].names["?"] = [condition]
 
 
 def _narrow(names: dict[str, list[str]], found: list[Narrowing], lazy: dict[str, list]

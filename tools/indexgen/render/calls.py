@@ -15,7 +15,7 @@ import posixpath
 
 from indexgen.analyze.callgraph import UNKNOWN_VALUE
 from indexgen.analyze.context import CallEdge, CallerRef
-from indexgen.render.markdown import code, link
+from indexgen.render.markdown import code, escape_inline, link
 from indexgen.render.page import MODULE_LEVEL, Page, count, line_links
 
 
@@ -87,7 +87,8 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
         if head is None:
             kind, key, anchor, label = ident
             head = heads[ident] = (code(label) if kind == "external" else
-                                   link(code(_label(p, key, label)), p.docs_link(key, anchor)))
+                                   link(code(_label(p, key, label)), p.docs_link(key, anchor))
+                                   + _condition(p, key, anchor))
         parts[ident[0]].append(f"{head} ({line_links(lines)})")
     for callees, lines in override_groups.items():
         names = ", ".join(link(code(_label(p, key, label)), p.docs_link(key, anchor))
@@ -97,6 +98,15 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
     if parts["external"]:
         text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
     return text
+
+
+def _condition(p: Page, key: str, anchor: str) -> str:
+    """`` if <condition>`` after a callee that is one of the definitions a condition picks
+    at import time (see :mod:`indexgen.extract.alternatives`), else ''."""
+    found = p.ctx.conditions.get(f"{key}#{anchor}") if p.ctx.conditions else None
+    if found is None:
+        return ""
+    return " " + escape_inline(f"(if {found})" if found else "(unless redefined)")
 
 
 def format_callers(p: Page, refs: list[CallerRef]) -> str:
