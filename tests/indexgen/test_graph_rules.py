@@ -79,6 +79,69 @@ FILES = {
         def any_shape(s: Shape) -> float:
             return s.area()  # Shape.area, or an override in Square or Circle
         ''',
+    "pkg/rules.py": '''
+        from typing import Protocol
+
+
+        class Core:
+            pass
+
+
+        class Inline:
+            pass
+
+
+        def normalize(state: Core) -> None:
+            pass
+
+
+        def balance(state: Inline) -> None:
+            pass
+
+
+        def text(state: Inline, silent: bool) -> bool:
+            return silent
+
+
+        class Chain:
+            def __init__(self):
+                self.rules = []
+
+            def push(self, fn):
+                self.rules.append(fn)
+
+
+        CORE = Chain()
+        CORE.push(normalize)
+        INLINE = Chain()
+        INLINE.push(text)
+        INLINE.push(balance)
+
+
+        def process(state: Core) -> None:
+            for rule in CORE.rules:
+                rule(state)  # one argument, a Core: normalize only
+
+
+        def tokenize(state: Inline) -> None:
+            for rule in INLINE.rules:
+                rule(state, False)  # two arguments: text only
+
+
+        class Validator(Protocol):
+            def __call__(self, data) -> None: ...
+
+            def check(self, data) -> None: ...
+
+
+        class Strict(Validator):
+            def check(self, data) -> None:
+                pass
+
+
+        def validate(v: Validator, data) -> None:
+            v.check(data)  # a structural type: its stub never runs; an explicit subclass may
+        ''',
     "pkg/compat.py": '''
         import sys
 
@@ -227,3 +290,12 @@ def test_each_alternative_is_marked_with_its_condition(pages):
     assert "outside this build: `pkg._speedups.escape`" in calls, calls
     assert "[`once`](#sym-once-2) ([line" in calls  # the only one left: no condition
     assert "[`Reader.read`](#sym-Reader.read) (if sys.platform == 'win32')" in calls, calls
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("rule(state)  # one argument", {"rules:normalize"}),
+    ("rule(state, False)  # two", {"rules:text"}),
+    ("v.check(data)  # a structural type", {"rules:Strict.check"}),
+])
+def test_a_call_reaches_the_functions_it_fits(pages, marker, callees):
+    assert _calls(pages, "pkg/rules.py", marker) == callees

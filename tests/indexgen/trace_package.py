@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("package", type=Path, help="the package folder (its sources)")
     parser.add_argument("tests", type=Path, help="its test folder")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--pages", type=Path, default=None,
+                        help="build the pages here and keep them (with --json: the observed "
+                             "calls too, for precision_sample.py)")
     parser.add_argument("--max-examples", type=int, default=0,
                         help="examples per hypothesis property (0: the suite's own)")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
@@ -49,14 +52,17 @@ def main(argv: list[str] | None = None) -> int:
     observed = record(lambda: status.append(pytest.main(
         [str(args.tests), "-q", "-p", "no:cacheprovider", *args.pytest_args])), str(package))
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out"
+        out = args.pages.resolve() if args.pages else Path(tmp) / "out"
         subprocess.run([sys.executable, "-m", "indexgen", "build", str(package), "--out",
                         str(out), "-q"], check=True, cwd=tmp)
         calls, callers = page_edges(package, out)
     true, left_out = truth(package, observed)
     found = figures(true, calls, callers)
     found.update(left_out=left_out, tests_status=status[0] if status else None,
-                 missing=[list(e) for e in sorted(true - calls)])
+                 missing=[list(e) for e in sorted(true - calls)],
+                 missing_called_by=[list(e) for e in sorted(true - callers)])
+    if args.pages:
+        found["observed_edges"] = [list(e) for e in sorted(true)]
     print(json.dumps(found, indent=2))
     if args.json:
         args.json.write_text(json.dumps(found, indent=2) + "\n")

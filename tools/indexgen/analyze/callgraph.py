@@ -183,14 +183,14 @@ def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | 
                 k, q = types.constructor(target.key, target.qualname)
                 return [CallEdge(call.line, text, "project", k, resolver.anchor(k, q), q)]
             if kind is None:  # a module attribute: what its value is
-                return _edges(resolver, types, call, types.of_target(target), target)
-        return _edges(resolver, types, call, None, target)
+                return _edges(resolver, types, key, call, types.of_target(target), target)
+        return _edges(resolver, types, key, call, None, target)
     if types is None:
         why = UNKNOWN_VALUE if len(parts) > 1 else RUN_TIME_NAME
         return [CallEdge(call.line, text, "unresolved", label=why)]
     read: set[tuple[str, str]] = set()
     values = types.evaluate(key, call.caller, text, read)
-    found = _edges(resolver, types, call, values, None)
+    found = _edges(resolver, types, key, call, values, None)
     if read:
         found += [CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q)
                   for k, q in sorted(read)]
@@ -222,10 +222,10 @@ COMPUTED = "on a computed value"
 MODULE = "to a module"
 
 
-def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
+def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values, target
            ) -> list[CallEdge]:
-    """The edges of one call whose callee may be ``values`` (or, without types, the
-    resolved ``target``)."""
+    """The edges of one call of file ``key`` whose callee may be ``values`` (or, without
+    types, the resolved ``target``)."""
     line, text = call.line, call.text
     if values is None:  # no type evaluation: the target as it is
         if target.kind == "builtin":
@@ -238,6 +238,8 @@ def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
                        resolver.anchor(target.key, target.qualname), target.qualname))]
     found = []
     builtin = False
+    if len(values) > 1 and types is not None:  # several functions: those the call fits
+        values = types.fitting(key, call, values)
     for value in (sorted(values, key=repr) if len(values) > 1 else values):
         kind = value[0]
         if kind == "f":
@@ -247,7 +249,7 @@ def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
             k, q = types.constructor(value[1], value[2])
             found.append(_edge((line, text, "project", k, resolver.anchor(k, q), q)))
         elif kind == "i":  # an instance called: its __call__ (none known: counted below)
-            found += [e for e in _edges(resolver, types, call,
+            found += [e for e in _edges(resolver, types, key, call,
                                         types.member(value, "__call__"), None)
                       if e[2] != "unresolved"]
         elif kind == "x" or kind == "xi":

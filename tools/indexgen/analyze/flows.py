@@ -72,12 +72,54 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]]) -> CallSit
 class Flows:
     """What the call sites hand parameters and dataclass fields, read by the type
     evaluation; mixed into :class:`~indexgen.analyze.types.Types`, whose ``evaluate``,
-    ``element``, memo and cycle guard it uses."""
+    ``element``, ``annotation``, ``_is_a``, memo and cycle guard it uses."""
 
     _flows: CallSites | None
     _memo: dict
     _active: set
     _defs: dict
+    resolver: Resolver
+
+    def fitting(self, key: str, call, values: Values) -> Values:
+        """Of the plain functions ``values`` holds, those a call that hands ``n`` arguments
+        by position can call (:func:`indexgen.extract.calls.accepts`: between their least
+        and most), whose first parameter's annotation admits what the call hands it (a
+        class of the project, a base or a subclass of one the argument may be) -- when that
+        leaves any: a rule chain holds the functions of every chain (``rule(state)`` of
+        markdown-it-py's core reaches no inline rule).  The others are kept as they are."""
+        memo = ("\6", key)
+        given = self._memo.get(memo)
+        if given is None:
+            given = self._memo[memo] = records(self.resolver.files[key].calls)
+        slots = given.get((call[2], call[1]))
+        if not slots or len(slots) > 1 or "#" not in slots[0]:
+            return values
+        n, first = int(slots[0]["#"]), slots[0].get("0")
+        handed = self.evaluate(key, call[0], first) if first else NONE
+        kept = set()
+        for v in values:
+            d = self._defs[v[1]][1].get(v[2]) if v[0] == "f" else None
+            shape = d.names.get("(") if d is not None else None
+            if shape is not None:
+                least, _, most = shape[0].partition("-")
+                if n < int(least) or -1 < int(most) < n or not self._admits(v[1], shape,
+                                                                          handed):
+                    continue
+            kept.add(v)
+        return frozenset(kept) if kept else values
+
+    def _admits(self, key: str, shape: list[str], handed: Values) -> bool:
+        """Whether a first parameter annotated ``shape[1]`` (none: anything) in file ``key``
+        may be given one of ``handed``: unless both are project instances of classes none
+        of which is a base of another."""
+        if len(shape) < 2 or not handed:
+            return True
+        wanted = self.annotation(key, shape[1])
+        if not wanted or not all(v[0] == "i" for v in wanted) or not all(
+                v[0] == "i" for v in handed):
+            return True
+        return any(self._is_a(h, wanted) or self._is_a(w, handed)
+                   for h in handed for w in wanted)
 
     def set_flows(self, flows: CallSites
                   ) -> None:

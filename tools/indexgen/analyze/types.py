@@ -59,6 +59,9 @@ from indexgen.extract.model import Definition, FileSummary
 _DEPTH = 25  # paths evaluated inside one another
 _CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
 _CALLABLE_KINDS = frozenset({"method", "classmethod", "staticmethod", "function"})
+#: Keys of a definition's ``names`` that are no names: what a plain function accepts
+#: (``(``), the condition that picks a definition (``?``).
+_NOT_NAMES = frozenset({"(", "?"})
 
 
 def _definitions(files: dict[str, FileSummary], key: str
@@ -132,6 +135,22 @@ class Types(Annotations, Flows):
             elif target and target.kind == "external" and ("", target.qualname) not in out:
                 out.append(("", target.qualname))
 
+    def is_protocol(self, key: str, cls: str) -> bool:
+        """Whether the class names ``typing.Protocol`` among its own bases (PEP 544: a value
+        typed by it may be of any class that has its members, which need not inherit
+        them)."""
+        memo = ("\7", key, cls)
+        found = self._memo.get(memo)
+        if found is None:
+            found = False
+            for base in self.resolver.module(key).bases.get(cls, ()):
+                target = self.resolver.name_in(key, base.partition("[")[0])
+                if target is not None and target.kind == "external" \
+                        and target.qualname.rpartition(".")[2] == "Protocol":
+                    found = True
+            self._memo[memo] = found
+        return found
+
     def overrides(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the methods ``attr`` that the documented subclasses
         of the class define themselves (class hierarchy analysis: a call on an instance of
@@ -156,7 +175,8 @@ class Types(Annotations, Flows):
 
     def names_of(self, key: str) -> dict[str, dict[str, list[str]]]:
         """Anchor -> ``names`` of the functions of one file that have any."""
-        return {a: d.names for a, d in self._defs[key][0].items() if d.names}
+        return {a: d.names for a, d in self._defs[key][0].items()
+                if d.names and not d.names.keys() <= _NOT_NAMES}
 
     def narrowings(self, key: str, anchor: str) -> dict[str, list[tuple[int, int, str]]]:
         """Name -> where ``isinstance`` tests narrow it in the function ``anchor``: (first
@@ -424,6 +444,8 @@ class Types(Annotations, Flows):
                     if not instance or not d.returns:
                         return NONE
                     return self.annotation(k, d.returns, c)
+                if instance and self.is_protocol(key, cls) and self.is_protocol(k, c):
+                    return NONE  # a structural type: its methods are stubs, never run
                 return frozenset({("f", k, d.qualname)})
             owner = by_name.get(c)
             sources = owner.members.get(attr) if owner is not None else None

@@ -28,7 +28,7 @@ import ast
 import re
 
 from indexgen.extract.alternatives import alternatives
-from indexgen.extract.calls import owners, receiver_name
+from indexgen.extract.calls import accepts, owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
 from indexgen.extract.narrowing import Narrowing, cut, narrowings
@@ -59,10 +59,13 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     # definition -> name -> binding nodes (an annotated parameter: with how it is passed)
     lazy: dict[int, dict[str, list]] = {}
     classes = {d.qualname: d for d in defs if d.kind == "class"}
+    shapes: dict[int, list[str]] = {}  # plain function -> what it accepts by position
     for d, node in structure.defs:
         if d.kind == "class":
             continue
         i = index[d.anchor]
+        if d.kind == "function" or d.kind == "staticmethod":
+            shapes[i] = accepts(node)
         if node.returns is not None:
             d.returns = annotation(node.returns)
         args = node.args
@@ -159,6 +162,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         names = defs[i].names
         if names:
             _narrow(names, found_here, lazy.get(i, {}))
+    for i, shape in shapes.items():  # read by the global pass as "("
+        defs[i].names["("] = shape
     for anchor, condition in alternatives(structure.bound).items():
         # one of the definitions a name may be bound to: under which condition
         defs[index[anchor]].names["?"] = [condition]

@@ -24,7 +24,7 @@ from operator import itemgetter
 
 from indexgen.extract import rules
 from indexgen.extract.model import Call, FileSummary
-from indexgen.extract.syntax import dotted, path
+from indexgen.extract.syntax import annotation, dotted, path
 
 #: Calls that take a function to call later (besides ``*hook*`` and ``*callback*`` ones):
 #: a function named as their argument is recorded as a reference, ``&`` and its path.
@@ -75,7 +75,8 @@ def references(node: ast.Call, last: str, out: list[tuple[str, int]],
 def arguments(node: ast.Call, text: str, line: int, out: list[tuple[str, int]]) -> None:
     """Record what a call hands its callee's parameters, when any argument is a name or an
     attribute chain, as one *flow* record: ``<``, the call's text, a tab and
-    ``slot=path`` items (a position, a keyword's name, or ``*`` for ``*xs``), for the global
+    ``slot=path`` items (a position, a keyword's name, or ``*`` for ``*xs``; and ``#=n`` for
+    a call of ``n`` arguments all given by position), for the global
     pass to give the callee's parameters what the arguments are (functions passed on, the
     instances a method is given)."""
     items = []
@@ -95,7 +96,24 @@ def arguments(node: ast.Call, text: str, line: int, out: list[tuple[str, int]]) 
             if found and "," not in found:
                 items.append(f"{kw.arg}={found}")
     if items:
+        if not node.keywords and not any(type(a) is ast.Starred for a in node.args):
+            items.append(f"#={len(node.args)}")  # as many arguments, all by position
         out.append((f"<{text}\t{','.join(items)}", line))
+
+
+def accepts(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """What a plain function accepts by position, for the global pass to tell the functions
+    a call may reach by how it is called (:meth:`indexgen.analyze.flows.Flows.fitting`):
+    ``"least-most"`` (``most`` -1 for ``*args``), then the annotation of its first
+    parameter, if it has one."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    least = len(positional) - len(args.defaults)
+    most = -1 if args.vararg is not None else len(positional)
+    spec = [f"{least}-{most}"]
+    if positional and positional[0].annotation is not None:
+        spec.append(annotation(positional[0].annotation))
+    return spec
 
 
 def _bound_method(node: ast.Attribute) -> bool:
