@@ -86,7 +86,7 @@ def _problems(root: Path, tests: Path | None = None) -> tuple[list, Counter]:
             if "unresolved" in kinds:
                 counted[c.caller] += 1
                 ends["not resolved"] += 1
-            elif any(k in ("project", "override", "external") for k in kinds):
+            elif any(k in ("project", "override", "closure", "external") for k in kinds):
                 ends["edge"] += 1
                 if not any(e.line == c.line for e in ctx.calls.get(c.caller, ())):
                     counted[c.caller] += 1  # into a test's code: counted instead

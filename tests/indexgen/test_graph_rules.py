@@ -142,6 +142,50 @@ FILES = {
         def validate(v: Validator, data) -> None:
             v.check(data)  # a structural type: its stub never runs; an explicit subclass may
         ''',
+    "pkg/curried.py": '''
+        import functools
+
+
+        def curry(n):
+            def wrapper(fun):
+                return functools.wraps(fun)(_curry(n, fun))
+            return wrapper
+
+
+        def _curry(n, fun):
+            def call(*args):
+                if len(args) < n:
+                    return call
+                return fun(*args)  # each function @curry decorates
+            return call
+
+
+        def announce(fn):
+            fn()  # each function @announce decorates, when it is defined
+            return fn
+
+
+        @curry(1)
+        def add(a, b):
+            return a + b
+
+
+        @curry(1)
+        def mul(a, b):
+            return a * b
+
+
+        @announce
+        def hello():
+            pass
+
+
+        def twice(x):
+            def go():
+                return x
+            go()  # the closure: code of twice
+            return go
+        ''',
     "pkg/compat.py": '''
         import sys
 
@@ -299,3 +343,18 @@ def test_each_alternative_is_marked_with_its_condition(pages):
 ])
 def test_a_call_reaches_the_functions_it_fits(pages, marker, callees):
     assert _calls(pages, "pkg/rules.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return fun(*args)  # each function @curry", {"curried:add", "curried:mul"}),
+    ("fn()  # each function @announce", {"curried:hello"}),
+    ("go()  # the closure", {"curried:twice"}),
+])
+def test_functions_travel_through_decorators_and_closures(pages, marker, callees):
+    assert _calls(pages, "pkg/curried.py", marker) == callees
+
+
+def test_a_closure_is_named_in_its_function(pages):
+    docs = (pages[1] / "pkg/curried.py_docs.md").read_text()
+    twice = docs.split('<a id="sym-twice">')[1].split('<a id="sym-')[0]
+    assert "[<code>twice.&lt;locals&gt;.go</code>](#sym-twice)" in twice, twice

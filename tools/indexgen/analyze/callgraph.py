@@ -80,7 +80,36 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
         found = alternatives(resolver, key, text, found)
     if types is None or text[0] in "&^(" or "." not in text:
         return found
+    if text.endswith(".apply"):
+        found = found + function_apply(resolver, types, key, call, cls)
     return found + overrides(resolver, types, key, call, cls, found)
+
+
+def function_apply(resolver: Resolver, types: Types, key: str, call: Call, cls: str
+                   ) -> list[CallEdge]:
+    """``C.apply(...)`` of a subclass ``C`` of ``torch.autograd.Function`` runs
+    ``C.forward`` with a context first and the call's arguments after it (torch 2.13's
+    ``Function.apply``): edges to the ``forward`` of ``C`` and, as overrides, of its
+    documented subclasses (:mod:`indexgen.analyze.flows` hands ``forward``'s parameters
+    the arguments, one place on)."""
+    receiver = call.text[:-len(".apply")]
+    if receiver == "cls" or receiver == "self":
+        classes = [(key, cls)] if cls else []
+    else:
+        classes = [(v[1], v[2]) for v in ordered(types.evaluate(key, call.caller, receiver))
+                   if v[0] == "c"]
+    out = []
+    for k, c in classes:
+        if not any(not base_key and base.rpartition(".")[2] == "Function"
+                   for base_key, base in types.mro(k, c)):
+            continue
+        target = resolver.method(k, c, "forward")
+        if target is not None and target.kind == "project":
+            out.append(_edge((call.line, call.text, "project", target.key,
+                              resolver.anchor(target.key, target.qualname), target.qualname)))
+        out += [_edge((call.line, call.text, "override", tk, resolver.anchor(tk, tq), tq))
+                for tk, tq in types.overrides(k, c, "forward")]
+    return out
 
 
 def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
@@ -252,6 +281,10 @@ def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values
             found += [e for e in _edges(resolver, types, key, call,
                                         types.member(value, "__call__"), None)
                       if e[2] != "unresolved"]
+        elif kind == "n":  # a closure: code of the function it is nested in
+            found.append(_edge((line, text, "closure", value[1],
+                                resolver.anchor(value[1], value[2]),
+                                f"{value[2]}.<locals>.{value[3]}")))
         elif kind == "x" or kind == "xi":
             found.append(_edge((line, text, "external", "", "", value[1])))
         elif kind == "b" or kind == "r":  # a builtin, or a method of a builtin container
@@ -429,7 +462,7 @@ def inverses(graph: Edges, resolver: Resolver, kinds: tuple[str, ...]
             qualname = qualname_of.get(caller, "")
             for edge in out:
                 kind = edge[2]
-                mine = found.get("project" if kind == "override" else kind)  # by kind
+                mine = found.get("project" if kind in _AS_PROJECT else kind)  # by kind
                 if mine is not None:
                     by_anchor = mine.get(edge[3])
                     if by_anchor is None:
@@ -528,7 +561,9 @@ _LINE = itemgetter(0)  # a CallEdge's line  # an IndirectFinding's (line, catego
 
 
 #: Edges whose target runs: a call, a property read, a callback (when it is called back).
-_RUNS = frozenset({"project", "override", "read", "callback"})
+_RUNS = frozenset({"project", "override", "closure", "read", "callback"})
+#: Edge kinds listed in their callee's "Called by" (a closure's: the function it is in).
+_AS_PROJECT = frozenset({"override", "closure"})
 
 
 def reach(graph: Edges, start: list[Node], resolver: Resolver) -> set[Node]:

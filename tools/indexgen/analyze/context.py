@@ -21,8 +21,10 @@ class CallEdge(NamedTuple):
         text: The called expression as written.
         kind: ``project`` (a definition of this build), ``external`` (a name imported from
             outside it), ``unresolved`` (not knowable statically), ``read`` (a property of
-            this build read on the way to the callee) or ``callback`` (a project function
-            handed to the call, to be called later).
+            this build read on the way to the callee), ``callback`` (a project function
+            handed to the call, to be called later), ``override`` (a subclass's method the
+            call may run instead) or ``closure`` (a function nested in a definition, which
+            its page shows: the label is ``outer.<locals>.inner``).
         key: For ``project``, ``read`` and ``callback``, the file key of the callee, else ''.
         anchor: For those, the callee's anchor, else ''.
         label: For those, the callee's qualname; for ``external``, its full dotted name; for

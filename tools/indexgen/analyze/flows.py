@@ -23,10 +23,10 @@ from indexgen.analyze.values import NONE, Values, ordered, union
 #: ``(file key, qualname) -> [(caller file key, caller anchor, slot -> argument path,
 #: parameters before the first slot)]``.
 CallSites = dict[tuple[str, str], list[tuple[str, str, dict[str, str], int]]]
-_SITES = 64  # call sites of one function read for what they hand a parameter
+_SITES = 128  # call sites of one function read for what they hand a parameter
 
 #: Edge kinds whose callee runs with the call's arguments.
-_CALLED = frozenset({"project", "override"})
+_CALLED = frozenset({"project", "override", "closure"})
 #: Kinds of definitions called through an instance or a class: their first parameter is
 #: not handed by the caller (``self``, ``cls``).
 _BOUND = frozenset({"method", "classmethod", "property"})
@@ -62,7 +62,8 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]]) -> CallSit
                 if not slots:
                     continue
                 kind = resolver.module(edge[3]).kinds.get(edge[5])
-                shift = 1 if kind in _BOUND else 0
+                # Function.apply(x) runs forward(ctx, x): one place on, as a method's
+                shift = 1 if kind in _BOUND or edge[1].endswith(".apply") else 0
                 mine = flows.setdefault((edge[3], edge[5]), [])
                 for items in slots:
                     mine.append((key, caller, items, shift))
@@ -124,10 +125,32 @@ class Flows:
     def set_flows(self, flows: CallSites
                   ) -> None:
         """Give parameters (``<`` sources) and dataclass fields what the call sites of
-        their function or class hand them (:func:`indexgen.analyze.flows.call_sites`);
-        what was evaluated before is forgotten."""
+        their function or class hand them (:func:`indexgen.analyze.flows.call_sites`), and
+        what decorators are handed (:meth:`decorate`); what was evaluated before is
+        forgotten."""
         self._flows = flows
         self._memo.clear()
+        self.decorate(flows)
+        self._memo.clear()
+
+    def decorate(self, flows: CallSites) -> None:
+        """Add to ``flows`` what each decorator is handed: the function it decorates
+        (:func:`indexgen.extract.calls.decorated`), as the parameter of a project function
+        (``@register``) or of the closure a decorator factory returns (``@curry(1)``:
+        ``curry`` returns its nested ``wrapper(fun)``, whose ``fun`` is each function so
+        decorated)."""
+        for key in sorted(self.resolver.files):
+            for call in self.resolver.files[key].calls:
+                if not call[1].startswith("<@"):
+                    continue
+                called, _, items = call[1][2:].partition("\t")
+                slots = dict(item.split("=", 1) for item in items.split(","))
+                for v in ordered(self.evaluate(key, call[0], called)):
+                    if v[0] == "f":
+                        flows.setdefault((v[1], v[2]), []).append((key, call[0], slots, 0))
+                    elif v[0] == "n":
+                        flows.setdefault((v[1], f"{v[2]}.<locals>.{v[3]}"), []).append(
+                            (key, call[0], slots, 0))
 
     def _flow(self, key: str, anchor: str, spec: str) -> Values:
         """What the callers of the function ``anchor`` hand its parameter ``spec``
@@ -136,10 +159,14 @@ class Flows:
         if self._flows is None:
             return NONE
         d = self._defs[key][0].get(anchor)
-        sites = self._flows.get((key, d.qualname)) if d is not None else None
+        if d is not None and spec[0] == "λ":  # a parameter of a closure: its callers'
+            nested, _, spec = spec[1:].partition("|")
+            sites = self._flows.get((key, f"{d.qualname}.<locals>.{nested}"))
+        else:
+            sites = self._flows.get((key, d.qualname)) if d is not None else None
         if not sites:
             return NONE
-        memo = ("\4", key, anchor, spec)
+        memo = ("\4", key, anchor, spec, id(sites))
         found = self._memo.get(memo)
         if found is not None:
             return found

@@ -91,8 +91,8 @@ def _documented(out: list, ctx: dict[str, FileContext], unresolved: callgraph.Un
     return kept
 
 
-_LINKED = frozenset({"project", "override", "read", "callback"})  # edges to a definition
-_CALLED = frozenset({"project", "override"})  # ... that a call makes
+_LINKED = frozenset({"project", "override", "closure", "read", "callback"})  # to a definition
+_CALLED = frozenset({"project", "override", "closure"})  # ... that a call makes
 
 
 def _copy(record: object, **changes: object) -> object:

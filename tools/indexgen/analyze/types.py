@@ -343,6 +343,9 @@ class Types(Annotations, Flows):
         found = union(self.source(key, anchor, x, cls) for x in real)
         if len(real) == len(sources) and not held:
             return found
+        if found and _hollow(found):  # *fns: Callable[...]: what the callers hand says more
+            found = union([found, *(self.source(key, anchor, x, cls) for x in sources
+                                    if x[0] == "<")])
         if found and not any(v[0] in _CONTAINERS for v in found):
             return found
         found = union([found, *(self.source(key, anchor, x, cls) for x in sources
@@ -362,6 +365,9 @@ class Types(Annotations, Flows):
             return self.of_target(target) if target else frozenset({("x", source[1:])})
         if source[0] == "<":  # a parameter: what the callers hand it
             return self._flow(key, anchor, source[1:])
+        if source[0] == "λ":  # a function nested in this one: a closure
+            d = self._defs[key][0].get(anchor)
+            return frozenset({("n", key, d.qualname, source[1:])}) if d else NONE
         if source[0] == "~":  # what was appended to it: a container of those
             return self.evaluate(key, anchor, source[1:])
         if source[0] == "@":  # the first parameter of a method: the instance (or the class)

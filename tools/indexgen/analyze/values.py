@@ -39,7 +39,7 @@ Value = tuple
 Values = frozenset
 NONE: Values = frozenset()
 _NAME = re.compile(r"[A-Za-z_]\w*(?:@\d+)?")  # x@12: x where an isinstance test narrows it
-MAX_VALUES = 64  # values kept in one set (a rule chain or dispatch table may be this large)
+MAX_VALUES = 128  # values kept in one set (a rule chain, a dispatch table, a decorator)
 _DEPTH = 25  # paths evaluated inside one another
 _SEQ = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator",
                   "Generator", "AsyncIterator", "AsyncIterable", "AsyncGenerator", "Collection",

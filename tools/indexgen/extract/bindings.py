@@ -70,7 +70,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             d.returns = annotation(node.returns)
         args = node.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        if d.parent and params and _takes_instance(d.kind, classes.get(d.parent)):
+        if d.parent and params and _takes_instance(d.kind, classes.get(d.parent), classes):
             first = first_param[i] = params[0].arg
             if first not in ("self", "cls"):  # the global pass knows those two already
                 found.setdefault(i, {})[first] = ["@"]
@@ -108,16 +108,10 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 if found_here:
                     narrowed.setdefault(i, []).extend(found_here)
             continue
-        if t in FUNCS:  # a nested function: its annotated parameters are names here
+        if t in FUNCS:  # a nested function: its parameters are names here
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
-                args = node.args
-                for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
-                          args.kwarg):
-                    if a is not None and a.annotation is not None:
-                        lazy.setdefault(i, {}).setdefault(a.arg, []).append(
-                            (a, "*" if a is args.vararg else "**" if a is args.kwarg
-                             else ""))
+                _nested(node, found.setdefault(i, {}), lazy.setdefault(i, {}))
             continue
         line = (node.target.lineno if t is ast.comprehension else
                 node.context_expr.lineno if t is ast.withitem else node.lineno)
@@ -197,6 +191,27 @@ def _line(node: ast.AST) -> int:
     return node.lineno
 
 
+def _nested(node: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, list[str]],
+            lazy: dict[str, list]) -> None:
+    """A function nested in another (a closure: not a definition of its own) in that
+    function's names: its name is the closure (``λname``), each parameter what its
+    annotation says and what the callers of the closure hand it (``<λname|position:param``,
+    read by :meth:`indexgen.analyze.flows.Flows._flow`)."""
+    found.setdefault(node.name, []).append("λ" + node.name)
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    for k, a in enumerate((*positional, *args.kwonlyargs, args.vararg, args.kwarg)):
+        if a is None:
+            continue
+        if a.annotation is not None:
+            lazy.setdefault(a.arg, []).append(
+                (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
+        spot = (k if k < len(positional) else f"*{len(positional)}" if a is args.vararg
+                else None if a is args.kwarg else "k")
+        if spot is not None:
+            lazy.setdefault(a.arg, []).append(("<", f"<λ{node.name}|{spot}:{a.arg}"))
+
+
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
               classes: dict[str, Definition], found: dict) -> None:
     """Record that ``target`` (a name, or an attribute of the instance) gets ``source``."""
@@ -248,14 +263,21 @@ def _appended(node: ast.Call, d: Definition, i: int, first_param: dict,
 VAGUE = frozenset({"", "Any", "typing.Any", "object"})
 
 
-def _takes_instance(kind: str, cls: Definition | None) -> bool:
+def _takes_instance(kind: str, cls: Definition | None,
+                    classes: dict[str, Definition]) -> bool:
     """Whether the first parameter of a function of this kind in ``cls`` is the instance
     (the class, for a class method): a method's ``self``, and the ``ctx`` of an autograd
-    Function's static ``forward`` and ``backward``, whose attributes are the class's."""
+    Function's static ``forward`` and ``backward`` (its class, or a base of it in the same
+    file, subclasses ``Function``), whose attributes are the class's."""
     if kind in ("method", "property", "classmethod"):
         return True
-    return kind == "staticmethod" and cls is not None and any(
-        b.rpartition(".")[2] == "Function" for b in cls.bases)
+    seen = 0
+    while kind == "staticmethod" and cls is not None and seen < 20:  # bases in this file too
+        if any(b.rpartition(".")[2] == "Function" for b in cls.bases):
+            return True
+        cls = classes.get(cls.bases[0]) if cls.bases else None
+        seen += 1
+    return False
 
 
 def _parameter_source(arg: ast.arg, stars: str) -> str:

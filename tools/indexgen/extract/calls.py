@@ -101,6 +101,28 @@ def arguments(node: ast.Call, text: str, line: int, out: list[tuple[str, int]]) 
         out.append((f"<{text}\t{','.join(items)}", line))
 
 
+#: Decorators that hand the function to nothing a call graph follows.
+_PLAIN_DECORATORS = frozenset({"property", "staticmethod", "classmethod", "abstractmethod",
+                               "overload", "override", "final", "setter", "getter", "deleter",
+                               "cached_property", "wraps", "cache", "lru_cache",
+                               "contextmanager", "asynccontextmanager", "dataclass",
+                               "total_ordering", "runtime_checkable", "no_type_check"})
+
+
+def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+              out: list[tuple[str, int]]) -> None:
+    """Record that each decorator of a function is handed the function (``@curry(1)`` on
+    ``def add``: ``curry(1)(add)``), as a flow record ``<@`` and the decorator's path, ``0=``
+    and the function's name as its enclosing scope sees it (``C.m`` for a method): the
+    global pass gives it to the decorator's parameter, or a closure's the decorator returns
+    (:meth:`indexgen.analyze.flows.Flows.decorate`)."""
+    for decorator in node.decorator_list:
+        found = path(decorator)
+        last = found.rpartition(".")[2].partition("(")[0] if found else ""
+        if found and last not in _PLAIN_DECORATORS and "," not in found:
+            out.append((f"<@{found}\t0={name}", decorator.lineno))
+
+
 def accepts(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """What a plain function accepts by position, for the global pass to tell the functions
     a call may reach by how it is called (:meth:`indexgen.analyze.flows.Flows.fitting`):

@@ -30,7 +30,7 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from indexgen.extract import rules
-from indexgen.extract.calls import arguments, call_text, references
+from indexgen.extract.calls import arguments, call_text, decorated, references
 from indexgen.extract.model import FileSummary, Finding
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, path, strings
@@ -120,7 +120,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     declared: list[tuple[str, int]] = []
     binders: list[ast.AST] = []
     literals = s.literals if not s.module else None  # a test file: what it names to run
-    own_defs = {id(node) for _d, node in structure.defs}
+    own_defs = {id(node): d.qualname for d, node in structure.defs}
     methods = {d.qualname.rpartition(".")[2] for d, _node in structure.defs}
     Store = ast.Store
     findings = s.findings
@@ -240,6 +240,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 continue
             elif t in FUNCS or t is ast.ClassDef:
                 name, line = node.name, node.lineno
+                if node.decorator_list and t is not ast.ClassDef:
+                    decorated(node, own_defs.get(id(node), name), all_calls)
                 if id(node) not in own_defs:
                     bindings.append((name, line))
                     if t is not ast.ClassDef:

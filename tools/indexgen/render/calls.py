@@ -48,7 +48,8 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
     module level), each left out when empty."""
     out = []
     edges = p.ctx.calls.get(anchor, ())
-    for title, kinds in (("Calls", ("project", "override", "external")), ("Reads", ("read",)),
+    for title, kinds in (("Calls", ("project", "override", "closure", "external")),
+                         ("Reads", ("read",)),
                          ("Passes as a callback", ("callback",))):
         mine = [e for e in edges if e.kind in kinds]
         if mine:
@@ -80,7 +81,8 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
     for line, found in by_line.items():
         override_groups.setdefault(tuple(sorted({(e.key, e.anchor, e.label) for e in found})),
                                    []).append(line)
-    parts: dict[str, list[str]] = {"project": [], "read": [], "callback": [], "external": []}
+    parts: dict[str, list[str]] = {"project": [], "closure": [], "read": [], "callback": [],
+                                   "external": []}
     heads = p.callee_heads  # a file's definitions call the same callees again and again
     for ident, lines in groups.items():
         head = heads.get(ident)
@@ -94,7 +96,7 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
         names = ", ".join(link(code(_label(p, key, label)), p.docs_link(key, anchor))
                           for key, anchor, label in callees)
         parts["project"].append(f"or an override in: {names} ({line_links(lines)})")
-    text = "; ".join(parts["project"] + parts["read"] + parts["callback"])
+    text = "; ".join(parts["project"] + parts["closure"] + parts["read"] + parts["callback"])
     if parts["external"]:
         text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
     return text
