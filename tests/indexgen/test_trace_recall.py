@@ -53,10 +53,6 @@ def test_pages_list_the_calls_a_multi_rank_run_makes(pool2, tmp_path):
 
 #: Recall each package's own test suite must find on the pages, each way (issue 31).
 PACKAGE_GOAL = 0.90
-#: Where a package stands below the goal today, as a floor against regressions (the gap is
-#: the xfail below): expression's calls through the closures its ``curry`` decorator
-#: returns and through ``pipe``'s ``*args`` into a lambda are not followed yet.
-BELOW_GOAL = {"expression": 0.84}
 _TRACED: dict[str, dict] = {}
 
 
@@ -90,14 +86,6 @@ def test_pages_list_the_calls_of_a_package_nobody_here_wrote(name, tmp_path):
     found = _traced(name, tmp_path)
     assert found["tests_status"] == 0, found["tests_status"]  # its own suite passed
     assert found["observed"] >= 40, found  # the suite ran, through the package's code
-    goal = BELOW_GOAL.get(name, PACKAGE_GOAL)
     missing = found["missing"][:10]
-    assert found["calls_recall"] >= goal, (found["calls_recall"], missing)
-    assert found["called_by_recall"] >= goal, (found["called_by_recall"], missing)
-
-
-@pytest.mark.xfail(strict=True, reason="issue 31: not followed yet, see BELOW_GOAL")
-@pytest.mark.parametrize("name", sorted(BELOW_GOAL))
-def test_the_packages_below_the_goal_reach_it(name, tmp_path):
-    found = _traced(name, tmp_path)
-    assert min(found["calls_recall"], found["called_by_recall"]) >= PACKAGE_GOAL
+    assert found["calls_recall"] >= PACKAGE_GOAL, (found["calls_recall"], missing)
+    assert found["called_by_recall"] >= PACKAGE_GOAL, (found["called_by_recall"], missing)
