@@ -31,8 +31,8 @@ from indexgen.extract.alternatives import alternatives
 from indexgen.extract.calls import accepts, owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
-from indexgen.extract.narrowing import Narrowing, cut, narrowings
-from indexgen.extract.sources import pairs, values
+from indexgen.extract.narrowing import Narrowing, narrow, narrowings
+from indexgen.extract.sources import nested_function, pairs, parameter_source, plain_names, values
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import annotation, path
 
@@ -111,7 +111,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         if t in FUNCS:  # a nested function: its parameters are names here
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
-                _nested(node, found.setdefault(i, {}), lazy.setdefault(i, {}))
+                nested_function(node, found.setdefault(i, {}), lazy.setdefault(i, {}))
             continue
         line = (node.target.lineno if t is ast.comprehension else
                 node.context_expr.lineno if t is ast.withitem else node.lineno)
@@ -136,7 +136,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         elif t is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
             names = [node.targets[0].id]  # the most common binder, without _plain_names
         else:
-            names = _plain_names(node)
+            names = plain_names(node)
         if names is not None:  # binds local names only: read later, if a call needs them
             scope = lazy.setdefault(i, {})
             for name in names:
@@ -155,61 +155,12 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     for i, found_here in narrowed.items():
         names = defs[i].names
         if names:
-            _narrow(names, found_here, lazy.get(i, {}))
+            narrow(names, found_here, lazy.get(i, {}))
     for i, shape in shapes.items():  # read by the global pass as "("
         defs[i].names["("] = shape
     for anchor, condition in alternatives(structure.bound).items():
         # one of the definitions a name may be bound to: under which condition
         defs[index[anchor]].names["?"] = [condition]
-
-
-def _narrow(names: dict[str, list[str]], found: list[Narrowing], lazy: dict[str, list]
-            ) -> None:
-    """Add to a function's ``names`` the narrowings of the names it keeps
-    (:mod:`indexgen.extract.narrowing`: ``x@first`` -> ``[":T" or "-T"..., "#last"]``), each
-    up to the line where the function binds the name again."""
-    rebound = {name: [_line(n) for n in lazy.get(name, ())
-                      if type(n) is not tuple and type(n) is not ast.Call]
-               for name, *_ in found}
-    spans: dict[str, tuple[list[str], int]] = {}
-    for name, first, last, source in cut(found, rebound):
-        if name in names and "@" not in name:
-            key = f"{name}@{first}"
-            tests, end = spans.get(key, ([], last))
-            spans[key] = ([*tests, source], min(end, last))
-    for key, (tests, end) in spans.items():
-        names[key] = [*tests, f"#{end}"]
-
-
-def _line(node: ast.AST) -> int:
-    """The line a binding node binds its names at."""
-    t = type(node)
-    if t is ast.comprehension:
-        return node.target.lineno
-    if t is ast.withitem:
-        return node.context_expr.lineno
-    return node.lineno
-
-
-def _nested(node: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, list[str]],
-            lazy: dict[str, list]) -> None:
-    """A function nested in another (a closure: not a definition of its own) in that
-    function's names: its name is the closure (``λname``), each parameter what its
-    annotation says and what the callers of the closure hand it (``<λname|position:param``,
-    read by :meth:`indexgen.analyze.flows.Flows._flow`)."""
-    found.setdefault(node.name, []).append("λ" + node.name)
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    for k, a in enumerate((*positional, *args.kwonlyargs, args.vararg, args.kwarg)):
-        if a is None:
-            continue
-        if a.annotation is not None:
-            lazy.setdefault(a.arg, []).append(
-                (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
-        spot = (k if k < len(positional) else f"*{len(positional)}" if a is args.vararg
-                else None if a is args.kwarg else "k")
-        if spot is not None:
-            lazy.setdefault(a.arg, []).append(("<", f"<λ{node.name}|{spot}:{a.arg}"))
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
@@ -280,44 +231,6 @@ def _takes_instance(kind: str, cls: Definition | None,
     return False
 
 
-def _parameter_source(arg: ast.arg, stars: str) -> str:
-    """The source of an annotated parameter (``*args: T`` is a ``tuple[T, ...]``,
-    ``**kwargs: T`` a ``dict[str, T]``)."""
-    text = annotation(arg.annotation)
-    if stars == "*":
-        text = f"tuple[{text}, ...]"
-    elif stars == "**":
-        text = f"dict[str, {text}]"
-    return ":" + text
-
-
-def _plain_names(node: ast.AST) -> list[str] | None:
-    """The names ``node`` binds when it binds nothing but plain names (no attribute of an
-    object, no subscript), else None."""
-    t = type(node)
-    if t is ast.Assign:
-        targets = list(node.targets)  # a copy: the loop below pops from it
-    elif t is ast.withitem:
-        targets = [node.optional_vars] if node.optional_vars is not None else []
-    elif t is ast.Call:  # isinstance(name, T)
-        targets = node.args[:1]
-    else:
-        targets = [node.target]
-    names = []
-    while targets:
-        target = targets.pop()
-        tt = type(target)
-        if tt is ast.Name:
-            names.append(target.id)
-        elif tt is ast.Tuple or tt is ast.List:
-            targets.extend(target.elts)
-        elif tt is ast.Starred:
-            targets.append(target.value)
-        else:
-            return None
-    return names
-
-
 def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                  lazy: dict[int, dict[str, list]], consts: dict[str, list[str]],
                  needed: dict[int, set[str]]) -> None:
@@ -355,7 +268,7 @@ def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                     if node[0] == "<":
                         flows.append(node[1])  # what its callers hand it: last
                     else:
-                        sources.insert(0, _parameter_source(*node))
+                        sources.insert(0, parameter_source(*node))
                     continue
                 given = made.get(id(node))
                 if given is None:

@@ -92,3 +92,31 @@ def cut(found: list[Narrowing], rebound: dict[str, list[int]]) -> list[Narrowing
         if first <= last:
             out.append((name, first, last, source))
     return out
+
+
+def narrow(names: dict[str, list[str]], found: list[Narrowing], lazy: dict[str, list]
+            ) -> None:
+    """Add to a function's ``names`` the narrowings of the names it keeps
+    (:mod:`indexgen.extract.narrowing`: ``x@first`` -> ``[":T" or "-T"..., "#last"]``), each
+    up to the line where the function binds the name again."""
+    rebound = {name: [_line(n) for n in lazy.get(name, ())
+                      if type(n) is not tuple and type(n) is not ast.Call]
+               for name, *_ in found}
+    spans: dict[str, tuple[list[str], int]] = {}
+    for name, first, last, source in cut(found, rebound):
+        if name in names and "@" not in name:
+            key = f"{name}@{first}"
+            tests, end = spans.get(key, ([], last))
+            spans[key] = ([*tests, source], min(end, last))
+    for key, (tests, end) in spans.items():
+        names[key] = [*tests, f"#{end}"]
+
+
+def _line(node: ast.AST) -> int:
+    """The line a binding node binds its names at."""
+    t = type(node)
+    if t is ast.comprehension:
+        return node.target.lineno
+    if t is ast.withitem:
+        return node.context_expr.lineno
+    return node.lineno

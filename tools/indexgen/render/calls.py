@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import posixpath
 
-from indexgen.analyze.callgraph import UNKNOWN_VALUE
 from indexgen.analyze.context import CallEdge, CallerRef
+from indexgen.analyze.dispatch import UNKNOWN_VALUE
 from indexgen.render.markdown import code, escape_inline, link
 from indexgen.render.page import MODULE_LEVEL, Page, count, line_links
 
