@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 from ig_helpers import SAMPLE
+from indexgen.analyze.containers import builtin_exists
 from indexgen.analyze.project import Project, compact
-from indexgen.analyze.values import builtin_exists
 from indexgen.extract.bindings import typed_local
 from indexgen.extract.discover import discover, walk_python_files
 from indexgen.extract.model import FileSummary

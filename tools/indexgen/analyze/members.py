@@ -14,7 +14,8 @@ modules are their names; those of containers and builtins are
 
 from __future__ import annotations
 
-from indexgen.analyze.values import NONE, Value, Values, container_member, ordered, parse, union
+from indexgen.analyze.containers import container_member
+from indexgen.analyze.values import NONE, Value, Values, ordered, parse, union
 from indexgen.extract.model import Definition
 
 _CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers

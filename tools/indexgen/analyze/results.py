@@ -10,15 +10,8 @@ subclasses); ``item`` what a subscript gives (a class: the generic itself, ``Cha
 
 from __future__ import annotations
 
-from indexgen.analyze.values import (
-    NONE,
-    Value,
-    Values,
-    element_of,
-    item_of,
-    ordered,
-    union,
-)
+from indexgen.analyze.containers import element_of, item_of
+from indexgen.analyze.values import NONE, Value, Values, ordered, union
 from indexgen.extract.model import Definition
 
 
