@@ -126,7 +126,8 @@ class Results:
                 continue
             for base in self.resolver.module(k).bases.get(c, ()):
                 if "[" in base:
-                    found.append(v for v in self.annotation(k, base, c) if v[0] in "sdt")
+                    found.append(frozenset(v for v in self.annotation(k, base, c)
+                                           if v[0] in "sdt"))
         return union(found)
 
     def item(self, value: Value, index: int | None) -> Values:
