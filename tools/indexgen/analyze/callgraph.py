@@ -137,7 +137,7 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
     """Resolve again, with what the call sites found hand each parameter
     (:mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
     those it resolves now become edges, in line order, and leave the unresolved counts."""
-    types.set_flows(flows.call_sites(resolver, found))
+    types.set_flows(flows.call_sites(resolver, found, types.flow_records))
     changed: set[tuple[str, str]] = set()
     for key, call, cls, names, why, text in retry:
         new = [e for e in resolve_call(resolver, key, call, cls, types, names)

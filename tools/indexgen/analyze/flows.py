@@ -17,6 +17,8 @@ An edge found this way is labelled by how it was found: the parameter's source i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.values import NONE, Values, ordered, union
 
@@ -45,13 +47,15 @@ def records(calls) -> dict[tuple[int, str], list[dict[str, str]]]:
     return found
 
 
-def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]]) -> CallSites:
+def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
+               records_of: Callable[[str], dict] | None = None) -> CallSites:
     """The call sites of every project function and class in ``graph`` (the call graph of
     :func:`indexgen.analyze.callgraph.edges`) with what they hand it, in file and line
     order."""
     flows: CallSites = {}
     for key in sorted(graph):
-        given = records(resolver.files[key].calls)
+        given = (records_of(key) if records_of is not None
+                 else records(resolver.files[key].calls))
         if not given:
             continue
         for caller, out in graph[key].items():
@@ -76,10 +80,18 @@ class Flows:
     ``element``, ``annotation``, ``_is_a``, memo and cycle guard it uses."""
 
     _flows: CallSites | None
+    _records: dict  # file key -> its flow records (records), made on first use
     _memo: dict
     _active: set
     _defs: dict
     resolver: Resolver
+
+    def flow_records(self, key: str) -> dict[tuple[int, str], list[dict[str, str]]]:
+        """:func:`records` of one file, made once."""
+        found = self._records.get(key)
+        if found is None:
+            found = self._records[key] = records(self.resolver.files[key].calls)
+        return found
 
     def fitting(self, key: str, call, values: Values) -> Values:
         """Of the plain functions ``values`` holds, those a call that hands ``n`` arguments
@@ -88,11 +100,9 @@ class Flows:
         class of the project, a base or a subclass of one the argument may be) -- when that
         leaves any: a rule chain holds the functions of every chain (``rule(state)`` of
         markdown-it-py's core reaches no inline rule).  The others are kept as they are."""
-        memo = ("\6", key)
-        given = self._memo.get(memo)
-        if given is None:
-            given = self._memo[memo] = records(self.resolver.files[key].calls)
-        slots = given.get((call[2], call[1]))
+        if sum(v[0] == "f" for v in values) < 2:
+            return values
+        slots = self.flow_records(key).get((call[2], call[1]))
         if not slots or len(slots) > 1 or "#" not in slots[0]:
             return values
         n, first = int(slots[0]["#"]), slots[0].get("0")
