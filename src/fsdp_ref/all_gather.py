@@ -71,11 +71,11 @@ class GatherInFlight:
 class DeferredOutput:
     """The previous all-gather output, kept until compute has copied out of it.
 
-    One per root, shared by its groups (they all allocate on the copy-in stream). With
-    streams, the next copy-in drops it after the copy-in stream waited for the copy-out
-    event, so at most one output lives on beside the next all-gather's. Without streams
-    compute has finished reading already, and it is dropped at once (its storage already
-    released by :meth:`Gatherer.finish`).
+    One per root, shared by its groups (they all allocate on the copy-in stream). In
+    forward, the next copy-in drops it after the copy-in stream waited for the copy-out
+    event, so at most one output lives on beside the next all-gather's; elsewhere (and on
+    the host-ordered path, where its storage was already released at the copy-out)
+    :meth:`Gatherer.finish` drops it at once.
     """
 
     def __init__(self) -> None:
@@ -85,8 +85,6 @@ class DeferredOutput:
         """Keep ``out`` alive until the copy-in stream waited for ``copied``."""
         self.release(streams)
         self.pending = (out, copied, group)
-        if not streams.has_streams:
-            self.release(streams)
 
     def release(self, streams: CommStreams) -> None:
         """Drop the held output once compute has finished reading it: the copy-in stream
@@ -165,7 +163,7 @@ class Gatherer:
         streams.all_gather.wait_event(copy_in_done, "all_gather_after_copy_in", name)
         with streams.all_gather.use():
             work = collectives.run_all_gather(
-                out, inp, info.shard_group, not streams.has_streams or async_op,
+                out, inp, info.shard_group, streams.ordering.launch_async(async_op),
                 self.settings.custom_all_gather, name, phase=phase,
             )
             done = streams.all_gather.record_event("all_gather_done", name)
@@ -181,21 +179,12 @@ class Gatherer:
                 and all(p.extension is None for p in self.params))
 
     def complete(self, streams: CommStreams) -> None:
-        """Without streams, block the host until the all-gather in flight has completed;
-        it stays in flight for :meth:`finish`, which still waits on its ``Work`` and
-        copies out.
-
-        Not an ordering wait (nothing reads the output before :meth:`finish`), a wait for
-        memory: gloo stages an all-gather through a buffer the size of the whole output,
-        allocated on its own thread for the collective's duration. A backward prefetch
-        left running holds that buffer while the block's backward allocates its
-        gradients, at the step's peak (every activation is alive); completed first, the
-        buffer is gone before the backward resumes, as with torch's synchronous
-        all-gathers on CPU. With streams there is no such host wait to make.
-        """
-        ag = self.in_flight
-        if ag is not None and ag.work is not None and not streams.has_streams:
-            ag.work.wait()
+        """On the host-ordered path, block the host until the all-gather in flight has
+        completed (:meth:`fsdp_ref.ordering.HostOrdered.complete_prefetch`: a wait for
+        gloo's staging buffer, not for order); it stays in flight for :meth:`finish`,
+        which still waits on its ``Work`` and copies out. A no-op with device streams."""
+        if self.in_flight is not None:
+            streams.ordering.complete_prefetch(self.in_flight.work)
 
     def _collect(self, post_forward: bool, info: MeshInfo):
         """This all-gather's inputs and their buffer plan; kept for the next ones when
@@ -240,15 +229,12 @@ class Gatherer:
             torch._C._autograd._unsafe_set_version_counter(tuple(fulls), versions)
         if ag.out is None:
             return True
-        if not streams.has_streams and self.settings.custom_all_gather is None:
-            # Free it now: gloo's worker thread may hold the finished Work, and so this
-            # output, until its next collective (seen in the benchmark: a block's output
-            # on top of the next prefetch's). Nothing reads it after the copy-out.
-            ag.out.untyped_storage().resize_(0)
+        if self.settings.custom_all_gather is None:  # (a custom one owns its memory)
+            streams.ordering.free_at_copy_out(ag.out)
         copied = compute.record_event("copy_out_done", name)
         # The output may be freed only once compute has read it (a deferred free).
         output.hold(ag.out, copied, name, streams)
-        if not defer or ag.work is not None:
+        if not streams.ordering.keep_past_copy_out(defer and ag.work is None):
             output.release(streams)
         return True
 
@@ -283,3 +269,5 @@ class Gatherer:
         # Nobody copied it out, but the all-gather stream may still be writing it: free
         # it like a used output, once the copy-in stream waited for the all-gather.
         output.hold(ag.out, ag.event, name, streams)
+        if not streams.ordering.keep_past_copy_out(True):
+            output.release(streams)
