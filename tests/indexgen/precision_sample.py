@@ -1,7 +1,8 @@
 """Sampled precision of the pages' "Calls" edges on a package (issue 31): is each edge a call
 its call site can really make?
 
-Draws ``--n`` edges at random (a fixed seed) from every "Calls" list of the pages that
+Draws ``--n`` edges (those whose SHA-256 is smallest: a sample that one edge more or less
+elsewhere changes by one edge at most) from every "Calls" list of the pages that
 ``trace_package.py --pages DIR --json FIGURES`` built and traced, and judges what it can
 without reading the code:
 
@@ -14,8 +15,10 @@ without reading the code:
   one of its bases, or of a subclass (an override an instance of the subclass runs).
 
 Every other edge is printed with its source line, for a person to judge by reading the code;
-their verdicts (``--verdicts FILE``: one ``caller_rel:line callee_anchor ok|wrong reason`` a
-line) complete the figure.  Nothing here imports indexgen: the pages are read back with
+their verdicts (``--verdicts FILE``, ``tests/indexgen/precision/<package>.txt``: one
+``caller_rel:line callee_anchor ok|wrong reason`` a line) complete the figure.  A sampled edge
+without a verdict and a verdict of an edge the pages no longer list are printed and make the
+exit status 1 (``test_trace_recall.py`` fails on them too).  Nothing here imports indexgen: the pages are read back with
 ``page_claims.py``, the code with :mod:`ast`::
 
     python tests/indexgen/precision_sample.py SRC/pkg PAGES FIGURES.json [--verdicts V.txt]
@@ -25,8 +28,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
-import random
 import sys
 from pathlib import Path
 
@@ -114,43 +117,75 @@ def judge(root: Path, edge: tuple, observed: set, mods: dict, bases: dict) -> st
     return ""
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("package", type=Path)
-    parser.add_argument("pages", type=Path)
-    parser.add_argument("figures", type=Path)
-    parser.add_argument("--n", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=31)
-    parser.add_argument("--verdicts", type=Path, default=None)
-    args = parser.parse_args(argv)
-    root = args.package.resolve()
-    observed = {tuple(e) for e in json.loads(args.figures.read_text())["observed_edges"]}
-    edges = _edges(root, args.pages)
-    sample = random.Random(args.seed).sample(edges, min(args.n, len(edges)))
+def sample(edges: list[tuple], n: int) -> list[tuple]:
+    """The ``n`` edges whose SHA-256 is smallest: a uniform sample that an edge appearing or
+    disappearing elsewhere changes by at most one edge (so the hand verdicts stay valid)."""
+    def key(edge: tuple) -> str:
+        return hashlib.sha256(repr(tuple(edge)).encode()).hexdigest()
+    return sorted(sorted(edges, key=key)[:n])
+
+
+def read_verdicts(path: Path | None) -> dict[tuple[str, str], str]:
+    """``(caller_rel:line, callee anchor) -> 'ok'|'wrong'`` of a judgment file."""
+    verdicts = {}
+    if path and path.exists():
+        for row in path.read_text().split("\n"):
+            if row.strip() and not row.startswith("#"):
+                site, anchor, verdict, *_why = row.split()
+                if verdict not in ("ok", "wrong"):
+                    raise ValueError(f"{path}: verdict {verdict!r} is neither ok nor wrong "
+                                     f"in {row!r}")
+                verdicts[(site, anchor)] = verdict
+    return verdicts
+
+
+def measure(root: Path, pages: Path, observed: set, verdicts: dict, n: int = 100) -> dict:
+    """The sampled precision of the pages of the package at ``root``, with what it rests on:
+    ``counts`` per way of judging, ``to_judge`` (sampled edges no rule and no verdict
+    judges, as lines to complete the judgment file with), ``stale`` (verdicts of edges the
+    pages no longer list) and ``wrong`` (the sampled edges judged wrong)."""
+    root = root.resolve()
+    edges = _edges(root, pages)
+    drawn = sample(edges, n)
     mods: dict[str, _Module] = {}
     bases: dict[str, list[str]] = {}
     for path in sorted(root.rglob("*.py")):
         bases.update(_Module(path).bases)
-    verdicts = {}
-    if args.verdicts and args.verdicts.exists():
-        for row in args.verdicts.read_text().split("\n"):
-            if row.strip() and not row.startswith("#"):
-                site, anchor, verdict, *_why = row.split()
-                verdicts[(site, anchor)] = verdict
     counts: dict[str, int] = {}
-    for edge in sorted(sample):
+    to_judge, wrong = [], []
+    for edge in drawn:
         how = judge(root, edge, observed, mods, bases)
         site = f"{edge[0]}:{edge[4]}"
         if not how:
             verdict = verdicts.get((site, edge[3]))
             how = f"by hand: {verdict}" if verdict else "to judge"
             source = mods[edge[0]].lines[edge[4] - 1].strip()
-            print(f"{site} {edge[3]}  # {edge[1]}: {source}")
+            row = f"{site} {edge[3]}  # {edge[1]}: {source}"
+            (wrong if verdict == "wrong" else to_judge if not verdict else []).append(row)
         counts[how] = counts.get(how, 0) + 1
-    right = sum(n for how, n in counts.items() if not how.endswith(("wrong", "to judge")))
-    print(json.dumps({"edges": len(edges), "sample": len(sample), **counts,
-                      "precision": right / len(sample)}, indent=2))
-    return 0
+    right = sum(k for how, k in counts.items() if not how.endswith(("wrong", "to judge")))
+    listed = {(f"{e[0]}:{e[4]}", e[3]) for e in edges}
+    return {"edges": len(edges), "sample": len(drawn), "counts": counts,
+            "precision": right / len(drawn) if drawn else 0.0, "to_judge": to_judge,
+            "wrong": wrong, "stale": sorted(" ".join(k) for k in verdicts if k not in listed)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("package", type=Path)
+    parser.add_argument("pages", type=Path)
+    parser.add_argument("figures", type=Path)
+    parser.add_argument("--n", type=int, default=100)
+    parser.add_argument("--verdicts", type=Path, default=None)
+    args = parser.parse_args(argv)
+    observed = {tuple(e) for e in json.loads(args.figures.read_text())["observed_edges"]}
+    found = measure(args.package, args.pages, observed, read_verdicts(args.verdicts), args.n)
+    for title in ("to_judge", "wrong", "stale"):
+        if found[title]:
+            print(f"# {title.replace('_', ' ')}:", *found[title], sep="\n")
+    print(json.dumps({k: v for k, v in found.items() if k not in ("to_judge", "wrong")},
+                     indent=2))
+    return 1 if found["to_judge"] or found["stale"] else 0
 
 
 if __name__ == "__main__":

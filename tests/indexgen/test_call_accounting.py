@@ -30,21 +30,28 @@ from indexgen.extract.model import FileSummary
 from indexgen.extract.pipeline import read_and_extract
 
 
-def _extract(job: tuple) -> tuple[FileSummary, list[int]]:
-    """One file's full summary (without the prose the pages show: the global pass does not
-    read it), and the lines of its ``ast.Call`` nodes (the oracle's)."""
+def _extract(job: tuple) -> tuple[FileSummary, list, list, int]:
+    """One file, in a worker: the compact summary the global pass reads, the file's call
+    records (one per callee and line: ``f(x) + f(y)`` is one, the pages list lines) that
+    the pass must account for, the problems found without it (an ``ast.Call`` line, the
+    oracle's, with no record) and how many records the page itself counts (calls on local
+    values whose type is unknown).  The full summary stays here: only what the check reads
+    crosses the process boundary."""
     path, root, rel, module = job
     summary = read_and_extract(Path(path), root, rel, module, 2_000_000, later=[])[0]
+    if summary.status != "ok":
+        return compact(summary), [], [], 0
     try:
         tree = ast.parse(Path(path).read_bytes())
-    except (SyntaxError, ValueError):
-        return summary, []
-    return summary, [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)]
-
-
-def _extracted(jobs: list[tuple]) -> list[tuple[FileSummary, list[int]]]:
-    with ProcessPoolExecutor(2) as pool:
-        return list(pool.map(_extract, jobs, chunksize=16))
+    except (SyntaxError, ValueError):  # indexgen read it: the oracle must too
+        return compact(summary), [], [(summary.key, 0, "ast cannot parse it")], 0
+    lines = {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    records = list(dict.fromkeys(c for c in summary.calls if c.text[0] not in "&^<"))
+    missing = lines - {c.line for c in records}
+    problems = [(summary.key, line, "a call with no record") for line in sorted(missing)]
+    names = {d.anchor: d.names for d in summary.definitions if d.names}
+    kept = [c for c in records if not (c.local and not typed_local(c, names))]
+    return compact(summary), kept, problems, len(records) - len(kept)
 
 
 def _problems(root: Path, tests: Path | None = None) -> tuple[list, Counter]:
@@ -53,28 +60,23 @@ def _problems(root: Path, tests: Path | None = None) -> tuple[list, Counter]:
     sources = [(str(s.path), s.root, s.relpath, s.module) for s in discover(root)]
     test_jobs = [(str(tests / rel), "tests", rel, "") for rel in
                  walk_python_files(tests)] if tests else []
-    done = _extracted(sources + test_jobs)
-    full, calls_at = [s for s, _ in done[:len(sources)]], [c for _, c in done]
-    test_summaries = {f"{tests.name}/{s.relpath}": s for s, _ in done[len(sources):]}
-    project = Project([compact(s) for s in full], test_summaries)
+    with ProcessPoolExecutor(2) as pool:
+        done = list(pool.map(_extract, sources + test_jobs, chunksize=16))
+    test_summaries = {f"{tests.name}/{s.relpath}": s for s, *_ in done[len(sources):]}
+    project = Project([s for s, *_ in done[:len(sources)]], test_summaries)
     ledger: dict = {}
     contexts = project.contexts(ledger)
     problems: list = []
     ends: Counter = Counter()
-    for s, lines in zip(full, calls_at):
+    for s, records, found, local in done[:len(sources)]:
         if s.status != "ok":
             continue
-        # one record per callee and line (``f(x) + f(y)`` is one: the pages list lines)
-        records = list(dict.fromkeys(c for c in s.calls if c.text[0] not in "&^<"))
-        missing = set(lines) - {c.line for c in records}
-        problems += [(s.key, line, "a call with no record") for line in sorted(missing)]
-        names = {d.anchor: d.names for d in s.definitions if d.names}
+        problems += found
+        if local:
+            ends["counted by the page (local value)"] += local
         ctx = contexts[s.key]
         counted: Counter = Counter()
         for c in records:
-            if c.local and not typed_local(c, names):
-                ends["counted by the page (local value)"] += 1
-                continue
             kinds = [k for k in ledger.get((s.key, c.caller, c.line, c.text), ())
                      if k != "read"]  # a property read on the way: not the call's end
             if not kinds:

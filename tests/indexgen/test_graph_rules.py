@@ -103,6 +103,12 @@ FILES = {
             return silent
 
 
+        def make_rule():
+            def _rule(state: Inline, silent: bool) -> bool:  # a closure of two arguments
+                return silent
+            return _rule
+
+
         class Chain:
             def __init__(self):
                 self.rules = []
@@ -116,6 +122,8 @@ FILES = {
         INLINE = Chain()
         INLINE.push(text)
         INLINE.push(balance)
+        closure_rule = make_rule()
+        INLINE.push(closure_rule)
 
 
         def process(state: Core) -> None:
@@ -125,7 +133,7 @@ FILES = {
 
         def tokenize(state: Inline) -> None:
             for rule in INLINE.rules:
-                rule(state, False)  # two arguments: text only
+                rule(state, False)  # two arguments: text and the closure only
 
 
         class Validator(Protocol):
@@ -338,7 +346,7 @@ def test_each_alternative_is_marked_with_its_condition(pages):
 
 @pytest.mark.parametrize("marker, callees", [
     ("rule(state)  # one argument", {"rules:normalize"}),
-    ("rule(state, False)  # two", {"rules:text"}),
+    ("rule(state, False)  # two", {"rules:text", "rules:make_rule"}),
     ("v.check(data)  # a structural type", {"rules:Strict.check"}),
 ])
 def test_a_call_reaches_the_functions_it_fits(pages, marker, callees):

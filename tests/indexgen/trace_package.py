@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.max_examples:  # a quicker run of a suite of properties, same code paths
         from hypothesis import settings
-        settings.register_profile("trace", max_examples=args.max_examples, deadline=None)
+        settings.register_profile("trace", max_examples=args.max_examples, deadline=None,
+                                  derandomize=True)  # the same calls every run
         settings.load_profile("trace")
     status: list[int] = []
     observed = record(lambda: status.append(pytest.main(

@@ -94,13 +94,13 @@ class Flows:
         return found
 
     def fitting(self, key: str, call, values: Values) -> Values:
-        """Of the plain functions ``values`` holds, those a call that hands ``n`` arguments
-        by position can call (:func:`indexgen.extract.calls.accepts`: between their least
-        and most), whose first parameter's annotation admits what the call hands it (a
+        """Of the plain functions and closures ``values`` holds, those a call that hands
+        ``n`` arguments by position can call (:func:`indexgen.extract.calls.accepts`:
+        between their least and most), whose first parameter's annotation admits what the call hands it (a
         class of the project, a base or a subclass of one the argument may be) -- when that
         leaves any: a rule chain holds the functions of every chain (``rule(state)`` of
         markdown-it-py's core reaches no inline rule).  The others are kept as they are."""
-        if sum(v[0] == "f" for v in values) < 2:
+        if sum(v[0] == "f" or v[0] == "n" for v in values) < 2:
             return values
         slots = self.flow_records(key).get((call[2], call[1]))
         if not slots or len(slots) > 1 or "#" not in slots[0]:
@@ -109,8 +109,8 @@ class Flows:
         handed = self.evaluate(key, call[0], first) if first else NONE
         kept = set()
         for v in values:
-            d = self._defs[v[1]][1].get(v[2]) if v[0] == "f" else None
-            shape = d.names.get("(") if d is not None else None
+            d = self._defs[v[1]][1].get(v[2]) if v[0] in ("f", "n") else None
+            shape = d.names.get("(" if v[0] == "f" else "(" + v[3]) if d is not None else None
             if shape is not None:
                 least, _, most = shape[0].partition("-")
                 if n < int(least) or -1 < int(most) < n or not self._admits(v[1], shape,

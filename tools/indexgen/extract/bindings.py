@@ -60,6 +60,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     lazy: dict[int, dict[str, list]] = {}
     classes = {d.qualname: d for d in defs if d.kind == "class"}
     shapes: dict[int, list[str]] = {}  # plain function -> what it accepts by position
+    shapes_nested: dict[int, dict[str, list[str]]] = {}  # the same of its closures, by name
     for d, node in structure.defs:
         if d.kind == "class":
             continue
@@ -112,6 +113,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
                 nested_function(node, found.setdefault(i, {}), lazy.setdefault(i, {}))
+                shapes_nested.setdefault(i, {})[node.name] = accepts(node)
             continue
         line = (node.target.lineno if t is ast.comprehension else
                 node.context_expr.lineno if t is ast.withitem else node.lineno)
@@ -158,6 +160,9 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             narrow(names, found_here, lazy.get(i, {}))
     for i, shape in shapes.items():  # read by the global pass as "("
         defs[i].names["("] = shape
+    for i, inner in shapes_nested.items():  # and of a closure "inner" as "(inner"
+        for name, shape in inner.items():
+            defs[i].names["(" + name] = shape
     for anchor, condition in alternatives(structure.bound).items():
         # one of the definitions a name may be bound to: under which condition
         defs[index[anchor]].names["?"] = [condition]
