@@ -54,6 +54,14 @@ FILES = {
                 return s.area()  # not a Square: Circle.area only
 
 
+        def measure_and(s: Square | Circle, ok: bool) -> float:
+            if ok and not isinstance(s, Square):
+                return s.area()  # a conjunct not: Circle.area only
+            if ok and isinstance(s, Circle):
+                return 0.0
+            return s.area()  # past an and: either (ok may have been false)
+
+
         def measure_guard(s: Square | Circle) -> float:
             if not isinstance(s, Circle):
                 raise TypeError("a circle")
@@ -194,6 +202,26 @@ FILES = {
             go()  # the closure: code of twice
             return go
         ''',
+    "pkg/meta.py": '''
+        class Meta(type):
+            pass
+
+
+        class Model(metaclass=Meta):
+            def __init__(self):
+                pass
+
+
+        class Child(Model):  # a Meta too, through its base
+            def __init__(self):
+                pass
+
+
+        def build(nested: type[Child] | Child):
+            if not isinstance(nested, Meta):
+                return nested()  # an instance called: no constructor
+            return nested()  # a class, an instance of its metaclass: its constructor
+        ''',
     "pkg/compat.py": '''
         import sys
 
@@ -281,6 +309,8 @@ def _calls(pages, rel: str, marker: str) -> set[str]:
     ("return s.area()  # a Square: Square.area only", {"shapes:Square.area"}),
     ("return s.area()  # not a Square", {"shapes:Circle.area"}),
     ("return s.area()  # after the guard", {"shapes:Circle.area"}),
+    ("return s.area()  # a conjunct not", {"shapes:Circle.area"}),
+    ("return s.area()  # past an and", {"shapes:Square.area", "shapes:Circle.area"}),
     ("return s.area()  # after the assert", {"shapes:Square.area"}),
     ("return s.area()  # bound again", {"shapes:Square.area", "shapes:Circle.area"}),
 ])
@@ -351,6 +381,14 @@ def test_each_alternative_is_marked_with_its_condition(pages):
 ])
 def test_a_call_reaches_the_functions_it_fits(pages, marker, callees):
     assert _calls(pages, "pkg/rules.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return nested()  # an instance called", set()),
+    ("return nested()  # a class, an instance of its metaclass", {"meta:Child.__init__"}),
+])
+def test_a_class_is_an_instance_of_its_metaclass(pages, marker, callees):
+    assert _calls(pages, "pkg/meta.py", marker) == callees
 
 
 @pytest.mark.parametrize("marker, callees", [

@@ -61,10 +61,6 @@ PACKAGE_GOAL = 0.90
 PRECISION_GOAL = 0.98
 #: Packages whose sampled precision is below the goal today, and why (strict xfails).
 BELOW_GOAL = {
-    "marshmallow": "0.97: an attribute assigned a constructor the line before is still "
-                   "read as any override of its annotation (self.field: Field = String()); "
-                   "a class is not known to be an instance of its metaclass (isinstance("
-                   "nested, SchemaMeta) does not narrow out Schema)",
     "markdown-it-py": "0.97: a rule chain filtered by a value (Ruler.getRules(name) returns "
                       "the rules whose 'alt' list names that chain) reaches every rule of "
                       "the right arity",

@@ -132,11 +132,23 @@ class Hierarchy:
         kept = frozenset(v for v in full if self._is_a(v, tested) == (source[0] == ":"))
         return kept or tested if source[0] == ":" else kept
 
+    def metaclass(self, key: str, cls: str) -> Values:
+        """The instance values of the metaclass a class of the project states (its own
+        ``metaclass=`` or its bases'), or none."""
+        for k, c in self.mro(key, cls):
+            d = self._defs[k][1].get(c) if k else None
+            meta = d.names.get("metaclass=") if d is not None and d.names else None
+            if meta:
+                return self.annotation(k, meta[0])
+        return frozenset()
+
     def _is_a(self, value: Value, tested: Values) -> bool:
         """Whether ``value`` is one of the ``tested`` values or an instance of a subclass of
         one of their classes."""
         if value in tested:
             return True
+        if value[0] == "c":  # a class: an instance of its metaclass
+            return any(self._is_a(m, tested) for m in self.metaclass(value[1], value[2]))
         if value[0] != "i":
             return False
         bases = self.mro(value[1], value[2])

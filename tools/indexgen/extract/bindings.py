@@ -61,8 +61,12 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     classes = {d.qualname: d for d in defs if d.kind == "class"}
     shapes: dict[int, list[str]] = {}  # plain function -> what it accepts by position
     shapes_nested: dict[int, dict[str, list[str]]] = {}  # the same of its closures, by name
+    metaclasses: dict[int, str] = {}  # class -> its metaclass= keyword
     for d, node in structure.defs:
         if d.kind == "class":
+            meta = [k.value for k in node.keywords if k.arg == "metaclass"]
+            if meta:  # a class is an instance of its metaclass (isinstance(C, Meta))
+                metaclasses[index[d.anchor]] = annotation(meta[0])
             continue
         i = index[d.anchor]
         if d.kind == "function" or d.kind == "staticmethod":
@@ -160,6 +164,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             narrow(names, found_here, lazy.get(i, {}))
     for i, shape in shapes.items():  # read by the global pass as "("
         defs[i].names["("] = shape
+    for i, meta in metaclasses.items():  # read by the global pass as "metaclass="
+        defs[i].names = {**(defs[i].names or {}), "metaclass=": [meta]}
     for i, inner in shapes_nested.items():  # and of a closure "inner" as "(inner"
         for name, shape in inner.items():
             defs[i].names["(" + name] = shape

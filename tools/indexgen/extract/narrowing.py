@@ -40,26 +40,30 @@ def _test(node: ast.AST) -> tuple[str, str] | None:
     return node.args[0].id, " | ".join(annotation(k) for k in types)
 
 
-def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(what holds when ``test`` is true, what holds when it is false), each a list of
-    ``(name, types)``; true: ``isinstance`` tests and those of an ``and``; false: the one
-    test a ``not`` negates (or the one test itself)."""
+def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
+    """(what holds when ``test`` is true, what does not hold then, whether the opposite holds
+    when it is false), the first two lists of ``(name, types)``: an ``isinstance`` test, a
+    ``not`` of one, or those of an ``and`` (``callable(x) and not isinstance(x, M)``: x is no
+    M inside; false, the ``and`` says nothing of x)."""
     one = _test(test)
     if one is not None:
-        return [one], []
+        return [one], [], True
     if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
         one = _test(test.operand)
-        return ([], [one]) if one is not None else ([], [])
+        return ([], [one], True) if one is not None else ([], [], False)
     if type(test) is ast.BoolOp and type(test.op) is ast.And:
-        return [t for v in test.values if (t := _test(v)) is not None], []
-    return [], []
+        true = [t for v in test.values if (t := _test(v)) is not None]
+        false = [t for v in test.values if type(v) is ast.UnaryOp and type(v.op) is ast.Not
+                 and (t := _test(v.operand)) is not None]
+        return true, false, False
+    return [], [], False
 
 
 def narrowings(node: ast.If | ast.Assert, end: int) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
     ``end`` (before the function's rebindings are applied: :func:`cut`)."""
     found: list[Narrowing] = []
-    true, false = _tests(node.test)
+    true, false, exact = _tests(node.test)
     if not true and not false:
         return found
     if type(node) is ast.Assert:
@@ -69,8 +73,8 @@ def narrowings(node: ast.If | ast.Assert, end: int) -> list[Narrowing]:
     found += [(name, first, last, ":" + types) for name, types in true]
     found += [(name, first, last, "-" + types) for name, types in false]
     # the else branch, and what follows an if whose body always leaves, know the opposite
-    # of a single test
-    if len(true) + len(false) != 1:
+    # of a single test (not of one conjunct of an ``and``)
+    if not exact:
         return found
     spans = [(orelse[0].lineno, orelse[-1].end_lineno)] if orelse else []
     if type(body[-1]) in _LEAVES:
