@@ -28,8 +28,10 @@ def page_entries(kw: str, title: str) -> list[tuple[str, int]]:
     return [(m.group(2), int(m.group(4))) for m in _KW_ENTRY.finditer(kw_section(kw, title))]
 
 
-def page_call_edges(docs: str, rel: str) -> set[tuple[str, str, str, str, int]]:
-    """The project edges a docs page claims in its "Calls" lines."""
+def page_call_edges(docs: str, rel: str, overrides: bool | None = None
+                    ) -> set[tuple[str, str, str, str, int]]:
+    """The project edges a docs page claims in its "Calls" lines (``overrides``: True for
+    only the edges of the "or an override in: ..." groups, False for all but those)."""
     edges = set()
     folder = posixpath_dirname(rel)
     for block_anchor, block in _blocks(docs):
@@ -37,15 +39,26 @@ def page_call_edges(docs: str, rel: str) -> set[tuple[str, str, str, str, int]]:
             if not line.startswith("- **Calls**: "):
                 continue
             project = re.split(r"outside this build: ", line)[0]
-            target = None
+            if overrides is not None:
+                parts = project.split("; ")
+                project = "; ".join(x for x in parts
+                                    if x.startswith("or an override in: ") == overrides)
+            # a callee's lines follow it; a group of overrides ("or an override in: A, B")
+            # is followed by the lines of the calls that may run any of them
+            targets: list[tuple[str, str]] = []
+            lines = False
             for m in _LINK.finditer(project):
                 href = m.group(1)
                 page, _, anchor = href.partition("#")
                 if anchor.startswith("L") and anchor[1:].isdigit():
-                    edges.add((rel, block_anchor, target[0], target[1], int(anchor[1:])))
+                    lines = True
+                    for target in targets:
+                        edges.add((rel, block_anchor, target[0], target[1], int(anchor[1:])))
                 else:
+                    if lines:
+                        targets, lines = [], False
                     callee = resolve_page(folder, page) if page else rel
-                    target = (callee, anchor)
+                    targets.append((callee, anchor))
     return edges
 
 

@@ -8,8 +8,9 @@ the observed calls on the pages' "Calls" and "Called by" lists (``trace_recall.f
     python tests/indexgen/trace_package.py SRC/packaging TESTS [--json OUT] [-- PYTEST ARGS]
 
 ``SRC/packaging`` is the package folder of an unpacked source distribution (it is put first
-on ``sys.path``, before pytest imports anything), ``TESTS`` its test folder.  Run by hand for
-docs/guides/indexgen.md; it is not part of the suite (it needs a downloaded package).
+on ``sys.path``, before pytest imports anything), ``TESTS`` its test folder.
+``test_trace_recall.py`` runs it on the packages of ``trace_packages.py``; run by hand, it
+measures any other (``packaging`` for docs/guides/indexgen.md).
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("package", type=Path, help="the package folder (its sources)")
     parser.add_argument("tests", type=Path, help="its test folder")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--pages", type=Path, default=None,
+                        help="build the pages here and keep them (with --json: the observed "
+                             "calls too, for precision_sample.py)")
+    parser.add_argument("--max-examples", type=int, default=0,
+                        help="examples per hypothesis property (0: the suite's own)")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args(argv)
     package = args.package.resolve()
@@ -38,18 +44,26 @@ def main(argv: list[str] | None = None) -> int:
     from trace_recall import figures, page_edges, truth
     from trace_workload import record
 
+    if args.max_examples:  # a quicker run of a suite of properties, same code paths
+        from hypothesis import settings
+        settings.register_profile("trace", max_examples=args.max_examples, deadline=None,
+                                  derandomize=True)  # the same calls every run
+        settings.load_profile("trace")
     status: list[int] = []
     observed = record(lambda: status.append(pytest.main(
         [str(args.tests), "-q", "-p", "no:cacheprovider", *args.pytest_args])), str(package))
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out"
+        out = args.pages.resolve() if args.pages else Path(tmp) / "out"
         subprocess.run([sys.executable, "-m", "indexgen", "build", str(package), "--out",
                         str(out), "-q"], check=True, cwd=tmp)
         calls, callers = page_edges(package, out)
     true, left_out = truth(package, observed)
     found = figures(true, calls, callers)
     found.update(left_out=left_out, tests_status=status[0] if status else None,
-                 missing=[list(e) for e in sorted(true - calls)])
+                 missing=[list(e) for e in sorted(true - calls)],
+                 missing_called_by=[list(e) for e in sorted(true - callers)])
+    if args.pages:
+        found["observed_edges"] = [list(e) for e in sorted(true)]
     print(json.dumps(found, indent=2))
     if args.json:
         args.json.write_text(json.dumps(found, indent=2) + "\n")

@@ -1,179 +1,65 @@
-"""The static call graph of a build: who calls whom, and what a call does through others.
+"""The static call graph of a build: every call of every file resolved, by caller.
 
-Every call a file records (:class:`~indexgen.extract.model.Call`) is resolved with
-:class:`~indexgen.analyze.resolve.Resolver`: ``self.m()``/``cls.m()`` in a method look ``m`` up in
-the class and its project bases, ``super().m()`` in the bases only, anything else through the
-file's namespace (definitions, imports, re-exports, aliases).  A call to a project definition
-becomes an edge; a call to a name imported from outside the build is *external*; calls to
-builtins are dropped; everything else (an attribute of an object, a local value, a name nothing
-binds) is *unresolved* and shown as such -- never guessed.
-
-On top of the edges: :func:`called_by` inverts them, :func:`effects` follows them to find
-what each definition does through the project functions it calls (collectives, file access,
-subprocesses...), :func:`indirect_findings` names the call sites that do something that way and
-:func:`reach` finds every definition reachable from a set of calls.
-
-Why this module is longer than the house's ~300 lines: the edges and the four walks over them
-(inverse views, effects, indirect findings, reach) share the edge records and their indexes;
-split into files, each walk would be read apart from the edges it walks.
+:func:`edges` resolves each call a file records with
+:func:`~indexgen.analyze.dispatch.resolve_call` (where one call leads, by what kind of
+edge), once per call text and class or caller, and keeps the edges in line order; the calls
+not resolved are counted by reason (the pages show counts, never a list), builtins' calls
+left out.  A second round resolves again, with what the call sites found hand each parameter
+(:mod:`indexgen.analyze.flows`), the calls on values the first could not type.  A call
+inside an ``isinstance`` branch is resolved on its receiver as the test narrows it
+(:mod:`indexgen.extract.narrowing`).  Every call is accounted for: an edge, a count or a
+builtin (:data:`Ledger`, for the test that says so).  The walks over the edges (inverse
+views, effects, reach) are :mod:`indexgen.analyze.walks`, re-exported here.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from functools import partial
 from operator import itemgetter
 
-from indexgen.analyze.context import CallEdge, CallerRef, IndirectFinding
+from indexgen.analyze import flows
+from indexgen.analyze.context import CallEdge
+from indexgen.analyze.dispatch import (
+    RUN_TIME_NAME,
+    UNKNOWN_VALUE,
+    class_of,
+    make_edge,
+    resolve_call,
+)
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.types import Types
+from indexgen.analyze.walks import (  # noqa: F401 - the graph's walks, where callers look
+    Edges,
+    Node,
+    called_by,
+    effects,
+    entered,
+    indirect_findings,
+    inverses,
+    reach,
+)
 from indexgen.extract.calls import receiver_name
 from indexgen.extract.model import Call
 
-# The records made by the hundred thousand, without their Python-level ``__new__`` frame (as
-# resolve's ``_target``): ``_edge((line, text, kind, key, anchor, label))``.
-_edge = partial(tuple.__new__, CallEdge)
-_caller_ref = partial(tuple.__new__, CallerRef)
-_indirect = partial(tuple.__new__, IndirectFinding)
-
-#: ``key -> caller anchor ('' for module level) -> edges`` for one build.
-Edges = dict[str, dict[str, list[CallEdge]]]
 #: ``key -> caller anchor -> reason -> number of calls`` not resolved statically.
 Unresolved = dict[str, dict[str, dict[str, int]]]
-#: A definition: (file key, anchor).
-Node = tuple[str, str]
+#: ``(key, caller anchor, line, call text) -> kinds of the edges the call made`` (for a
+#: builtin's call, which makes no edge on the pages, ``builtin:`` and the builtin's name):
+#: never an empty list.
+Ledger = dict[tuple[str, str, int, str], list[str]]
+_LINE = itemgetter(0)  # a CallEdge's line
 
 
-def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = None,
-                 types: Types | None = None, names: dict | None = None) -> list[CallEdge]:
-    """Where one call of file ``key`` leads: the callees (several when the receiver's type
-    is a union), then the properties read on the way (kind ``read``); none for a builtin.
-    ``cls``: the class whose method makes the call ('' for none), when the caller knows it
-    already; ``types``: evaluate receivers the namespace alone cannot settle; ``names``: the
-    caller's local names (:meth:`Types.local_names`), when the caller knows them already."""
-    text = call.text
-    if names is None:
-        names = types.local_names(key, call.caller) if types is not None else {}
-    # a full summary's call on a local value whose type is known
-    typed = call.local and types is not None and receiver_name(text) in names
-    if text[0] == "&":  # a function handed to a call, to be called later
-        return _callbacks(resolver, key, call, cls, types) if typed or not call.local else []
-    if text[0] == "^":  # an attribute a test file reads: a property runs
-        if types is None or (call.local and not typed):
-            return []
-        read: set[tuple[str, str]] = set()
-        types.evaluate(key, call.caller, text[1:], read)
-        return [CallEdge(call.line, text[1:], "read", k, resolver.anchor(k, q), q)
-                for k, q in sorted(read)]
-    if call.local and not typed:
-        return [CallEdge(call.line, text, "unresolved", label=UNKNOWN_VALUE)]
-    if text.startswith("("):
-        return [CallEdge(call.line, text, "unresolved", label=COMPUTED)]
-    if cls is None:
-        cls = _class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
-    parts = text.split(".")
-    target = None
-    if "(" not in text and "[" not in text:
-        head = parts[0]
-        if head in ("self", "cls") and cls:
-            target = resolver.method(key, cls, parts[1]) if len(parts) == 2 else None
-        elif types is None or head not in names:
-            target = resolver.name_in(key, text)
-    elif parts[0] == "super()" and len(parts) == 2:
-        target = resolver.inherited(key, cls, parts[1]) if cls else None
-    if target is not None:
-        if types is not None and target.kind == "project" and target.qualname:
-            kind = resolver.module(target.key).kinds.get(target.qualname)
-            if kind == "class":  # calling a class runs its __init__
-                k, q = types.constructor(target.key, target.qualname)
-                return [CallEdge(call.line, text, "project", k, resolver.anchor(k, q), q)]
-            if kind is None:  # a module attribute: what its value is
-                return _edges(resolver, types, call, types.of_target(target), target)
-        return _edges(resolver, types, call, None, target)
-    if types is None:
-        why = UNKNOWN_VALUE if len(parts) > 1 else RUN_TIME_NAME
-        return [CallEdge(call.line, text, "unresolved", label=why)]
-    read: set[tuple[str, str]] = set()
-    values = types.evaluate(key, call.caller, text, read)
-    found = _edges(resolver, types, call, values, None)
-    if read:
-        found += [CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q)
-                  for k, q in sorted(read)]
-    return found
-
-
-def _callbacks(resolver: Resolver, key: str, call: Call, cls: str | None,
-               types: Types | None) -> list[CallEdge]:
-    """``callback`` edges to the project functions a reference (``&self._on_grad``, given to
-    a ``register_*hook`` or ``partial`` call) may name; nothing else counts."""
-    if types is None:
-        return []
-    if cls is None:
-        cls = _class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
-    text = call.text[1:]
-    if text.startswith(("self.", "cls.")) and cls and text.count(".") == 1:
-        target = resolver.method(key, cls, text.partition(".")[2])
-        values = types.of_target(target) if target else frozenset()
-    else:
-        values = types.evaluate(key, call.caller, text)
-    return [CallEdge(call.line, text, "callback", v[1], resolver.anchor(v[1], v[2]), v[2])
-            for v in sorted(v for v in values if v[0] == "f")]
-
-
-#: Why a call is not resolved: the reasons pages count.
-UNKNOWN_VALUE = "on a value of unknown type"
-RUN_TIME_NAME = "to a name bound at run time"
-COMPUTED = "on a computed value"
-MODULE = "to a module"
-
-
-def _edges(resolver: Resolver, types: Types | None, call: Call, values, target
-           ) -> list[CallEdge]:
-    """The edges of one call whose callee may be ``values`` (or, without types, the
-    resolved ``target``)."""
-    line, text = call.line, call.text
-    if values is None:  # no type evaluation: the target as it is
-        if target.kind == "builtin":
-            return []
-        if target.kind == "external":
-            return [_edge((line, text, "external", "", "", target.qualname))]
-        if not target.qualname:
-            return [_edge((line, text, "unresolved", "", "", MODULE))]
-        return [_edge((line, text, "project", target.key,
-                       resolver.anchor(target.key, target.qualname), target.qualname))]
-    found = []
-    for value in (sorted(values, key=repr) if len(values) > 1 else values):
-        kind = value[0]
-        if kind == "f":
-            found.append(_edge((line, text, "project", value[1],
-                                resolver.anchor(value[1], value[2]), value[2])))
-        elif kind == "c":
-            k, q = types.constructor(value[1], value[2])
-            found.append(_edge((line, text, "project", k, resolver.anchor(k, q), q)))
-        elif kind == "i":
-            found += _edges(resolver, types, call, types.member(value, "__call__"), None)
-        elif kind == "x" or kind == "xi":
-            found.append(_edge((line, text, "external", "", "", value[1])))
-        elif kind == "b" or kind == "r":
-            continue  # a builtin, or a method of a builtin container
-    if not found and not any(v[0] in ("b", "r") for v in values):
-        bare = "." not in text and "(" not in text and "[" not in text
-        why = (MODULE if any(v[0] == "m" for v in values) else
-               RUN_TIME_NAME if bare and target is None else UNKNOWN_VALUE)
-        found.append(_edge((line, text, "unresolved", "", "", why)))
-    return found
-
-
-def _class_of(resolver: Resolver, key: str, caller: str) -> str:
-    """The class whose method ``caller`` is, or ''."""
-    cls = caller.rpartition(".")[0]
-    return cls if cls and resolver.module(key).kinds.get(cls) == "class" else ""
+def _account(edge: CallEdge) -> str:
+    """How an edge is written in a :data:`Ledger`."""
+    return "builtin:" + edge[5] if edge[2] == "builtin" else edge[2]
 
 
 def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
-          unresolved: Unresolved | None = None) -> Edges:
+          unresolved: Unresolved | None = None, ledger: Ledger | None = None) -> Edges:
     """Resolved calls of the given files, by caller, in line order; the calls not resolved
-    are counted by reason into ``unresolved`` (the pages show counts, never a list).
+    are counted by reason into ``unresolved`` (the pages show counts, never a list), calls
+    of builtins left out.  ``ledger``: filled with the kinds of edges each call made (see
+    :data:`Ledger`), for a test that every call is accounted for.
 
     A file calls the same expression from the same class many times (``torch.cat``,
     ``self._check``): a call whose path starts with a name of the module or with ``self`` is
@@ -182,6 +68,8 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     """
     found: Edges = {}
     heads: dict[str, str] = {}  # call text -> receiver_name (the same texts in every file)
+    # the calls not resolved, for a second round with what callers hand parameters
+    retry: list[tuple[str, Call, str, dict]] = []
     for key in keys:
         by_caller: dict[str, list[CallEdge]] = {}
         counts: dict[str, dict[str, int]] = {}
@@ -192,34 +80,45 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         last = None  # the caller of the call before: a caller's calls come in runs
         for call in resolver.files[key].calls:
             caller, text, line, local = call
+            if text[0] == "<":  # what the call hands its callee: read by flows.call_sites
+                continue
             if caller != last:  # what depends on the caller alone, looked up once a run
                 last = caller
                 cls = classes.get(caller)
                 if cls is None:
-                    cls = classes[caller] = _class_of(resolver, key, qualname_of.get(caller, ""))
+                    cls = classes[caller] = class_of(resolver, key, qualname_of.get(caller, ""))
                 names = names_of.get(caller)
+                narrow = types.narrowings(key, caller) if names else None
                 out = by_caller.get(caller)
                 mine = counts.get(caller)
             if names:
                 head = heads.get(text)
                 if head is None:
                     head = heads[text] = receiver_name(text)
-                memo = (text, caller if head in names else cls, local)
+                if narrow and head in narrow:  # isinstance narrows the receiver here
+                    call = _narrowed(call, head, narrow[head])
+                memo = (call[1], caller if head in names else cls, local)
             else:
                 memo = (text, cls, local)
             out_edges = seen.get(memo)
             if out_edges is None:
                 out_edges = seen[memo] = resolve_call(resolver, key, call, cls, types,
                                                       names or _NO_NAMES)
+            if ledger is not None:
+                ledger[(key, caller, line, text)] = [_account(e) for e in out_edges]
             for edge in out_edges:
                 kind = edge[2]
+                if kind == "builtin":
+                    continue
                 if kind == "unresolved":
                     if mine is None:
                         mine = counts[caller] = {}
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
+                    if names and (edge[5] == UNKNOWN_VALUE or edge[5] == RUN_TIME_NAME):
+                        retry.append((key, call, cls, names, edge[5], text))
                     continue
-                if edge[0] != line:
-                    edge = _edge((line, edge[1], kind, edge[3], edge[4], edge[5]))
+                if edge[0] != line or edge[1] != text:
+                    edge = make_edge((line, text, kind, edge[3], edge[4], edge[5]))
                 if out is None:
                     out = by_caller[caller] = []
                 elif kind != "external" and out[-1][0] == line and _repeats(out, edge):
@@ -228,10 +127,59 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         found[key] = by_caller
         if unresolved is not None and counts:
             unresolved[key] = counts
+    if types is not None and retry:
+        _second_round(resolver, types, found, unresolved, retry, ledger)
     return found
 
 
+def _second_round(resolver: Resolver, types: Types, found: Edges,
+                  unresolved: Unresolved | None, retry: list, ledger: Ledger | None) -> None:
+    """Resolve again, with what the call sites found hand each parameter
+    (:mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
+    those it resolves now become edges, in line order, and leave the unresolved counts."""
+    types.set_flows(flows.call_sites(resolver, found, types.flow_records))
+    changed: set[tuple[str, str]] = set()
+    for key, call, cls, names, why, text in retry:
+        new = [e for e in resolve_call(resolver, key, call, cls, types, names)
+               if e[2] != "unresolved"]
+        if all(e[2] == "read" for e in new):  # a property read on the way is no callee
+            continue
+        if ledger is not None:
+            ledger[(key, call.caller, call.line, text)] = [_account(e) for e in new]
+        new = [make_edge((e[0], text, *e[2:])) for e in new if e[2] != "builtin"]
+        found[key].setdefault(call.caller, []).extend(new)
+        changed.add((key, call.caller))
+        if unresolved is not None:
+            counts = unresolved[key][call.caller]
+            counts[why] -= 1
+            if not counts[why]:
+                del counts[why]
+                if not counts:
+                    del unresolved[key][call.caller]
+    for key, caller in changed:
+        out = sorted(found[key][caller], key=_LINE)
+        kept: list[CallEdge] = []
+        for edge in out:
+            if not (kept and edge[2] != "external" and kept[-1][0] == edge[0]
+                    and _repeats(kept, edge)):
+                kept.append(edge)
+        found[key][caller] = kept
+
+
 _NO_NAMES: dict[str, list[str]] = {}  # a caller without local names (read, never written)
+
+
+def _narrowed(call: Call, head: str, spans: list[tuple[int, int, str]]) -> Call:
+    """The call with its receiver's name replaced by the narrowed name (``x@12``) of the
+    innermost ``isinstance`` branch that holds its line, if one does (``spans``: first
+    line, last line, narrowed name; by first line)."""
+    found = None
+    for first, last, name in spans:
+        if first <= call[2] <= last:
+            found = name  # a later first line: an inner branch
+    if found is None or not call[1].startswith(head):
+        return call
+    return tuple.__new__(Call, (call[0], found + call[1][len(head):], call[2], call[3]))
 
 
 def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:
@@ -243,135 +191,3 @@ def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:
         if other.kind == edge.kind and other.anchor == edge.anchor and other.key == edge.key:
             return True
     return False
-
-
-def called_by(graph: Edges, resolver: Resolver, kind: str = "project"
-              ) -> dict[str, dict[str, list[CallerRef]]]:
-    """``callee key -> callee anchor -> call sites``, sorted: the exact inverse of the edges
-    of ``kind`` (``project`` calls, ``read`` properties or ``callback`` references)."""
-    return inverses(graph, resolver, (kind,))[kind]
-
-
-def inverses(graph: Edges, resolver: Resolver, kinds: tuple[str, ...]
-             ) -> dict[str, dict[str, dict[str, list[CallerRef]]]]:
-    """:func:`called_by` of each of ``kinds``, in one pass over the edges."""
-    found: dict[str, dict[str, dict[str, list[CallerRef]]]] = {k: {} for k in kinds}
-    for key, by_caller in graph.items():
-        qualname_of = resolver.module(key).qualname_of
-        for caller, out in by_caller.items():
-            qualname = qualname_of.get(caller, "")
-            for edge in out:
-                mine = found.get(edge[2])  # by the edge's kind
-                if mine is not None:
-                    by_anchor = mine.get(edge[3])
-                    if by_anchor is None:
-                        by_anchor = mine[edge[3]] = {}
-                    refs = by_anchor.get(edge[4])
-                    if refs is None:
-                        refs = by_anchor[edge[4]] = []
-                    refs.append(_caller_ref((key, qualname, caller, edge[0])))
-    for by_key in found.values():
-        for by_anchor in by_key.values():
-            for refs in by_anchor.values():
-                refs.sort()
-    return found
-
-
-def effects(graph: Edges, resolver: Resolver) -> dict[Node, frozenset[str]]:
-    """What each definition does, directly or through the project functions it calls.
-
-    A worklist over the reversed graph: when a callee's set grows, its callers are revisited;
-    sets only grow and are small, so cycles end.
-    """
-    total: dict[Node, set[str]] = {}
-    callers: dict[Node, set[Node]] = {}
-    runs: dict[tuple[str, str, str], list[Node]] = {}  # callee -> what calling it runs
-    for key, by_caller in graph.items():
-        for caller, out in by_caller.items():
-            me = (key, caller)
-            for edge in out:
-                if edge[2] == "project":
-                    callee = (edge[3], edge[4], edge[5])
-                    nodes = runs.get(callee)
-                    if nodes is None:
-                        nodes = runs[callee] = entered(resolver, edge)
-                    for node in nodes:
-                        mine = callers.get(node)
-                        if mine is None:
-                            mine = callers[node] = set()
-                        mine.add(me)
-    for key in graph:
-        for anchor, found in resolver.module(key).effects.items():
-            total.setdefault((key, anchor), set()).update(found)
-    work = deque(total)
-    while work:
-        node = work.popleft()
-        mine = total.get(node, set())
-        for caller in callers.get(node, ()):
-            theirs = total.setdefault(caller, set())
-            if not mine <= theirs:
-                theirs |= mine
-                work.append(caller)
-    return {node: frozenset(found) for node, found in total.items()}
-
-
-def entered(resolver: Resolver, edge: CallEdge) -> list[Node]:
-    """The definitions a project call runs: the callee, and ``__init__`` for a class."""
-    nodes = [(edge.key, edge.anchor)]
-    table = resolver.module(edge.key)
-    if table.kinds.get(edge.label) == "class":
-        init = table.defs.get(f"{edge.label}.__init__")
-        if init:
-            nodes.append((edge.key, init))
-    return nodes
-
-
-def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver: Resolver
-                      ) -> dict[str, list[IndirectFinding]]:
-    """Call sites whose project callee in another file does something of interest, by file,
-    in line order (what a file's own functions do is already in its direct findings)."""
-    found: dict[str, list[IndirectFinding]] = {}
-    done: dict[tuple[str, str, str], list[str]] = {}  # callee -> what it does, sorted
-    for key, by_caller in graph.items():
-        items = []
-        qualname_of = resolver.module(key).qualname_of
-        for caller, out in by_caller.items():
-            for edge in out:
-                if edge.kind != "project" or edge.key == key:
-                    continue
-                callee = (edge.key, edge.anchor, edge.label)
-                categories = done.get(callee)
-                if categories is None:
-                    does: set[str] = set()
-                    for node in entered(resolver, edge):
-                        does |= totals.get(node, frozenset())
-                    categories = done[callee] = sorted(does)
-                for category in categories:
-                    items.append(_indirect((category, edge.line, edge.text,
-                                            qualname_of.get(caller, ""), edge.key,
-                                            edge.anchor, edge.label)))
-        if items:
-            found[key] = sorted(items, key=_LINE_CATEGORY_TEXT)
-    return found
-
-
-_LINE_CATEGORY_TEXT = itemgetter(1, 0, 2)  # an IndirectFinding's (line, category, text)
-
-
-#: Edges whose target runs: a call, a property read, a callback (when it is called back).
-_RUNS = frozenset({"project", "read", "callback"})
-
-
-def reach(graph: Edges, start: list[Node], resolver: Resolver) -> set[Node]:
-    """Every definition reachable from the definitions ``start`` (themselves included)."""
-    seen: set[Node] = set()
-    work = deque(start)
-    while work:
-        node = work.popleft()
-        if node in seen:
-            continue
-        seen.add(node)
-        for edge in graph.get(node[0], {}).get(node[1], ()):
-            if edge.kind in _RUNS:
-                work.extend(entered(resolver, edge))
-    return seen

@@ -21,8 +21,10 @@ class CallEdge(NamedTuple):
         text: The called expression as written.
         kind: ``project`` (a definition of this build), ``external`` (a name imported from
             outside it), ``unresolved`` (not knowable statically), ``read`` (a property of
-            this build read on the way to the callee) or ``callback`` (a project function
-            handed to the call, to be called later).
+            this build read on the way to the callee), ``callback`` (a project function
+            handed to the call, to be called later), ``override`` (a subclass's method the
+            call may run instead) or ``closure`` (a function nested in a definition, which
+            its page shows: the label is ``outer.<locals>.inner``).
         key: For ``project``, ``read`` and ``callback``, the file key of the callee, else ''.
         anchor: For those, the callee's anchor, else ''.
         label: For those, the callee's qualname; for ``external``, its full dotted name; for
@@ -118,6 +120,9 @@ class FileContext:
             this module themselves.
         dynamic_tests: Test files that import modules dynamically (``importlib``,
             ``__import__``), which static analysis cannot follow.
+        conditions: ``"file key#anchor"`` of a callee in ``calls`` that is one of several
+            definitions a condition picks at import time -> that condition ('' for the
+            one made unconditionally), see :mod:`indexgen.extract.alternatives`.
     """
 
     imported_by: list[str] = field(default_factory=list)
@@ -135,6 +140,7 @@ class FileContext:
     indirect: list[IndirectFinding] = field(default_factory=list)
     test_calls: dict[str, list[str]] = field(default_factory=dict)
     dynamic_tests: list[str] = field(default_factory=list)
+    conditions: dict[str, str] = field(default_factory=dict)
 
     def __reduce__(self) -> tuple:
         """Pickle the call edges as plain tuples: a build sends every context to a worker,

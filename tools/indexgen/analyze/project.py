@@ -70,6 +70,31 @@ def compact_calls(summary: FileSummary) -> list[Call]:
     return list(dict.fromkeys(kept))
 
 
+#: Why a call is counted under "Not resolved statically" although its callee is known: a
+#: test's code (a listener a test installs), which has no page to link to.
+INTO_TESTS = "into a test's code (no page)"
+
+
+def _documented(out: list, ctx: dict[str, FileContext], unresolved: callgraph.Unresolved,
+                key: str, caller: str) -> list:
+    """The edges of one caller whose callee has a page; a call whose callees are all in test
+    files (not documented) is counted under :data:`INTO_TESTS` instead, so that every call
+    stays accounted for."""
+    kept = [e for e in out if e.kind not in _LINKED or e.key in ctx]
+    if len(kept) < len(out):
+        calls = {(e.line, e.text) for e in kept}
+        gone = {(e.line, e.text) for e in out if e.kind in _CALLED and e.key not in ctx}
+        n = len(gone - calls)
+        if n:
+            counts = unresolved.setdefault(key, {}).setdefault(caller, {})
+            counts[INTO_TESTS] = counts.get(INTO_TESTS, 0) + n
+    return kept
+
+
+_LINKED = frozenset({"project", "override", "closure", "read", "callback"})  # to a definition
+_CALLED = frozenset({"project", "override", "closure"})  # ... that a call makes
+
+
 def _copy(record: object, **changes: object) -> object:
     """A copy of a record of :mod:`indexgen.extract.model` with some fields changed: what
     :func:`dataclasses.replace` makes (those records have no ``__post_init__`` and no
@@ -162,15 +187,29 @@ class Project:
             imp.category = self.category(imp)
             imp.target, imp.anchor = self.import_link(imp)
 
+    def _conditions(self, calls: dict[str, list]) -> dict[str, str]:
+        """The conditions of the callees of ``calls`` that a condition picks at import time
+        (:attr:`FileContext.conditions`)."""
+        found = {}
+        for out in calls.values():
+            for e in out:
+                if e.key and e.kind in _CALLED:
+                    choices = self.resolver.module(e.key).choices.get(e.label)
+                    if choices:  # made under a condition, or one of several
+                        found.update((f"{e.key}#{a}", c) for a, c in choices
+                                     if a == e.anchor and (c or len(choices) > 1))
+        return dict(sorted(found.items()))
+
     # -- contexts --------------------------------------------------------------------------
-    def contexts(self) -> dict[str, FileContext]:
-        """The :class:`FileContext` of every file, keyed by file key."""
+    def contexts(self, ledger: callgraph.Ledger | None = None) -> dict[str, FileContext]:
+        """The :class:`FileContext` of every file, keyed by file key (``ledger``: see
+        :func:`indexgen.analyze.callgraph.edges`)."""
         ctx = {key: FileContext() for key in self.files}
         for key, s in self.files.items():
             self._imports(key, s, ctx)
             self._bases_and_links(key, s, ctx[key])
         unresolved: callgraph.Unresolved = {}
-        graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved)
+        graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved, ledger)
         totals = callgraph.effects(graph, self.resolver)
         indirect = callgraph.indirect_findings(graph, totals, self.resolver)
         inverse = callgraph.inverses(graph, self.resolver, ("project", "read", "callback"))
@@ -186,10 +225,11 @@ class Project:
             if key in ctx:
                 ctx[key].passed_by = dict(sorted(by_anchor.items()))
         for key, by_caller in graph.items():
-            ctx[key].calls = {caller: [e for e in out if e.kind != "project" or e.key in ctx]
+            ctx[key].calls = {caller: _documented(out, ctx, unresolved, key, caller)
                               for caller, out in sorted(by_caller.items())}
             ctx[key].unresolved = {caller: dict(sorted(counts.items()))
                                    for caller, counts in sorted(unresolved.get(key, {}).items())}
+            ctx[key].conditions = self._conditions(ctx[key].calls)
             ctx[key].indirect = indirect.get(key, [])
         find_tests(self, ctx, graph)
         summary_lines = PerFile(lambda k: self.files[k].summary_line)  # each made once

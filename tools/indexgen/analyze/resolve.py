@@ -63,11 +63,16 @@ class _Module:
         self.bases: dict[str, list[str]] = {}
         self.qualname_of: dict[str, str] = {}  # anchor -> qualname
         self.effects: dict[str, list[str]] = {}  # anchor -> finding categories of its body
+        # qualname -> (anchor, condition) of each definition it may be bound to, when a
+        # condition decides it at import time (indexgen.extract.alternatives)
+        self.choices: dict[str, list[tuple[str, str]]] = {}
         for d in s.definitions:
             self.kinds.setdefault(d.qualname, d.kind)
             self.qualname_of[d.anchor] = d.qualname
             if d.effects:
                 self.effects[d.anchor] = d.effects
+            if d.names and "?" in d.names:
+                self.choices.setdefault(d.qualname, []).append((d.anchor, d.names["?"][0]))
             if d.kind == "class":
                 self.bases.setdefault(d.qualname, d.bases)
         self.attrs = {a.name: a for a in s.attributes}
@@ -187,6 +192,8 @@ class Resolver:
         if depth > _MAX_DEPTH:
             return None
         for base in self._modules[key].bases.get(cls, []):
+            if "[" in base:  # a subscripted generic base: Field[str] is Field
+                base = base.partition("[")[0]
             target = self.name_in(key, base) if "(" not in base else None
             if target and target.kind == "project" and target.qualname:
                 found = self.method(target.key, target.qualname, name, depth + 1)

@@ -13,11 +13,11 @@ A value is a plain tuple:
 ``("s", E)``           a sequence, set or iterator of elements ``E`` (a set of values)
 ``("d", K, V)``        a mapping
 ``("t", (E0, ...))``   a tuple with one set of values per position
-``("r", V)``           a method of a container that returns ``V`` (``list.pop``, ``dict.get``)
+``("r", V, name)``     a method of a container that returns ``V`` (``list.pop``, ``dict.get``)
 =====================  ===================================================================
 
-:func:`parse` splits a path of the extraction stage into steps; :func:`container_member`
-and :func:`union` are what the steps do on values that are no project class;
+:func:`parse` splits a path of the extraction stage into steps; :func:`union` joins what
+several steps give (what they do on builtin containers is :mod:`indexgen.analyze.containers`);
 :class:`Annotations` reads ``X | None``, ``Optional[X]``, ``list[X]``, ``dict[K, V]``,
 ``tuple[A, B]``, ``Iterator[X]``, ``type[X]``, string annotations and the like as values
 (:class:`~indexgen.analyze.types.Types` evaluates everything else).
@@ -34,8 +34,8 @@ from indexgen.analyze.resolve import Resolver, Target
 Value = tuple
 Values = frozenset
 NONE: Values = frozenset()
-_NAME = re.compile(r"[A-Za-z_]\w*")
-MAX_VALUES = 24  # values kept in one set (a dispatch table of functions may be this large)
+_NAME = re.compile(r"[A-Za-z_]\w*(?:@\d+)?")  # x@12: x where an isinstance test narrows it
+MAX_VALUES = 128  # values kept in one set (a rule chain, a dispatch table, a decorator)
 _DEPTH = 25  # paths evaluated inside one another
 _SEQ = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator",
                   "Generator", "AsyncIterator", "AsyncIterable", "AsyncGenerator", "Collection",
@@ -46,10 +46,6 @@ _MAP = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "d
 _FIRST = frozenset({"Optional", "Annotated", "Final", "ClassVar", "Required", "NotRequired",
                     "ReadOnly", "TypeGuard"})
 _ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Callable"})
-# Methods of a sequence that give an element; __enter__ of an iterator is what a
-# @contextmanager generator annotated Iterator[X] (or yielding X) gives to "with ... as".
-_SEQ_RETURNS = frozenset({"pop", "popleft", "__getitem__", "__enter__"})
-_MAP_RETURNS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 
 
 def parse(text: str) -> tuple:
@@ -116,55 +112,6 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
         else:
             break
     return tuple(steps), pos
-
-
-def container_member(value: Value, attr: str) -> Values:
-    """``value.attr`` for a value outside the project's classes and modules: what a method of
-    a container gives, a builtin's method, an outside name's attribute."""
-    kind = value[0]
-    if kind == "x" or kind == "xi":
-        return frozenset({("x", f"{value[1]}.{attr}")})
-    if kind == "b":
-        return frozenset({("b", f"{value[1]}.{attr}")})
-    if kind == "s":
-        if attr in _SEQ_RETURNS:
-            return frozenset({("r", value[1])})
-        return frozenset({value}) if attr == "copy" else frozenset({("b", "list." + attr)})
-    if kind == "d":
-        if attr in _MAP_RETURNS:
-            return frozenset({("r", value[2])})
-        if attr == "items":
-            return frozenset({("r", frozenset({("s", frozenset(
-                {("t", (value[1], value[2]))}))}))})
-        if attr in ("values", "keys"):
-            return frozenset({("r", frozenset({("s", value[2 if attr == "values" else 1])}))})
-        return frozenset({("b", "dict." + attr)})
-    if kind == "t":
-        return frozenset({("b", "tuple." + attr)})
-    return NONE
-
-
-def element_of(value: Value) -> Values:
-    """What iterating over a container gives (a mapping: its keys)."""
-    kind = value[0]
-    if kind == "s" or kind == "d":
-        return value[1]
-    return union(value[1]) if kind == "t" else NONE
-
-
-def item_of(value: Value, index: int | None) -> Values:
-    """A container's ``value[index]`` (None: an index that is not an integer literal)."""
-    kind = value[0]
-    if kind == "s":
-        return value[1]
-    if kind == "d":
-        return value[2]
-    if kind == "t":
-        elements = value[1]
-        if index is not None and -len(elements) <= index < len(elements):
-            return elements[index]
-        return union(elements)
-    return NONE
 
 
 class Annotations:

@@ -27,10 +27,12 @@ from __future__ import annotations
 import ast
 import re
 
-from indexgen.extract.calls import owners, receiver_name
+from indexgen.extract.alternatives import alternatives
+from indexgen.extract.calls import accepts, owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
-from indexgen.extract.sources import pairs, values
+from indexgen.extract.narrowing import Narrowing, narrow, narrowings
+from indexgen.extract.sources import nested_function, pairs, parameter_source, plain_names, values
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import annotation, path
 
@@ -57,15 +59,23 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     # definition -> name -> binding nodes (an annotated parameter: with how it is passed)
     lazy: dict[int, dict[str, list]] = {}
     classes = {d.qualname: d for d in defs if d.kind == "class"}
+    shapes: dict[int, list[str]] = {}  # plain function -> what it accepts by position
+    shapes_nested: dict[int, dict[str, list[str]]] = {}  # the same of its closures, by name
+    metaclasses: dict[int, str] = {}  # class -> its metaclass= keyword
     for d, node in structure.defs:
         if d.kind == "class":
+            meta = [k.value for k in node.keywords if k.arg == "metaclass"]
+            if meta:  # a class is an instance of its metaclass (isinstance(C, Meta))
+                metaclasses[index[d.anchor]] = annotation(meta[0])
             continue
         i = index[d.anchor]
+        if d.kind == "function" or d.kind == "staticmethod":
+            shapes[i] = accepts(node)
         if node.returns is not None:
             d.returns = annotation(node.returns)
         args = node.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        if d.parent and params and _takes_instance(d.kind, classes.get(d.parent)):
+        if d.parent and params and _takes_instance(d.kind, classes.get(d.parent), classes):
             first = first_param[i] = params[0].arg
             if first not in ("self", "cls"):  # the global pass knows those two already
                 found.setdefault(i, {})[first] = ["@"]
@@ -73,6 +83,16 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             if a is not None and a.annotation is not None:  # written out if it is needed
                 lazy.setdefault(i, {}).setdefault(a.arg, []).append(
                     (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
+        # what the callers hand each parameter: after any annotation, see _flow_source
+        positional = len(args.posonlyargs) + len(args.args)
+        for k, a in enumerate(params):
+            if k == 0 and i in first_param:
+                continue  # the instance: the global pass knows it
+            lazy.setdefault(i, {}).setdefault(a.arg, []).append(
+                ("<", f"<{k if k < positional else 'k'}:{a.arg}"))
+        if args.vararg is not None:
+            lazy.setdefault(i, {}).setdefault(args.vararg.arg, []).append(
+                ("<", f"<*{positional}:{args.vararg.arg}"))
     owner = owners(summary)
     top = len(owner) - 1
     # The functions nested in a function (not definitions of their own), by that function:
@@ -82,9 +102,22 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         if type(n) in FUNCS and 0 <= n.lineno <= top and owner[n.lineno] >= 0:
             nested.setdefault(owner[n.lineno], []).append((n.lineno, n.end_lineno))
     consts = structure.constants
+    fields: dict[int, dict[str, int]] = {}  # class -> name of its body -> first line
+    narrowed: dict[int, list[Narrowing]] = {}  # function -> where isinstance tests narrow
     for node in binders:
         t = type(node)
-        if t in FUNCS:
+        if t is ast.If or t is ast.Assert:
+            i = owner[node.lineno] if 0 <= node.lineno <= top else -1
+            if i >= 0 and defs[i].kind != "class":
+                found_here = narrowings(node, defs[i].end_lineno)
+                if found_here:
+                    narrowed.setdefault(i, []).extend(found_here)
+            continue
+        if t in FUNCS:  # a nested function: its parameters are names here
+            i = owner[node.lineno] if 0 <= node.lineno <= top else -1
+            if i >= 0 and defs[i].kind != "class":
+                nested_function(node, found.setdefault(i, {}), lazy.setdefault(i, {}))
+                shapes_nested.setdefault(i, {})[node.name] = accepts(node)
             continue
         line = (node.target.lineno if t is ast.comprehension else
                 node.context_expr.lineno if t is ast.withitem else node.lineno)
@@ -93,7 +126,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             continue
         d = defs[i]
         if t is ast.Return or t is ast.Yield:
-            if d.returns in VAGUE and d.kind != "class" and node.value is not None and not any(
+            if (d.returns in VAGUE or "[" in d.returns) and d.kind != "class" \
+                    and node.value is not None and not any(
                     d.lineno < a <= line <= b for a, b in nested.get(i, ())):
                 given = values(node.value, consts)
                 if t is ast.Yield:  # a generator: an iterator of what it yields
@@ -108,7 +142,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         elif t is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
             names = [node.targets[0].id]  # the most common binder, without _plain_names
         else:
-            names = _plain_names(node)
+            names = plain_names(node)
         if names is not None:  # binds local names only: read later, if a call needs them
             scope = lazy.setdefault(i, {})
             for name in names:
@@ -116,7 +150,28 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             continue
         for target, source in pairs(node, consts):
             _bind_one(target, source, d, i, first_param, classes, found)
+            if d.kind == "class" and type(target) is ast.Name:
+                first = fields.setdefault(i, {})
+                first[target.id] = min(first.get(target.id, line), line)
+    for i, first in fields.items():  # a class body's names in source order: a dataclass's
+        members = defs[i].members    # fields are handed by place
+        defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
+            first.get(n, 1 << 30), n))}
     _keep_needed(summary, found, lazy, consts, receivers)
+    for i, found_here in narrowed.items():
+        names = defs[i].names
+        if names:
+            narrow(names, found_here, lazy.get(i, {}))
+    for i, shape in shapes.items():  # read by the global pass as "("
+        defs[i].names["("] = shape
+    for i, meta in metaclasses.items():  # read by the global pass as "metaclass="
+        defs[i].names = {**(defs[i].names or {}), "metaclass=": [meta]}
+    for i, inner in shapes_nested.items():  # and of a closure "inner" as "(inner"
+        for name, shape in inner.items():
+            defs[i].names["(" + name] = shape
+    for anchor, condition in alternatives(structure.bound).items():
+        # one of the definitions a name may be bound to: under which condition
+        defs[index[anchor]].names["?"] = [condition]
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
@@ -152,7 +207,7 @@ def _appended(node: ast.Call, d: Definition, i: int, first_param: dict,
     receiver = node.func.value
     if found_value is None or d.kind == "class":
         return
-    source = f"=[{found_value}]"
+    source = f"~[{found_value}]"
     if type(receiver) is ast.Name or (type(receiver) is ast.Attribute
                                       and type(receiver.value) is ast.Name
                                       and first_param.get(i) == receiver.value.id):
@@ -160,58 +215,31 @@ def _appended(node: ast.Call, d: Definition, i: int, first_param: dict,
         return
     if type(receiver) is ast.Attribute:
         _bind_one(receiver, source, d, i, first_param, classes, found)
+    elif type(receiver) is ast.Subscript and type(receiver.value) in (ast.Name, ast.Attribute):
+        # table[key].append(v): the table maps keys to lists of v
+        _bind_one(receiver.value, "~{" + source[1:] + "}", d, i, first_param, classes, found)
 
 
-#: Return annotations that say nothing: what the return statements return is recorded.
+#: Return annotations that say nothing: what the return statements return is recorded (and
+#: for a subscripted one, ``list[T]``, which may say nothing of its elements).
 VAGUE = frozenset({"", "Any", "typing.Any", "object"})
 
 
-def _takes_instance(kind: str, cls: Definition | None) -> bool:
+def _takes_instance(kind: str, cls: Definition | None,
+                    classes: dict[str, Definition]) -> bool:
     """Whether the first parameter of a function of this kind in ``cls`` is the instance
     (the class, for a class method): a method's ``self``, and the ``ctx`` of an autograd
-    Function's static ``forward`` and ``backward``, whose attributes are the class's."""
+    Function's static ``forward`` and ``backward`` (its class, or a base of it in the same
+    file, subclasses ``Function``), whose attributes are the class's."""
     if kind in ("method", "property", "classmethod"):
         return True
-    return kind == "staticmethod" and cls is not None and any(
-        b.rpartition(".")[2] == "Function" for b in cls.bases)
-
-
-def _parameter_source(arg: ast.arg, stars: str) -> str:
-    """The source of an annotated parameter (``*args: T`` is a ``tuple[T, ...]``,
-    ``**kwargs: T`` a ``dict[str, T]``)."""
-    text = annotation(arg.annotation)
-    if stars == "*":
-        text = f"tuple[{text}, ...]"
-    elif stars == "**":
-        text = f"dict[str, {text}]"
-    return ":" + text
-
-
-def _plain_names(node: ast.AST) -> list[str] | None:
-    """The names ``node`` binds when it binds nothing but plain names (no attribute of an
-    object, no subscript), else None."""
-    t = type(node)
-    if t is ast.Assign:
-        targets = list(node.targets)  # a copy: the loop below pops from it
-    elif t is ast.withitem:
-        targets = [node.optional_vars] if node.optional_vars is not None else []
-    elif t is ast.Call:  # isinstance(name, T)
-        targets = node.args[:1]
-    else:
-        targets = [node.target]
-    names = []
-    while targets:
-        target = targets.pop()
-        tt = type(target)
-        if tt is ast.Name:
-            names.append(target.id)
-        elif tt is ast.Tuple or tt is ast.List:
-            targets.extend(target.elts)
-        elif tt is ast.Starred:
-            targets.append(target.value)
-        else:
-            return None
-    return names
+    seen = 0
+    while kind == "staticmethod" and cls is not None and seen < 20:  # bases in this file too
+        if any(b.rpartition(".")[2] == "Function" for b in cls.bases):
+            return True
+        cls = classes.get(cls.bases[0]) if cls.bases else None
+        seen += 1
+    return False
 
 
 def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
@@ -245,17 +273,21 @@ def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
             if name in kept:
                 continue
             sources = list(scope.get(name, ()))
+            flows = []
             for node in nodes.get(name, ()):
                 if type(node) is tuple:  # a parameter, its annotation first
-                    sources.insert(0, _parameter_source(*node))
+                    if node[0] == "<":
+                        flows.append(node[1])  # what its callers hand it: last
+                    else:
+                        sources.insert(0, parameter_source(*node))
                     continue
                 given = made.get(id(node))
                 if given is None:
                     given = made[id(node)] = pairs(node, consts)
                 sources += [s for target, s in given if target.id == name]
-            kept[name] = sources = list(dict.fromkeys(sources))
+            kept[name] = sources = list(dict.fromkeys(sources + flows))
             for source in sources:
-                if source[0] == "=" or name[0] == "+":
+                if source[0] == "=" or source[0] == "~" or name[0] == "+":
                     todo += [n for n in _NAME.findall(source[1:])
                              if (n in scope or n in nodes) and n not in kept]
         defs[i].names = {n: s for n, s in sorted(kept.items()) if s}

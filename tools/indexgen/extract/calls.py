@@ -19,11 +19,12 @@ local: the global pass resolves them in the class.
 from __future__ import annotations
 
 import ast
+import re
 from operator import itemgetter
 
 from indexgen.extract import rules
 from indexgen.extract.model import Call, FileSummary
-from indexgen.extract.syntax import dotted, path
+from indexgen.extract.syntax import annotation, dotted, path
 
 #: Calls that take a function to call later (besides ``*hook*`` and ``*callback*`` ones):
 #: a function named as their argument is recorded as a reference, ``&`` and its path.
@@ -71,6 +72,72 @@ def references(node: ast.Call, last: str, out: list[tuple[str, int]],
                 out.append(("&" + found, line))
 
 
+def arguments(node: ast.Call, text: str, line: int, out: list[tuple[str, int]]) -> None:
+    """Record what a call hands its callee's parameters, when any argument is a name or an
+    attribute chain, as one *flow* record: ``<``, the call's text, a tab and
+    ``slot=path`` items (a position, a keyword's name, or ``*`` for ``*xs``; and ``#=n`` for
+    a call of ``n`` arguments all given by position), for the global
+    pass to give the callee's parameters what the arguments are (functions passed on, the
+    instances a method is given)."""
+    items = []
+    for k, a in enumerate(node.args):
+        t = type(a)
+        if t is ast.Starred:
+            a, k = a.value, "*"
+            t = type(a)
+        if t is ast.Name or t is ast.Attribute:
+            found = path(a)
+            if found and "," not in found:  # zip(a, b).x: not one slot's path
+                items.append(f"{k}={found}")
+    for kw in node.keywords:
+        t = type(kw.value)
+        if kw.arg is not None and (t is ast.Name or t is ast.Attribute):
+            found = path(kw.value)
+            if found and "," not in found:
+                items.append(f"{kw.arg}={found}")
+    if items:
+        if not node.keywords and not any(type(a) is ast.Starred for a in node.args):
+            items.append(f"#={len(node.args)}")  # as many arguments, all by position
+        out.append((f"<{text}\t{','.join(items)}", line))
+
+
+#: Decorators that hand the function to nothing a call graph follows.
+_PLAIN_DECORATORS = frozenset({"property", "staticmethod", "classmethod", "abstractmethod",
+                               "overload", "override", "final", "setter", "getter", "deleter",
+                               "cached_property", "wraps", "cache", "lru_cache",
+                               "contextmanager", "asynccontextmanager", "dataclass",
+                               "total_ordering", "runtime_checkable", "no_type_check"})
+
+
+def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+              out: list[tuple[str, int]]) -> None:
+    """Record that each decorator of a function is handed the function (``@curry(1)`` on
+    ``def add``: ``curry(1)(add)``), as a flow record ``<@`` and the decorator's path, ``0=``
+    and the function's name as its enclosing scope sees it (``C.m`` for a method): the
+    global pass gives it to the decorator's parameter, or a closure's the decorator returns
+    (:meth:`indexgen.analyze.flows.Flows.decorate`)."""
+    for decorator in node.decorator_list:
+        found = path(decorator)
+        last = found.rpartition(".")[2].partition("(")[0] if found else ""
+        if found and last not in _PLAIN_DECORATORS and "," not in found:
+            out.append((f"<@{found}\t0={name}", decorator.lineno))
+
+
+def accepts(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """What a plain function accepts by position, for the global pass to tell the functions
+    a call may reach by how it is called (:meth:`indexgen.analyze.flows.Flows.fitting`):
+    ``"least-most"`` (``most`` -1 for ``*args``), then the annotation of its first
+    parameter, if it has one."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    least = len(positional) - len(args.defaults)
+    most = -1 if args.vararg is not None else len(positional)
+    spec = [f"{least}-{most}"]
+    if positional and positional[0].annotation is not None:
+        spec.append(annotation(positional[0].annotation))
+    return spec
+
+
 def _bound_method(node: ast.Attribute) -> bool:
     """Whether ``node`` is ``self.name`` or ``cls.name``."""
     value = node.value
@@ -90,6 +157,7 @@ def receiver_name(text: str) -> str:
 
 
 _LINE_TEXT = itemgetter(2, 1)  # a Call's (line, text)
+_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 def owners(summary: FileSummary) -> list[int]:
@@ -142,6 +210,14 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
             calls.append(new_call(Call, ("", text, line, text.startswith("(...)"))))
             continue
         d = defs[i]
+        if text[0] == "<":  # what a call hands its callee: a flow record, never local
+            calls.append(new_call(Call, (d.anchor, text, line, False)))
+            names = local.get(i)
+            if names:  # the local names it hands on: what they are is needed
+                inner = [n for n in _NAME.findall(text.partition("\t")[2]) if n in names]
+                if inner:
+                    needed.setdefault(i, set()).update(inner)
+            continue
         head = receiver_name(text)
         if head == "(...)":
             is_local = True
@@ -151,6 +227,10 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
                 needed.setdefault(i, set()).add(head)
         else:
             is_local = False
+        if "(" in text and text[0] != "(" and i in local:  # next(iter([a, x])).run: x
+            inner = [n for n in _NAME.findall(text) if n in local[i]]
+            if inner:
+                needed.setdefault(i, set()).update(inner)
         calls.append(new_call(Call, (d.anchor, text, line, is_local)))
     calls.sort(key=_LINE_TEXT)
     summary.calls = calls

@@ -30,14 +30,14 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from indexgen.extract import rules
-from indexgen.extract.calls import call_text, references
+from indexgen.extract.calls import arguments, call_text, decorated, references
 from indexgen.extract.model import FileSummary, Finding
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, path, strings
 
 #: Nodes that bind names to values whose type the global pass may infer.
 BINDERS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr,
-           ast.withitem, ast.Return)
+           ast.withitem, ast.Return, ast.If, ast.Assert)
 #: A string that may name code to run: ``pkg.mod:func``, ``pkg.mod:``, a (dotted) name.
 LITERAL = re.compile(r"[A-Za-z_][\w.]*(?::(?:[A-Za-z_][\w.]*)?)?\Z")
 #: Methods that put their argument into the container they are called on.
@@ -120,7 +120,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     declared: list[tuple[str, int]] = []
     binders: list[ast.AST] = []
     literals = s.literals if not s.module else None  # a test file: what it names to run
-    own_defs = {id(node) for _d, node in structure.defs}
+    own_defs = {id(node): d.qualname for d, node in structure.defs}
     methods = {d.qualname.rpartition(".")[2] for d, _node in structure.defs}
     Store = ast.Store
     findings = s.findings
@@ -168,15 +168,19 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 value = func.value
                 # call_text's common case, ``a.f(...)``, without its calls
                 text = f"{value.id}.{last}" if type(value) is Name else call_text(func)
-            else:
-                if ft is ast.Subscript:  # table[key](...): what the table holds
-                    found = path(func)
-                    if found:
-                        all_calls.append((found, node.lineno))
+            else:  # table[key](...), make()(...), type(self)(...): what the value is
+                found = path(func)
+                if found:
+                    all_calls.append((found, node.lineno))
+                    if args or keywords:
+                        arguments(node, found, node.lineno, all_calls)
+                else:  # (lambda: x)(), (a or b)(): a call all the same, counted as such
+                    all_calls.append(("(...)", node.lineno))
                 continue
             all_calls.append((text, node.lineno))
             if args or keywords:
                 references(node, last, all_calls, methods)
+                arguments(node, text, node.lineno, all_calls)
             if last == "add_argument":
                 s.cli_options.extend(a.value for a in args
                                      if type(a) is ast.Constant and type(a.value) is str)
@@ -236,6 +240,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 continue
             elif t in FUNCS or t is ast.ClassDef:
                 name, line = node.name, node.lineno
+                if node.decorator_list and t is not ast.ClassDef:
+                    decorated(node, own_defs.get(id(node), name), all_calls)
                 if id(node) not in own_defs:
                     bindings.append((name, line))
                     if t is not ast.ClassDef:

@@ -5,8 +5,10 @@ A *source* is ``:`` and an annotation as written, ``=`` and the path of a value
 :func:`~indexgen.extract.syntax.literal`), or ``%`` and the name of a module imported by a
 name the source gives (``importlib.import_module("pkg.mod")``).  :func:`pairs` says which
 target of an assignment, annotation, loop, comprehension, ``with ... as``, walrus or
-``isinstance`` test gets which source; :mod:`indexgen.extract.bindings` decides where each
-goes.
+``isinstance`` test gets which source, :func:`parameter_source` what an annotated parameter
+is, :func:`nested_function` what a function nested in another gives that function's names
+(a closure: ``λname``; its parameters what the closure's callers hand them);
+:mod:`indexgen.extract.bindings` decides where each goes.
 """
 
 from __future__ import annotations
@@ -99,3 +101,62 @@ def _unpack(target: ast.AST, source: str) -> Pairs:
             pairs += _unpack(element, f"{source}[{k}]")
         return pairs
     return []
+
+
+def nested_function(node: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, list[str]],
+            lazy: dict[str, list]) -> None:
+    """A function nested in another (a closure: not a definition of its own) in that
+    function's names: its name is the closure (``λname``), each parameter what its
+    annotation says and what the callers of the closure hand it (``<λname|position:param``,
+    read by :meth:`indexgen.analyze.flows.Flows._flow`)."""
+    found.setdefault(node.name, []).append("λ" + node.name)
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    for k, a in enumerate((*positional, *args.kwonlyargs, args.vararg, args.kwarg)):
+        if a is None:
+            continue
+        if a.annotation is not None:
+            lazy.setdefault(a.arg, []).append(
+                (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
+        spot = (k if k < len(positional) else f"*{len(positional)}" if a is args.vararg
+                else None if a is args.kwarg else "k")
+        if spot is not None:
+            lazy.setdefault(a.arg, []).append(("<", f"<λ{node.name}|{spot}:{a.arg}"))
+
+
+def parameter_source(arg: ast.arg, stars: str) -> str:
+    """The source of an annotated parameter (``*args: T`` is a ``tuple[T, ...]``,
+    ``**kwargs: T`` a ``dict[str, T]``)."""
+    text = annotation(arg.annotation)
+    if stars == "*":
+        text = f"tuple[{text}, ...]"
+    elif stars == "**":
+        text = f"dict[str, {text}]"
+    return ":" + text
+
+
+def plain_names(node: ast.AST) -> list[str] | None:
+    """The names ``node`` binds when it binds nothing but plain names (no attribute of an
+    object, no subscript), else None."""
+    t = type(node)
+    if t is ast.Assign:
+        targets = list(node.targets)  # a copy: the loop below pops from it
+    elif t is ast.withitem:
+        targets = [node.optional_vars] if node.optional_vars is not None else []
+    elif t is ast.Call:  # isinstance(name, T)
+        targets = node.args[:1]
+    else:
+        targets = [node.target]
+    names = []
+    while targets:
+        target = targets.pop()
+        tt = type(target)
+        if tt is ast.Name:
+            names.append(target.id)
+        elif tt is ast.Tuple or tt is ast.List:
+            targets.extend(target.elts)
+        elif tt is ast.Starred:
+            targets.append(target.value)
+        else:
+            return None
+    return names

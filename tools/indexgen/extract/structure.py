@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from indexgen.extract.alternatives import Binding
 from indexgen.extract.docstrings import first_paragraph
 from indexgen.extract.model import Definition, FileSummary, ImportRecord, ModuleAttribute
 from indexgen.extract.syntax import annotation as annotation_text
@@ -25,8 +26,10 @@ from indexgen.extract.syntax import (
 
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
+_TRY_STAR = getattr(ast, "TryStar", ast.Try)
 if hasattr(ast, "TryStar"):
     _BLOCKS = (*_BLOCKS, ast.TryStar)
+_ACCESSORS = (".setter", ".getter", ".deleter")  # a property's other functions: no rebinding
 
 
 class Structure:
@@ -52,6 +55,9 @@ class Structure:
         self._anchors: set[str] = set()
         self._overloads: dict[str, int] = {}
         self._attribute_names: set[str] = set()
+        #: Every binding of a name by a definition, or by a module-level import, with the
+        #: branches holding it (:mod:`indexgen.extract.alternatives`).
+        self.bound: list[Binding] = []
         #: Module-level names bound to strings or literal containers of strings
         #: (:func:`~indexgen.extract.syntax.constant_strings`): what a dynamic import of
         #: ``NAMES[key]`` may import.
@@ -78,31 +84,44 @@ class Structure:
         self._anchors.add(anchor)
         return anchor
 
-    def _scan_body(self, body: list[ast.stmt], prefix: str, parent: str, scope: str) -> None:
+    def _scan_body(self, body: list[ast.stmt], prefix: str, parent: str, scope: str,
+                   branches: tuple = ()) -> None:
+        """Record what ``body`` defines; ``branches``: the ``if``/``try`` branches that hold it
+        (see :mod:`indexgen.extract.alternatives`)."""
         for node in body:
             t = type(node)
             if t in FUNCS or t is ast.ClassDef:
-                self._add_def(node, prefix, parent)
+                self._add_def(node, prefix, parent, branches)
             elif t is ast.Import or t is ast.ImportFrom:
                 self.module_imports.add(id(node))
                 self.add_import(node, scope if not parent else "nested")
+                if not parent:
+                    self.bound += [(a.asname or a.name.partition(".")[0], "", branches)
+                                   for a in node.names]
             elif t in _BLOCKS:
                 inner = "type-checking" if t is ast.If and is_type_checking(node.test) else scope
-                self._scan_body(node.body, prefix, parent, inner)
-                self._scan_body(getattr(node, "orelse", []), prefix, parent, scope)
+                if t is ast.If:
+                    then, other = (*branches, ("if", node.test)), (*branches, ("else", node.test))
+                elif t is ast.Try or t is _TRY_STAR:
+                    then = other = (*branches, ("try", None))
+                else:
+                    then = other = branches
+                self._scan_body(node.body, prefix, parent, inner, then)
+                self._scan_body(getattr(node, "orelse", []), prefix, parent, scope, other)
                 for handler in getattr(node, "handlers", ()):
-                    self._scan_body(handler.body, prefix, parent, scope)
-                self._scan_body(getattr(node, "finalbody", []), prefix, parent, scope)
+                    self._scan_body(handler.body, prefix, parent, scope,
+                                    (*branches, ("except", handler.type)))
+                self._scan_body(getattr(node, "finalbody", []), prefix, parent, scope, branches)
             elif t is ast.Match:
                 for case in node.cases:
-                    self._scan_body(case.body, prefix, parent, scope)
+                    self._scan_body(case.body, prefix, parent, scope, branches)
             elif not parent and (t is ast.Assign or t is ast.AnnAssign):
                 self._add_attribute(node)
             if (not parent and t is ast.If and not self.s.main_line
                     and _is_main_guard(node.test)):
                 self.s.main_line = node.lineno
 
-    def _add_def(self, node: ast.AST, prefix: str, parent: str) -> None:
+    def _add_def(self, node: ast.AST, prefix: str, parent: str, branches: tuple = ()) -> None:
         qualname = prefix + node.name
         decorators = [expr_text(d) for d in node.decorator_list]
         start = min([d.lineno for d in node.decorator_list] + [node.lineno])
@@ -132,8 +151,10 @@ class Structure:
             definition.labels.append("async")
         self.defs.append((definition, node))
         self.s.definitions.append(definition)
+        if not overload and not any(d.endswith(_ACCESSORS) for d in decorators):
+            self.bound.append((qualname, definition.anchor, branches))
         if type(node) is ast.ClassDef:
-            self._scan_body(node.body, qualname + ".", qualname, "class")
+            self._scan_body(node.body, qualname + ".", qualname, "class", branches)
 
     def _add_attribute(self, node: ast.Assign | ast.AnnAssign) -> None:
         targets = node.targets if type(node) is ast.Assign else [node.target]
@@ -155,6 +176,11 @@ class Structure:
         if held is not None and len(names) == 1:
             self.constants.setdefault(names[0], held)
         source = ":" + annotation_text(node.annotation) if type(node) is ast.AnnAssign else ""
+        if source and type(node.value) in (ast.List, ast.Tuple, ast.Dict, ast.Set):
+            held = literal(node.value)  # a table of functions says more than its type
+            source = "=" + held if held else source
+        if not source and node.value is not None:
+            source = _type_var(node.value)
         if not source and node.value is not None:
             found = path(node.value) if type(node.value) in (ast.Call, ast.Subscript) \
                 else literal(node.value)
@@ -218,6 +244,19 @@ def _function_kind(decorators: list[str]) -> str:
     if "classmethod" in short:
         return "classmethod"
     return "method"
+
+
+def _type_var(value: ast.AST) -> str:
+    """The source of ``T = TypeVar("T", bound=Base)`` (or ``TypeVar("T", A, B)``): ``:`` and
+    what a value of type T is (its bound, or the union of its constraints); '' otherwise."""
+    if type(value) is not ast.Call or dotted(value.func).rpartition(".")[2] != "TypeVar":
+        return ""
+    for k in value.keywords:
+        if k.arg == "bound":
+            return ":" + annotation_text(k.value)
+    if len(value.args) > 1:
+        return ":" + " | ".join(annotation_text(a) for a in value.args[1:])
+    return ""
 
 
 def _is_main_guard(test: ast.AST) -> bool:

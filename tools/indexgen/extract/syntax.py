@@ -17,7 +17,7 @@ def dotted(node: ast.AST) -> str:
 
 #: Calls whose arguments a path keeps: builtins whose result's type follows from them.
 KEEP_ARGS = frozenset({"enumerate", "zip", "iter", "next", "list", "sorted", "reversed",
-                       "tuple", "set", "frozenset", "cast", "super", "getattr"})
+                       "tuple", "set", "frozenset", "cast", "super", "getattr", "type"})
 
 
 def path(node: ast.AST) -> str | None:
@@ -45,6 +45,13 @@ def path(node: ast.AST) -> str | None:
             args = [_argument(a) for a in node.args]
             return f"{head}({', '.join(args)})"
         return head + "()"
+    if t is ast.IfExp or t is ast.BoolOp:  # a if c else b, a or b: either of them
+        items = [path(v) for v in ((node.body, node.orelse) if t is ast.IfExp
+                                   else node.values)]
+        items = list(dict.fromkeys(i for i in items if i and i != "None"))
+        if not items:
+            return None
+        return items[0] if len(items) == 1 else f"next(iter([{', '.join(items)}]))"
     if t is ast.Subscript:
         base = path(node.value)
         if base is None:
@@ -98,8 +105,9 @@ def literal(node: ast.AST) -> str | None:
     whose values are ``a`` or those of the mapping ``m`` (``{**m}``); None when no element
     is a path (a dispatch table ``{"x": render_x, ...}`` is one)."""
     t = type(node)
-    if t in (ast.List, ast.Tuple, ast.Set):
-        items = [path(e) for e in node.elts if type(e) is not ast.Starred]
+    if t in (ast.List, ast.Tuple, ast.Set):  # a row of a table ("x", f, [...]): [f]
+        items = [path(e) or (literal(e) if type(e) in _ROWS else None)
+                 for e in node.elts if type(e) is not ast.Starred]
         opening, closing = "[", "]"
     elif t is ast.Dict:
         items = [path(v) if k is not None else (f"*{path(v)}" if path(v) else None)
@@ -111,6 +119,9 @@ def literal(node: ast.AST) -> str | None:
         return None
     items = list(dict.fromkeys(i for i in items if i))
     return f"{opening}{', '.join(items)}{closing}" if items else None
+
+
+_ROWS = (ast.Tuple, ast.List)  # literals inside a literal that are read as what they hold
 
 
 def _argument(node: ast.AST) -> str:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import posixpath
 
-from indexgen.analyze.callgraph import UNKNOWN_VALUE
 from indexgen.analyze.context import CallEdge, CallerRef
-from indexgen.render.markdown import code, link
+from indexgen.analyze.dispatch import UNKNOWN_VALUE
+from indexgen.render.markdown import code, escape_inline, link
 from indexgen.render.page import MODULE_LEVEL, Page, count, line_links
 
 
@@ -48,7 +48,8 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
     module level), each left out when empty."""
     out = []
     edges = p.ctx.calls.get(anchor, ())
-    for title, kinds in (("Calls", ("project", "external")), ("Reads", ("read",)),
+    for title, kinds in (("Calls", ("project", "override", "closure", "external")),
+                         ("Reads", ("read",)),
                          ("Passes as a callback", ("callback",))):
         mine = [e for e in edges if e.kind in kinds]
         if mine:
@@ -67,23 +68,47 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
 
 
 def format_calls(p: Page, edges: list[CallEdge]) -> str:
-    """Project callees (linked), then names outside the build, each with its lines."""
+    """Project callees (linked), the overrides a call may run instead (one group per set of
+    them: "or an override in: ..."), then names outside the build, each with its lines."""
     groups: dict[tuple[str, str, str, str], list[int]] = {}
+    by_line: dict[int, list[CallEdge]] = {}  # the overrides of each line
     for e in edges:
+        if e.kind == "override":
+            by_line.setdefault(e.line, []).append(e)
+            continue
         groups.setdefault((e.kind, e.key, e.anchor, e.label), []).append(e.line)
-    parts: dict[str, list[str]] = {"project": [], "read": [], "callback": [], "external": []}
+    override_groups: dict[tuple, list[int]] = {}
+    for line, found in by_line.items():
+        override_groups.setdefault(tuple(sorted({(e.key, e.anchor, e.label) for e in found})),
+                                   []).append(line)
+    parts: dict[str, list[str]] = {"project": [], "closure": [], "read": [], "callback": [],
+                                   "external": []}
     heads = p.callee_heads  # a file's definitions call the same callees again and again
     for ident, lines in groups.items():
         head = heads.get(ident)
         if head is None:
             kind, key, anchor, label = ident
             head = heads[ident] = (code(label) if kind == "external" else
-                                   link(code(_label(p, key, label)), p.docs_link(key, anchor)))
+                                   link(code(_label(p, key, label)), p.docs_link(key, anchor))
+                                   + _condition(p, key, anchor))
         parts[ident[0]].append(f"{head} ({line_links(lines)})")
-    text = "; ".join(parts["project"] + parts["read"] + parts["callback"])
+    for callees, lines in override_groups.items():
+        names = ", ".join(link(code(_label(p, key, label)), p.docs_link(key, anchor))
+                          for key, anchor, label in callees)
+        parts["project"].append(f"or an override in: {names} ({line_links(lines)})")
+    text = "; ".join(parts["project"] + parts["closure"] + parts["read"] + parts["callback"])
     if parts["external"]:
         text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
     return text
+
+
+def _condition(p: Page, key: str, anchor: str) -> str:
+    """`` if <condition>`` after a callee that is one of the definitions a condition picks
+    at import time (see :mod:`indexgen.extract.alternatives`), else ''."""
+    found = p.ctx.conditions.get(f"{key}#{anchor}") if p.ctx.conditions else None
+    if found is None:
+        return ""
+    return " " + escape_inline(f"(if {found})" if found else "(unless redefined)")
 
 
 def format_callers(p: Page, refs: list[CallerRef]) -> str:

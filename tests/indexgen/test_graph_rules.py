@@ -1,0 +1,406 @@
+"""The call graph's rules for code nobody here wrote (issue 31), on a small project written
+here: every expected edge (and every edge that must not be there) is read off the source by
+hand.  The same measure on real packages is ``test_trace_recall.py``; these cases name the
+rule each one exercises, so that breaking a rule breaks its case.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from indexgen import Config, build
+from page_claims import page_call_edges, page_callers
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/shapes.py": '''
+        class Shape:
+            def area(self) -> float:
+                return 0.0
+
+            def describe(self) -> str:
+                return str(self.area())  # self: an override in a subclass may run
+
+
+        class Square(Shape):
+            def area(self) -> float:
+                return 1.0
+
+            def side(self) -> float:
+                return 1.0
+
+
+        class Circle(Shape):
+            def area(self) -> float:
+                return 3.0
+
+            def radius(self) -> float:
+                return 1.0
+
+
+        def measure(s: Square | Circle) -> float:
+            if isinstance(s, Square):
+                return s.side()  # narrowed: a Square
+            elif isinstance(s, Circle):
+                return s.radius()  # narrowed: a Circle
+            return s.area()  # either
+
+
+        def measure_else(s: Square | Circle) -> float:
+            if isinstance(s, Square):
+                return s.area()  # a Square: Square.area only
+            else:
+                return s.area()  # not a Square: Circle.area only
+
+
+        def measure_and(s: Square | Circle, ok: bool) -> float:
+            if ok and not isinstance(s, Square):
+                return s.area()  # a conjunct not: Circle.area only
+            if ok and isinstance(s, Circle):
+                return 0.0
+            return s.area()  # past an and: either (ok may have been false)
+
+
+        def measure_guard(s: Square | Circle) -> float:
+            if not isinstance(s, Circle):
+                raise TypeError("a circle")
+            return s.area()  # after the guard: a Circle
+
+
+        def measure_assert(s: Square | Circle) -> float:
+            assert isinstance(s, Square)
+            return s.area()  # after the assert: a Square
+
+
+        def measure_rebound(s: Square | Circle, other: Circle) -> float:
+            if isinstance(s, Square):
+                s = other
+                return s.area()  # bound again: no longer narrowed (a Circle or a Square)
+            return 0.0
+
+
+        def exact() -> float:
+            return Shape().area()  # made right there: no override runs
+
+
+        def any_shape(s: Shape) -> float:
+            return s.area()  # Shape.area, or an override in Square or Circle
+        ''',
+    "pkg/rules.py": '''
+        from typing import Protocol
+
+
+        class Core:
+            pass
+
+
+        class Inline:
+            pass
+
+
+        def normalize(state: Core) -> None:
+            pass
+
+
+        def balance(state: Inline) -> None:
+            pass
+
+
+        def text(state: Inline, silent: bool) -> bool:
+            return silent
+
+
+        def make_rule():
+            def _rule(state: Inline, silent: bool) -> bool:  # a closure of two arguments
+                return silent
+            return _rule
+
+
+        class Chain:
+            def __init__(self):
+                self.rules = []
+
+            def push(self, fn):
+                self.rules.append(fn)
+
+
+        CORE = Chain()
+        CORE.push(normalize)
+        INLINE = Chain()
+        INLINE.push(text)
+        INLINE.push(balance)
+        closure_rule = make_rule()
+        INLINE.push(closure_rule)
+
+
+        def process(state: Core) -> None:
+            for rule in CORE.rules:
+                rule(state)  # one argument, a Core: normalize only
+
+
+        def tokenize(state: Inline) -> None:
+            for rule in INLINE.rules:
+                rule(state, False)  # two arguments: text and the closure only
+
+
+        class Validator(Protocol):
+            def __call__(self, data) -> None: ...
+
+            def check(self, data) -> None: ...
+
+
+        class Strict(Validator):
+            def check(self, data) -> None:
+                pass
+
+
+        def validate(v: Validator, data) -> None:
+            v.check(data)  # a structural type: its stub never runs; an explicit subclass may
+        ''',
+    "pkg/curried.py": '''
+        import functools
+
+
+        def curry(n):
+            def wrapper(fun):
+                return functools.wraps(fun)(_curry(n, fun))
+            return wrapper
+
+
+        def _curry(n, fun):
+            def call(*args):
+                if len(args) < n:
+                    return call
+                return fun(*args)  # each function @curry decorates
+            return call
+
+
+        def announce(fn):
+            fn()  # each function @announce decorates, when it is defined
+            return fn
+
+
+        @curry(1)
+        def add(a, b):
+            return a + b
+
+
+        @curry(1)
+        def mul(a, b):
+            return a * b
+
+
+        @announce
+        def hello():
+            pass
+
+
+        def twice(x):
+            def go():
+                return x
+            go()  # the closure: code of twice
+            return go
+        ''',
+    "pkg/meta.py": '''
+        class Meta(type):
+            pass
+
+
+        class Model(metaclass=Meta):
+            def __init__(self):
+                pass
+
+
+        class Child(Model):  # a Meta too, through its base
+            def __init__(self):
+                pass
+
+
+        def build(nested: type[Child] | Child):
+            if not isinstance(nested, Meta):
+                return nested()  # an instance called: no constructor
+            return nested()  # a class, an instance of its metaclass: its constructor
+        ''',
+    "pkg/compat.py": '''
+        import sys
+
+        if sys.version_info >= (3, 11):
+            def parse(text):
+                return text
+        else:
+            def parse(text):
+                return text.strip()
+
+        try:
+            from ._speedups import escape
+        except ImportError:
+            def escape(text):
+                return text
+
+        def once():
+            return 1
+
+        def once():  # redefined: this one is the module's
+            return 2
+
+
+        class Reader:
+            if sys.platform == "win32":
+                def read(self):
+                    return "w"
+            else:
+                def read(self):
+                    return "p"
+
+            @property
+            def size(self):
+                return 1
+
+            @size.setter
+            def size(self, value):
+                pass
+
+            def use(self):
+                return self.read()  # either platform's
+
+
+        def run(text):
+            parse(text)  # either version's
+            escape(text)  # the fallback, or the compiled one
+            once()  # the second
+            return Reader().read()  # either platform's
+        ''',
+}
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    root = tmp_path_factory.mktemp("rules") / "src"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip("\n"))
+    out = root.parent / "out"
+    build(Config(roots=[root], out=out, base=root.parent, jobs=1))
+    return root, out
+
+
+def _calls(pages, rel: str, marker: str) -> set[str]:
+    """The callees ("file:qualname") the "Calls" of the pages list at the line of
+    ``marker``; each must also be on the callee's "Called by"."""
+    root, out = pages
+    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
+                if marker in text)
+    calls, callers = set(), set()
+    for page in out.rglob("*_docs.md"):
+        page_rel = page.relative_to(out).as_posix().removesuffix("_docs.md")
+        docs = page.read_text()
+        calls |= {e for e in page_call_edges(docs, page_rel, overrides=None) if e[4] == line
+                  and e[0] == rel}
+        callers |= {e for e in page_callers(docs, page_rel) if e[4] == line and e[0] == rel}
+    assert calls == callers, (calls ^ callers)  # one graph, two views
+    return {f"{c.split('/')[-1][:-3]}:{a[4:]}" for _r, _c, c, a, _line in calls}
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return s.side()  # narrowed", {"shapes:Square.side"}),
+    ("return s.radius()  # narrowed", {"shapes:Circle.radius"}),
+    ("return s.area()  # either", {"shapes:Square.area", "shapes:Circle.area"}),
+    ("return s.area()  # a Square: Square.area only", {"shapes:Square.area"}),
+    ("return s.area()  # not a Square", {"shapes:Circle.area"}),
+    ("return s.area()  # after the guard", {"shapes:Circle.area"}),
+    ("return s.area()  # a conjunct not", {"shapes:Circle.area"}),
+    ("return s.area()  # past an and", {"shapes:Square.area", "shapes:Circle.area"}),
+    ("return s.area()  # after the assert", {"shapes:Square.area"}),
+    ("return s.area()  # bound again", {"shapes:Square.area", "shapes:Circle.area"}),
+])
+def test_an_isinstance_test_narrows_the_receiver(pages, marker, callees):
+    assert _calls(pages, "pkg/shapes.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return str(self.area())", {"shapes:Shape.area", "shapes:Square.area",
+                                 "shapes:Circle.area"}),
+    ("return Shape().area()", {"shapes:Shape.area", "shapes:Shape"}),
+    ("return s.area()  # Shape.area, or", {"shapes:Shape.area", "shapes:Square.area",
+                                           "shapes:Circle.area"}),
+])
+def test_a_method_call_lists_the_overrides_that_may_run(pages, marker, callees):
+    assert _calls(pages, "pkg/shapes.py", marker) == callees
+
+
+def test_overrides_are_one_group(pages):
+    docs = (pages[1] / "pkg/shapes.py_docs.md").read_text()
+    any_shape = docs.split('<a id="sym-any_shape">')[1].split('<a id="sym-')[0]
+    calls = next(x for x in any_shape.split("\n") if x.startswith("- **Calls**"))
+    assert calls.count("or an override in: ") == 1, calls
+    assert "[`Square.area`]" in calls.split("or an override in: ")[1], calls
+
+
+def _anchors(pages, marker: str) -> set[str]:
+    """The callee anchors at the line of ``marker`` in compat.py (alternatives share a
+    qualname: their anchors tell them apart)."""
+    root, out = pages
+    rel = "pkg/compat.py"
+    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
+                if marker in text)
+    docs = (out / f"{rel}_docs.md").read_text()
+    calls = {e[3] for e in page_call_edges(docs, rel) if e[4] == line}
+    assert calls == {e[3] for e in page_callers(docs, rel) if e[4] == line}
+    return calls
+
+
+@pytest.mark.parametrize("marker, anchors", [
+    ("parse(text)  # either version's", {"sym-parse", "sym-parse-2"}),
+    ("escape(text)  # the fallback", {"sym-escape"}),
+    ("once()  # the second", {"sym-once-2"}),
+    ("return self.read()  # either", {"sym-Reader.read", "sym-Reader.read-2"}),
+    ("return Reader().read()  # either", {"sym-Reader", "sym-Reader.read",
+                                         "sym-Reader.read-2"}),
+])
+def test_every_definition_a_condition_may_pick_is_linked(pages, marker, anchors):
+    assert _anchors(pages, marker) == anchors
+
+
+def test_each_alternative_is_marked_with_its_condition(pages):
+    docs = (pages[1] / "pkg/compat.py_docs.md").read_text()
+    run = docs.split('<a id="sym-run">')[1].split('<a id="sym-')[0]
+    calls = next(x for x in run.split("\n") if x.startswith("- **Calls**"))
+    assert "[`parse`](#sym-parse) (if sys.version\\_info &gt;= (3, 11))" in calls, calls
+    assert "[`parse`](#sym-parse-2) (if not (sys.version\\_info &gt;= (3, 11)))" in calls
+    assert "[`escape`](#sym-escape) (if the try block raises ImportError)" in calls, calls
+    assert "outside this build: `pkg._speedups.escape`" in calls, calls
+    assert "[`once`](#sym-once-2) ([line" in calls  # the only one left: no condition
+    assert "[`Reader.read`](#sym-Reader.read) (if sys.platform == 'win32')" in calls, calls
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("rule(state)  # one argument", {"rules:normalize"}),
+    ("rule(state, False)  # two", {"rules:text", "rules:make_rule"}),
+    ("v.check(data)  # a structural type", {"rules:Strict.check"}),
+])
+def test_a_call_reaches_the_functions_it_fits(pages, marker, callees):
+    assert _calls(pages, "pkg/rules.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return nested()  # an instance called", set()),
+    ("return nested()  # a class, an instance of its metaclass", {"meta:Child.__init__"}),
+])
+def test_a_class_is_an_instance_of_its_metaclass(pages, marker, callees):
+    assert _calls(pages, "pkg/meta.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return fun(*args)  # each function @curry", {"curried:add", "curried:mul"}),
+    ("fn()  # each function @announce", {"curried:hello"}),
+    ("go()  # the closure", {"curried:twice"}),
+])
+def test_functions_travel_through_decorators_and_closures(pages, marker, callees):
+    assert _calls(pages, "pkg/curried.py", marker) == callees
+
+
+def test_a_closure_is_named_in_its_function(pages):
+    docs = (pages[1] / "pkg/curried.py_docs.md").read_text()
+    twice = docs.split('<a id="sym-twice">')[1].split('<a id="sym-')[0]
+    assert "[<code>twice.&lt;locals&gt;.go</code>](#sym-twice)" in twice, twice

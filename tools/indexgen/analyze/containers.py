@@ -1,0 +1,109 @@
+"""Builtin containers and builtins as the type evaluation knows them: what their methods
+give, what iterating and subscripting them gives, and whether a builtin has an attribute.
+
+A call on a value that may be a builtin container (the value tuples ``s``, ``d``, ``t`` of
+:mod:`indexgen.analyze.values`) is a builtin's only when such a container has that method
+(``self.items.render()`` on a value a ``list`` annotation and a project class both type is
+the class's); a builtin's attribute is one only when the builtin has it (``list.render`` is
+none): :func:`builtin_exists` is what the call graph's ``builtin`` edges are checked with.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+from collections import defaultdict, deque
+from functools import lru_cache
+from types import SimpleNamespace
+
+from indexgen.analyze.values import NONE, Value, Values, union
+
+# Methods of a sequence that give an element; __enter__ of an iterator is what a
+# @contextmanager generator annotated Iterator[X] (or yielding X) gives to "with ... as".
+_SEQ_RETURNS = {"pop": "list.pop", "popleft": "deque.popleft", "__getitem__": "list.__getitem__",
+                "__enter__": "contextlib.AbstractContextManager.__enter__"}
+_MAP_RETURNS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+# The methods builtin containers have: a call of another name on a value that may be a
+# container (``self.items.render()``) is not a builtin's, and is left to the other values.
+_SEQ_OWNERS = (("list", frozenset(dir(list))), ("set", frozenset(dir(set))),
+               ("deque", frozenset(dir(deque))))
+_DICT_METHODS = frozenset(dir(dict))
+_MAP_METHODS = _DICT_METHODS | frozenset(dir(defaultdict))
+_TUPLE_METHODS = frozenset(dir(tuple))
+
+
+def container_member(value: Value, attr: str) -> Values:
+    """``value.attr`` for a value outside the project's classes and modules: what a method of
+    a container gives, a builtin's method, an outside name's attribute."""
+    kind = value[0]
+    if kind == "x" or kind == "xi":
+        return frozenset({("x", f"{value[1]}.{attr}")})
+    if kind == "b":  # a builtin's attribute, if it has it (else the value is something else)
+        found = f"{value[1]}.{attr}"
+        return frozenset({("b", found)}) if builtin_exists(found) else NONE
+    if kind == "s":
+        if attr in _SEQ_RETURNS:
+            return frozenset({("r", value[1], _SEQ_RETURNS[attr])})
+        if attr == "copy":
+            return frozenset({value})
+        # a method no builtin sequence has is no builtin's: the value is something else too
+        owner = next((name for name, methods in _SEQ_OWNERS if attr in methods), None)
+        return frozenset({("b", f"{owner}.{attr}")}) if owner else NONE
+    if kind == "d":
+        if attr in _MAP_RETURNS:
+            return frozenset({("r", value[2], "dict." + attr)})
+        if attr == "items":
+            return frozenset({("r", frozenset({("s", frozenset(
+                {("t", (value[1], value[2]))}))}), "dict.items")})
+        if attr in ("values", "keys"):
+            return frozenset({("r", frozenset({("s", value[2 if attr == "values" else 1])}),
+                               "dict." + attr)})
+        owner = "dict" if attr in _DICT_METHODS else "defaultdict" if attr in _MAP_METHODS \
+            else None
+        return frozenset({("b", f"{owner}.{attr}")}) if owner else NONE
+    if kind == "t":
+        return frozenset({("b", "tuple." + attr)}) if attr in _TUPLE_METHODS else NONE
+    return NONE
+
+
+@lru_cache(maxsize=4096)
+def builtin_exists(dotted: str) -> bool:
+    """Whether ``dotted`` names a builtin or an attribute of one (``str.join``; not
+    ``list.render``)."""
+    found: object = _ROOTS
+    for part in dotted.split("."):
+        found = getattr(found, part, _MISSING)
+        if found is _MISSING:
+            return False
+    return True
+
+
+_MISSING = object()
+
+
+#: The builtins, and the containers of :mod:`collections` the evaluation knows.
+_ROOTS = SimpleNamespace(**vars(builtins), deque=deque, defaultdict=defaultdict,
+                         contextlib=contextlib)
+
+
+def element_of(value: Value) -> Values:
+    """What iterating over a container gives (a mapping: its keys)."""
+    kind = value[0]
+    if kind == "s" or kind == "d":
+        return value[1]
+    return union(value[1]) if kind == "t" else NONE
+
+
+def item_of(value: Value, index: int | None) -> Values:
+    """A container's ``value[index]`` (None: an index that is not an integer literal)."""
+    kind = value[0]
+    if kind == "s":
+        return value[1]
+    if kind == "d":
+        return value[2]
+    if kind == "t":
+        elements = value[1]
+        if index is not None and -len(elements) <= index < len(elements):
+            return elements[index]
+        return union(elements)
+    return NONE

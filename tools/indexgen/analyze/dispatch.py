@@ -1,0 +1,280 @@
+"""Where one call leads: the callees a call may run, and why a call is not resolved.
+
+:func:`resolve_call` resolves one call a file records (:class:`~indexgen.extract.model.Call`)
+with :class:`~indexgen.analyze.resolve.Resolver` and
+:class:`~indexgen.analyze.types.Types`: ``self.m()``/``cls.m()`` in a method look ``m`` up in
+the class and its project bases, ``super().m()`` in the bases only, anything else through the
+file's namespace (definitions, imports, re-exports, aliases) or by the type of its receiver.
+Each callee is an edge (:class:`~indexgen.analyze.context.CallEdge`) of a kind: ``project``
+(a definition of the build; for a definition a condition picks at import time, every one it
+may pick: :func:`alternatives`), ``override`` (a method a documented subclass defines, which
+a call on an instance may run instead: class hierarchy analysis, none when the receiver's
+class is known exactly), ``closure`` (a function nested in a definition), ``external`` (a
+name from outside the build), ``builtin`` (left off the pages), ``read`` (a property read on
+the way), ``callback`` (a function handed to be called later) or ``unresolved`` (with its
+reason, one of the constants below) -- never guessed, never none.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from indexgen.analyze.context import CallEdge
+from indexgen.analyze.resolve import Resolver
+from indexgen.analyze.types import Types
+from indexgen.analyze.values import ordered
+from indexgen.extract.calls import receiver_name
+from indexgen.extract.model import Call
+
+# The records made by the hundred thousand, without their Python-level ``__new__`` frame (as
+# resolve's ``_target``): ``make_edge((line, text, kind, key, anchor, label))``.
+#: ``make_edge((line, text, kind, key, anchor, label))``: a CallEdge without its ``__new__``.
+make_edge = partial(tuple.__new__, CallEdge)
+#: Edges whose target runs: a call, a property read, a callback (when it is called back).
+RUNS = frozenset({"project", "override", "closure", "read", "callback"})
+
+
+def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = None,
+                 types: Types | None = None, names: dict | None = None) -> list[CallEdge]:
+    """Where one call of file ``key`` leads: the callees (several when the receiver's type
+    is a union), then the properties read on the way (kind ``read``); never none (a
+    builtin's call: kind ``builtin``; one not resolved: one ``unresolved`` edge, its reason);
+    then, for a method called on an instance, the overrides of that method in the
+    documented subclasses of the instance's class (kind ``override``).
+    ``cls``: the class whose method makes the call ('' for none), when the caller knows it
+    already; ``types``: evaluate receivers the namespace alone cannot settle; ``names``: the
+    caller's local names (:meth:`Types.local_names`), when the caller knows them already."""
+    if names is None:
+        names = types.local_names(key, call.caller) if types is not None else {}
+    if cls is None:
+        cls = class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
+    found = _resolve(resolver, key, call, cls, types, names)
+    text = call.text
+    if types is not None and (text.isidentifier() or found and found[0][2] != "unresolved"):
+        found = alternatives(resolver, key, text, found)
+    if types is None or text[0] in "&^(" or "." not in text:
+        return found
+    if text.endswith(".apply"):
+        found = found + function_apply(resolver, types, key, call, cls)
+    return found + overrides(resolver, types, key, call, cls, found)
+
+
+def function_apply(resolver: Resolver, types: Types, key: str, call: Call, cls: str
+                   ) -> list[CallEdge]:
+    """``C.apply(...)`` of a subclass ``C`` of ``torch.autograd.Function`` runs
+    ``C.forward`` with a context first and the call's arguments after it (torch 2.13's
+    ``Function.apply``): edges to the ``forward`` of ``C`` and, as overrides, of its
+    documented subclasses (:mod:`indexgen.analyze.flows` hands ``forward``'s parameters
+    the arguments, one place on)."""
+    receiver = call.text[:-len(".apply")]
+    if receiver == "cls" or receiver == "self":
+        classes = [(key, cls)] if cls else []
+    else:
+        classes = [(v[1], v[2]) for v in ordered(types.evaluate(key, call.caller, receiver))
+                   if v[0] == "c"]
+    out = []
+    for k, c in classes:
+        if not any(not base_key and base.rpartition(".")[2] == "Function"
+                   for base_key, base in types.mro(k, c)):
+            continue
+        target = resolver.method(k, c, "forward")
+        if target is not None and target.kind == "project":
+            out.append(make_edge((call.line, call.text, "project", target.key,
+                              resolver.anchor(target.key, target.qualname), target.qualname)))
+        out += [make_edge((call.line, call.text, "override", tk, resolver.anchor(tk, tq), tq))
+                for tk, tq in types.overrides(k, c, "forward")]
+    return out
+
+
+def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
+                 ) -> list[CallEdge]:
+    """``found`` with each project callee that a condition picks at import time replaced by
+    every definition its name may be bound to (:mod:`indexgen.extract.alternatives`); for a
+    call of a bare name, also the definitions of that name its own module makes under a
+    condition (``try: from ._c import f`` / ``except ImportError: def f``)."""
+    out = []
+    for edge in found:
+        choices = resolver.module(edge[3]).choices.get(edge[5]) if edge[3] else None
+        if choices is None or edge[2] not in RUNS:
+            out.append(edge)
+            continue
+        out += [make_edge((edge[0], edge[1], edge[2], edge[3], anchor, edge[5]))
+                for anchor, _condition in choices]
+    own = resolver.module(key).choices.get(text) if "." not in text else None
+    if own and not any(e[3] == key and e[5] == text for e in out):
+        line = found[0][0]
+        out = [e for e in out if e[2] != "unresolved"]
+        out += [make_edge((line, text, "project", key, anchor, text)) for anchor, _c in own]
+    return out
+
+
+def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
+              found: list[CallEdge]) -> list[CallEdge]:
+    """``override`` edges of a call ``x.m(...)``: the methods ``m`` that the documented
+    subclasses of the classes ``x`` may be an instance of define themselves (``self`` in a
+    method: the method's class), other than the callees already found."""
+    receiver, _, attr = call.text.rpartition(".")
+    if receiver == "self" or receiver == "cls":
+        classes = [(key, cls)] if cls else []
+    elif receiver.startswith("super()") or not attr.isidentifier():
+        return []
+    elif _exact(types, key, call.caller, receiver):
+        return []
+    else:
+        classes = [(v[1], v[2]) for v in ordered(types.evaluate(key, call.caller, receiver))
+                   if v[0] == "i"]
+    out = []
+    known = {(e[3], e[5]) for e in found if e[2] == "project"}
+    for k, c in classes:
+        for target in types.overrides(k, c, attr):
+            if target not in known:
+                known.add(target)
+                out.append(make_edge((call.line, call.text, "override", target[0],
+                                  resolver.anchor(*target), target[1])))
+    return out
+
+
+def _exact(types: Types, key: str, anchor: str, receiver: str) -> bool:
+    """Whether the receiver is made by calling a class right there (``Order().save()``), or
+    is a name of the caller bound only to such calls (``order = Order()``): then its class
+    is known exactly, and no override can run instead."""
+    sources = types.local_names(key, anchor).get(receiver) if receiver.isidentifier() \
+        else ["=" + receiver]
+    if not sources:
+        return False
+    for source in sources:
+        if source[0] != "=" or not source.endswith("()") or "(" in source[1:-2]:
+            return False
+        if not all(v[0] == "c" for v in types.evaluate(key, anchor, source[1:-2]) or "x"):
+            return False
+    return True
+
+
+def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | None,
+             names: dict) -> list[CallEdge]:
+    """:func:`resolve_call` without the overrides."""
+    text = call.text
+    # a full summary's call on a local value whose type is known
+    typed = call.local and types is not None and receiver_name(text) in names
+    if text[0] == "&":  # a function handed to a call, to be called later
+        return _callbacks(resolver, key, call, cls, types) if typed or not call.local else []
+    if text[0] == "^":  # an attribute a test file reads: a property runs
+        if types is None or (call.local and not typed):
+            return []
+        read: set[tuple[str, str]] = set()
+        types.evaluate(key, call.caller, text[1:], read)
+        return [CallEdge(call.line, text[1:], "read", k, resolver.anchor(k, q), q)
+                for k, q in sorted(read)]
+    if call.local and not typed:
+        return [CallEdge(call.line, text, "unresolved", label=UNKNOWN_VALUE)]
+    if text.startswith("("):
+        return [CallEdge(call.line, text, "unresolved", label=COMPUTED)]
+    parts = text.split(".")
+    target = None
+    if "(" not in text and "[" not in text:
+        head = parts[0]
+        if head in ("self", "cls") and cls:
+            target = resolver.method(key, cls, parts[1]) if len(parts) == 2 else None
+        elif types is None or head not in names:
+            target = resolver.name_in(key, text)
+    elif parts[0] == "super()" and len(parts) == 2:
+        target = resolver.inherited(key, cls, parts[1]) if cls else None
+    if target is not None:
+        if types is not None and target.kind == "project" and target.qualname:
+            kind = resolver.module(target.key).kinds.get(target.qualname)
+            if kind == "class":  # calling a class runs its __init__
+                k, q = types.constructor(target.key, target.qualname)
+                return [CallEdge(call.line, text, "project", k, resolver.anchor(k, q), q)]
+            if kind is None:  # a module attribute: what its value is
+                return _edges(resolver, types, key, call, types.of_target(target), target)
+        return _edges(resolver, types, key, call, None, target)
+    if types is None:
+        why = UNKNOWN_VALUE if len(parts) > 1 else RUN_TIME_NAME
+        return [CallEdge(call.line, text, "unresolved", label=why)]
+    read: set[tuple[str, str]] = set()
+    values = types.evaluate(key, call.caller, text, read)
+    found = _edges(resolver, types, key, call, values, None)
+    if read:
+        found += [CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q)
+                  for k, q in sorted(read)]
+    return found
+
+
+def _callbacks(resolver: Resolver, key: str, call: Call, cls: str | None,
+               types: Types | None) -> list[CallEdge]:
+    """``callback`` edges to the project functions a reference (``&self._on_grad``, given to
+    a ``register_*hook`` or ``partial`` call) may name; nothing else counts."""
+    if types is None:
+        return []
+    if cls is None:
+        cls = class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
+    text = call.text[1:]
+    if text.startswith(("self.", "cls.")) and cls and text.count(".") == 1:
+        target = resolver.method(key, cls, text.partition(".")[2])
+        values = types.of_target(target) if target else frozenset()
+    else:
+        values = types.evaluate(key, call.caller, text)
+    return [CallEdge(call.line, text, "callback", v[1], resolver.anchor(v[1], v[2]), v[2])
+            for v in sorted(v for v in values if v[0] == "f")]
+
+
+#: Why a call is not resolved: the reasons pages count.
+UNKNOWN_VALUE = "on a value of unknown type"
+RUN_TIME_NAME = "to a name bound at run time"
+COMPUTED = "on a computed value"
+MODULE = "to a module"
+
+
+def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values, target
+           ) -> list[CallEdge]:
+    """The edges of one call of file ``key`` whose callee may be ``values`` (or, without
+    types, the resolved ``target``)."""
+    line, text = call.line, call.text
+    if values is None:  # no type evaluation: the target as it is
+        if target.kind == "builtin":
+            return [make_edge((line, text, "builtin", "", "", target.qualname))]
+        if target.kind == "external":
+            return [make_edge((line, text, "external", "", "", target.qualname))]
+        if not target.qualname:
+            return [make_edge((line, text, "unresolved", "", "", MODULE))]
+        return [make_edge((line, text, "project", target.key,
+                       resolver.anchor(target.key, target.qualname), target.qualname))]
+    found = []
+    builtin = False
+    if len(values) > 1 and types is not None:  # several functions: those the call fits
+        values = types.fitting(key, call, values)
+    for value in (sorted(values, key=repr) if len(values) > 1 else values):
+        kind = value[0]
+        if kind == "f":
+            found.append(make_edge((line, text, "project", value[1],
+                                resolver.anchor(value[1], value[2]), value[2])))
+        elif kind == "c":
+            k, q = types.constructor(value[1], value[2])
+            found.append(make_edge((line, text, "project", k, resolver.anchor(k, q), q)))
+        elif kind == "i":  # an instance called: its __call__ (none known: counted below)
+            found += [e for e in _edges(resolver, types, key, call,
+                                        types.member(value, "__call__"), None)
+                      if e[2] != "unresolved"]
+        elif kind == "n":  # a closure: code of the function it is nested in
+            found.append(make_edge((line, text, "closure", value[1],
+                                resolver.anchor(value[1], value[2]),
+                                f"{value[2]}.<locals>.{value[3]}")))
+        elif kind == "x" or kind == "xi":
+            found.append(make_edge((line, text, "external", "", "", value[1])))
+        elif kind == "b" or kind == "r":  # a builtin, or a method of a builtin container
+            if not builtin:
+                builtin = True
+                found.append(make_edge((line, text, "builtin", "", "",
+                                    value[1] if kind == "b" else value[2])))
+    if not found:
+        bare = "." not in text and "(" not in text and "[" not in text
+        why = (MODULE if any(v[0] == "m" for v in values) else
+               RUN_TIME_NAME if bare and target is None else UNKNOWN_VALUE)
+        found.append(make_edge((line, text, "unresolved", "", "", why)))
+    return found
+
+
+def class_of(resolver: Resolver, key: str, caller: str) -> str:
+    """The class whose method ``caller`` is, or ''."""
+    cls = caller.rpartition(".")[0]
+    return cls if cls and resolver.module(key).kinds.get(cls) == "class" else ""

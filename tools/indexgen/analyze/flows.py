@@ -1,0 +1,229 @@
+"""What call sites hand the functions they call: the assignment graph's argument edges.
+
+The extraction stage records, for every call that passes a name or an attribute chain, a
+*flow* record among the file's calls (:func:`indexgen.extract.calls.arguments`: ``<``, the
+call's text, a tab, ``slot=path`` items).  Once the call graph has resolved each call to
+its callees, :func:`call_sites` joins the two: for each project function (and each class
+without an ``__init__`` of its own, whose fields its constructor is handed), the call sites
+that reach it and what each hands to which slot.  The type evaluation
+(:meth:`indexgen.analyze.types.Types.set_flows`) then reads a parameter that its function
+does not type as the union of what its callers hand it -- in the spirit of PyCG's
+assignment graph: a function passed as an argument and called through the parameter
+(``self.ruler.push(name, rule)`` ... ``rule(state)``), an instance handed to a helper.
+
+An edge found this way is labelled by how it was found: the parameter's source is ``<``
+(what the callers hand it), so a page's edge through it is one the call sites justify.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from indexgen.analyze.resolve import Resolver
+from indexgen.analyze.values import NONE, Values, ordered, union
+
+#: ``(file key, qualname) -> [(caller file key, caller anchor, slot -> argument path,
+#: parameters before the first slot)]``.
+CallSites = dict[tuple[str, str], list[tuple[str, str, dict[str, str], int]]]
+_SITES = 128  # call sites of one function read for what they hand a parameter
+
+#: Edge kinds whose callee runs with the call's arguments.
+_CALLED = frozenset({"project", "override", "closure"})
+#: Kinds of definitions called through an instance or a class: their first parameter is
+#: not handed by the caller (``self``, ``cls``).
+_BOUND = frozenset({"method", "classmethod", "property"})
+
+
+def records(calls) -> dict[tuple[int, str], list[dict[str, str]]]:
+    """The flow records of one file's calls: ``(line, call text) -> [slot -> path]``."""
+    found: dict[tuple[int, str], list[dict[str, str]]] = {}
+    for call in calls:
+        text = call[1]
+        if text[0] != "<":
+            continue
+        called, _, items = text[1:].partition("\t")
+        slots = dict(item.split("=", 1) for item in items.split(","))
+        found.setdefault((call[2], called), []).append(slots)
+    return found
+
+
+def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
+               records_of: Callable[[str], dict] | None = None) -> CallSites:
+    """The call sites of every project function and class in ``graph`` (the call graph of
+    :func:`indexgen.analyze.callgraph.edges`) with what they hand it, in file and line
+    order."""
+    flows: CallSites = {}
+    for key in sorted(graph):
+        given = (records_of(key) if records_of is not None
+                 else records(resolver.files[key].calls))
+        if not given:
+            continue
+        for caller, out in graph[key].items():
+            for edge in out:
+                if edge[2] not in _CALLED:
+                    continue
+                slots = given.get((edge[0], edge[1]))
+                if not slots:
+                    continue
+                kind = resolver.module(edge[3]).kinds.get(edge[5])
+                # Function.apply(x) runs forward(ctx, x): one place on, as a method's
+                shift = 1 if kind in _BOUND or edge[1].endswith(".apply") else 0
+                mine = flows.setdefault((edge[3], edge[5]), [])
+                for items in slots:
+                    mine.append((key, caller, items, shift))
+    return flows
+
+
+class Flows:
+    """What the call sites hand parameters and dataclass fields, read by the type
+    evaluation; mixed into :class:`~indexgen.analyze.types.Types`, whose ``evaluate``,
+    ``element``, ``annotation``, ``_is_a``, memo and cycle guard it uses."""
+
+    _flows: CallSites | None
+    _records: dict  # file key -> its flow records (records), made on first use
+    _memo: dict
+    _active: set
+    _defs: dict
+    resolver: Resolver
+
+    def flow_records(self, key: str) -> dict[tuple[int, str], list[dict[str, str]]]:
+        """:func:`records` of one file, made once."""
+        found = self._records.get(key)
+        if found is None:
+            found = self._records[key] = records(self.resolver.files[key].calls)
+        return found
+
+    def fitting(self, key: str, call, values: Values) -> Values:
+        """Of the plain functions and closures ``values`` holds, those a call that hands
+        ``n`` arguments by position can call (:func:`indexgen.extract.calls.accepts`:
+        between their least and most), whose first parameter's annotation admits what the call hands it (a
+        class of the project, a base or a subclass of one the argument may be) -- when that
+        leaves any: a rule chain holds the functions of every chain (``rule(state)`` of
+        markdown-it-py's core reaches no inline rule).  The others are kept as they are."""
+        if sum(v[0] == "f" or v[0] == "n" for v in values) < 2:
+            return values
+        slots = self.flow_records(key).get((call[2], call[1]))
+        if not slots or len(slots) > 1 or "#" not in slots[0]:
+            return values
+        n, first = int(slots[0]["#"]), slots[0].get("0")
+        handed = self.evaluate(key, call[0], first) if first else NONE
+        kept = set()
+        for v in values:
+            d = self._defs[v[1]][1].get(v[2]) if v[0] in ("f", "n") else None
+            shape = d.names.get("(" if v[0] == "f" else "(" + v[3]) if d is not None else None
+            if shape is not None:
+                least, _, most = shape[0].partition("-")
+                if n < int(least) or -1 < int(most) < n or not self._admits(v[1], shape,
+                                                                          handed):
+                    continue
+            kept.add(v)
+        return frozenset(kept) if kept else values
+
+    def _admits(self, key: str, shape: list[str], handed: Values) -> bool:
+        """Whether a first parameter annotated ``shape[1]`` (none: anything) in file ``key``
+        may be given one of ``handed``: unless both are project instances of classes none
+        of which is a base of another."""
+        if len(shape) < 2 or not handed:
+            return True
+        wanted = self.annotation(key, shape[1])
+        if not wanted or not all(v[0] == "i" for v in wanted) or not all(
+                v[0] == "i" for v in handed):
+            return True
+        return any(self._is_a(h, wanted) or self._is_a(w, handed)
+                   for h in handed for w in wanted)
+
+    def set_flows(self, flows: CallSites
+                  ) -> None:
+        """Give parameters (``<`` sources) and dataclass fields what the call sites of
+        their function or class hand them (:func:`indexgen.analyze.flows.call_sites`), and
+        what decorators are handed (:meth:`decorate`); what was evaluated before is
+        forgotten."""
+        self._flows = flows
+        self._memo.clear()
+        self.decorate(flows)
+        self._memo.clear()
+
+    def decorate(self, flows: CallSites) -> None:
+        """Add to ``flows`` what each decorator is handed: the function it decorates
+        (:func:`indexgen.extract.calls.decorated`), as the parameter of a project function
+        (``@register``) or of the closure a decorator factory returns (``@curry(1)``:
+        ``curry`` returns its nested ``wrapper(fun)``, whose ``fun`` is each function so
+        decorated)."""
+        for key in sorted(self.resolver.files):
+            for call in self.resolver.files[key].calls:
+                if not call[1].startswith("<@"):
+                    continue
+                called, _, items = call[1][2:].partition("\t")
+                slots = dict(item.split("=", 1) for item in items.split(","))
+                for v in ordered(self.evaluate(key, call[0], called)):
+                    if v[0] == "f":
+                        flows.setdefault((v[1], v[2]), []).append((key, call[0], slots, 0))
+                    elif v[0] == "n":
+                        flows.setdefault((v[1], f"{v[2]}.<locals>.{v[3]}"), []).append(
+                            (key, call[0], slots, 0))
+
+    def _flow(self, key: str, anchor: str, spec: str) -> Values:
+        """What the callers of the function ``anchor`` hand its parameter ``spec``
+        (``position:name``, ``k:name`` for a keyword-only one, ``*position:name`` for
+        ``*args``: a tuple of what is handed from that position on)."""
+        if self._flows is None:
+            return NONE
+        d = self._defs[key][0].get(anchor)
+        if d is not None and spec[0] == "λ":  # a parameter of a closure: its callers'
+            nested, _, spec = spec[1:].partition("|")
+            sites = self._flows.get((key, f"{d.qualname}.<locals>.{nested}"))
+        else:
+            sites = self._flows.get((key, d.qualname)) if d is not None else None
+        if not sites:
+            return NONE
+        memo = ("\4", key, anchor, spec, id(sites))
+        found = self._memo.get(memo)
+        if found is not None:
+            return found
+        if memo in self._active:
+            return NONE
+        self._active.add(memo)
+        try:
+            pos, _, name = spec.partition(":")
+            star = pos[0] == "*"
+            given = []
+            for ckey, canchor, items, shift in sites[:_SITES]:
+                if star:
+                    first = int(pos[1:]) - shift
+                    for slot, text in items.items():
+                        if slot == "*":
+                            given.append(union(self.element(v) for v in ordered(
+                                self.evaluate(ckey, canchor, text))))
+                        elif slot.isdigit() and int(slot) >= first:
+                            given.append(self.evaluate(ckey, canchor, text))
+                    continue
+                text = items.get(name)
+                if text is None and pos != "k":
+                    text = items.get(str(int(pos) - shift))
+                if text is not None:
+                    given.append(self.evaluate(ckey, canchor, text))
+            found = union(given)
+            if star:
+                found = frozenset({("s", found)}) if found else NONE
+        finally:
+            self._active.discard(memo)
+        self._memo[memo] = found
+        return found
+
+    def _field_flow(self, key: str, cls: str, attr: str) -> Values:
+        """What the call sites of a class without an ``__init__`` of its own (a dataclass)
+        hand its field ``attr``, by keyword or by its place among the annotated fields."""
+        sites = self._flows.get((key, cls)) if self._flows is not None else None
+        owner = self._defs[key][1].get(cls)
+        if not sites or owner is None:
+            return NONE
+        fields = [n for n, given in owner.members.items()
+                  if any(a == "" and x[0] == ":" for a, x in given)]
+        place = str(fields.index(attr)) if attr in fields else None
+        given = []
+        for ckey, canchor, items, _shift in sites[:_SITES]:
+            text = items.get(attr) or (items.get(place) if place else None)
+            if text is not None:
+                given.append(self.evaluate(ckey, canchor, text))
+        return union(given)
+

@@ -1,0 +1,155 @@
+"""The class hierarchy as the type evaluation reads it: bases, subclasses, overrides,
+protocols, constructors, and what an ``isinstance`` test narrows a value to.
+
+:class:`Hierarchy` is mixed into :class:`~indexgen.analyze.types.Types`: ``mro`` walks a
+class's project bases (a base outside the build is listed by its dotted name),
+``overrides`` lists the methods the documented subclasses define themselves (class
+hierarchy analysis: a call on an instance may run any of them), ``is_protocol`` tells a
+structural type (PEP 544) from a class, ``constructor`` says what calling a class runs, and
+``_narrowed`` keeps of a name's values those an ``isinstance`` test admits
+(:mod:`indexgen.extract.narrowing`).
+"""
+
+from __future__ import annotations
+
+from indexgen.analyze.resolve import Resolver
+from indexgen.analyze.values import Value, Values
+from indexgen.extract.model import Definition
+
+_CALLABLE_KINDS = frozenset({"method", "classmethod", "staticmethod", "function"})
+
+
+class Hierarchy:
+    """Class relations over the summaries of a build; mixed into
+    :class:`~indexgen.analyze.types.Types`, whose resolver, tables, memo and
+    ``annotation``/``local_names`` it uses."""
+
+    resolver: Resolver
+    _defs: dict
+    _memo: dict
+    _mro: dict[tuple[str, str], list[tuple[str, str]]]
+    _subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None
+
+    def mro(self, key: str, cls: str) -> list[tuple[str, str]]:
+        """The class and its project bases, depth first in base order, each once; a base
+        outside the build is listed as ``("", dotted)``."""
+        memo = (key, cls)
+        found = self._mro.get(memo)
+        if found is None:
+            found = self._mro[memo] = []
+            self._walk_bases(key, cls, found, 0)
+        return found
+
+    def _walk_bases(self, key: str, cls: str, out: list, depth: int) -> None:
+        if (key, cls) in out or depth > 30:
+            return
+        out.append((key, cls))
+        for base in self.resolver.module(key).bases.get(cls, []):
+            if "(" in base or "[" in base:
+                base = base.split("[", 1)[0]
+                if "(" in base:
+                    continue
+            target = self.resolver.name_in(key, base)
+            if target and target.kind == "project" and target.qualname:
+                self._walk_bases(target.key, target.qualname, out, depth + 1)
+            elif target and target.kind == "external" and ("", target.qualname) not in out:
+                out.append(("", target.qualname))
+
+    def is_protocol(self, key: str, cls: str) -> bool:
+        """Whether the class names ``typing.Protocol`` among its own bases (PEP 544: a value
+        typed by it may be of any class that has its members, which need not inherit
+        them)."""
+        memo = ("\7", key, cls)
+        found = self._memo.get(memo)
+        if found is None:
+            found = False
+            for base in self.resolver.module(key).bases.get(cls, ()):
+                target = self.resolver.name_in(key, base.partition("[")[0])
+                if target is not None and target.kind == "external" \
+                        and target.qualname.rpartition(".")[2] == "Protocol":
+                    found = True
+            self._memo[memo] = found
+        return found
+
+    def overrides(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
+        """``[(file key, qualname)]`` of the methods ``attr`` that the documented subclasses
+        of the class define themselves (class hierarchy analysis: a call on an instance of
+        ``cls`` may run any of them), in a fixed order."""
+        if self._subclasses is None:
+            subs: dict[tuple[str, str], list[tuple[str, str]]] = {}
+            for k, s in self.resolver.files.items():
+                if k.startswith("test:"):  # test files are not documented
+                    continue
+                for d in s.definitions:
+                    if d.kind == "class":
+                        for base in self.mro(k, d.qualname)[1:]:
+                            if base[0]:
+                                subs.setdefault(base, []).append((k, d.qualname))
+            self._subclasses = {c: sorted(set(v)) for c, v in subs.items()}
+        found = []
+        for k, c in self._subclasses.get((key, cls), ()):
+            d = self._defs[k][1].get(f"{c}.{attr}")
+            if d is not None and d.kind in _CALLABLE_KINDS and not d.overload:
+                found.append((k, d.qualname))
+        return found
+
+    def narrowings(self, key: str, anchor: str) -> dict[str, list[tuple[int, int, str]]]:
+        """Name -> where ``isinstance`` tests narrow it in the function ``anchor``: (first
+        line, last line, the narrowed name ``x@first``), by first line."""
+        memo = ("\5", key, anchor)
+        found = self._memo.get(memo)
+        if found is None:
+            found = {}
+            for name, sources in self.local_names(key, anchor).items():
+                if "@" in name:
+                    base, _, first = name.partition("@")
+                    found.setdefault(base, []).append((int(first), int(sources[-1][1:]), name))
+            for spans in found.values():
+                spans.sort()
+            self._memo[memo] = found
+        return found
+
+    def constructor(self, key: str, cls: str) -> tuple[str, str]:
+        """(file key, qualname) of what calling the class runs: the ``__init__`` it defines or
+        inherits from a project base, else the class itself (a dataclass, or an ``__init__``
+        from outside the build)."""
+        for k, c in self.mro(key, cls):
+            if not k:
+                break
+            if f"{c}.__init__" in self._defs[k][1]:
+                return k, f"{c}.__init__"
+        return key, cls
+
+    def _narrowed(self, key: str, d: Definition, full: Values, source: str) -> Values:
+        """What a name that may be ``full`` is where an ``isinstance`` test narrows it
+        (``source``: ``:T``, it is a ``T``; ``-T``, it is not,
+        :mod:`indexgen.extract.narrowing`): those of its values that are (or are not) a
+        ``T`` or a subclass of one; for ``:T``, a ``T`` when none of them is one (the test
+        names a subclass of its type, or its type is unknown)."""
+        tested = self.annotation(key, source[1:], d.parent)
+        if not tested:
+            return full
+        kept = frozenset(v for v in full if self._is_a(v, tested) == (source[0] == ":"))
+        return kept or tested if source[0] == ":" else kept
+
+    def metaclass(self, key: str, cls: str) -> Values:
+        """The instance values of the metaclass a class of the project states (its own
+        ``metaclass=`` or its bases'), or none."""
+        for k, c in self.mro(key, cls):
+            d = self._defs[k][1].get(c) if k else None
+            meta = d.names.get("metaclass=") if d is not None and d.names else None
+            if meta:
+                return self.annotation(k, meta[0])
+        return frozenset()
+
+    def _is_a(self, value: Value, tested: Values) -> bool:
+        """Whether ``value`` is one of the ``tested`` values or an instance of a subclass of
+        one of their classes."""
+        if value in tested:
+            return True
+        if value[0] == "c":  # a class: an instance of its metaclass
+            return any(self._is_a(m, tested) for m in self.metaclass(value[1], value[2]))
+        if value[0] != "i":
+            return False
+        bases = self.mro(value[1], value[2])
+        return any(t[0] == "i" and (t[1], t[2]) in bases for t in tested)

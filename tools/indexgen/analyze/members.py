@@ -1,0 +1,147 @@
+"""Attributes of values, for the type evaluation: what ``value.attr`` is.
+
+:class:`Members` is mixed into :class:`~indexgen.analyze.types.Types`.  An attribute of an
+instance or a class is looked up in the class and then its project bases: a method, a
+nested class, a property (its return annotation; :meth:`Members._property` notes the read),
+or an attribute the class's methods assign (``self.group = group``), its body annotates,
+functions elsewhere assign or append to (``ctx.order.append(self)``: :meth:`Members.extras`)
+or the call sites of a dataclass hand it; an attribute a project class does not define is
+its outside base's, or what its ``__getattr__`` hands on.  A method of a ``Protocol`` read
+on a value typed by it is nothing (a structural type's stubs never run).  Attributes of
+modules are their names; those of containers and builtins are
+:func:`indexgen.analyze.values.container_member`'s.
+"""
+
+from __future__ import annotations
+
+from indexgen.analyze.containers import container_member
+from indexgen.analyze.values import NONE, Value, Values, ordered, parse, union
+from indexgen.extract.model import Definition
+
+_CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
+
+
+class Members:
+    """Attributes of values; mixed into :class:`~indexgen.analyze.types.Types`, whose
+    resolver, tables, memo, cycle guard, ``mro``, ``annotation``, ``source``, ``_steps``,
+    ``evaluate``, ``of_target`` and ``_field_flow`` it uses."""
+
+    resolver: object
+    _defs: dict
+    _memo: dict
+    _active: set
+    _parsed: dict
+    _flows: object
+    _extras: dict | None
+
+    def _property(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
+        """``[(file key, qualname)]`` of the property ``attr`` of the class, if it is one."""
+        for k, c in self.mro(key, cls):
+            d = self._defs[k][1].get(f"{c}.{attr}") if k else None
+            if d is not None:
+                return [(k, d.qualname)] if d.kind == "property" else []
+        return []
+
+    def member(self, value: Value, attr: str) -> Values:
+        """``value.attr``."""
+        kind = value[0]
+        if kind == "i" and attr == "__class__":  # self.__class__(...): the class
+            return frozenset({("c", value[1], value[2])})
+        if kind == "i" or kind == "c":
+            return self._class_member(value[1], value[2], attr, kind == "i")
+        if kind == "m":
+            target = self.resolver.name_in(value[1], attr) if self.resolver.files[
+                value[1]].module else None
+            found = self.resolver.absolute(
+                f"{self.resolver.files[value[1]].module}.{attr}") if target is None else target
+            return self.of_target(found) if found else NONE
+        return container_member(value, attr)
+
+    def _class_member(self, key: str, cls: str, attr: str, instance: bool) -> Values:
+        memo = ("\1", key, cls, attr, instance)
+        found = self._memo.get(memo)
+        if found is None:
+            if memo in self._active:
+                return NONE  # self.x = self.x.next(): what else it is decides
+            self._active.add(memo)
+            try:
+                found = self._class_member_uncached(key, cls, attr, instance)
+            finally:
+                self._active.discard(memo)
+            self._memo[memo] = found
+        return found
+
+    def _class_member_uncached(self, key: str, cls: str, attr: str, instance: bool) -> Values:
+        outside = ""
+        delegate = None
+        held: list[tuple[str, str, str, str]] = []  # appended to in a subclass: see sources
+        for k, c in self.mro(key, cls):
+            if not k:  # a base outside the build: the attribute may be its
+                outside = outside or c
+                continue
+            by_name = self._defs[k][1]
+            if instance and delegate is None and f"{c}.__getattr__" in by_name:
+                delegate = (k, by_name[f"{c}.__getattr__"])
+            d = by_name.get(f"{c}.{attr}")
+            if d is not None:
+                if d.kind == "class":
+                    return frozenset({("c", k, d.qualname)})
+                if d.kind == "property":
+                    if not instance or not d.returns:
+                        return NONE
+                    return self.annotation(k, d.returns, c)
+                if instance and self.is_protocol(key, cls) and self.is_protocol(k, c):
+                    return NONE  # a structural type: its methods are stubs, never run
+                return frozenset({("f", k, d.qualname)})
+            owner = by_name.get(c)
+            sources = owner.members.get(attr) if owner is not None else None
+            extras = self.extras().get((k, c, attr))
+            if sources and not extras and all(x[1][0] == "~" for x in sources):
+                held += [(k, anchor, x, c) for anchor, x in sources]
+                continue  # only appended to here: what a base says it is comes first
+            if sources or extras:
+                found = union([*(self.source(k, anchor, x, c) for anchor, x in sources or ()
+                                 if x[0] != "~"),
+                               *(self.source(*extra) for extra in extras or ())])
+                if not found and self._flows is not None:
+                    found = self._field_flow(k, c, attr)
+                held += [(k, anchor, x, c) for anchor, x in sources or () if x[0] == "~"]
+                if held and (not found or any(v[0] in _CONTAINERS for v in found)):
+                    found = union([found, *(self.source(*x) for x in held)])
+                return found
+        if held:
+            return union(self.source(*x) for x in held)
+        if delegate is not None and not outside:
+            return self._delegated(*delegate, attr)
+        return frozenset({("x", f"{outside}.{attr}")}) if outside else NONE
+
+    def _delegated(self, k: str, getattr_def: Definition, attr: str) -> Values:
+        """``attr`` of an instance whose class's ``__getattr__`` (in file ``k``) hands it on
+        to another object (``return getattr(self.module, name)``): that object's ``attr``."""
+        found = []
+        for source in getattr_def.names.get("return", ()):
+            steps = self._parsed.get(source[1:]) or parse(source[1:])
+            if len(steps) == 2 and steps[0] == ("n", "getattr") and steps[1][0] == "c" \
+                    and len(steps[1][1]) == 2 and steps[1][1][0]:
+                held = self._steps(k, getattr_def.anchor, steps[1][1][0])
+                found.append(union(self.member(v, attr) for v in ordered(held)))
+        return union(found)
+
+    def extras(self) -> dict[tuple[str, str, str], list[tuple[str, str, str]]]:
+        """``(file key, class, attribute) -> [(file key, anchor, source)]``: what functions
+        elsewhere put into an attribute of another object (``ctx.order.append(self)``
+        gives the ``order`` of the class of ``ctx`` the source ``=[self]``), found once."""
+        if self._extras is None:
+            self._extras = {}
+            for key, s in self.resolver.files.items():
+                for d in s.definitions:
+                    for name, sources in d.names.items() if d.names else ():
+                        if name[0] != "+":
+                            continue
+                        base, _, attr = name[1:].rpartition(".")
+                        for v in ordered(self.evaluate(key, d.anchor, base)):
+                            if v[0] == "i":
+                                self._extras.setdefault((v[1], v[2], attr), []).extend(
+                                    (key, d.anchor, s) for s in sources)
+            self._memo.clear()  # what was evaluated to find them may hold more now
+        return self._extras

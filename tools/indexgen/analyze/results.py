@@ -1,0 +1,144 @@
+"""What calling, iterating and subscripting a value gives, for the type evaluation.
+
+:class:`Results` is mixed into :class:`~indexgen.analyze.types.Types`: ``call`` gives what a
+class (an instance), a function (its return annotation, or what its ``return`` and ``yield``
+statements give when that says nothing) or a builtin (``iter``, ``next``, ``enumerate``,
+``zip``, ``list``, ``sorted``, ``type``, ``cast``...) returns; ``element`` what iterating
+gives (an instance: its ``__iter__``, or the container or ``Iterable[T]`` its class
+subclasses); ``item`` what a subscript gives (a class: the generic itself, ``Chain[Step]``).
+"""
+
+from __future__ import annotations
+
+from indexgen.analyze.containers import element_of, item_of
+from indexgen.analyze.values import NONE, Value, Values, ordered, union
+from indexgen.extract.model import Definition
+
+
+def hollow(values: Values) -> bool:
+    """Whether every value is a container whose elements are unknown (``list[T]`` of a
+    ``TypeVar`` or a ``Callable``): what is returned (or handed) may say more."""
+    for v in values:
+        kind = v[0]
+        if not (kind == "s" and not v[1] or kind == "d" and not v[2]
+                or kind == "t" and not any(v[1])):
+            return False
+    return True
+
+
+class Results:
+    """Calls, iterations and subscripts of values; mixed into
+    :class:`~indexgen.analyze.types.Types`, whose tables, memo, cycle guard, ``source``,
+    ``_steps``, ``_class_member``, ``mro`` and ``annotation`` it uses."""
+
+    resolver: object
+    _defs: dict
+    _memo: dict
+    _active: set
+
+    def call(self, value: Value, key: str, anchor: str, args: tuple) -> Values:
+        """What calling ``value`` gives; ``args``: the kept arguments of a builtin."""
+        kind = value[0]
+        if kind == "c":
+            return frozenset({("i", value[1], value[2])})
+        if kind == "f":
+            d = self._defs[value[1]][1].get(value[2])
+            if d is None:
+                return NONE
+            if d.returns:
+                found = self.annotation(value[1], d.returns, d.parent)
+                if found and not hollow(found) or "return" not in d.names:
+                    return found
+            if "return" in d.names:  # no annotation, or a vague one: what it returns
+                return self._returned(value[1], d)
+            return NONE
+        if kind == "r":
+            return value[1]
+        if kind == "b" and args is not None:
+            return self._builtin(value[1], key, anchor, args)
+        return NONE
+
+    def _returned(self, key: str, d: Definition) -> Values:
+        """What a function without a return annotation returns: what its ``return``
+        statements return (a recursive call adds nothing)."""
+        memo = ("\2", key, d.anchor)
+        found = self._memo.get(memo)
+        if found is None:
+            if memo in self._active:
+                return NONE
+            self._active.add(memo)
+            try:
+                found = union(self.source(key, d.anchor, s, d.parent)
+                               for s in d.names["return"])
+            finally:
+                self._active.discard(memo)
+            self._memo[memo] = found
+        return found
+
+    def _builtin(self, name: str, key: str, anchor: str, args: tuple) -> Values:
+        given = [self._steps(key, anchor, a) if a else NONE for a in args]
+        if name == "cast" and args and args[0]:
+            text = ".".join(arg for _, arg in args[0])
+            return self.annotation(key, text)
+        if not given:
+            return NONE
+        if name == "type":  # type(self)(...): the class of the instance
+            return frozenset({("c", v[1], v[2]) for v in given[0] if v[0] == "i"})
+        if name == "next":
+            return union(self.element(v) for v in ordered(given[0]))
+        if name == "enumerate":
+            elements = union(self.element(v) for v in ordered(given[0]))
+            return frozenset({("s", frozenset({("t", (frozenset({("b", "int")}), elements))}))})
+        if name == "zip":
+            elements = tuple(union(self.element(v) for v in ordered(g)) for g in given)
+            return frozenset({("s", frozenset({("t", elements)}))})
+        if name in ("iter", "list", "sorted", "reversed", "tuple", "set", "frozenset"):
+            return frozenset({("s", union(self.element(v) for v in ordered(given[0])))})
+        return NONE
+
+    def element(self, value: Value) -> Values:
+        """What iterating over ``value`` gives (an instance: what its ``__iter__`` gives)."""
+        if value[0] != "i":
+            return element_of(value)
+        memo = ("\3", value)
+        found = self._memo.get(memo)
+        if found is None:
+            if memo in self._active:
+                return NONE  # an __iter__ that returns self: its elements are the others
+            self._active.add(memo)
+            try:
+                given = self._class_member(value[1], value[2], "__iter__", True)
+                found = union(self.element(r) for f in ordered(given)
+                              for r in ordered(self.call(f, "", "", None)) if r != value)
+                if not given:  # class Chain(list[Step]): iterating gives Steps
+                    found = union(element_of(v) for v in ordered(self._container_base(value)))
+            finally:
+                self._active.discard(memo)
+            self._memo[memo] = found
+        return found
+
+    def _container_base(self, value: Value) -> Values:
+        """The builtin container or ``Iterable[T]`` an instance's class subclasses, as a
+        container value (``class Chain(list[Step])``: a list of Steps), or none."""
+        found = []
+        for k, c in self.mro(value[1], value[2]):
+            if not k:
+                continue
+            for base in self.resolver.module(k).bases.get(c, ()):
+                if "[" in base:
+                    found.append(frozenset(v for v in self.annotation(k, base, c)
+                                           if v[0] in "sdt"))
+        return union(found)
+
+    def item(self, value: Value, index: int | None) -> Values:
+        """``value[index]`` (None: an index that is not an integer literal; an instance:
+        what its ``__getitem__`` gives)."""
+        kind = value[0]
+        if kind == "c":  # Chain[Step]: the generic class itself
+            return frozenset({value})
+        if kind != "i":
+            return item_of(value, index)
+        found = self._class_member(value[1], value[2], "__getitem__", True)
+        if found:
+            return union(self.call(f, "", "", None) for f in ordered(found))
+        return union(item_of(v, index) for v in ordered(self._container_base(value)))

@@ -1,0 +1,76 @@
+"""Stage 1b (continued): the definitions a condition selects at import time (issue 31).
+
+A module may bind one name several times, each under a condition Python decides when it
+imports the module::
+
+    if sys.version_info >= (3, 11):
+        def parse(text): ...
+    else:
+        def parse(text): ...
+
+    try:
+        from ._speedups import escape
+    except ImportError:
+        def escape(text): ...
+
+A call of ``parse`` may run either definition; which one, only the interpreter running it
+knows.  :class:`~indexgen.extract.structure.Structure` records every binding of a name in a
+module or class body (a definition, or at module level an import) with the branches that
+hold it; :func:`alternatives` finds the definitions that may be the name's value once the
+body has run -- a binding hides the earlier ones of its own branch (an unconditional
+redefinition hides them all) -- and says under which condition each is made.  The global
+pass links a call of the name to every one of them, each marked with its condition.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from indexgen.extract.syntax import unparse
+
+#: One binding: (qualname, anchor of the definition or '' for an import, the branches that
+#: hold it: ``("if" | "else", test)``, ``("try", None)``, ``("except", handler type)``).
+Binding = tuple[str, str, tuple]
+_LONG = 60  # characters of a test shown in a condition
+
+
+def alternatives(bound: list[Binding]) -> dict[str, str]:
+    """Anchor -> condition of each definition that may be its name's value when the name is
+    bound more than once ('' for one made unconditionally); none for a name bound once."""
+    groups: dict[str, list[Binding]] = {}
+    for binding in bound:
+        groups.setdefault(binding[0], []).append(binding)
+    found: dict[str, str] = {}
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        live: list[Binding] = []
+        for binding in group:  # in source order: a binding hides those of its branch
+            branches = binding[2]
+            live = [b for b in live if branches and b[2] != branches]
+            live.append(binding)
+        for _name, anchor, branches in live:
+            if anchor:
+                found[anchor] = condition(branches)
+    return found
+
+
+def condition(branches: tuple) -> str:
+    """The condition under which a body's binding is made, as a reader says it."""
+    return " and ".join(_clause(kind, node) for kind, node in branches)
+
+
+def _clause(kind: str, node: ast.AST | None) -> str:
+    if kind == "try":
+        return "the try block raises nothing"
+    if kind == "except":
+        return "the try block raises " + (_text(node) if node is not None else "an exception")
+    return _text(node) if kind == "if" else f"not ({_text(node)})"
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        text = unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd trees must not stop extraction
+        return "..."
+    return text if len(text) <= _LONG else text[: _LONG - 3] + "..."
