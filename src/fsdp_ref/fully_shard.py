@@ -253,6 +253,7 @@ def _unmanaged_params(modules: list[nn.Module], ignored: set[int]):
     fqn is the first path to it from the module given to ``fully_shard``."""
     found: dict[int, tuple[nn.Parameter, list[ParamRef], str]] = {}
     for root in modules:
+        inner = _sharded_below(root)
         for prefix, sub in root.named_modules(remove_duplicate=False):
             for name, param in sub._parameters.items():
                 if param is None or id(param) in ignored:
@@ -266,6 +267,8 @@ def _unmanaged_params(modules: list[nn.Module], ignored: set[int]):
                             "to place them in the same FSDP group. For example "
                             "fully_shard([embedding, lm_head]), or shard their common parent"
                         )
+                    if id(sub) not in inner:
+                        raise _parent_first_error(root, prefix, name)
                     continue
                 fqn = f"{prefix}.{name}" if prefix else name
                 entry = found.setdefault(id(param), (param, [], fqn))
@@ -273,6 +276,26 @@ def _unmanaged_params(modules: list[nn.Module], ignored: set[int]):
                 if ref not in entry[1]:
                     entry[1].append(ref)
     return list(found.values())
+
+
+def _sharded_below(root: nn.Module) -> set[int]:
+    """The ids of the modules inside ``root`` that an earlier call already manages: those
+    under a submodule with FSDP state (``root`` itself has none yet)."""
+    return {id(m) for sub in root.modules() if sub is not root and get_state(sub) is not None
+            for m in sub.modules()}
+
+
+def _parent_first_error(root: nn.Module, prefix: str, name: str) -> TypeError:
+    """A sharded parameter inside ``root`` that no submodule's call manages: a module
+    around ``root`` was sharded first. torch 2.13 fails here too, by accident (a
+    ``TypeError`` or ``RuntimeError`` from concatenating its meshes)."""
+    where = f"{prefix}.{name}" if prefix else name
+    return TypeError(
+        f"Parameter '{where}' of {type(root).__name__} is already sharded by fully_shard "
+        "on a module that contains it: a parent was sharded before its child. Call "
+        "fully_shard bottom-up, children first and the root last, e.g. "
+        "for block in model.layers: fully_shard(block); fully_shard(model)"
+    )
 
 
 def _placement(fn: Callable | None, param: nn.Parameter, info: MeshInfo

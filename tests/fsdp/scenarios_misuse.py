@@ -55,6 +55,25 @@ def overlapping_list(rank, world_size, impl):
     }
 
 
+def parent_first(rank, world_size, impl):
+    """``fully_shard(parent)`` and then ``fully_shard(child)``: the child's parameters are
+    already the parent's sharded DTensors. Also the order of a bottom-up call after it,
+    which must still be accepted."""
+    fsdp = get_impl(impl)
+    mesh = make_mesh(world_size)
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4))
+    fsdp.fully_shard(net, mesh=mesh)
+    _, err = run_with(lambda: fsdp.fully_shard(net[0], mesh=mesh))
+    child_is_plain = not isinstance(net[0], fsdp.FSDPModule)
+    ok = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4)))
+    fsdp.fully_shard(ok[1][0], mesh=mesh)
+    fsdp.fully_shard(ok[1], mesh=mesh)  # no parameters of its own: all below it
+    fsdp.fully_shard(ok, mesh=mesh)
+    ok(torch.randn(2, 4)).sum().backward()
+    return {"error": exc_info(err), "child_left_plain": child_is_plain}
+
+
 def mesh_3d(rank, world_size, impl):
     from torch.distributed.device_mesh import init_device_mesh
 

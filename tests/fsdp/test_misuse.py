@@ -59,6 +59,21 @@ def test_list_with_overlapping_parameters(pool2, impl):
         )
 
 
+def test_parent_sharded_before_its_child(pool2, impl):
+    """torch 2.13 refuses fully_shard(child) after fully_shard(parent) by accident (its
+    mesh concatenation fails: TypeError, or RuntimeError with named meshes); fsdp_ref
+    with a TypeError that names the order to use, before changing the child. Bottom-up
+    calls, including a container whose parameters are all below it, are accepted."""
+    for rank, res in enumerate(pool2.run(MISUSE + "parent_first", impl=impl)):
+        if impl == "fsdp_ref":
+            assert_raised(res["error"], ("TypeError",), r"already sharded.*bottom-up",
+                          f"rank {rank}: fully_shard(child) after its parent")
+            assert res["child_left_plain"], "the refused call changed the child"
+        else:
+            assert_raised(res["error"], ("TypeError", "RuntimeError"), r".",
+                          f"rank {rank}: fully_shard(child) after its parent")
+
+
 def test_mesh_with_three_dims(pool2, impl):
     for rank, res in enumerate(pool2.run(MISUSE + "mesh_3d", impl=impl)):
         assert_raised(res, ("ValueError",), r"mesh", f"rank {rank}: 3-D mesh")
