@@ -18,9 +18,11 @@ import torch.nn as nn
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor
 
+from tests import tolerance
 from tests.collective_spy import KINDS, spy_on
 from tests.fsdp.common import Report, exc_info, get_impl, global_batch, mean_over_ranks, run_with
 from tests.fsdp.common import rank_slice as dp_slice
+from tests.tolerance import EXACT, Tolerance
 
 #: Small enough to run in a second, big enough that every rank routes to every expert.
 CFG = {"vocab_size": 64, "dim": 16, "n_layers": 2, "num_experts": 4, "hidden": 32, "top_k": 2}
@@ -55,10 +57,13 @@ def shard(model: nn.Module, impl: str, ws: int, ep: int) -> nn.Module:
     )
 
 
-def max_diff(report: Report, model: nn.Module, other: nn.Module, what: str, tol: float,
+def max_diff(report: Report, model: nn.Module, other: nn.Module, what: str, tol: Tolerance,
              grads: bool = False) -> float:
     """Largest ``|a - b|`` over the full values of the parameters (or gradients) of two
-    models with the same names; each tensor checked within ``tol`` (rtol and atol)."""
+    models with the same names; each tensor checked within ``tol`` (gradients at their
+    own scale)."""
+    if grads:
+        tol = tol.gradients()
     theirs = dict(other.named_parameters())
     worst = 0.0
     for name, p in model.named_parameters():
@@ -66,7 +71,7 @@ def max_diff(report: Report, model: nn.Module, other: nn.Module, what: str, tol:
         if not report.check(a is not None and b is not None, f"{what} {name}: no grad"):
             continue
         a, b = (t.full_tensor() if isinstance(t, DTensor) else t for t in (a, b))
-        report.close(f"{what} {name}", a.detach(), b.detach(), tol, tol)
+        report.close(f"{what} {name}", a.detach(), b.detach(), tol)
         worst = max(worst, (a - b).abs().max().item())
     return worst
 
@@ -99,39 +104,65 @@ def collectives(step) -> dict[str, int]:
     return counts
 
 
+def _router_gaps(model: nn.Module) -> list[torch.Tensor]:
+    """Hooks on every router of ``model``: each forward appends, per token, the gap
+    between the probabilities of its last chosen expert and of the first one left out."""
+    gaps: list[torch.Tensor] = []
+
+    def record(module, args, logits, k=CFG["top_k"]):
+        top = logits.detach().softmax(dim=-1).topk(k + 1, dim=-1).values
+        gaps.append(top[:, k - 1] - top[:, k])
+
+    for block in model.blocks:
+        block.moe.router.register_forward_hook(record)
+    return gaps
+
+
 def vs_one_process(rank: int, ws: int, impl: str, ep: int, steps: int = 3) -> dict[str, Any]:
     """Shard with ``impl`` and train on this rank's slice of each batch; a one-process
     model trains on the whole batch. Losses, gradients and parameters must match (fp32,
-    SGD, 1e-5); returns the largest differences and the collectives of the first step."""
+    SGD) within the bound of :mod:`tests.tolerance`, which holds while no token's expert
+    choice can flip: every router's top-k must be chosen by a margin wider than the bound
+    (checked). Returns the largest differences and the collectives of the first step."""
     report = Report(rank, f"moe {impl} ep={ep}")
     ref = build()
     model = shard(copy.deepcopy(ref), impl, ws, ep)
+    gaps = _router_gaps(ref)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     ref_opt = torch.optim.SGD(ref.parameters(), lr=LR)
     worst = {"loss": 0.0, "grad": 0.0, "param": 0.0}
     comms: dict[str, int] = {}
     for step in range(steps):
+        # the rows of a weight's gradient: every token once, an expert's up to top_k times
+        tol = tolerance.of_model(ref, rows=2 * ws * SEQ * CFG["top_k"], steps=step + 1)
         x, y = global_batch("gpt", step, 2 * ws, vocab=CFG["vocab_size"], seq_len=SEQ)
         ref_opt.zero_grad()
+        gaps.clear()
         ref_loss = ref.loss(x, y)
         ref_loss.backward()
+        # probabilities are at most 1: each may move by rtol, a gap by twice that
+        margin = torch.cat(gaps)
+        report.check(tolerance.clear_of_boundaries(margin, 2 * tol.rtol),
+                     f"step {step}: a token's top-{CFG['top_k']} experts are chosen by a margin "
+                     f"of {margin.min().item():.3g}, within the bound {2 * tol.rtol:.3g}: a "
+                     "routing flip would void the comparison; pick another seed")
         opt.zero_grad()
         loss, step_comms = train_step(model, x, y, rank, ws)
         comms = comms or step_comms
-        report.close(f"step {step} loss", loss, ref_loss.item())
+        report.close(f"step {step} loss", loss, ref_loss.item(), tol)
         worst["loss"] = max(worst["loss"], abs(loss - ref_loss.item()))
-        g = max_diff(report, model, ref, f"step {step} grad", 1e-5, grads=True)
+        g = max_diff(report, model, ref, f"step {step} grad", tol, grads=True)
         worst["grad"] = max(worst["grad"], g)
         opt.step()
         ref_opt.step()
-        worst["param"] = max(worst["param"], max_diff(report, model, ref, f"step {step}", 1e-5))
+        worst["param"] = max(worst["param"], max_diff(report, model, ref, f"step {step}", tol))
     return report.result(worst=worst, collectives=comms)
 
 
 def vs_torch(rank: int, ws: int, ep: int, impl: str = "fsdp_ref", steps: int = 3
              ) -> dict[str, Any]:
     """``impl``'s ``fully_shard`` and torch's, same layout, same data, side by side:
-    losses and parameters equal (1e-6), and the same collectives on the same groups.
+    losses and parameters equal bitwise, and the same collectives on the same groups.
     Returns ``impl``'s exception instead if it refuses the layout."""
     report = Report(rank, f"moe {impl} vs torch ep={ep}")
     base = build()
@@ -151,9 +182,9 @@ def vs_torch(rank: int, ws: int, ep: int, impl: str = "fsdp_ref", steps: int = 3
             losses.append(loss)
             comms.append(step_comms)
             opt.step()
-        report.close(f"step {step} loss", losses[0], losses[1], 1e-6, 1e-6)
+        report.close(f"step {step} loss", losses[0], losses[1], EXACT)
         worst["loss"] = max(worst["loss"], abs(losses[0] - losses[1]))
-        worst["param"] = max(worst["param"], max_diff(report, ours, theirs, f"step {step}", 1e-6))
+        worst["param"] = max(worst["param"], max_diff(report, ours, theirs, f"step {step}", EXACT))
     for step in range(steps):
         a, b = comms[2 * step], comms[2 * step + 1]
         report.check(a == b, f"step {step}: collectives differ: {a} vs {b}")
