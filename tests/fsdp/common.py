@@ -310,17 +310,17 @@ def compare_params(
             and tuple(a.placements) == tuple(e.placements)
             and a.to_local().shape == e.to_local().shape
         ):
-            report.close(label + " (local shard)", a.to_local(), e.to_local(), _whole(tol, e))
+            report.close(label + " (local shard)", a.to_local(), e.to_local(), for_shard(tol, e))
             continue
         if not gather and isinstance(a, DTensor) and not isinstance(e, DTensor):
             expected_local = local_expected(e.detach(), a)
             if expected_local is not None:
-                report.close(label + " (local shard)", a.to_local(), expected_local, _whole(tol, e))
+                report.close(label + " (local shard)", a.to_local(), expected_local, for_shard(tol, e))
                 continue
         report.close(label, full(a), full(e), tol)
 
 
-def _whole(tol: Tolerance, t: torch.Tensor) -> Tolerance:
+def for_shard(tol: Tolerance, t: torch.Tensor) -> Tolerance:
     """``tol`` for a shard of ``t``: normwise over the whole tensor, so at least ``max|t|``
     (a DTensor's largest local magnitude, maximized over its ranks: no gather)."""
     if tol.rtol == 0:

@@ -23,7 +23,14 @@ import torch.nn.functional as F
 from torch.distributed.tensor import DTensor
 
 from tests.collective_spy import KINDS, spy_on
-from tests.fsdp.common import Report, compare_params, mean_over_ranks, rank_slice
+from tests.fsdp.common import (
+    Report,
+    compare_params,
+    for_shard,
+    local_expected,
+    mean_over_ranks,
+    rank_slice,
+)
 from tests.tolerance import Tolerance
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -86,7 +93,8 @@ def compare_named(
 ) -> None:
     """Like :func:`compare_params` but matches names modulo wrapper prefixes; compares
     full tensors (``full_tensor()`` of DTensors), optionally ``ref * scale``, within
-    ``tol`` (gradients at their own scale)."""
+    ``tol`` (gradients at their own scale). A gradient sharded ``Shard(0)`` on a 1-D mesh
+    is compared shard by shard with the reference's matching chunk: no all-gather."""
     if grads:
         tol = tol.gradients()
     mine, theirs = named_params(model), named_params(ref)
@@ -104,11 +112,17 @@ def compare_named(
                 f"{what} {name}: grad is None={a is None}, reference grad is None={e is None}",
             )
             continue
+        label = f"{what} {'grad' if grads else 'param'} {name}"
+        if grads and isinstance(a, DTensor) and not isinstance(e, DTensor):
+            expected = local_expected(e.detach().float() * scale, a)
+            if expected is not None:
+                report.close(label + " (local shard)", a.to_local().detach().float(), expected,
+                             for_shard(tol, e.detach().float() * scale))
+                continue
         if isinstance(a, DTensor):
             a = a.full_tensor()
         if isinstance(e, DTensor):
             e = e.full_tensor()
-        label = f"{what} {'grad' if grads else 'param'} {name}"
         report.close(label, a.detach().float(), e.detach().float() * scale, tol)
 
 

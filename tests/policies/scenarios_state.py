@@ -41,15 +41,16 @@ def _sharded_stack(api, mesh, seed: int = 0, **kw):
 
 
 def _train(report, net, ref, rank, world_size, steps, what="", start=0, done=0):
-    """``steps`` SGD steps of both models (data of steps ``start``...), checking the
-    losses; ``done``: steps the two already trained apart since they were equal. Returns
-    the bound for their parameters after these steps."""
+    """``steps`` SGD steps of both models (data of steps ``start``...), checking losses and
+    gradients (a gradient error shows there first: parameters move by the learning rate
+    times it); ``done``: steps the two already trained apart since they were equal.
+    Returns the bound for their parameters after these steps."""
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
     for i, step in enumerate(range(start, start + steps)):
         x, y = global_batch("stack", step, 2 * world_size)
         step_pair(report, net, ref, opt, ref_opt, x, y, rank, world_size,
-                  what=f"{what} step {step}", check_grads=False, tol=_bound(ref, world_size, done + i + 1))
+                  what=f"{what} step {step}", tol=_bound(ref, world_size, done + i + 1))
     return _bound(ref, world_size, done + steps)
 
 
