@@ -90,6 +90,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 
@@ -208,14 +209,16 @@ def replicated_sum(world_size: int, dtype: torch.dtype = torch.float32) -> Toler
     return Tolerance(rtol=gamma(world_size, dtype)).gradients()
 
 
-def squares(params: Iterable[torch.Tensor], dtype: torch.dtype = torch.float32) -> Tolerance:
-    """The bound for a norm over ``params`` (``clip_grad_norm_``'s total norm): a sum of
-    squares, each tensor's then the tensors' (each rank its shard's, then the ranks').
-    Every square passes through at most ``n`` additions, ``n`` the largest tensor's size
-    plus the number of tensors and ranks, and squares are positive (``sum|x_i|`` is the sum),
-    so two orders differ by ``2 * gamma(n)``, which the square root halves."""
+def squares(params: Iterable[torch.Tensor], world_size: int,
+            dtype: torch.dtype = torch.float32) -> Tolerance:
+    """The bound for a norm over ``params`` (``clip_grad_norm_``'s total norm) on
+    ``world_size`` ranks: a sum of squares, each tensor's then the tensors' (each rank its
+    shard's, then the ranks'). Every square passes through at most ``n`` additions, ``n``
+    the largest tensor's size plus the number of tensors and of ranks, and squares are
+    positive (``sum|x_i|`` is the sum), so two orders differ by ``2 * gamma(n)``, which the
+    square root halves."""
     sizes = [p.numel() for p in params]
-    return Tolerance(rtol=gamma(max(sizes, default=1) + 2 * len(sizes), dtype))
+    return Tolerance(rtol=gamma(max(sizes, default=1) + len(sizes) + world_size, dtype))
 
 
 def mixed_precision(*, depth: int, steps: int, dtype: torch.dtype = torch.bfloat16,
@@ -242,11 +245,8 @@ def of_model(model: torch.nn.Module, *, rows: int, steps: int, repeat: int = 1,
     ``repeat``: how many times a forward applies each layer (a generation loop).
     ``mixed``: the compute dtype of a mixed-precision run compared with fp32 training
     (``reduce_dtype`` and ``world_size`` as :func:`mixed_precision`)."""
-    shapes = [p.shape for p in model.parameters()] * repeat
-    if mixed is not None:
-        return mixed_precision(depth=max(len(_weights(shapes)), 1), steps=steps, dtype=mixed,
-                               reduce_dtype=reduce_dtype, world_size=world_size)
-    return training(rows=rows, shapes=shapes, steps=steps)
+    return _of_shapes([p.shape for p in model.parameters()] * repeat, rows, steps, mixed,
+                      reduce_dtype=reduce_dtype, world_size=world_size)
 
 
 def of_result(result: dict, *, rows: int, mixed: torch.dtype | None = None) -> Tolerance:
@@ -254,10 +254,15 @@ def of_result(result: dict, *, rows: int, mixed: torch.dtype | None = None) -> T
     tensor}}``): ``steps`` from its losses, the layers from its parameters' shapes;
     ``rows`` is the global batch. ``mixed``: the compute dtype of a mixed-precision run
     compared with fp32 training."""
-    shapes = [t.shape for t in result.get("params", {}).values()]
-    steps = len(result.get("losses", ())) or 1
+    return _of_shapes([t.shape for t in result.get("params", {}).values()], rows,
+                      len(result.get("losses", ())) or 1, mixed)
+
+
+def _of_shapes(shapes: list, rows: int, steps: int, mixed: torch.dtype | None,
+               **reduction: Any) -> Tolerance:
     if mixed is not None:
-        return mixed_precision(depth=max(len(_weights(shapes)), 1), steps=steps, dtype=mixed)
+        return mixed_precision(depth=max(len(_weights(shapes)), 1), steps=steps, dtype=mixed,
+                               **reduction)
     return training(rows=rows, shapes=shapes, steps=steps)
 
 

@@ -174,7 +174,7 @@ def vs_reference(
         if clip is not None:
             norm = torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
             # the norm sums squares (another order on each rank) and scales every gradient
-            tol = tol.plus(tolerance.squares(ref.parameters()))
+            tol = tol.plus(tolerance.squares(ref.parameters(), world_size))
             report.close(f"step {step} clip_grad_norm_ total norm", full(norm), ref_norm, tol)
 
         losses.append(mean_over_ranks(loss))

@@ -232,7 +232,7 @@ def train(rank: int, world_size: int, impl: str, layout: str, steps: int = 3,
                 norm = torch.nn.utils.clip_grad_norm_(net.parameters(), 1e9)
                 norm = norm.full_tensor() if isinstance(norm, DTensor) else norm
                 report.close(f"{label} step {step} grad norm", norm, ref_norm,
-                             tol.plus(tolerance.squares(ref.parameters())))
+                             tol.plus(tolerance.squares(ref.parameters(), world_size)))
             opts[label].step()
         ref_opt.step()
     for label, net in nets.items():
