@@ -6,12 +6,21 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install test lint demo docs docs-check bench bench-overhead clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tools/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# The CPU wheel of torch lies on local disk; this exact spelling takes it.
 	$(PY) -m pip install --quiet torch==2.13.0
+	# indexgen is a distribution of its own (tools/pyproject.toml) that fsdp-ref depends on;
+	# it is not on the package index, so it goes first. An fsdp-ref installed before the two
+	# were split owns the `indexgen` script: removed first, so that replacing it later does
+	# not delete the script indexgen-pages installs.
+	$(PY) -m pip uninstall --quiet --yes fsdp-ref
+	$(PY) -m pip install --quiet -e ./tools
 	$(PY) -m pip install --quiet -e '.[test,docs]'
+	# tests/frameworks: torchtune and torchtitan without their pins (what they import is in
+	# the test extra); neither may touch torch.
+	$(PY) -m pip install --quiet --no-deps torchtune==0.6.1 torchtitan==0.3.0
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -9,30 +9,38 @@ Measured side by side in one run:
    has a larger heap, which slows the next build as it slowed the floor);
 3. rebuild with nothing changed: the same build again, in another fresh process.
 
-Targets: cold build <= 1.5x baseline; no-change rebuild <= 0.1x baseline (and it writes
-nothing).  With ``--repeat N`` the three measurements alternate N times and the best of each
-counts (of the large-module timings too), which keeps a burst of load from another process from
-deciding the result.  CPU
-seconds (this process plus its workers) are printed too: they show the work done, independent
-of contention.  ``--large`` adds generated modules of 0.1, 0.4 and 2 MB and times the
-extraction of each on one core (analysis must grow linearly with size).  ``--json PATH``
-writes the numbers.  Prints the times and ratios and exits 1 if a target is missed.  Run by
-hand (``python benchmarks/bench_indexgen.py --repeat 3``); it is not part of the unit tests.
+Targets (issue 31): cold build <= 2.0x baseline on 2 cores with the pages on disk, a build
+that keeps scaling with cores (<= 0.5x on 16), no-change rebuild <= 0.1x baseline (and it
+writes nothing).  With ``--repeat N`` the three measurements alternate N times and the best of
+each counts (of the large-module timings too), which keeps a burst of load from another
+process from deciding the result.  CPU seconds of the calling process and of its workers are
+printed apart: they show the work done, steadier than the wall under contention.  ``--large``
+adds generated modules of 0.1, 0.4 and 2 MB and times the extraction of each on one core
+(analysis must grow linearly with size).  ``--json PATH`` writes the numbers.  Prints the
+times and ratios and exits 1 if a target is missed.  Run by hand (``python
+benchmarks/bench_indexgen.py --repeat 3``); it is not part of the unit tests.
 
-Pages go to a temporary folder under ``$TMPDIR`` (``TMPDIR=/dev/shm`` keeps them in memory,
-which takes the disk's cost of creating 5,251 files out of the build; see the guide's *The
-file system*); the results name the folder.
+Pages go to a temporary folder under ``--pages DIR``: by default ``benchmarks/results``, on
+the checkout's disk, as a user's pages are (``--pages /dev/shm`` keeps them in memory, which
+takes the cost of creating 5,251 files out of the build; see *The file system* in
+``docs/design/indexgen-speed.md``); the results name the folder and its file system.
 
 ``--against DIR`` compares instead: ``--repeat`` rounds of a floor and two cold builds, this
 checkout's and that of the ``indexgen`` package in DIR (``git archive <commit> tools/indexgen
 | tar -x -C /tmp/old`` gives ``/tmp/old/tools``), in alternating order, each build in a fresh
 process; it prints every run with the load average and the medians.
 
-``--stages`` runs one cold build with its steps timed (:func:`stages`): the CPU seconds of each
-step of the calling process (discover, summarize, the global pass and its parts, folder pages,
-manifest) and of each kind of work in each worker (extract, prepare, render, and their
-parts), next to the floor's; with ``--against DIR``, of that indexgen; with ``--profile
-DIR``, a cProfile file per step as well.
+``--stages`` runs one cold build with its steps timed (:mod:`indexgen_steps`): the CPU seconds
+of each step of the calling process (discover, summarize, the global pass and its parts,
+folder pages, manifest) and of each kind of work in each worker (extract, prepare, render,
+and their parts), next to the floor's, then the same by phase with the wall projected on free
+cores; with ``--against DIR``, of that indexgen; with ``--profile DIR``, a cProfile file per
+step as well.
+
+``--sweep 1,2,4,8,16`` runs a cold build with each number of workers: wall, CPU seconds of
+the calling process (of which the global pass) and of the workers, and the wall projected
+on as many free cores from the CPU seconds of each phase (:func:`indexgen_steps.sweep`).  The
+projection is what a machine with fewer cores than workers can say about scaling.
 """
 
 from __future__ import annotations
@@ -48,11 +56,14 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import indexgen_steps  # noqa: E402
 from indexgen.extract.discover import walk_python_files
 from indexgen.extract.pipeline import extract_source
 
-COLD_TARGET = 1.5
+COLD_TARGET = 2.0
 WARM_TARGET = 0.1
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def torch_root() -> Path:
@@ -145,8 +156,8 @@ def large_files(repeat: int = 1) -> list[tuple[int, float]]:
 
 
 # One build in a fresh interpreter, with the indexgen found first on sys.path (an older
-# commit's ``tools`` folder given on PYTHONPATH, or this checkout's): wall and CPU seconds
-# (the process and its workers) and the number of pages written on stdout.
+# commit's ``tools`` folder given on PYTHONPATH, or this checkout's): wall seconds, CPU
+# seconds of the process and of its workers, and the number of pages written on stdout.
 _COLD = """\
 import resource, sys, time
 from pathlib import Path
@@ -155,13 +166,15 @@ from indexgen.run import build
 
 def cpu():
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 root, out, jobs = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 config = Config(roots=[root], out=out, jobs=jobs, base=root.parent)
-c, t = cpu(), time.perf_counter()
+(me, kids), t = cpu(), time.perf_counter()
 report = build(config)
-print(time.perf_counter() - t, cpu() - c, len(report.written))
+wall = time.perf_counter() - t
+me2, kids2 = cpu()
+print(wall, me2 - me, kids2 - kids, len(report.written))
 """
 
 
@@ -176,15 +189,16 @@ def _env(tools: Path | None) -> dict[str, str]:
 
 
 def fresh_build(root: Path, out: Path, jobs: int, tools: Path | None = None
-                ) -> tuple[float, float, int]:
-    """Wall and CPU seconds of one build of ``root`` into ``out`` in a fresh process (a cold
-    build when ``out`` does not exist, else a rebuild), and the pages it wrote; ``tools``: the
-    folder holding the ``indexgen`` package to use (None: the installed one)."""
+                ) -> tuple[float, float, float, int]:
+    """Wall seconds, CPU seconds of the calling process and of its workers, of one build of
+    ``root`` into ``out`` in a fresh process (a cold build when ``out`` does not exist, else
+    a rebuild), and the pages it wrote; ``tools``: the folder holding the ``indexgen``
+    package to use (None: the installed one)."""
     env = _env(tools)
     done = subprocess.run([sys.executable, "-c", _COLD, str(root), str(out), str(jobs)],
                           capture_output=True, text=True, check=True, env=env)
-    wall, cpu, written = done.stdout.split()[-3:]
-    return float(wall), float(cpu), int(written)
+    wall, main_cpu, workers_cpu, written = done.stdout.split()[-4:]
+    return float(wall), float(main_cpu), float(workers_cpu), int(written)
 
 
 def against(root: Path, tools: Path, rounds: int, jobs: int, folder: Path) -> dict:
@@ -201,7 +215,9 @@ def against(root: Path, tools: Path, rounds: int, jobs: int, folder: Path) -> di
         order = [("this", Path(__file__).resolve().parents[1] / "tools"), ("against", tools)]
         for name, where in order if i % 2 == 0 else reversed(order):
             load = os.getloadavg()[0]
-            wall, cpu, _written = fresh_build(root, folder / f"{name}{i}", jobs, where)
+            wall, main_cpu, workers_cpu, _written = fresh_build(root, folder / f"{name}{i}",
+                                                                jobs, where)
+            cpu = main_cpu + workers_cpu
             runs[name].append((wall, cpu, load))
             print(f"  round {i + 1} {name:8s}: {wall:6.2f}s  cpu {cpu:6.2f}s  (load {load:.1f}) "
                   f"{wall / floor_wall:.2f}x of this round's floor")
@@ -217,170 +233,46 @@ def against(root: Path, tools: Path, rounds: int, jobs: int, folder: Path) -> di
     return {"tools": str(tools), "rounds": runs, "medians": summary}
 
 
-# The steps of a cold build, timed in a fresh interpreter: every function named in
-# ``_STEPS`` is wrapped to add the CPU seconds of the thread that runs it (and, for the
-# calling process's steps, the wall seconds); a worker process writes its own sums to
-# ``OUT.worker-PID.json`` when it ends.  A name an older indexgen lacks is left out.  With a
-# profile folder, each step of the calling process and each kind of worker message is also
-# run under cProfile (one ``.prof`` file each; the times then include its overhead).
-_STAGES = """\
-import cProfile, json, os, resource, sys, time, importlib
-from pathlib import Path
-from indexgen import Config
-from indexgen.run import build
-
-root, out, jobs, prof = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-sums, profiles, T0 = {}, {}, time.perf_counter()
-
-def wrap(owner, name, label, top):
-    func = getattr(owner, name, None)
-    if func is None:
-        return
-    def timed(*args, **kwargs):
-        profile = None
-        if prof and top:
-            profile = profiles.setdefault(label, cProfile.Profile())
-            profile.enable()
-        cpu, wall = time.thread_time(), time.perf_counter()
-        try:
-            return func(*args, **kwargs)
-        finally:
-            if profile is not None:
-                profile.disable()
-            entry = sums.setdefault(label, [0.0, 0.0, 0, wall - T0])
-            entry[0] += time.perf_counter() - wall
-            entry[1] += time.thread_time() - cpu
-            entry[2] += 1
-    setattr(owner, name, timed)
-
-for line in sys.stdin.read().splitlines():
-    module, attr, label, top = line.split()
-    owner = importlib.import_module(module)
-    if "." in attr:
-        cls, attr = attr.split(".")
-        owner = getattr(owner, cls, None)
-    if owner is not None:
-        wrap(owner, attr, label, top == "1")
-
-team = importlib.import_module("indexgen.run.team")
-worker_main = team.worker_main
-
-def measured_worker(*args):
-    sums.clear()
-    profiles.clear()
-    try:
-        worker_main(*args)
-    finally:
-        Path(f"{out}.worker-{os.getpid()}.json").write_text(json.dumps(sums))
-        for label, profile in profiles.items():
-            profile.dump_stats(os.path.join(prof, f"worker-{os.getpid()}-{label}.prof"))
-
-team.worker_main = measured_worker
-
-def cpu():
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
-
-config = Config(roots=[root], out=out, jobs=jobs, base=root.parent)
-load = os.getloadavg()[0]
-(me, kids), T0 = cpu(), time.perf_counter()
-build(config)
-wall = time.perf_counter() - T0
-me2, kids2 = cpu()
-for label, profile in profiles.items():
-    profile.dump_stats(os.path.join(prof, f"main-{label}.prof"))
-workers = [json.loads(f.read_text()) for f in sorted(out.parent.glob(out.name + ".worker-*.json"))]
-print(json.dumps({"wall_s": wall, "main_cpu_s": me2 - me, "workers_cpu_s": kids2 - kids,
-                  "load": [load, os.getloadavg()[0]], "main": sums, "workers": workers}))
-"""
-
-# (module, function, label, whether a profile folder gets a profile of it): the steps of
-# the calling process (indexgen.run.plan), the work of the workers (indexgen.run.worker) and
-# the parts of each; "of which" rows are printed under the row before them.
-_STEPS = [
-    ("indexgen.run.plan", "Plan.discover", "discover", 1),
-    ("indexgen.run.plan", "Plan.hash_sources", "hash sources", 1),
-    ("indexgen.run.plan", "Plan.summarize", "summarize", 1),
-    ("indexgen.run.plan", "Plan._extracted", "  decode compact summaries", 0),
-    ("indexgen.run.plan", "Plan.relate", "relate (global pass)", 1),
-    ("indexgen.analyze.project", "Project.__init__", "  project tables", 0),
-    ("indexgen.analyze.callgraph", "edges", "  call edges (types)", 0),
-    ("indexgen.analyze.callgraph", "effects", "  effects", 0),
-    ("indexgen.analyze.callgraph", "indirect_findings", "  indirect findings", 0),
-    ("indexgen.analyze.callgraph", "inverses", "  inverse views", 0),
-    ("indexgen.analyze.project", "find_tests", "  tests", 0),
-    ("indexgen.run.plan", "Plan.choose_renders", "choose renders", 1),
-    ("indexgen.run.plan", "Plan.render_files", "render files (waits for workers)", 1),
-    ("indexgen.run.plan", "Plan._rendered", "  manifest lines", 0),
-    ("indexgen.run.plan", "Plan.render_folders", "folder pages (helper thread)", 1),
-    ("indexgen.run.plan", "Plan._release", "  free summaries", 0),
-    ("indexgen.run.plan", "Plan.write_manifest", "write manifest", 1),
-    ("indexgen.run.plan", "Plan.remove_orphans", "remove orphans", 1),
-    ("indexgen.run.worker", "Store.extract", "extract", 1),
-    ("indexgen.extract.pipeline", "parse_source", "  decode + ast.parse", 0),
-    ("indexgen.extract.structure", "Structure.scan", "  structure", 0),
-    ("indexgen.extract.pipeline", "walk", "  identifier walk", 0),
-    ("indexgen.extract.pipeline", "classify_calls", "  classify calls", 0),
-    ("indexgen.extract.pipeline", "attribute", "  attribute calls", 0),
-    ("indexgen.extract.pipeline", "bind", "  bindings", 0),
-    ("indexgen.extract.pipeline", "enrich", "  enrich", 0),
-    ("indexgen.run.manifest", "summary_json", "  compact summary JSON", 0),
-    ("indexgen.run.worker", "Store.full", "extract test files", 1),
-    ("indexgen.run.worker", "Store.prepare_next", "prepare (while waiting)", 1),
-    ("indexgen.run.jobs", "finish", "  signatures, griffe docstrings", 0),
-    ("indexgen.run.jobs", "source_listing", "  source listing", 0),
-    ("indexgen.run.jobs", "identifier_index", "  identifier index", 0),
-    ("indexgen.run.jobs", "docs_ahead", "  docstrings ahead", 0),
-    ("indexgen.run.jobs", "heads_ahead", "  entry heads ahead", 0),
-    ("indexgen.run.worker", "Store.render", "render", 1),
-    ("indexgen.run.manifest", "context_hash", "  context hash", 0),
-    ("indexgen.run.jobs", "render_keywords", "  keyword page", 0),
-    ("indexgen.run.jobs", "render_docs", "  analysis page", 0),
-    ("indexgen.run.pageio", "emit", "  compare and write", 0),
-]
-
-
-def _key(label: str) -> str:
-    """A step's key in the timed process's sums: its label without the indent, one word."""
-    return label.strip().replace(" ", "_")
-
-
 def stages(root: Path, jobs: int, folder: Path, tools: Path | None = None,
            profile: Path | None = None) -> dict:
-    """One cold build in a fresh process with its steps timed (see ``_STAGES``): what the
-    calling process and the workers spend their CPU seconds on.  Printed as a table next to
-    the floor's CPU seconds; returned as measured."""
-    env = _env(tools)
-    if profile is not None:
-        profile.mkdir(parents=True, exist_ok=True)
+    """One cold build in a fresh process with its steps timed
+    (:func:`indexgen_steps.timed_build`): what the calling process and the workers spend
+    their CPU seconds on, by step and by phase, next to the floor's CPU seconds."""
     floor_wall, floor_cpu, _n = baseline(root)
-    steps = "\n".join(f"{m} {f} {_key(label)} {top}"
-                      for m, f, label, top in _STEPS)
-    done = subprocess.run([sys.executable, "-c", _STAGES, str(root), str(folder / "out"),
-                           str(jobs), str(profile or "")], input=steps, capture_output=True,
-                          text=True, check=True, env=env)
-    found = json.loads(done.stdout.splitlines()[-1])
+    found = indexgen_steps.timed_build(root, jobs, folder / "out", _env(tools), profile)
     found["floor_wall_s"], found["floor_cpu_s"] = floor_wall, floor_cpu
-    workers = found["workers"]
     print(f"cold build: {found['wall_s']:.2f}s wall, {found['main_cpu_s']:.2f} CPU s in the "
-          f"calling process, {found['workers_cpu_s']:.2f} in {len(workers)} workers; floor "
-          f"{floor_wall:.2f}s ({floor_cpu:.2f} CPU s); load {found['load'][0]:.1f} -> "
-          f"{found['load'][1]:.1f}")
-    print(f"{'calling process (thread CPU)':40s} {'start':>6s} {'wall':>6s} {'cpu':>6s}")
-    for m, _f, label, _top in _STEPS:
-        key = _key(label)
-        if key in found["main"] and not m.startswith(("indexgen.run.worker",
-                                                      "indexgen.extract", "indexgen.run.jobs")):
-            wall, cpu, _calls, start = found["main"][key]
-            print(f"  {label:38s} {start:6.2f} {wall:6.2f} {cpu:6.2f}")
-    print(f"{'workers (CPU s, each)':40s} " + " ".join(f"{f'w{i}':>6s}" for i in
-                                                    range(len(workers))) + "    sum  /floor")
-    for _m, _f, label, _top in _STEPS:
-        key = _key(label)
-        if any(key in w for w in workers):
-            cpus = [w.get(key, [0, 0])[1] for w in workers]
-            print(f"  {label:38s} " + " ".join(f"{c:6.2f}" for c in cpus)
-                  + f" {sum(cpus):6.2f} {sum(cpus) / floor_cpu:5.2f}x")
+          f"calling process, {found['workers_cpu_s']:.2f} in {len(found['workers'])} workers; "
+          f"floor {floor_wall:.2f}s ({floor_cpu:.2f} CPU s); load {found['load'][0]:.1f} -> "
+          f"{found['load'][1]:.1f}; pages in {_filesystem(folder)}")
+    indexgen_steps.print_steps(found, floor_cpu)
+    indexgen_steps.print_phases(found, floor_cpu)
+    return found
+
+
+def _filesystem(folder: Path) -> str:
+    """``folder`` and the type of the file system it lies on (``ext4``, ``tmpfs``...)."""
+    best, kind = "", "unknown"
+    try:
+        with open("/proc/mounts") as fh:
+            for line in fh:
+                fields = line.split()
+                if len(fields) > 2 and str(folder.resolve()).startswith(fields[1]) \
+                        and len(fields[1]) >= len(best):
+                    best, kind = fields[1], fields[2]
+    except OSError:
+        pass
+    return f"{folder} ({kind})"
+
+
+def _jobs_list(text: str) -> list[int]:
+    try:
+        found = [int(x) for x in text.split(",")]
+    except ValueError:
+        found = []
+    if not found or min(found) < 1:
+        raise argparse.ArgumentTypeError(f"--sweep takes worker counts such as 1,2,4,8,16, "
+                                         f"not {text!r}")
     return found
 
 
@@ -391,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="rounds; the best of each counts")
     parser.add_argument("--large", action="store_true", help="also time large generated files")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    parser.add_argument("--pages", type=Path, default=RESULTS, metavar="DIR",
+                        help="folder the pages are written under, in a temporary subfolder "
+                             "(default: benchmarks/results, on the checkout's disk, as a "
+                             "user's pages are; /dev/shm keeps them in memory)")
     parser.add_argument("--against", type=Path, default=None,
                         help="a folder holding another indexgen package (an older commit's "
                              "tools/): alternate cold builds with it, each in a fresh process")
@@ -399,73 +295,89 @@ def main(argv: list[str] | None = None) -> int:
                              "process and of the workers (with --against: of that indexgen)")
     parser.add_argument("--profile", type=Path, default=None,
                         help="with --stages: write a cProfile file per step into this folder")
+    parser.add_argument("--sweep", type=_jobs_list, default=None, metavar="N,N,...",
+                        help="cold builds with each number of worker processes: wall, CPU "
+                             "seconds of the calling process and of the workers, and the "
+                             "wall projected on as many free cores")
     args = parser.parse_args(argv)
     root = args.root or torch_root()
-    if args.stages:
-        with tempfile.TemporaryDirectory(prefix="indexgen-bench-") as tmp:
-            found = stages(root, args.jobs or os.cpu_count() or 1, Path(tmp), args.against,
-                           args.profile)
-        if args.json:
-            args.json.write_text(json.dumps(found, indent=2) + "\n")
-        return 0
-    if args.against is not None:
-        with tempfile.TemporaryDirectory(prefix="indexgen-bench-") as tmp:
-            found = against(root, args.against, max(1, args.repeat),
-                            args.jobs or os.cpu_count() or 1, Path(tmp))
-        if args.json:
-            args.json.write_text(json.dumps(found, indent=2) + "\n")
-        return 0
+    jobs = args.jobs or os.cpu_count() or 1
+    with tempfile.TemporaryDirectory(prefix="indexgen-bench-", suffix=".tmp",
+                                     dir=args.pages) as tmp:
+        folder = Path(tmp)
+        if args.stages:
+            found = stages(root, jobs, folder, args.against, args.profile)
+        elif args.sweep:
+            floor_wall, floor_cpu, _n = baseline(root)
+            print(f"pages in {_filesystem(folder)}")
+            found = {"floor_wall_s": floor_wall, "floor_cpu_s": floor_cpu,
+                     "pages_folder": _filesystem(folder),
+                     "runs": indexgen_steps.sweep(root, args.sweep, folder, _env(args.against),
+                                                  (floor_wall, floor_cpu))}
+        elif args.against is not None:
+            found = against(root, args.against, max(1, args.repeat), jobs, folder)
+        else:
+            found = compare(root, jobs, folder, args.repeat, args.large)
+    if args.json:
+        args.json.write_text(json.dumps(found, indent=2) + "\n")
+    return 0 if found.get("pass", True) else 1
 
-    best = {"base": (float("inf"), 0.0), "cold": (float("inf"), 0.0),
-            "warm": (float("inf"), 0.0)}
+
+def compare(root: Path, jobs: int, folder: Path, repeat: int, large: bool) -> dict:
+    """The floor, a cold build and a rebuild with nothing changed, ``repeat`` times
+    alternated (the best of each counts): printed, and returned with ``pass`` telling
+    whether the targets are met."""
+    best = {"base": (float("inf"), 0.0), "cold": (float("inf"), 0.0, 0.0),
+            "warm": (float("inf"), 0.0, 0.0)}
     n_files = pages = written = 0
     # Every round builds into a folder of its own, all removed at the end: removing a round's
     # 5,000 pages right before the next cold build made that build pay for it (ext4 skips
     # inodes deleted in the last minute or more when it allocates new ones, and that search
-    # made creating a page file about 30x slower: see docs/guides/indexgen.md, Speed).
+    # made creating a page file about 30x slower: see docs/design/indexgen-speed.md).
     load_before = os.getloadavg()[0]
-    jobs = args.jobs or os.cpu_count() or 1
-    with tempfile.TemporaryDirectory(prefix="indexgen-bench-") as tmp:
-        create_us = file_creation_us(Path(tmp))
-        for i in range(max(1, args.repeat)):
-            wall, cpu, n_files = baseline(root)
-            best["base"] = min(best["base"], (wall, cpu))
-            # Each build in a fresh process, as the floor: a process that has run builds
-            # before has a larger heap, which slows the next one.
-            out = Path(tmp) / f"out{i}"
-            wall, cpu, pages = fresh_build(root, out, jobs)
-            best["cold"] = min(best["cold"], (wall, cpu))
-            wall, cpu, n_written = fresh_build(root, out, jobs)
-            best["warm"] = min(best["warm"], (wall, cpu))
-            written = max(written, n_written)
+    create_us = file_creation_us(folder)
+    for i in range(max(1, repeat)):
+        wall, cpu, n_files = baseline(root)
+        best["base"] = min(best["base"], (wall, cpu))
+        # Each build in a fresh process, as the floor: a process that has run builds
+        # before has a larger heap, which slows the next one.
+        out = folder / f"out{i}"
+        wall, main_cpu, workers_cpu, pages = fresh_build(root, out, jobs)
+        best["cold"] = min(best["cold"], (wall, main_cpu, workers_cpu))
+        wall, main_cpu, workers_cpu, n_written = fresh_build(root, out, jobs)
+        best["warm"] = min(best["warm"], (wall, main_cpu, workers_cpu))
+        written = max(written, n_written)
     base, cold, warm = best["base"][0], best["cold"][0], best["warm"][0]
     load_after = os.getloadavg()[0]
+    where = _filesystem(folder)
     print(f"machine: {os.cpu_count()} CPUs, {jobs} worker processes, load average "
-          f"{load_before:.1f} before, {load_after:.1f} after")
-    print(f"creating one file in {tempfile.gettempdir()}: {create_us:.0f} us (median of 400; "
-          "about 6 us on a quiet ext4, see file_creation_us)")
+          f"{load_before:.1f} before, {load_after:.1f} after; pages in {where}")
+    print(f"creating one file there: {create_us:.0f} us (median of 400; about 6 us on a "
+          "quiet ext4, see file_creation_us)")
     print(f"ast.parse, 1 fresh process : {base:7.2f}s  cpu {best['base'][1]:7.2f}s  "
           f"({n_files} files)")
-    print(f"indexgen cold build        : {cold:7.2f}s  cpu {best['cold'][1]:7.2f}s  "
-          f"({pages} pages) ratio {cold / base:.2f}x, target <= {COLD_TARGET:.2f}x")
-    print(f"indexgen rebuild, no change: {warm:7.2f}s  cpu {best['warm'][1]:7.2f}s  "
-          f"({written} pages written) ratio {warm / base:.2f}x, target <= {WARM_TARGET:.2f}x")
+    for name, label, n, target in (("cold", "indexgen cold build        ", pages, COLD_TARGET),
+                                   ("warm", "indexgen rebuild, no change", written,
+                                    WARM_TARGET)):
+        wall, main_cpu, workers_cpu = best[name]
+        print(f"{label}: {wall:7.2f}s  cpu {main_cpu:6.2f}s calling process + "
+              f"{workers_cpu:6.2f}s workers ({n} pages written) ratio {wall / base:.2f}x, "
+              f"target <= {target:.2f}x")
     results = {"files": n_files, "jobs": jobs, "load_average": [load_before, load_after],
                "baseline_s": base, "baseline_cpu_s": best["base"][1], "cold_s": cold,
-               "warm_s": warm,
-               "cold_cpu_s": best["cold"][1], "warm_cpu_s": best["warm"][1],
+               "warm_s": warm, "cold_main_cpu_s": best["cold"][1],
+               "cold_workers_cpu_s": best["cold"][2], "warm_main_cpu_s": best["warm"][1],
+               "warm_workers_cpu_s": best["warm"][2],
                "cold_ratio": cold / base, "warm_ratio": warm / base,
-               "file_creation_us": create_us, "pages_folder": tempfile.gettempdir()}
-    if args.large:
-        rows = large_files(args.repeat)
+               "file_creation_us": create_us, "pages_folder": where}
+    if large:
+        rows = large_files(repeat)
         for size, seconds in rows:
             print(f"extract one {size / 1e6:4.1f} MB file      : {seconds:7.2f}s")
         results["large"] = [{"bytes": size, "seconds": seconds} for size, seconds in rows]
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
-    ok = cold <= COLD_TARGET * base and warm <= WARM_TARGET * base and not written
-    print("PASS" if ok else "FAIL")
-    return 0 if ok else 1
+    results["pass"] = cold <= COLD_TARGET * base and warm <= WARM_TARGET * base and not written
+    print("PASS" if results["pass"] else "FAIL")
+    return results
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ Modules, one concept each, from the entry point down to pure functions:
   and the deferred free of its output;
 * :mod:`fsdp_ref.reduce`: a group's reduction: reduce-scatter, HSDP all-reduce, division,
   gradient assignment, and the queue of reductions in flight;
+* :mod:`fsdp_ref.division`: where a reduction divides by the data-parallel size (torch's
+  rule: the same numbers, and what an all-reduce hook sees);
 * :mod:`fsdp_ref.comm_context`: what the groups under one root share to communicate;
 * :mod:`fsdp_ref.param`: one parameter's sharded and unsharded faces;
 * :mod:`fsdp_ref.extensions`: the ``fsdp_pre_all_gather`` / ``fsdp_post_all_gather``
@@ -51,6 +53,8 @@ Modules, one concept each, from the entry point down to pure functions:
   the all-gather / reduce-scatter / all-reduce calls and the pure buffer and shard math
   around them;
 * :mod:`fsdp_ref.streams`: streams, events and where device streams come from;
+* :mod:`fsdp_ref.ordering`: what the host-ordered path (no device streams: gloo on CPU)
+  does differently, in one place;
 * :mod:`fsdp_ref.recorder`: the log of every stream operation that tests, figures and
   the race detector read;
 * :mod:`fsdp_ref.api`: the policy dataclasses and communication hooks;

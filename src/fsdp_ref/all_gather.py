@@ -11,7 +11,12 @@ The unshard half of a group's iteration, the mirror of :mod:`fsdp_ref.reduce`::
     Gatherer.finish   (the group's wait_for_unshard)
         compute stream     wait for `done` (and the Work without streams)
                            copy each parameter's rows out into its unsharded tensor
-                           keep the output until the next copy-in (DeferredOutput.hold)
+                           forward: keep the output until the next copy-in
+                           (DeferredOutput.hold); otherwise free it now
+
+On a one-rank shard group nothing is gathered and no output is allocated: the copy-out
+reads the shards themselves (as torch 2.13 does). The root frees the last output held at
+the end of its forward.
 
 A :class:`Gatherer` belongs to one group and owns what lives between those two calls:
 the all-gather in flight, the group's cached inputs and copy-out views, and whether the
@@ -46,28 +51,31 @@ class GatherInFlight:
     """An all-gather issued and not yet copied out.
 
     Attributes:
-        out: the output buffer (every rank's row).
-        event: recorded on the all-gather stream after the collective.
+        out: the output buffer (every rank's row); ``None`` on a one-rank mesh, where
+            nothing is gathered and the copy-out reads ``inputs`` directly.
+        event: recorded on the all-gather stream after the collective (``None``: none).
         work: the collective's ``Work`` when issued with ``async_op=True``, else ``None``.
         plan: where each input sits in a row.
         layouts: each input's shard layout, for the copy-out.
+        inputs: on a one-rank mesh, the inputs themselves (else ``None``).
     """
 
-    out: torch.Tensor
-    event: Event
+    out: torch.Tensor | None
+    event: Event | None
     work: Any
     plan: BufferPlan
     layouts: list[ShardLayout]
+    inputs: list[GatherInput] | None = None
 
 
 class DeferredOutput:
     """The previous all-gather output, kept until compute has copied out of it.
 
-    One per root, shared by its groups (they all allocate on the copy-in stream). With
-    streams, the next copy-in drops it after the copy-in stream waited for the copy-out
-    event, so at most one output lives on beside the next all-gather's. Without streams
-    compute has finished reading already, and it is dropped at once (its storage already
-    released by :meth:`Gatherer.finish`).
+    One per root, shared by its groups (they all allocate on the copy-in stream). In
+    forward, the next copy-in drops it after the copy-in stream waited for the copy-out
+    event, so at most one output lives on beside the next all-gather's; elsewhere (and on
+    the host-ordered path, where its storage was already released at the copy-out)
+    :meth:`Gatherer.finish` drops it at once.
     """
 
     def __init__(self) -> None:
@@ -77,8 +85,6 @@ class DeferredOutput:
         """Keep ``out`` alive until the copy-in stream waited for ``copied``."""
         self.release(streams)
         self.pending = (out, copied, group)
-        if not streams.has_streams:
-            self.release(streams)
 
     def release(self, streams: CommStreams) -> None:
         """Drop the held output once compute has finished reading it: the copy-in stream
@@ -138,6 +144,11 @@ class Gatherer:
             # The post-forward shards were written on compute after this group's forward.
             copy_in.wait_event(after, "copy_in_after_post_forward_shard", name)
         output.release(streams)
+        if self._gather_nothing(info, after):
+            flat, plan = self._inputs or self._collect(False, info)
+            self.in_flight = GatherInFlight(None, None, None, plan, [i.layout for i in flat],
+                                            flat)
+            return
         with copy_in.use():
             recorder.log("copy_in", copy_in.name, "all_gather_input", name)
             if self._inputs is not None and after is None:
@@ -152,28 +163,28 @@ class Gatherer:
         streams.all_gather.wait_event(copy_in_done, "all_gather_after_copy_in", name)
         with streams.all_gather.use():
             work = collectives.run_all_gather(
-                out, inp, info.shard_group, not streams.has_streams or async_op,
+                out, inp, info.shard_group, streams.ordering.launch_async(async_op),
                 self.settings.custom_all_gather, name, phase=phase,
             )
             done = streams.all_gather.record_event("all_gather_done", name)
         self.in_flight = GatherInFlight(out, done, work, plan, [i.layout for i in flat])
 
-    def complete(self, streams: CommStreams) -> None:
-        """Without streams, block the host until the all-gather in flight has completed;
-        it stays in flight for :meth:`finish`, which still waits on its ``Work`` and
-        copies out.
+    def _gather_nothing(self, info: MeshInfo, after: Event | None) -> bool:
+        """Whether this all-gather has no peers and needs no buffer: a one-rank shard group
+        whose parameters send their own shards (no extension hook, no post-forward shard,
+        no custom all-gather). Then, as torch 2.13 does, no output buffer is allocated:
+        :meth:`finish` fills the unsharded tensors from the shards, on compute."""
+        return (not collectives.has_peers(info.shard_group) and after is None
+                and self.settings.custom_all_gather is None
+                and all(p.extension is None for p in self.params))
 
-        Not an ordering wait (nothing reads the output before :meth:`finish`), a wait for
-        memory: gloo stages an all-gather through a buffer the size of the whole output,
-        allocated on its own thread for the collective's duration. A backward prefetch
-        left running holds that buffer while the block's backward allocates its
-        gradients, at the step's peak (every activation is alive); completed first, the
-        buffer is gone before the backward resumes, as with torch's synchronous
-        all-gathers on CPU. With streams there is no such host wait to make.
-        """
-        ag = self.in_flight
-        if ag is not None and ag.work is not None and not streams.has_streams:
-            ag.work.wait()
+    def complete(self, streams: CommStreams) -> None:
+        """On the host-ordered path, block the host until the all-gather in flight has
+        completed (:meth:`fsdp_ref.ordering.HostOrdered.complete_prefetch`: a wait for
+        gloo's staging buffer, not for order); it stays in flight for :meth:`finish`,
+        which still waits on its ``Work`` and copies out. A no-op with device streams."""
+        if self.in_flight is not None:
+            streams.ordering.complete_prefetch(self.in_flight.work)
 
     def _collect(self, post_forward: bool, info: MeshInfo):
         """This all-gather's inputs and their buffer plan; kept for the next ones when
@@ -190,16 +201,22 @@ class Gatherer:
                              for i in flat], plan)
         return flat, plan
 
-    def finish(self, streams: CommStreams, output: DeferredOutput, name: str) -> bool:
+    def finish(self, streams: CommStreams, output: DeferredOutput, name: str,
+               defer: bool = True) -> bool:
         """Make compute wait for the all-gather in flight and copy every parameter's rows
-        into its unsharded tensor; ``False`` when none was in flight."""
+        into its unsharded tensor; ``False`` when none was in flight.
+
+        ``defer``: keep the output (a synchronous all-gather's) until the next copy-in, so
+        the copy-out overlaps it (torch: only in forward); else free it now, once the
+        copy-in stream waited for the copy-out."""
         ag, self.in_flight = self.in_flight, None
         if ag is None:
             return False
         compute = streams.current()
         if ag.work is not None:
             wait_work(ag.work, compute, "all_gather_work", name)
-        compute.wait_event(ag.event, "compute_after_all_gather", name)
+        if ag.event is not None:
+            compute.wait_event(ag.event, "compute_after_all_gather", name)
         recorder.log("copy_out", compute.name, "unsharded_params", name)
         fulls = [t for p in self.params for t in p.alloc_unsharded()]
         # Refilling the same parameters is not a new version of them for autograd: what
@@ -210,20 +227,26 @@ class Gatherer:
                 self._copy_out(ag, fulls)
         finally:
             torch._C._autograd._unsafe_set_version_counter(tuple(fulls), versions)
-        if not streams.has_streams and self.settings.custom_all_gather is None:
-            # Free it now: gloo's worker thread may hold the finished Work, and so this
-            # output, until its next collective (seen in the benchmark: a block's output
-            # on top of the next prefetch's). Nothing reads it after the copy-out.
-            ag.out.untyped_storage().resize_(0)
+        if ag.out is None:
+            return True
+        if self.settings.custom_all_gather is None:  # (a custom one owns its memory)
+            streams.ordering.free_at_copy_out(ag.out)
         copied = compute.record_event("copy_out_done", name)
         # The output may be freed only once compute has read it (a deferred free).
         output.hold(ag.out, copied, name, streams)
+        if not streams.ordering.keep_past_copy_out(defer and ag.work is None):
+            output.release(streams)
         return True
 
     def _copy_out(self, ag: GatherInFlight, fulls: list[torch.Tensor]) -> None:
         """Copy out (grad mode off), through the ``(world, -1)`` views of ``fulls`` made
         once for the tensors a group refills every step
-        (:func:`~fsdp_ref.collectives.copy_out_views`)."""
+        (:func:`~fsdp_ref.collectives.copy_out_views`); on a one-rank mesh, straight
+        from each input (its padded shard is the whole tensor)."""
+        if ag.out is None:
+            for inp, full in zip(ag.inputs, fulls):
+                full.copy_(inp.tensor.reshape(full.shape))
+            return
         cached = self._views  # (the plan is the kept one while the inputs are)
         if cached is None or cached[0] is not ag.plan or not all(
             a is b for a, b in zip(cached[1], fulls)
@@ -241,6 +264,10 @@ class Gatherer:
         compute: Stream = streams.current()
         if ag.work is not None:
             wait_work(ag.work, compute, "reset_all_gather_work", name)
+        if ag.out is None:
+            return
         # Nobody copied it out, but the all-gather stream may still be writing it: free
         # it like a used output, once the copy-in stream waited for the all-gather.
         output.hold(ag.out, ag.event, name, streams)
+        if not streams.ordering.keep_past_copy_out(True):
+            output.release(streams)

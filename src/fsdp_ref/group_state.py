@@ -97,6 +97,8 @@ class GroupSettings:
         requires_all_reduce: HSDP: all-reduce across replicas (``False``: keep partial sums).
         gradient_divide_factor: divide reduced gradients by this instead of the data
             parallel size.
+        force_sum_reduction: divide before and after ``SUM`` collectives where torch would
+            otherwise average in the collective (:mod:`fsdp_ref.division`).
         reduce_scatter_unused_params: reduce zeros for parameters without a gradient.
         unshard_in_backward: all-gather again before this group's backward.
         unshard_async_op: issue the forward/backward all-gathers with ``async_op=True``.
@@ -116,6 +118,7 @@ class GroupSettings:
     requires_gradient_sync: bool = True
     requires_all_reduce: bool = True
     gradient_divide_factor: float | None = None
+    force_sum_reduction: bool = False
     reduce_scatter_unused_params: bool = False
     unshard_in_backward: bool = True
     unshard_async_op: bool = False

@@ -147,8 +147,11 @@ class FSDPModule:
     def set_is_last_backward(self, is_last_backward: bool) -> None:
         """Whether the next backward is the last before the optimizer step.
 
-        When ``False``, the final callback does not wait for the reductions it launched,
-        leaving them in flight into the next backward (microbatching).
+        When ``False``, the end of that backward keeps the iteration's prefetch order and
+        the last all-gather output for the next microbatch. Its reductions are finished
+        either way, so ``.grad`` holds every gradient reduced so far, as in torch 2.13
+        (which assigns them in each post-backward, on its streams); unlike torch's, they
+        do not run on behind the next microbatch's forward on a GPU.
         """
         self._get_fsdp_state().iter_ctx.is_last_backward = is_last_backward
 
@@ -193,11 +196,14 @@ class FSDPModule:
         self.set_gradient_divide_factor(factor)
 
     def set_force_sum_reduction_for_comms(self, enable: bool) -> None:
-        """Require SUM-only collectives. fsdp_ref always reduces with SUM and divides
-        separately (see :mod:`fsdp_ref.collectives`), so ``True`` is already in effect;
-        ``False`` is accepted and changes nothing, as no other reduction op is used."""
+        """Require SUM-only collectives, dividing before and after them instead of
+        averaging in them (this module's groups, as torch). fsdp_ref's collectives are
+        always SUM; what changes is *where* it divides, which torch's numbers (and what an
+        all-reduce hook sees) depend on: :mod:`fsdp_ref.division`."""
         if not isinstance(enable, bool):
             raise TypeError(f"enable must be a bool, got {type(enable).__name__}")
+        for group in self._groups():
+            group.settings.force_sum_reduction = enable
 
     # ---- resharding policy ---------------------------------------------------------
 

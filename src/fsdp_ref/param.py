@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
-from torch.distributed.tensor import DTensor
+from torch.distributed.tensor import DTensor, Replicate, Shard
 
 from .api import MixedPrecisionPolicy
 from .buffer_plan import GatherInput, allocate_storage, free_storage, storage_slots
@@ -463,12 +463,25 @@ class FSDPParam:
 
     # ---- reshard_after_forward=<int> ------------------------------------------------
 
-    def to_post_forward_shard(self, layout: ShardLayout) -> None:
-        """Keep a shard over a smaller group between forward and backward (int reshard)."""
+    def to_post_forward_shard(self, layout: ShardLayout, mesh=None) -> None:
+        """Keep a shard over a smaller group between forward and backward (int reshard).
+
+        What the module shows meanwhile is torch 2.13's: a DTensor of that shard, in
+        ``param_dtype``, ``(Replicate(), Shard(dim))`` on the post-forward 2-D ``mesh``
+        (a tensor-parallel parameter, which torch refuses to reshard so, shows its
+        sharded parameter)."""
         self.post_forward_layout = layout
         padded = layout.padded_shard(local_tensor(self.unsharded_param).detach())
         recorder.name_buffer(padded, f"post-forward shard of {self.fqn}")
-        self._register(self.sharded_param)
+        shown = self.sharded_param
+        if mesh is not None and not self.placement.is_dtensor:
+            shape = layout.full_shape
+            with torch.no_grad():
+                dt = DTensor.from_local(layout.local_view(padded), mesh,
+                                        (Replicate(), Shard(layout.shard_dim)), run_check=False,
+                                        shape=shape, stride=contiguous_stride(shape))
+            shown = nn.Parameter(dt, requires_grad=self.requires_grad)
+        self._register(shown)
         self.free_unsharded()
         self.post_forward_shard = padded
 

@@ -141,8 +141,14 @@ class FSDPParamGroup:
                             async_op, self._phase())
 
     def wait_for_unshard(self) -> None:
-        """Make compute wait for the all-gather, copy out, and register unsharded params."""
-        if not self.gatherer.finish(self.comm_ctx, self.comm_ctx.output, self.name):
+        """Make compute wait for the all-gather, copy out, and register unsharded params.
+
+        In forward the all-gather output outlives the copy-out until the next group's
+        copy-in (so that copy-out and the next all-gather overlap); in backward, after a
+        user's ``unshard()`` and for ``async_op`` it is freed at once, as torch 2.13 does.
+        """
+        forward = self.training_state is TrainingState.FORWARD
+        if not self.gatherer.finish(self.comm_ctx, self.comm_ctx.output, self.name, forward):
             return
         if self.sharded_state is ShardedState.SHARDED_POST_FORWARD:
             recorder.log("free", "compute", "post_forward_shard", self.name)
@@ -154,9 +160,9 @@ class FSDPParamGroup:
         """Start this group's all-gather ahead of its use (``"forward"`` or
         ``"backward"``), unless it already is (or is about to be) unsharded then.
 
-        Without streams a backward prefetch's all-gather is completed before this returns
-        (:meth:`~fsdp_ref.all_gather.Gatherer.complete`: gloo's staging buffer must not
-        sit on the backward's peak); a forward prefetch keeps running behind compute."""
+        On the host-ordered path a backward prefetch's all-gather is completed before this
+        returns (:meth:`~fsdp_ref.all_gather.Gatherer.complete`: gloo's staging buffer must
+        not sit on the backward's peak); a forward prefetch keeps running behind compute."""
         if direction == "forward" and self.training_state is not TrainingState.IDLE:
             return
         if direction == "backward" and (
@@ -166,7 +172,7 @@ class FSDPParamGroup:
             return
         recorder.log("prefetch", "compute", direction, self.name)
         self.unshard(self.settings.unshard_async_op)
-        if direction == "backward":  # (CPU: gloo's staging buffer goes before backward)
+        if direction == "backward":
             self.gatherer.complete(self.comm_ctx)
 
     # ---- reshard -------------------------------------------------------------------
@@ -193,7 +199,7 @@ class FSDPParamGroup:
         for p in self.fsdp_params:
             p.to_post_forward_shard(
                 ShardLayout(p.layout.full_shape, p.layout.shard_dim, info.shard_size,
-                            info.shard_rank)
+                            info.shard_rank), info.mesh
             )
         self._post_forward_event = self.comm_ctx.current().record_event(
             "post_forward_shard_done", self.name
@@ -265,14 +271,20 @@ class FSDPParamGroup:
         params = [p for p in self.fsdp_params if p.requires_grad]
         if not self.settings.reduce_scatter_unused_params:
             params = [p for p in params if p.has_unsharded_grad()]
-        if params:
-            ctx = self.comm_ctx
-            packed = self.reducer.pack(params, ctx, ctx.reductions)
+        if not params:
             if self.settings.reshard_after_backward:
-                self.reshard()  # (the gradients are packed: the parameters may go)
-            self.reducer.launch(packed, ctx, ctx.reductions)
-        elif self.settings.reshard_after_backward:
-            self.reshard()
+                self.reshard()
+            return
+        ctx = self.comm_ctx
+        taken = self.reducer.take_grads(params)
+        if self.settings.reshard_after_backward:
+            self.reshard()  # (the gradients are taken: the parameters may go first)
+        # When earlier reductions complete: the oldest finish (their gradients land in
+        # .grad, their inputs are freed) before this group allocates its own input, so
+        # that at most max_reductions_in_flight are alive; the rest at the end of backward.
+        ctx.reductions.finish(keep=self.settings.max_reductions_in_flight - 1)
+        packed = self.reducer.pack(taken, ctx)
+        self.reducer.launch(packed, ctx, ctx.reductions)
 
     # ---- after a conversion or an exception ----------------------------------------
 

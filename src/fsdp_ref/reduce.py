@@ -1,30 +1,42 @@
 """A group's gradients after its backward: reduce-scatter, [all-reduce], divide, assign.
 
-The reduction half of a group's iteration, the mirror of :mod:`fsdp_ref.all_gather`, in
-two steps a reduce-scatter's flight apart::
+The reduction half of a group's iteration, the mirror of :mod:`fsdp_ref.all_gather`. Its
+*when* is :meth:`fsdp_ref.param_group.FSDPParamGroup.post_backward`'s; its *what* is here,
+in two halves a reduce-scatter's flight apart::
 
-    Reducer.pack      (post-backward, compute)  pack the unsharded gradients into the
-                      reduce-scatter input, one buffer per reduce dtype; drop the grads
-                      -- the group reshards here --
-    Reducer.launch    (post-backward)  launch each reduce-scatter SUM on its stream and
-                      queue a Reduction on the root's ReductionQueue
-    Reduction.finish  (a later group's post-backward, or the root's final callback)
-                      wait; HSDP: add kept partial sums, all-reduce across replicas;
-                      divide; assign (or accumulate) the sharded DTensor gradients
+    FSDPParamGroup.post_backward (compute)
+        Reducer.take_grads    the unsharded gradients, by reduce dtype
+                              -- the group reshards --
+        ReductionQueue.finish the oldest reductions in flight complete (below), so that
+                              at most max_reductions_in_flight inputs are alive
+        Reducer.pack          copy the gradients into the reduce-scatter input, one
+                              buffer per reduce dtype; drop the gradients
+        Reducer.launch        reduce-scatter SUM on its stream; queue a Reduction
+    Reducer.finish (a later group's post-backward, or the end of backward)
+        wait                  compute (the host, on the host-ordered path) waits;
+                              divide where torch's reduce-scatter would average
+        _across_replicas      HSDP: add a kept partial sum, all-reduce, run the hook (or
+                              keep the sum: set_requires_all_reduce(False)); plain: the hook
+        (divide)              by what the division leaves for after the hook
+        _assign               each shard into its parameter's .grad, then that
+                              parameter's post-accumulate-grad hooks
+
+These are the sections of torch 2.13's ``foreach_reduce``, which issues them all in the
+group's post-backward on the reduce-scatter stream. fsdp_ref finishes a reduction at the
+next group's post-backward instead: the host-ordered path, where the host itself waits,
+never blocks inside a running reduce-scatter.
 
 A :class:`Reducer` belongs to one group and owns what outlives a backward: the partial
 sums that HSDP keeps while ``set_requires_all_reduce(False)``. The reductions in flight of
-every group under a root wait in one :class:`ReductionQueue`, oldest first: a group
-finishes the oldest ones before it allocates its own input (``max_reductions_in_flight``,
-1 by default as upstream), and the root finishes the rest at the end of backward.
+every group under a root wait in one :class:`ReductionQueue`, oldest first.
 
-Sums are always ``SUM`` with an explicit division (:func:`divide_factors`): gloo emulates
-reduce-scatter and its ``AVG`` has had silent correctness bugs.
+Collectives are always ``SUM``; the division by the data-parallel size happens where
+torch 2.13's collectives would divide (:mod:`fsdp_ref.division`), so the numbers, and what
+an all-reduce hook sees, are torch's.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,13 +45,14 @@ import torch
 
 from . import collectives
 from .buffer_plan import BufferPlan
+from .division import Division, division
 from .group_state import GroupSettings
 from .mesh import MeshInfo
 from .param import FSDPParam
 from .recorder import recorder
 from .streams import CommStreams, Event, Stream, wait_work
 
-__all__ = ["Packed", "Reducer", "Reduction", "ReductionQueue", "divide_factors"]
+__all__ = ["Packed", "Reducer", "Reduction", "ReductionQueue"]
 
 
 @dataclass
@@ -109,12 +122,13 @@ class ReductionQueue:
     def finish_completed(self) -> None:
         """Finish, oldest first, the reductions whose collective has already completed.
 
-        Only reductions issued without streams (gloo on CPU) carry a ``Work`` to ask; with
-        streams completion is an event, and they wait for :meth:`finish`. Called before a
-        module's backward, and again after each backward prefetch (for which the host
-        waited, :meth:`fsdp_ref.all_gather.Gatherer.complete`): a reduce-scatter that
-        completed meanwhile frees its input (and gloo its own copy of it) now, not after
-        the next module's backward.
+        Only the host-ordered path (:class:`fsdp_ref.ordering.HostOrdered`, whose
+        ``finishes_completed_early`` says to call this) launches reductions with a ``Work`` to ask; with device streams completion
+        is an event, and they wait for :meth:`finish`. Called before a module's backward,
+        and again after each backward prefetch (for which the host waited,
+        :meth:`fsdp_ref.all_gather.Gatherer.complete`): a reduce-scatter that completed
+        meanwhile frees its input (and gloo its own copy of it) now, not after the next
+        module's backward.
         """
         while self.pending and self.pending[0].work is not None \
                 and self.pending[0].work.is_completed():
@@ -147,6 +161,14 @@ class Reducer:
         self.device = device
         self.partial: dict[torch.dtype, torch.Tensor] = {}
 
+    def division(self, dtype: torch.dtype) -> Division:
+        """Where a reduction in ``dtype`` divides (:func:`fsdp_ref.division.division`)."""
+        settings, info = self.settings, self.mesh_info
+        group = settings.reduce_scatter_group or info.shard_group
+        return division(dtype, 1 if group is None else group.size(),
+                        info.replicate_size if info.is_hsdp else 1,
+                        settings.gradient_divide_factor, settings.force_sum_reduction)
+
     def _allocator(self) -> Callable | None:
         group = self.mesh_info.shard_group
         return collectives.buffer_allocator(
@@ -155,23 +177,27 @@ class Reducer:
             device=self.device,
         )
 
-    def pack(self, params: list[FSDPParam], streams: CommStreams,
-             queue: ReductionQueue) -> list[Packed]:
-        """Pack ``params``' unsharded gradients into reduce-scatter inputs, on compute,
-        and drop the gradients. The oldest reductions of ``queue`` are finished first, so
-        that at most ``max_reductions_in_flight`` inputs are alive at once.
+    def take_grads(self, params: list[FSDPParam]) -> dict[torch.dtype, tuple[list, list]]:
+        """``params``' unsharded gradients, by reduce dtype: ``{dtype: (params, grads)}``,
+        taken before the group reshards (a tensor-parallel gradient is redistributed here,
+        once).
 
         A sum needs one dtype: gradients are reduced in their parameter's ``reduce_dtype``
         (the policy's, else its ``param_dtype``), one reduce-scatter per distinct dtype, in
         the order the dtypes first appear among ``params`` (one in the usual case).
         """
-        compute = streams.current()
-        buckets: dict[torch.dtype, list[FSDPParam]] = {}
+        buckets: dict[torch.dtype, tuple[list, list]] = {}
         for p in params:
-            buckets.setdefault(p.reduce_dtype, []).append(p)
-        grads = {dtype: [p.unsharded_grad() for p in ps] for dtype, ps in buckets.items()}
-        # Free the oldest reductions' inputs before allocating this one's.
-        queue.finish(keep=self.settings.max_reductions_in_flight - 1)
+            ps, grads = buckets.setdefault(p.reduce_dtype, ([], []))
+            ps.append(p)
+            grads.append(p.unsharded_grad())
+        return buckets
+
+    def pack(self, taken: dict[torch.dtype, tuple[list, list]],
+             streams: CommStreams) -> list[Packed]:
+        """Pack the gradients :meth:`take_grads` took into reduce-scatter inputs, on
+        compute, and drop them."""
+        compute = streams.current()
         # Copy-in on the compute stream: the gradients were written there, so they can be
         # dropped right after without another event.
         recorder.log("grad_ready", compute.name, "unsharded_grads", self.name)
@@ -179,14 +205,15 @@ class Reducer:
         allocate = self._allocator()
         packed = []
         with torch.no_grad():
-            for dtype, ps in buckets.items():
+            for dtype, (ps, grads) in taken.items():
                 plan, rs_input = collectives.reduce_scatter_copy_in(
-                    grads[dtype], [p.layout for p in ps], dtype, self.device, allocate
+                    grads, [p.layout for p in ps], dtype, self.device, allocate
                 )
                 recorder.name_buffer(rs_input, "reduce-scatter input", self.name)
                 packed.append(Packed(dtype, ps, plan, rs_input))
-        for p in params:
-            p.clear_unsharded_grad()
+        for ps, _ in taken.values():
+            for p in ps:
+                p.clear_unsharded_grad()
         return packed
 
     def launch(self, packed: list[Packed], streams: CommStreams, queue: ReductionQueue) -> None:
@@ -194,13 +221,15 @@ class Reducer:
         streams.reduce_scatter.wait_stream(streams.current(), "reduce_scatter_after_grads")
         for item in packed:
             with streams.reduce_scatter.use():
-                pre, _ = divide_factors(self.settings, self.mesh_info, item.dtype)
-                if pre != 1.0:
-                    item.rs_input.div_(pre)
+                div = self.division(item.dtype)
+                if div.pre != 1.0:
+                    item.rs_input.div_(div.pre)
+                if div.premul is not None:
+                    item.rs_input.mul_(div.premul)
                 out, work = collectives.reduce_scatter(
                     item.rs_input,
                     self.settings.reduce_scatter_group or self.mesh_info.shard_group,
-                    not streams.has_streams,  # without streams the host must not block
+                    streams.ordering.launch_async(False),
                     self.settings.custom_reduce_scatter,
                     self.name,
                     phase="post_backward",
@@ -211,62 +240,86 @@ class Reducer:
                                  item.plan))
 
     def finish(self, red: Reduction) -> None:
-        """Wait for ``red``'s reduce-scatter, [all-reduce], divide and assign."""
-        streams, settings, name = red.streams, self.settings, self.name
+        """Complete ``red``, in the steps of torch's ``foreach_reduce`` after its
+        reduce-scatter: wait; reduce across replicas (HSDP) or run the all-reduce hook;
+        divide; assign each parameter's shard to its ``.grad`` and run its
+        post-accumulate-grad hooks. All but the host's own work run on the reduce-scatter
+        stream, which compute then waits for."""
+        streams, name = red.streams, self.name
         compute = streams.current()
         recorder.log("reduce", streams.reduce_scatter.name, "finish_reduction", name)
-        if red.work is not None:
+        if red.work is not None:  # (the host-ordered path's collectives)
             wait_work(red.work, compute, "reduction_work", name)
-        out = red.rs_output
         offload = any(p.offload_to_cpu for p in red.params)
-        _, post = divide_factors(settings, self.mesh_info, out.dtype)
+        div = self.division(red.rs_output.dtype)
         with streams.reduce_scatter.use():
-            if self.mesh_info.is_hsdp:
-                partial = self.partial.pop(out.dtype, None)  # one per reduce dtype
-                if partial is not None:
-                    out = out + partial
-                if not settings.requires_all_reduce:
-                    # Keep the partial sum for the backward that all-reduces.
-                    self.partial[out.dtype] = out
-                    compute.wait_event(red.event, "compute_after_partial_reduce", name)
-                    recorder.log("free", compute.name, "reduce_scatter_input", name)
-                    return
-                # (after the add above: wait for the stream as it is now, not red.event)
-                streams.all_reduce.wait_stream(streams.reduce_scatter,
-                                               "all_reduce_after_reduce_scatter")
-                with streams.all_reduce.use():
-                    collectives.all_reduce(out, self.mesh_info.replicate_group, name,
-                                           "post_backward")
-                    if settings.all_reduce_hook is not None:
-                        settings.all_reduce_hook(out)
-                    ar_done = streams.all_reduce.record_event("all_reduce_done", name)
-                streams.reduce_scatter.wait_event(ar_done, "reduce_scatter_after_all_reduce",
-                                                  name)
-            elif settings.all_reduce_hook is not None:
-                self._run_hook(out, streams)
-            if post != 1.0:
-                out.div_(post)
-            grads = [p.reduced_grad(out, off) for off, p in zip(red.plan.offsets, red.params)]
+            if div.after_reduce_scatter != 1.0:  # (torch's averaging reduce-scatter)
+                red.rs_output.div_(div.after_reduce_scatter)
+            out = self._across_replicas(red, compute, div)
+            if out is None:  # a partial sum kept for a later backward
+                return
+            if div.post != 1.0:
+                out.div_(div.post)
+            shards = [p.reduced_grad(out, off) for off, p in zip(red.plan.offsets, red.params)]
             if not offload:
-                for p, grad in zip(red.params, grads):
-                    p.accumulate_sharded_grad(grad)
+                self._assign(red.params, shards)
             finished = streams.reduce_scatter.record_event("reduction_done", name)
         compute.wait_event(finished, "compute_after_reduction", name)
         if offload:
             # The optimizer steps on the host, and accumulating into a host gradient is a
-            # host op: the host itself must wait for the device-to-host copies first.
-            if streams.has_streams:
+            # host op: the host itself waits for the device-to-host copies first.
+            if streams.ordering.host_waits_for_copies:
                 finished.synchronize("host_after_offload_copy", name)
-            for p, grad in zip(red.params, grads):
-                p.accumulate_sharded_grad(grad)
+            self._assign(red.params, shards)
         recorder.log("free", compute.name, "reduce_scatter_input", name)
 
+    def _across_replicas(self, red: Reduction, compute: Stream,
+                         div: Division) -> torch.Tensor | None:
+        """The reduce-scatter output reduced across replicas: HSDP adds a kept partial
+        sum and all-reduces (averaging as torch's ``AVG`` would, then the hook); with
+        ``set_requires_all_reduce(False)`` it keeps the sum for later and returns
+        ``None``. Plain FSDP runs the hook only."""
+        streams, settings, name = red.streams, self.settings, self.name
+        out = red.rs_output
+        if not self.mesh_info.is_hsdp:
+            if settings.all_reduce_hook is not None:
+                self._run_hook(out, streams)
+            return out
+        partial = self.partial.pop(out.dtype, None)  # one per reduce dtype
+        if partial is not None:
+            out = out + partial
+        if not settings.requires_all_reduce:
+            self.partial[out.dtype] = out  # for the backward that all-reduces
+            compute.wait_event(red.event, "compute_after_partial_reduce", name)
+            recorder.log("free", compute.name, "reduce_scatter_input", name)
+            return None
+        # (after the add above: wait for the stream as it is now, not red.event)
+        streams.all_reduce.wait_stream(streams.reduce_scatter, "all_reduce_after_reduce_scatter")
+        with streams.all_reduce.use():
+            collectives.all_reduce(out, self.mesh_info.replicate_group, name, "post_backward")
+            if div.after_all_reduce != 1.0:
+                out.div_(div.after_all_reduce)
+            if settings.all_reduce_hook is not None:
+                settings.all_reduce_hook(out)
+            ar_done = streams.all_reduce.record_event("all_reduce_done", name)
+        streams.reduce_scatter.wait_event(ar_done, "reduce_scatter_after_all_reduce", name)
+        return out
+
+    @staticmethod
+    def _assign(params: list[FSDPParam], shards: list[torch.Tensor]) -> None:
+        """Each parameter's shard (:meth:`~fsdp_ref.param.FSDPParam.reduced_grad`) into
+        its sharded ``.grad`` (set, or added), then that parameter's post-accumulate-grad
+        hooks, parameter by parameter as torch does
+        (:meth:`~fsdp_ref.param.FSDPParam.accumulate_sharded_grad`)."""
+        for p, shard in zip(params, shards):
+            p.accumulate_sharded_grad(shard)
 
     def _run_hook(self, out: torch.Tensor, streams: CommStreams) -> None:
         """The all-reduce hook of plain FSDP, on the user's stream when one was given
-        (and there are streams), between two waits on the reduce-scatter stream."""
-        hook, raw = self.settings.all_reduce_hook, self.settings.all_reduce_hook_stream
-        if raw is None or not streams.has_streams:
+        (and device streams order it), between two waits on the reduce-scatter stream."""
+        hook = self.settings.all_reduce_hook
+        raw = streams.ordering.user_stream(self.settings.all_reduce_hook_stream)
+        if raw is None:
             hook(out)
             return
         stream = Stream("all_reduce_hook", streams.backend.adopt(raw), streams.backend)
@@ -275,20 +328,3 @@ class Reducer:
             hook(out)
             done = stream.record_event("all_reduce_hook_done", self.name)
         streams.reduce_scatter.wait_event(done, "reduce_scatter_after_all_reduce_hook", self.name)
-
-
-def divide_factors(settings: GroupSettings, info: MeshInfo,
-                   dtype: torch.dtype) -> tuple[float, float]:
-    """Factors to divide by before and after the SUM reduction.
-
-    The total is ``settings.gradient_divide_factor``, else the data-parallel size. fp32
-    and wider: all after. fp16/bf16: split around the sum (sqrt each side) so that
-    neither the summands nor the sum overflow or underflow.
-    """
-    total = settings.gradient_divide_factor
-    if total is None:
-        total = info.shard_size * info.replicate_size
-    if dtype in (torch.float16, torch.bfloat16) and total > 1:
-        pre = 2 ** math.floor(math.log2(math.sqrt(total)))
-        return float(pre), total / pre
-    return 1.0, float(total)

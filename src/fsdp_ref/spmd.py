@@ -266,15 +266,18 @@ def _on_spmd_mesh(param: DTensor, info: MeshInfo, shard_dim: int, name: str) -> 
 def _on_tp_mesh(param: DTensor, info: MeshInfo, shard_dim: int, name: str) -> ParamPlacement:
     """No ``dp_mesh_dims``: the parameter lives on its own (tensor-parallel) mesh."""
     tp_mesh = param.device_mesh
+    fix = ("Slice both from one named mesh, e.g. world = init_device_mesh(device, (dp, tp), "
+           "mesh_dim_names=('dp', 'tp')); parallelize_module(model, world['tp'], plan); "
+           "fully_shard(model, mesh=world['dp']), or pass mesh=world with dp_mesh_dims")
     try:
         mesh = DeviceMesh._concatenate([info.mesh, tp_mesh])
-    except (RuntimeError, TypeError, AttributeError) as err:
+    except RuntimeError as err:  # torch 2.13 raises this one itself: its text first
+        raise RuntimeError(f"{err}. {name} is a DTensor on {tp_mesh}, which cannot be "
+                           f"combined with the FSDP mesh {info.mesh}. {fix}") from err
+    except (TypeError, AttributeError) as err:
         raise ValueError(
             f"{name} is a DTensor on {tp_mesh}, which cannot be combined with the FSDP mesh "
-            f"{info.mesh} ({err}). Slice both from one named mesh, e.g. world = "
-            "init_device_mesh(device, (dp, tp), mesh_dim_names=('dp', 'tp')); "
-            "parallelize_module(model, world['tp'], plan); fully_shard(model, "
-            "mesh=world['dp']), or pass mesh=world with dp_mesh_dims"
+            f"{info.mesh} ({err}). {fix}"
         ) from err
     dp_dims: list[Placement | None] = [
         None if i == info.shard_mesh_dim else Replicate() for i in range(info.mesh.ndim)

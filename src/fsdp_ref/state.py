@@ -278,6 +278,9 @@ class FSDPState:
         if iter_ctx.iter_forward_root is self:
             iter_ctx.iter_forward_root = None
             iter_ctx.order.end_forward()
+            # The last block's all-gather output goes before the loss (torch 2.13 frees
+            # it here too): nothing gathers again until backward.
+            self.comm_ctx.output.release(self.comm_ctx)
         return output
 
     # ---- backward ------------------------------------------------------------------
@@ -291,13 +294,16 @@ class FSDPState:
             ctx.final_callback_queued = True
             root = next(s for s in ctx.all_states if s.is_root)
             Variable._execution_engine.queue_callback(root._final_callback)
-        reductions = self.comm_ctx.reductions
-        reductions.finish_completed()  # their inputs go before this backward
+        comm = self.comm_ctx
+        early = comm.ordering.finishes_completed_early  # (the host-ordered path)
+        if early:
+            comm.reductions.finish_completed()  # their inputs go before this backward
         ran = [group for group in reversed(self.groups) if group.pre_backward()]
         for target in ctx.order.backward_targets(self, ran):
             if target not in self.groups:
-                target.prefetch("backward")  # (CPU: the host waited for its all-gather,
-                reductions.finish_completed()  # gloo may have finished older ones too)
+                target.prefetch("backward")  # (host-ordered: the host waited for its
+                if early:                    # all-gather; gloo may have finished older
+                    comm.reductions.finish_completed()  # reductions meanwhile)
 
     def _final_callback(self) -> None:
         """End of backward (root only): reduce what autograd did not reach, then end the
@@ -324,13 +330,13 @@ class FSDPState:
     def _end_iteration(self, aborted: bool) -> None:
         """The end of an iteration, after the last backward or after an exception.
 
-        After a backward that is not the last before the optimizer step
-        (``set_is_last_backward(False)``) only the modules' forward bookkeeping is
-        cleared: reductions stay in flight into the next backward. At the real end, every
-        reduction is finished (or, after an exception, completed without being used so
-        no rank is left waiting, and every group is reset), the iteration's order is
-        forgotten, and the last all-gather output is dropped: nothing gathered or reduced
-        outlives the step.
+        Every backward ends with its reductions finished, their gradients in ``.grad``
+        (torch 2.13 assigns them in each post-backward, ``set_is_last_backward(False)``
+        or not); after an exception they are completed without being used, so no rank is
+        left waiting, and every group is reset. After a backward that is not the last
+        before the optimizer step (``set_is_last_backward(False)``) that is all; at the
+        real end the iteration's order is forgotten and the last all-gather output is
+        dropped: nothing gathered or reduced outlives the step.
         """
         ctx, comm = self.iter_ctx, self.comm_ctx
         ctx.final_callback_queued = False
@@ -341,8 +347,8 @@ class FSDPState:
             state._modules_to_run.clear()
             for group in state.groups if aborted else ():
                 group.reset()
+        comm.reductions.finish()  # (none left after abandon)
         if aborted or ctx.is_last_backward:
-            comm.reductions.finish()  # (none left after abandon)
             ctx.order.end_iteration(aborted)
             comm.output.release(comm)
 

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 import torch
 
+from .ordering import DEVICE_ORDERED, HOST_ORDERED, Ordering
 from .recorder import recorder
 
 __all__ = [
@@ -212,8 +213,9 @@ class CommStreams:
     ======================  ==========================================================
 
     Who waits on whom is tabulated, site by site, in ``docs/design/streams.md``. Without
-    streams (plain CPU) :attr:`has_streams` is false and the groups wait on ``Work``
-    handles instead. What else the groups under a root share (the all-gather output
+    streams (plain CPU) :attr:`has_streams` is false, the groups wait on ``Work``
+    handles instead, and :attr:`ordering` is the host-ordered path
+    (:mod:`fsdp_ref.ordering`), which says what else differs. What else the groups under a root share (the all-gather output
     awaiting its free, the reductions in flight) is
     :class:`fsdp_ref.comm_context.CommContext`, which extends this class.
     """
@@ -221,6 +223,7 @@ class CommStreams:
     def __init__(self) -> None:
         self.device: torch.device | None = None
         self.backend: DeviceStreams | None = None
+        self.ordering: Ordering = HOST_ORDERED
         self._generation = -1
         self.all_gather_copy_in = Stream("all_gather_copy_in")
         self.all_gather = Stream("all_gather")
@@ -233,6 +236,7 @@ class CommStreams:
             return
         self.device, self._generation = device, _generation
         self.backend = device_streams(device)
+        self.ordering = DEVICE_ORDERED if self.backend is not None else HOST_ORDERED
         for stream in (self.all_gather_copy_in, self.all_gather, self.reduce_scatter,
                        self.all_reduce):
             stream.backend = self.backend

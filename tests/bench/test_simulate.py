@@ -47,12 +47,64 @@ def test_bytes_at_three_ranks(n3):
     assert n3.optimizer_bytes == 8 * 439
     assert n3.sharded_bytes == 16 * 439
     assert n3.zero3_bytes == pytest.approx(16 * 1160 / 3)
-    # bf16 root + two blocks; bf16 root + one block of gradients
-    assert n3.unsharded_param_bytes == 2 * 168 + 2 * 2 * 496
-    assert n3.unsharded_grad_bytes == 2 * 168 + 2 * 496
-    # all-gather output (bf16) and reduce-scatter input (fp32) of one padded block
-    assert n3.comm_buffer_bytes == 3 * 186 * (2 + 4)
-    assert n3.total_bytes == 16 * 439 + 2320 + 1328 + 3348
+
+
+# Per group at N=3, bf16 compute (2 B), fp32 reduction (4 B): the root's unsharded
+# parameters U 2*168 = 336, all-gather output A 2*3*67 = 402, reduce-scatter input I
+# 4*3*67 = 804; a block's U 992, A 2*3*186 = 1116, I 4*3*186 = 2232, sharded gradient O
+# 4*186 = 744. The root's final norm (8) and head (80) have gradients from the start of
+# backward: 2*88 = 176. Always held: 4S + 8S = 12*439 = 5268.
+STATE = 12 * 439
+POINTS_N3 = {
+    "forward, root copy-out": 402 + 336,
+    "forward, block 0 copy-out": 336 + 992 + 1116,
+    "forward, block 1 copy-out": 336 + 992 + 1116,
+    # block 1's reduction in flight (I + O), no prefetch after block 0
+    "backward, block 0": 336 + 176 + 992 + 992 + 2232 + 744,
+    # block 0 prefetched (A), nothing reduced yet
+    "backward, block 1": 336 + 176 + 992 + 992 + 1116,
+    # every root gradient; block 0's reduction in flight; block 1's shard reduced
+    "backward, root embeddings": 336 + 336 + 2232 + 744 + 744,
+    "root reduce-scatter copy-in": 336 + 804 + 2 * 744,
+    # every sharded gradient, and foreach AdamW's sqrt of every exp_avg_sq
+    "optimizer step": 4 * 439 + 4 * 439,
+}
+
+
+def test_points_at_three_ranks(n3):
+    assert {k: sum(v.values()) - STATE for k, v in n3.points().items()} == POINTS_N3
+    assert n3.peak_point == "backward, block 0"
+    assert n3.total_bytes == STATE + 5472
+    assert n3.breakdown() == {"sharded state": STATE + 0, "unsharded params": 336 + 992,
+                              "unsharded grads": 176 + 992, "comm buffers": 2232 + 744,
+                              "temporaries": 0}
+    assert n3.working_set_bytes == 5472
+
+
+def test_cpu_points_at_three_ranks():
+    """On CPU, ``_chunk_cat`` converts each bf16 gradient through a temporary (the largest,
+    the root's 10x8 head: 2*80 B) and AdamW's per-parameter loop holds two temporaries of
+    the largest shard (w2's 3x12 rows: 2*4*36 B) instead of foreach's 4S."""
+    cpu = simulate(CFG, 3, device="cpu")
+    sums = {k: sum(v.values()) - STATE for k, v in cpu.points().items()}
+    assert sums["root reduce-scatter copy-in"] == POINTS_N3["root reduce-scatter copy-in"] + 160
+    assert sums["optimizer step"] == 4 * 439 + 2 * 4 * 36
+    assert cpu.total_bytes == STATE + 5472
+
+
+def test_a_tied_head_adds_its_second_gradient():
+    """The GPT ties its head to the token embedding: the embedding's gradient (vocab x
+    dim) is alive from the head's backward on, and the embedding's backward adds a second
+    one before they are summed."""
+    from fsdp_ref.examples.gpt import GPTConfig
+
+    cfg = GPTConfig(vocab_size=12, seq_len=4, dim=8, n_layers=2, n_heads=2)
+    r = simulate(cfg, 4)
+    assert r.root.numel == 12 * 8 + 4 * 8 + 2 * 8  # tok (= head), pos, final norm
+    assert r.root.tied_numel == 12 * 8
+    assert r.root.late_numel == 12 * 8 + 2 * 8  # head (tied) and final norm
+    emb = r.points()["backward, root embeddings"]
+    assert emb["tied second grad"] == 2 * 12 * 8
 
 
 def test_more_ranks_than_rows():

@@ -9,6 +9,7 @@ the table between the page's ``errors:begin`` / ``errors:end`` markers;
 
 from __future__ import annotations
 
+import html
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,6 @@ from tests.conformance.scenarios_errors import CASES
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "design" / "errors.md"
 BEGIN, END = "<!-- errors:begin -->", "<!-- errors:end -->"
 REFUSALS = "tests.conformance.scenarios_errors:refusals"
-_WIDTH = 110
 
 
 def outcomes(pool) -> dict[str, list[dict[str, tuple[str, Any]]]]:
@@ -37,10 +37,16 @@ def _outcome(info: dict | None) -> tuple[str, Any]:
 
 
 def _cell(text: str) -> str:
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    if len(first) > _WIDTH:
-        first = first[: _WIDTH - 1] + "…"
-    return first.replace("|", "\\|").replace("`", "'")
+    """A whole message in one table cell, as the user's terminal shows it: a code span
+    with its line breaks and tabs kept, and nothing Markdown or the table could read
+    (``|``, backticks, ``<``) left unescaped."""
+    if not text:
+        return ""
+    body = html.escape(text.strip("\n"), quote=False)
+    for raw, shown in (("|", "&#124;"), ("`", "&#96;"), ("*", "&#42;"), ("_", "&#95;"),
+                       ("[", "&#91;"), ("\t", "&nbsp;" * 4), ("  ", "&nbsp; "), ("\n", "<br>")):
+        body = body.replace(raw, shown)
+    return f"<code>{body}</code>"
 
 
 def _ours(name: str, results: list[dict]) -> str:
@@ -48,14 +54,24 @@ def _ours(name: str, results: list[dict]) -> str:
     status, info = results[0]["fsdp_ref"]
     if case.gap is None:
         harness.assert_same_refusal(results, normalize=case.normalize)
-        return f"`{info['type']}`, torch's message first"
+        theirs = results[0]["torch"][1]["msg"]
+        norm = case.normalize or (lambda m: m)
+        if info["msg"] == theirs:
+            return f"`{info['type']}`, torch's message exactly"
+        if info["msg"].startswith(theirs):
+            return (f"`{info['type']}`, torch's message, then: "
+                    f"{_cell(info['msg'][len(theirs):])}")
+        assert norm(info["msg"]).startswith(norm(theirs))
+        return (f"`{info['type']}`, torch's wording, the quoted names counted from another "
+                f"module: {_cell(info['msg'])}")
     got = "accepted" if status == "ok" else f"`{info['type']}`: {_cell(info['msg'])}"
     return f"{got} (**differs**: {case.gap})"
 
 
 def table(found: dict[str, list[dict]]) -> str:
-    """The markdown table: situation, torch's exception and message, fsdp_ref's."""
-    rows = ["| Situation | torch 2.13 raises | fsdp_ref |", "|---|---|---|"]
+    """The markdown table: situation, torch's exception and whole message, fsdp_ref's
+    (what it adds after torch's message)."""
+    rows = ["| Situation | torch 2.13 raises | fsdp_ref raises |", "|---|---|---|"]
     for name, case in CASES.items():
         status, info = found[name][0]["torch"]
         theirs = ("accepted" if status == "ok"

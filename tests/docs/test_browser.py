@@ -190,6 +190,17 @@ def test_reader_journey(browser, server, tmp_path):
                              d.find_elements(By.CSS_SELECTOR, ".md-search-result__item")))
     shot("4-search")
 
+    # 5. Search finds a task page by a method name and the troubleshooting page by an
+    #    error text as torch prints it (issue 32).
+    for query, page in (("set_reduce_scatter_unused_params", "using/control-flow/"),
+                        ("stream cannot be set when using native HSDP", "troubleshooting/")):
+        box.clear()
+        box.send_keys(query)
+        # (read the links in one script: the results re-render while lunr answers)
+        wait.until(lambda d, page=page: any(page in href for href in d.execute_script(
+            "return [...document.querySelectorAll('.md-search-result a')].map(a => a.href)")))
+    shot("5-search-task-pages")
+
 
 READER_VIEW = (Path(__file__).parent / "reader_view.js").read_text(encoding="utf-8")
 

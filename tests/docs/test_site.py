@@ -99,3 +99,72 @@ def test_api_page_shows_the_real_signature_before_the_overloads(site):
     for name in inspect.signature(fully_shard).parameters:
         assert re.search(rf"\b{name}\b", first_text), (name, first_text)
     assert "kwargs" not in first_text and "kwargs" in re.sub(r"<[^>]+>", "", second)
+
+
+# ---- issue 32 item 5: task pages two clicks from home, found by search -------------------
+
+def _task_pages() -> list[str]:
+    """Every task page as a site path: the Using FSDP2 pages, troubleshooting, migration."""
+    docs = REPO / "docs"
+    pages = [p.relative_to(docs).with_suffix("").as_posix() for p in (docs / "using").glob("*.md")]
+    pages = [p[: -len("index")] if p.endswith("index") else p + "/" for p in pages]
+    return sorted(pages + ["troubleshooting/", "migration/"])
+
+
+def _article_links(site, page: str) -> set[str]:
+    """The pages linked from ``page``'s article (not its navigation), as site paths."""
+    import posixpath
+    import urllib.parse
+
+    html = site.page(page + "index.html")
+    article = re.search(r"<article[^>]*>(.*?)</article>", html, re.S)
+    assert article, f"{page}: no article"
+    out = set()
+    for href in re.findall(r'href="([^"#?]*)[^"]*"', article.group(1)):
+        if not href or "://" in href or href.startswith("mailto:"):
+            continue
+        target = posixpath.normpath(posixpath.join(page, urllib.parse.unquote(href)))
+        target = "" if target == "." else target.rstrip("/") + "/"
+        if (site.path / target / "index.html").is_file():
+            out.add(target)
+    return out
+
+
+def test_every_task_page_is_two_clicks_from_home(site):
+    one = _article_links(site, "")
+    two = set(one)
+    for page in one:
+        two |= _article_links(site, page)
+    missing = [p for p in _task_pages() if p not in two]
+    assert not missing, f"not reachable from the home page's text in two clicks: {missing}"
+    assert "using/" in one and "troubleshooting/" in one
+
+
+#: What a reader types, and the page the answer is on: error texts as printed, and
+#: method names (material's search splits on white space and hyphens only, so a
+#: ``snake_case`` name is one term).
+SEARCHES = [
+    ("Parameter is shared with a parameter already managed by another FSDP group",
+     "troubleshooting/"),
+    ("stream cannot be set when using native HSDP", "troubleshooting/"),
+    ("got mixed torch.Tensor and DTensor", "troubleshooting/"),
+    ("Cannot use ReduceOp.PREMUL_SUM with Gloo", "troubleshooting/"),
+    ("FSDP does not support deepcopy", "troubleshooting/"),
+    ("set_reduce_scatter_unused_params", "using/control-flow/"),
+    ("register_fsdp_forward_method", "using/train/"),
+    ("set_requires_gradient_sync", "using/accumulate/"),
+    ("summon_full_params", "migration/"),
+    ("clip_grad_norm_ full_tensor", "using/gradients/"),
+]
+
+
+@pytest.mark.parametrize(("query", "page"), SEARCHES, ids=[q[:30] for q, _ in SEARCHES])
+def test_search_index_finds_the_page(site, query, page):
+    """Every term of the query (lower case, the index's separator) in one indexed section
+    of the expected page: lunr's match for a query whose terms must all appear."""
+    index = json.loads(site.page("search/search_index.json"))
+    separator = re.compile(index["config"]["separator"])
+    terms = [t for t in separator.split(query.lower()) if t]
+    hits = [doc["location"] for doc in index["docs"]
+            if all(t in (doc["title"] + " " + doc["text"]).lower() for t in terms)]
+    assert any(h.startswith(page) for h in hits), (query, hits[:10])

@@ -25,7 +25,9 @@ from tests.tolerance import EXACT
 
 
 def errors(rank: int, world_size: int) -> dict[str, Any]:
-    """Misuse with DTensor parameters: each raises a ValueError that names the problem."""
+    """Misuse with DTensor parameters: each raises the type torch 2.13 raises (a
+    RuntimeError for meshes that cannot be concatenated, else a ValueError), naming the
+    problem and the fix."""
     api = get_impl("fsdp_ref")
     D = api.DataParallelMeshDims
     world = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))

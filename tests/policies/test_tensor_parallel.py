@@ -70,7 +70,8 @@ def test_errors_2d(pool4):
     }.items():
         err = res[key]
         assert err is not None, f"{key}: no error raised"
-        want = "NotImplementedError" if key == "uneven_local_dim1" else "ValueError"  # torch's
+        want = {"uneven_local_dim1": "NotImplementedError",  # torch's types
+                "overlapping": "RuntimeError", "same_mesh": "RuntimeError"}.get(key, "ValueError")
         assert err["type"] == want, (key, err)
         for word in words:
             assert word in err["msg"], (key, word, err["msg"])

@@ -334,7 +334,8 @@ def _free_reduce_scatter_input_early(hits):
 
 
 def _free_post_forward_shard_early(hits):
-    """The post-forward shards are dropped right after the copy-in that reads them."""
+    """The post-forward shards are dropped right after the copy-in that reads them (and
+    the parameter the module shows meanwhile, a view of them, is unregistered)."""
     from fsdp_ref.param_group import FSDPParamGroup
 
     unshard = FSDPParamGroup.unshard
@@ -345,6 +346,7 @@ def _free_post_forward_shard_early(hits):
             if p.post_forward_shard is not None:
                 hits.append("post_forward_shard")
                 p.post_forward_shard = None
+                p._register(p.sharded_param)
 
     return [(FSDPParamGroup, "unshard", early)]
 

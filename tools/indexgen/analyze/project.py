@@ -174,14 +174,20 @@ class Project:
         totals = callgraph.effects(graph, self.resolver)
         indirect = callgraph.indirect_findings(graph, totals, self.resolver)
         inverse = callgraph.inverses(graph, self.resolver, ("project", "read", "callback"))
+        # (an edge may end in a file that is read but not documented, e.g. a test's class
+        # that the documented code calls back through a listener: it gets no page)
         for key, by_anchor in inverse["project"].items():
-            ctx[key].called_by = dict(sorted(by_anchor.items()))
+            if key in ctx:
+                ctx[key].called_by = dict(sorted(by_anchor.items()))
         for key, by_anchor in inverse["read"].items():
-            ctx[key].read_by = dict(sorted(by_anchor.items()))
+            if key in ctx:
+                ctx[key].read_by = dict(sorted(by_anchor.items()))
         for key, by_anchor in inverse["callback"].items():
-            ctx[key].passed_by = dict(sorted(by_anchor.items()))
+            if key in ctx:
+                ctx[key].passed_by = dict(sorted(by_anchor.items()))
         for key, by_caller in graph.items():
-            ctx[key].calls = dict(sorted(by_caller.items()))
+            ctx[key].calls = {caller: [e for e in out if e.kind != "project" or e.key in ctx]
+                              for caller, out in sorted(by_caller.items())}
             ctx[key].unresolved = {caller: dict(sorted(counts.items()))
                                    for caller, counts in sorted(unresolved.get(key, {}).items())}
             ctx[key].indirect = indirect.get(key, [])

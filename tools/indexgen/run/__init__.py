@@ -13,7 +13,9 @@ The modules of the stage: :mod:`~indexgen.run.config` (settings),
 :mod:`~indexgen.run.dispatch` and :mod:`~indexgen.run.worker` (worker processes that extract
 and render, :mod:`~indexgen.run.jobs` being one file's work), :mod:`~indexgen.run.manifest`
 and :mod:`~indexgen.run.statcache` (what the last build did), :mod:`~indexgen.run.pageio`
-(pages on disk, the report) and :mod:`~indexgen.run.cli` (the command line).
+(pages on disk, the report), :mod:`~indexgen.run.fanout` (work of the global pass in
+processes forked once its tables exist), :mod:`~indexgen.run.cli` (the command line) and
+:mod:`~indexgen.run.mkdocs_plugin` (the pages built during a site build).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Keys of ``[tool.indexgen]`` (paths are relative to the folder holding ``pyproject.toml``):
 
 - ``roots`` (list of folders, required): source roots to document.
-- ``out`` (folder, required): output directory.
+- ``out`` (folder, required; the mkdocs plugin, :mod:`indexgen.run.mkdocs_plugin`, uses a
+  folder of its own instead): output directory.
 - ``tests`` (list of folders, default ``["tests"]`` when that folder exists): test files whose
   imports are shown under "Testing & Usage".
 - ``max-bytes`` (int, default 2,000,000): larger files get pages saying they were not analyzed.
@@ -74,11 +75,13 @@ def _load_toml(path: Path) -> dict:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
 
 
-def load_config(start: Path | None = None) -> Config:
+def load_config(start: Path | None = None, out: Path | None = None) -> Config:
     """Read ``[tool.indexgen]`` from the nearest ``pyproject.toml`` above ``start``.
 
     Args:
         start: Folder to search from (default: the current directory).
+        out: The output directory to use instead of the table's ``out``, which may then be
+            absent (the mkdocs plugin builds into a folder of its own).
 
     Returns:
         The configuration with absolute paths.
@@ -95,10 +98,9 @@ def load_config(start: Path | None = None) -> Config:
         raise ConfigError(f"{pyproject} has no [tool.indexgen] table")
     base = pyproject.parent
     roots = table.get("roots")
-    out = table.get("out")
     if not isinstance(roots, list) or not roots or not all(isinstance(r, str) for r in roots):
         raise ConfigError(f"{pyproject}: [tool.indexgen] roots must be a non-empty list of paths")
-    if not isinstance(out, str) or not out:
+    if out is None and (not isinstance(table.get("out"), str) or not table.get("out")):
         raise ConfigError(f"{pyproject}: [tool.indexgen] out must be a path")
     tests = table.get("tests")
     if tests is None:
@@ -116,8 +118,8 @@ def load_config(start: Path | None = None) -> Config:
             or time_budget < 0:
         raise ConfigError(f"{pyproject}: [tool.indexgen] time-budget must be a number of "
                           "seconds (0 for no limit)")
-    return Config([base / r for r in roots], base / out, [base / t for t in tests], base,
-                  max_bytes, jobs, float(time_budget))
+    return Config([base / r for r in roots], out if out is not None else base / table["out"],
+                  [base / t for t in tests], base, max_bytes, jobs, float(time_budget))
 
 
 def validate(config: Config) -> list[str]:

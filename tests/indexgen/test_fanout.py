@@ -1,0 +1,64 @@
+"""``indexgen.run.fanout.fork_map``: shards computed in forked processes that see the calling
+process's memory as it is (nothing pickled on the way in), results back in order, failures
+raised here."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import pytest
+from indexgen.errors import IndexgenError
+from indexgen.run import fanout
+
+pytestmark = pytest.mark.skipif(not fanout.can_fork(), reason="needs fork (POSIX)")
+
+
+def test_results_come_back_in_order_from_other_processes():
+    table = {"lock": threading.Lock(), "base": 10}  # a lock does not pickle: inherited only
+
+    def shard(part: list[int]) -> tuple[int, list[int]]:
+        with table["lock"]:
+            return os.getpid(), [table["base"] + x for x in part]
+
+    found = fanout.fork_map(shard, [[1, 2], [3], [], [4, 5, 6]])
+    assert [values for _pid, values in found] == [[11, 12], [13], [], [14, 15, 16]]
+    pids = {pid for pid, _values in found}
+    assert os.getpid() not in pids and len(pids) == 4
+
+
+def test_one_shard_runs_here():
+    assert fanout.fork_map(lambda part: (os.getpid(), part), [[1]]) == [(os.getpid(), [1])]
+
+
+def test_an_exception_in_a_shard_is_raised_here():
+    def shard(x: int) -> int:
+        if x == 2:
+            raise KeyError("shard two")
+        return x
+
+    with pytest.raises(KeyError, match="shard two"):
+        fanout.fork_map(shard, [1, 2, 3])
+
+
+def test_a_process_that_dies_is_reported():
+    def shard(x: int) -> int:
+        if x == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return x
+
+    with pytest.raises(IndexgenError, match="exit code -9"):
+        fanout.fork_map(shard, [0, 1])
+
+
+def test_unpicklable_results_are_reported():
+    with pytest.raises(IndexgenError, match="pickle"):
+        fanout.fork_map(lambda x: threading.Lock(), [0, 1])
+
+
+def test_shard_count_forks_only_with_two_spare_cores():
+    assert [fanout.shard_count(jobs, cores=2) for jobs in (1, 2, 16)] == [1, 1, 1]
+    assert fanout.shard_count(16, cores=16) == 15
+    assert fanout.shard_count(4, cores=16) == 3  # no more than the workers asked for
+    assert fanout.shard_count(16, cores=3) == 2

@@ -1,0 +1,102 @@
+"""Run one function over shards of work in processes forked from the calling process.
+
+The global pass runs in the calling process on tables built from every file (the resolver,
+the type evaluator and their caches); a worker of the :class:`~indexgen.run.team.Team`,
+started before those tables existed, would have to rebuild them.  A process forked *after*
+they exist sees them as they are, without pickling anything: the pages of memory it only
+reads stay shared (copy-on-write), and only its results come back, pickled.  That is what
+:func:`fork_map` is for: the part of the global pass that is the same function over
+independent files (the call edges of each file) can run on the cores the pass otherwise
+leaves idle.  The build does not use it yet: the global pass
+(:meth:`indexgen.analyze.project.Project.contexts`) must first take a fan-out for its call
+edges; ``docs/design/indexgen-speed.md`` has the measurements and the change.
+
+Every shard is computed in a process of its own (one per shard, started together), and the
+results come back in the order of the shards.  A shard that raises raises again here; a
+process that dies (killed, out of memory) raises :class:`~indexgen.errors.IndexgenError`.
+Without ``fork`` (Windows) or with at most one shard, the shards are computed here, one
+after the other, with the same results.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import wait
+from typing import Any, TypeVar
+
+from indexgen.errors import IndexgenError
+from indexgen.extract.runtime import tune_worker
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def shard_count(jobs: int, cores: int | None = None) -> int:
+    """How many processes a build with ``jobs`` worker processes on ``cores`` cores (default:
+    this machine's) should fork for the per-file work of the global pass: one per core but
+    the calling process's, when that makes two or more; else 1, which :func:`fork_map` does
+    here (on two cores the other core is busy with the workers preparing their renders,
+    see :mod:`indexgen.run.worker`, and forking would only add work)."""
+    spare = min(jobs, cores or os.cpu_count() or 1) - 1
+    return spare if spare >= 2 else 1
+
+
+def can_fork() -> bool:
+    """Whether processes can be forked here (POSIX)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def fork_map(func: Callable[[T], R], shards: Sequence[T]) -> list[R]:
+    """``[func(shard) for shard in shards]``, each computed in a forked process when there
+    are several shards and ``fork`` exists; ``func`` and the shards are inherited, never
+    pickled, so a closure over the calling process's tables works."""
+    if len(shards) <= 1 or not can_fork():
+        return [func(shard) for shard in shards]
+    ctx = multiprocessing.get_context("fork")
+    running: dict[Any, tuple[int, Any]] = {}
+    for i, shard in enumerate(shards):
+        mine, theirs = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(theirs, func, shard), daemon=True)
+        proc.start()
+        theirs.close()
+        running[mine] = (i, proc)
+    results: list[Any] = [None] * len(shards)
+    try:
+        while running:
+            for conn in wait(list(running)):
+                i, proc = running.pop(conn)
+                try:
+                    status, value = conn.recv()
+                except (EOFError, OSError):
+                    proc.join(timeout=5)
+                    raise IndexgenError(
+                        f"a process of the global pass stopped (exit code {proc.exitcode}); a "
+                        "crash or a lack of memory ends a process this way") from None
+                finally:
+                    conn.close()
+                proc.join()
+                if status == "error":
+                    raise value
+                results[i] = value
+    finally:
+        for conn, (_i, proc) in running.items():
+            proc.terminate()
+            proc.join()
+            conn.close()
+    return results
+
+
+def _child(conn: Any, func: Callable[[Any], Any], shard: Any) -> None:
+    """A forked process: compute one shard, send ``("ok", result)`` or ``("error", exc)``."""
+    tune_worker()
+    try:
+        result = ("ok", func(shard))
+    except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
+        result = ("error", exc)
+    try:
+        conn.send(result)
+    except Exception as exc:  # noqa: BLE001 - a result or exception that does not pickle
+        conn.send(("error", IndexgenError(f"{type(exc).__name__}: {exc}")))
+    conn.close()

@@ -1,0 +1,137 @@
+"""The mkdocs plugin: ``plugins: [indexgen]`` builds the pages while the site builds.
+
+For projects that do not commit the pages.  On every build (``mkdocs build``, and every
+rebuild of ``mkdocs serve``) the plugin runs an incremental :func:`indexgen.run.build` into a
+folder of its own outside ``docs_dir`` (``cache_dir``, default ``.cache/indexgen`` beside
+``mkdocs.yml``), then adds every page there to the site under ``dest`` (default
+``reference/``).  The manifest and the stat cache stay in that folder between builds, so a
+rebuild re-reads and rewrites only what changed; ``mkdocs serve`` also watches the source
+roots and test folders, so saving a source rebuilds the site with that file's pages new.
+Projects that commit their pages keep ``indexgen build`` / ``indexgen check`` instead.
+
+Options (under ``- indexgen:``; all optional)::
+
+    roots: [src]            # source roots; default: [tool.indexgen] roots of pyproject.toml
+    tests: [tests]          # test folders; default: [tool.indexgen] tests, else tests/ if any
+    dest: reference         # where the pages appear in the site ("" for its top)
+    cache_dir: .cache/indexgen
+    jobs: 0                 # worker processes (0: one per CPU)
+
+Relative paths are relative to the folder of ``mkdocs.yml``; without ``roots`` the
+settings come from the nearest ``pyproject.toml`` above it (its ``out`` is not used).  A
+configuration or build error stops the site build with indexgen's message; files that
+could not be analyzed do not (their pages say why, and the log lists them).  Needs mkdocs
+1.6 or later (``pip install 'indexgen-pages[mkdocs]'``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config import config_options as opt
+from mkdocs.config.base import Config as MkdocsOptions
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, get_plugin_logger
+from mkdocs.structure.files import File, Files
+
+from indexgen.errors import IndexgenError
+from indexgen.paths import is_inside
+from indexgen.run import build
+from indexgen.run.config import Config, load_config
+from indexgen.run.statcache import CACHE_DIR
+
+log = get_plugin_logger(__name__)
+
+
+class IndexgenOptions(MkdocsOptions):
+    """The plugin's options in ``mkdocs.yml`` (see the module docstring)."""
+
+    roots = opt.ListOfItems(opt.Type(str), default=[])
+    tests = opt.Optional(opt.ListOfItems(opt.Type(str)))
+    dest = opt.Type(str, default="reference")
+    cache_dir = opt.Type(str, default=".cache/indexgen")
+    jobs = opt.Type(int, default=0)
+
+
+class IndexgenPlugin(BasePlugin[IndexgenOptions]):
+    """Builds indexgen's pages into ``cache_dir`` and adds them to the site under ``dest``."""
+
+    settings: Config | None = None
+    """The build's settings, made by :meth:`on_config`."""
+
+    def on_config(self, config: Any) -> None:
+        """Resolve the settings against the folder of ``mkdocs.yml`` and check them."""
+        base = Path(config.config_file_path or ".").resolve().parent
+        out = base / self.config.cache_dir
+        if is_inside(out, Path(config.docs_dir).resolve()):
+            raise PluginError(
+                f"indexgen: cache_dir {out} lies inside docs_dir {config.docs_dir}: mkdocs would "
+                "take the pages twice and serve would rebuild on its own writes; choose a "
+                "folder outside docs_dir (the default is .cache/indexgen)")
+        try:
+            if self.config.roots:
+                tests = self.config.tests
+                if tests is None:
+                    tests = ["tests"] if (base / "tests").is_dir() else []
+                settings = Config(roots=[base / r for r in self.config.roots], out=out,
+                                  tests=[base / t for t in tests], base=base)
+            else:
+                settings = load_config(base, out=out)
+                if self.config.tests is not None:
+                    settings.tests = [base / t for t in self.config.tests]
+        except IndexgenError as exc:
+            raise PluginError(f"indexgen: {exc} (or give the plugin its roots: "
+                              "plugins: [{indexgen: {roots: [src]}}])") from exc
+        if self.config.jobs < 0:
+            raise PluginError("indexgen: jobs must be 0 (one per CPU) or a positive number")
+        settings.jobs = self.config.jobs or settings.jobs
+        self.settings = settings
+
+    def on_files(self, files: Files, *, config: Any) -> Files:
+        """Build the pages (incrementally) and add every page of ``cache_dir`` to the site."""
+        settings = self.settings
+        assert settings is not None  # on_config ran
+        try:
+            report = build(settings)
+        except IndexgenError as exc:
+            raise PluginError(f"indexgen: {exc}") from exc
+        log.info("%d files, %d parsed, %d pages written, %d removed", report.files,
+                 report.extracted, len(report.written), len(report.removed))
+        for path, _status, why in report.not_analyzed:
+            log.info("not analyzed: %s: %s", path, why)
+        _ignore_in_git(settings.out)
+        prefix = self.config.dest.strip("/")
+        for page in _pages(settings.out):
+            uri = f"{prefix}/{page}" if prefix else page
+            if files.get_file_from_path(uri) is not None:
+                raise PluginError(
+                    f"indexgen: {uri} is both a file of docs_dir and a generated page; remove "
+                    "the file, or move the pages with the plugin's dest option")
+            files.append(File.generated(config, uri, abs_src_path=str(settings.out / page)))
+        return files
+
+    def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:
+        """Watch the source roots and test folders: saving a source rebuilds the site."""
+        if self.settings is not None:
+            for folder in (*self.settings.roots, *self.settings.tests):
+                server.watch(str(folder))
+        return server
+
+
+def _pages(out: Path) -> list[str]:
+    """The Markdown pages under ``out`` (POSIX paths relative to it), the stat cache left out."""
+    found = []
+    for folder, dirs, names in os.walk(out):
+        dirs[:] = sorted(d for d in dirs if d != CACHE_DIR)
+        rel = Path(folder).relative_to(out).as_posix()
+        found += [n if rel == "." else f"{rel}/{n}" for n in sorted(names) if n.endswith(".md")]
+    return found
+
+
+def _ignore_in_git(out: Path) -> None:
+    """Make the pages' folder ignore itself in git (they are built, never committed)."""
+    ignore = out / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# made by indexgen's mkdocs plugin: these pages are built\n*\n")
