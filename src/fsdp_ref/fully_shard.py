@@ -246,8 +246,12 @@ def _contains(outer: nn.Module, inner: nn.Module):
 
 
 def _unmanaged_params(modules: list[nn.Module], ignored: set[int]):
-    """``(param, refs, fqn)`` for every parameter no earlier call manages, in order; the
-    fqn is the first path to it from the module given to ``fully_shard``."""
+    """``(param, refs, fqn)`` for every parameter no earlier call manages, in torch 2.13's
+    order: children before their parent (:func:`_children_first`). The order lays out the
+    group's all-gather and reduce-scatter buffers, and torch 2.13's gloo sums a buffer in
+    segments that do not follow the ranks' chunks: another layout sums some elements of a
+    reduce-scatter over 3 or more ranks in another order (gradients ulps apart).
+    The fqn is the first path to it from the module given to ``fully_shard``."""
     found: dict[int, tuple[nn.Parameter, list[ParamRef]]] = {}
     for root in modules:
         for prefix, sub in root.named_modules(remove_duplicate=False):
@@ -269,7 +273,22 @@ def _unmanaged_params(modules: list[nn.Module], ignored: set[int]):
                 ref = ParamRef(sub, name)
                 if ref not in entry[1]:
                     entry[1].append(ref)
-    return list(found.values())
+    seen: set[nn.Module] = set()
+    ids = (id(p) for root in modules for m in _children_first(root, seen)
+           for p in m._parameters.values())
+    position = {key: i for i, key in enumerate(dict.fromkeys(ids))}  # first occurrence
+    return sorted(found.values(), key=lambda entry: position[id(entry[0])])
+
+
+def _children_first(module: nn.Module, seen: set[nn.Module]):
+    """``module`` and its submodules not in ``seen`` (which it fills), each after its
+    children: the post-order walk in which torch 2.13's ``fully_shard`` collects a group's
+    parameters (``_get_managed_modules``)."""
+    if module not in seen:
+        seen.add(module)
+        for child in module.children():
+            yield from _children_first(child, seen)
+        yield module
 
 
 def _placement(fn: Callable | None, param: nn.Parameter, info: MeshInfo

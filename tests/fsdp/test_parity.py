@@ -149,14 +149,5 @@ def test_any_optimizer(pool):
     ],
     ids=["gpt", "gpt_ckpt_no_reshard", "stack", "uneven", "mlp_root_only"],
 )
-def test_adamw_matches_upstream_fully_shard(request, pool, ws, impl, model, kwargs):
-    if (ws, impl, model) == (4, "fsdp_ref", "uneven"):
-        # Known difference, bitwise only once fsdp_ref orders a group's parameters as torch
-        # does: torch 2.13 collects them children first (_get_managed_modules' post-order
-        # DFS), fsdp_ref in named_modules() order (fully_shard._unmanaged_params). The root
-        # group's reduce-scatter buffer is then [side.weight, extra_bias] in torch and
-        # [extra_bias, side.weight] here, and gloo sums a 4-rank element in another order:
-        # gradients 1 ulp apart, AdamW carries it on (at 2 ranks a sum of two is the same
-        # either way). Strict: once the order is torch's this passes and must lose the mark.
-        request.applymarker(pytest.mark.xfail(strict=True, reason="group parameter order"))
+def test_adamw_matches_upstream_fully_shard(pool, impl, model, kwargs):
     run_ok(pool, UPSTREAM, impl=impl, model=model, **kwargs)
