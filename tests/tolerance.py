@@ -60,9 +60,11 @@ reduced from ``world_size`` identical per-rank gradients (every rank ran the sam
 is the exact one up to the rounding of that sum of same-sign terms: :func:`replicated_sum`.
 
 **Mixed precision** against fp32 training: :func:`mixed_precision` (bf16 or fp16 rounding
-of inputs, weights and outputs, and of the reduction when it runs in low precision). That
-bound is percents (bf16 keeps 8 bits), far above a 0.1% bug: every such comparison in the
-suite sits beside a bitwise one with torch running the same policy, which catches it.
+of inputs, weights and outputs, and of the reduction when it runs in low precision:
+:func:`low_precision_reduction`). That bound is percents (bf16 keeps 8 bits), far above a
+0.1% bug: every such comparison in the suite sits beside a bitwise one with torch running
+the same policy (or, where torch cannot run it, with torch running a stand-in that
+computes the same numbers), which catches it.
 
 **Discontinuous steps.** A quantizer (round to a grid) or a top-k router amplifies any
 difference near one of its boundaries into a full step, so the bounds here hold only while
@@ -100,6 +102,7 @@ __all__ = [
     "clear_of_boundaries",
     "forward",
     "gamma",
+    "low_precision_reduction",
     "matmul_sums",
     "mixed_precision",
     "of_model",
@@ -221,19 +224,29 @@ def squares(params: Iterable[torch.Tensor], world_size: int,
     return Tolerance(rtol=gamma(max(sizes, default=1) + len(sizes) + world_size, dtype))
 
 
+def low_precision_reduction(world_size: int, dtype: torch.dtype) -> float:
+    """The relative difference a reduction in ``dtype`` (bf16, fp16) adds to a gradient
+    against the fp32 reference: each of the ``world_size`` partial gradients is rounded to
+    ``dtype`` (one rounding each), summed (``world_size - 1`` roundings) and divided (one
+    more), so the result is off by at most ``gamma(world_size + 1)`` times the sum of the
+    partial gradients' magnitudes, about ``sqrt(world_size)`` times the result for terms of
+    random sign (as :func:`reordered_sum`; one-sided: the reference's sum is fp32)."""
+    return gamma(world_size + 1, dtype) * math.sqrt(world_size)
+
+
 def mixed_precision(*, depth: int, steps: int, dtype: torch.dtype = torch.bfloat16,
                     reduce_dtype: torch.dtype | None = None, world_size: int = 1) -> Tolerance:
     """The normwise bound between training that computes in ``dtype`` (parameters and
     activations rounded to it, sums in fp32) and fp32 training of the same model: each
     layer rounds its input, its weight and its output once (relative ``u`` each), in
     forward and again in backward, so one step's gradients differ relatively by about
-    ``6 * depth * u``; a reduction in a low-precision ``reduce_dtype`` adds the rounding
-    of the sum of ``world_size`` partial gradients (half of :func:`reordered_sum`: the
-    reference's sum is fp32); over ``steps`` steps these add up to first order."""
+    ``6 * depth * u``; a reduction in a low-precision ``reduce_dtype`` over ``world_size``
+    ranks adds :func:`low_precision_reduction`; over ``steps`` steps these add up to first
+    order."""
     u = torch.finfo(dtype).eps / 2
     per_step = 6 * depth * u
     if reduce_dtype is not None and torch.finfo(reduce_dtype).eps > torch.finfo(torch.float32).eps:
-        per_step += reordered_sum(world_size, reduce_dtype) / 2
+        per_step += low_precision_reduction(world_size, reduce_dtype)
     return Tolerance(rtol=max(steps, 1) * per_step)
 
 
