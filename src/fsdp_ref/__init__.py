@@ -22,6 +22,7 @@ checks either way (:mod:`fsdp_ref.compat`).
 Modules, one concept each, from the entry point down to pure functions:
 
 * :mod:`fsdp_ref.fully_shard`: the entry point: validation and grouping;
+* :mod:`fsdp_ref.collect`: which parameters a call takes, in torch's order (children first);
 * :mod:`fsdp_ref.replicate`: ``replicate``, data parallelism on the same machinery;
 * :mod:`fsdp_ref.placement`: what ``shard_placement_fn`` may return, including a
   ``ShardPlacementResult`` that puts a parameter on a mesh of its own (one group per mesh);

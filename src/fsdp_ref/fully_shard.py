@@ -22,10 +22,11 @@ from typing import Any, overload
 import torch
 import torch.nn as nn
 from torch.distributed.device_mesh import DeviceMesh
-from torch.distributed.tensor import DTensor, Shard
+from torch.distributed.tensor import Shard
 
 from . import clean_exit, compat, loading
 from .api import CPUOffloadPolicy, DataParallelMeshDims, MixedPrecisionPolicy, OffloadPolicy
+from .collect import unmanaged_params
 from .group_state import GroupSettings
 from .mesh import (
     MeshInfo,
@@ -35,7 +36,7 @@ from .mesh import (
     post_forward_mesh_info,
 )
 from .module import FSDPModule
-from .param import MANAGED, FSDPParam, ParamRef
+from .param import MANAGED, FSDPParam
 from .param_group import FSDPParamGroup
 from .placement import ShardPlacementResult, resolve_placement
 from .state import FSDPState, get_state
@@ -156,7 +157,7 @@ def apply_fsdp(
 
     by_mesh: dict[tuple, tuple[MeshInfo, list[FSDPParam]]] = {}
     placed = []
-    for param, refs, fqn in _unmanaged_params(modules, ignored):
+    for param, refs, fqn in unmanaged_params(modules, ignored):
         shard_dim, param_info = _placement(shard_placement_fn, param, info)
         key = (param_info.shard_group, param_info.replicate_group)
         placed.append((param, refs, fqn, shard_dim, by_mesh.setdefault(key, (param_info, []))))
@@ -246,56 +247,6 @@ def _contains(outer: nn.Module, inner: nn.Module):
         if sub is inner:
             return type(outer).__name__, type(inner).__name__
     return None
-
-
-def _unmanaged_params(modules: list[nn.Module], ignored: set[int]):
-    """``(param, refs, fqn)`` for every parameter no earlier call manages, in order; the
-    fqn is the first path to it from the module given to ``fully_shard``."""
-    found: dict[int, tuple[nn.Parameter, list[ParamRef], str]] = {}
-    for root in modules:
-        inner = _sharded_below(root)
-        for prefix, sub in root.named_modules(remove_duplicate=False):
-            for name, param in sub._parameters.items():
-                if param is None or id(param) in ignored:
-                    continue
-                if getattr(param, MANAGED, False):
-                    if not isinstance(param, DTensor):
-                        raise ValueError(
-                            f"Parameter '{prefix + '.' if prefix else ''}{name}' is shared "
-                            "with a parameter already managed by another FSDP group. For "
-                            "shared/tied parameters, use fully_shard([module_a, module_b]) "
-                            "to place them in the same FSDP group. For example "
-                            "fully_shard([embedding, lm_head]), or shard their common parent"
-                        )
-                    if id(sub) not in inner:
-                        raise _parent_first_error(root, prefix, name)
-                    continue
-                fqn = f"{prefix}.{name}" if prefix else name
-                entry = found.setdefault(id(param), (param, [], fqn))
-                ref = ParamRef(sub, name)
-                if ref not in entry[1]:
-                    entry[1].append(ref)
-    return list(found.values())
-
-
-def _sharded_below(root: nn.Module) -> set[int]:
-    """The ids of the modules inside ``root`` that an earlier call already manages: those
-    under a submodule with FSDP state (``root`` itself has none yet)."""
-    return {id(m) for sub in root.modules() if sub is not root and get_state(sub) is not None
-            for m in sub.modules()}
-
-
-def _parent_first_error(root: nn.Module, prefix: str, name: str) -> TypeError:
-    """A sharded parameter inside ``root`` that no submodule's call manages: a module
-    around ``root`` was sharded first. torch 2.13 fails here too, by accident (a
-    ``TypeError`` or ``RuntimeError`` from concatenating its meshes)."""
-    where = f"{prefix}.{name}" if prefix else name
-    return TypeError(
-        f"Parameter '{where}' of {type(root).__name__} is already sharded by fully_shard "
-        "on a module that contains it: a parent was sharded before its child. Call "
-        "fully_shard bottom-up, children first and the root last, e.g. "
-        "for block in model.layers: fully_shard(block); fully_shard(model)"
-    )
 
 
 def _placement(fn: Callable | None, param: nn.Parameter, info: MeshInfo

@@ -15,8 +15,9 @@ import torch.nn.functional as F
 from torch.distributed.tensor import Shard
 
 DIN, DIM, HIDDEN, DOUT = 5, 8, 16, 3
-#: weight matrices a value passes through: in_proj, two per block, head
-WEIGHTS = 1 + 2 * 2 + 1
+#: the weight matrices a value passes through, (fan_out, fan_in): in_proj, two per block,
+#: head (a block's ``spare`` is never called)
+WEIGHT_SHAPES = ((DIM, DIN), *[(HIDDEN, DIM), (DIM, HIDDEN)] * 2, (DOUT, DIM))
 #: data-parallel ranks of each mesh (tp: 2 of the 4 ranks hold the same batch slice)
 WORLD_DP = {"dp2": 2, "dp4": 4, "hsdp": 4, "tp": 2}
 

@@ -21,7 +21,7 @@ import torch
 
 from tests import tolerance
 from tests.conformance import harness
-from tests.conformance.matrix_build import HIDDEN, WEIGHTS, WORLD_DP
+from tests.conformance.matrix_build import WEIGHT_SHAPES, WORLD_DP
 from tests.conformance.matrix_options import STEPS, TorchLimit, torch_limit
 from tests.conformance.scenarios_matrix import ROWS_PER_DP_RANK
 
@@ -110,21 +110,21 @@ def _dtype(name: str | None) -> torch.dtype:
 def bound(case: dict[str, Any], backwards: int) -> tolerance.Tolerance:
     """The normwise bound between fsdp_ref and one process after ``backwards``
     backwards, from :mod:`tests.tolerance`: the global batch's rows and the model's
-    weights summed in another order; where the ranks' sum is in a low-precision reduce
-    dtype, those ``dp`` terms reordered in it; where the model computes in a
-    low-precision dtype (``param_dtype`` or ``output_dtype``), the rounding of every
-    layer to it."""
-    rows = ROWS_PER_DP_RANK * WORLD_DP[case["mesh"]]
-    rtol = tolerance.training(rows=rows, width=HIDDEN, depth=WEIGHTS, steps=backwards).rtol
+    weights summed in another order (:func:`~tests.tolerance.training`); where the model
+    computes in a low-precision dtype (``param_dtype`` or ``output_dtype``) or the ranks'
+    sum runs in one (``reduce_dtype``, by default ``param_dtype``), the rounding of every
+    layer and of the reduction over the data-parallel ranks
+    (:func:`~tests.tolerance.mixed_precision`)."""
+    dp = WORLD_DP[case["mesh"]]
+    tol = tolerance.training(rows=ROWS_PER_DP_RANK * dp, shapes=WEIGHT_SHAPES, steps=backwards)
     reduce = _dtype(case["reduce_dtype"] or case["param_dtype"])
-    if reduce != torch.float32:
-        per_step = tolerance.reordered_sum(WORLD_DP[case["mesh"]], reduce)
-        rtol += max(backwards, 1) * (WEIGHTS + 1) * per_step
     compute = max((_dtype(case[k]) for k in ("param_dtype", "output_dtype")),
                   key=lambda d: torch.finfo(d).eps)
-    if compute != torch.float32:
-        rtol += tolerance.mixed_precision(depth=WEIGHTS, steps=backwards, dtype=compute).rtol
-    return tolerance.Tolerance(rtol)
+    if reduce == compute == torch.float32:
+        return tol
+    return tol.plus(tolerance.mixed_precision(depth=len(WEIGHT_SHAPES), steps=backwards,
+                                              dtype=compute, reduce_dtype=reduce,
+                                              world_size=dp))
 
 
 def _tolerated_differences(case: dict[str, Any], truth: dict, ours: dict) -> list[str]:
@@ -142,11 +142,11 @@ def _tolerated_differences(case: dict[str, Any], truth: dict, ours: dict) -> lis
         backwards = (step + 1) * micro
         tol = bound(case, backwards)
         grads = zip(truth["grads"][backwards - 1].items(), ours["grads"][backwards - 1].values())
-        for (name, want), got in grads:
+        for (name, want), got in grads:  # at each gradient's own scale
             if want is None and got is None:
                 continue
             want = torch.zeros_like(got) if want is None else want
-            found += _differs(f"step {step} gradient {name}", want, got, tol)
+            found += _differs(f"step {step} gradient {name}", want, got, tol.gradients())
         for name, want in truth["params"][step].items():
             found += _differs(f"step {step} parameter {name}", want, ours["params"][step][name],
                               tol)

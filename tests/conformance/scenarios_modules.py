@@ -9,6 +9,10 @@
 * **In-place ops on outputs** (item 9): ``y = block(x); y += 1`` on an output that is a
   view drops a pre-backward hook registered on that tensor; fsdp_ref must still unshard
   the block for backward and train like the plain model (torch 2.13 fails there).
+* **A group's parameter order** (issue 30): a module's own parameter declared before a
+  child's; torch 2.13 lays out the group's buffers children first, and gloo sums a
+  4-rank reduce-scatter in segments that cut across the ranks' chunks, so another layout
+  gives gradients ulps apart.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from tests.conformance.harness import batch, fit
+from tests.conformance.harness import batch, fit, full
 from tests.conformance.models import Layers, NamedLayers, ViewOut
 from tests.fsdp.models import Stack
 
@@ -118,3 +122,35 @@ def in_place_on_root_output(lib, steps: int = 2):
         opt.zero_grad()
         losses.append(lib.mean(loss))
     return {"losses": losses, "params": lib.state(model)}
+
+
+class _ParentFirst(nn.Module):
+    """A parameter of its own (registered first) and a child's: in ``named_modules``
+    order the root's ``bias`` comes first, in torch 2.13's (children first) last. Per rank
+    the group holds 2 + 13 elements, so gloo's 16-element segments cut across chunks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(5) * 0.1)
+        self.side = nn.Linear(13, 3, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.side(x).sum(-1, keepdim=True) + self.bias
+
+
+def parent_parameter_first(lib, steps: int = 3):
+    """Shard :class:`_ParentFirst` as one group and train with SGD; every step's full
+    gradients, the losses and the final parameters."""
+    model = _ParentFirst()
+    lib.fully_shard(model, mesh=_mesh(lib))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses, grads = [], []
+    for step in range(steps):
+        x, y = batch(step, 4 * lib.world_size, 13, 5)
+        loss = ((model(lib.local(x)) - lib.local(y)) ** 2).mean()
+        loss.backward()
+        grads.append({n: full(p.grad).clone() for n, p in model.named_parameters()})
+        opt.step()
+        opt.zero_grad()
+        losses.append(lib.mean(loss))
+    return {"losses": losses, "grads": grads, "params": lib.state(model)}

@@ -1,5 +1,5 @@
 """World size 1, containers with a forward, in-place ops on outputs (issue 23 items 3, 4
-and 9)."""
+and 9); a group's parameter order (issue 30)."""
 
 from __future__ import annotations
 
@@ -64,3 +64,13 @@ def test_in_place_op_on_root_output(pool):
     in-place op cannot drop, so it trains like the unsharded model."""
     results = harness.run(pool, S + "in_place_on_root_output", libs=("plain", "fsdp_ref"))
     harness.assert_same_results(results, "plain", "fsdp_ref")
+
+
+@pytest.mark.parametrize("ws", [4], ids=["ws4"])
+def test_group_parameter_order_is_torchs(pool):
+    """A root's own parameter before its child's: fsdp_ref orders the group as torch 2.13
+    does (children first), so the reduce-scatter buffer has torch's layout and gloo sums
+    every element in torch's order: gradients bitwise equal at 4 ranks (in
+    ``named_modules`` order they differed by ulps)."""
+    results = harness.run(pool, S + "parent_parameter_first")
+    harness.assert_same_results(results, "torch", "fsdp_ref")

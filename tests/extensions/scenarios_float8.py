@@ -19,6 +19,7 @@ from torchao.float8.fsdp_utils import WeightWithDynamicFloat8CastTensor
 
 from tests.extensions.scenarios_mixed import count_bytes
 from tests.fsdp.common import Report, exc_info, get_impl, make_mesh, rank_slice
+from tests.tolerance import EXACT
 
 
 def _model(bias: bool) -> nn.Module:
@@ -74,8 +75,8 @@ def float8_vs_torch(rank: int, world_size: int, bias: bool = True, steps: int = 
     except Exception as exc:  # noqa: BLE001  (recorded for the test)
         torch_err = exc_info(exc)
     if torch_err is None:
-        report.close("losses", ref_losses, losses, 0, 0)
+        report.close("losses", ref_losses, losses, EXACT)
         for n, t in shards.items():
-            report.close(f"shard {n}", ref_shards[n], t, 0, 0)
+            report.close(f"shard {n}", ref_shards[n], t, EXACT)
         report.check(torch_dtypes == dtypes, f"all-gather dtypes {dtypes} != {torch_dtypes}")
     return report.result(losses=ref_losses, torch_err=torch_err, gather_dtypes=dtypes)

@@ -17,6 +17,7 @@ import torch.nn as nn
 
 from tests.collective_spy import KINDS, spy_on
 from tests.fsdp.common import Report, exc_info, get_impl, make_mesh, rank_slice
+from tests.tolerance import EXACT
 
 DIM, RANK = 32, 4
 _COLLECTIVES = [name for name, kind in KINDS.items() if kind != "AR"]
@@ -113,8 +114,8 @@ def mixed_group(rank: int, world_size: int, steps: int = 3, impl: str = "fsdp_re
     ref_losses, ref_shards, _ = runs["torch_two"]
     for name in ("torch_one", "ref_two", "ref_one"):
         losses, shards, _ = runs[name]
-        report.close(f"{name} losses", losses, ref_losses, 0, 0)
+        report.close(f"{name} losses", losses, ref_losses, EXACT)
         for n, t in shards.items():
-            report.close(f"{name} shard {n}", t.float(), ref_shards[n].float(), 0, 0)
+            report.close(f"{name} shard {n}", t.float(), ref_shards[n].float(), EXACT)
     return report.result(torch_err=torch_err,
                          steady_step={k: v[2] for k, v in runs.items()})

@@ -14,6 +14,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from tests.extensions.scenarios_mixed import count_bytes
 from tests.fsdp.common import Report, get_impl, make_mesh, rank_slice
+from tests.tolerance import EXACT
 
 CONFIG = dict(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32)
@@ -69,9 +70,9 @@ def lora_llama_vs_torch(rank: int, world_size: int, steps: int = 3) -> dict[str,
                   if p.requires_grad}
         runs[impl] = (losses, shards, rs_bytes)
     (t_losses, t_shards, t_rs), (losses, shards, rs) = runs["torch"], runs["fsdp_ref"]
-    report.close("losses", losses, t_losses, 1e-5, 1e-6)
+    report.close("losses", losses, t_losses, EXACT)
     for n, t in t_shards.items():
-        report.close(f"adapter shard {n}", shards[n], t, 1e-5, 1e-6)
+        report.close(f"adapter shard {n}", shards[n], t, EXACT)
     # Bytes of one rank's padded shard of every trainable parameter, from the shapes.
     expected = sum(math.ceil(s[0] / world_size) * math.prod(s[1:]) * 4 for s in trainable.values())
     return report.result(losses=losses, rs_bytes=rs, torch_rs_bytes=t_rs,

@@ -14,6 +14,7 @@ from torchao.quantization import to_nf4
 from torchao.quantization.quantize_.workflows.nf4.nf4_tensor import NF4Tensor, linear_nf4
 
 from tests.fsdp.common import Report, get_impl, make_mesh, rank_slice
+from tests.tolerance import EXACT
 
 DIM = 256  # NF4 quantizes blocks of 64 values, its scales in blocks of 256: each rank
 #             needs whole scale blocks (its quantization_factor splits evenly)
@@ -93,10 +94,10 @@ def qlora_vs_torch(rank: int, world_size: int, steps: int = 3, impl: str = "fsdp
             mean = loss.detach().clone()
             dist.all_reduce(mean)
             losses[k].append(mean.item() / world_size)
-        report.close(f"step {step} loss", losses[1][-1], losses[0][-1], 0, 0)
+        report.close(f"step {step} loss", losses[1][-1], losses[0][-1], EXACT)
     for (name, tp), (_, ip) in zip(nets[0].named_parameters(), nets[1].named_parameters()):
         if tp.requires_grad:
-            report.close(f"adapter shard {name}", ip.to_local(), tp.to_local(), 0, 0)
+            report.close(f"adapter shard {name}", ip.to_local(), tp.to_local(), EXACT)
     after = _nf4_state(nets[1])
     for key, value in before.items():
         report.check(torch.equal(after[key], value), f"{key} changed in training")

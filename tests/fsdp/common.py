@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
+import os
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -19,6 +22,8 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.tensor import DTensor
+
+from tests.tolerance import Tolerance
 
 IMPLS = ("torch", "fsdp_ref")
 
@@ -153,27 +158,24 @@ def rank_slice(t: torch.Tensor, rank: int, world_size: int) -> torch.Tensor:
 
 
 class Report:
-    """Collects failures as strings (never raises) plus free-form info."""
+    """Collects failures as strings (never raises) plus free-form info, and the comparison
+    that came closest to its bound (``closest``: how many times the bound, and what)."""
 
     def __init__(self, rank: int, name: str = ""):
         self.rank = rank
         self.name = name
         self.errors: list[str] = []
         self.info: dict[str, Any] = {}
+        self.closest: tuple[float, str] = (0.0, "")
 
     def check(self, cond: Any, msg: str) -> bool:
         if not cond:
             self.errors.append(msg)
         return bool(cond)
 
-    def close(
-        self,
-        what: str,
-        actual: Any,
-        expected: Any,
-        rtol: float = 1e-5,
-        atol: float = 1e-5,
-    ) -> bool:
+    def close(self, what: str, actual: Any, expected: Any, tol: Tolerance) -> bool:
+        """``actual`` equals ``expected`` within ``tol`` (a bound of :mod:`tests.tolerance`,
+        normwise; :data:`~tests.tolerance.EXACT` for copies and for torch)."""
         actual = torch.as_tensor(actual).detach()
         expected = torch.as_tensor(expected).detach()
         if isinstance(actual, DTensor) or isinstance(expected, DTensor):
@@ -182,12 +184,15 @@ class Report:
         if actual.shape != expected.shape:
             self.errors.append(f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}")
             return False
-        a, e = actual.double(), expected.double()
-        if not torch.allclose(a, e, rtol=rtol, atol=atol):
-            diff = (a - e).abs()
+        excess = tol.excess(actual, expected)
+        if excess > self.closest[0] or not self.closest[1]:
+            self.closest = (excess, what)
+        if excess > 1:
+            a, e = actual.double(), expected.double()
             self.errors.append(
-                f"{what}: max abs diff {diff.max().item():.3g} "
-                f"(max |expected| {e.abs().max().item():.3g}, rtol={rtol}, atol={atol})"
+                f"{what}: max abs diff {(a - e).abs().max().item():.3g}, {excess:.3g}x the "
+                f"bound (max |expected| {e.abs().max().item():.3g}, rtol={tol.rtol:.3g}, "
+                f"floor={tol.floor:g})"
             )
             return False
         return True
@@ -197,17 +202,35 @@ class Report:
             "rank": self.rank,
             "name": self.name,
             "errors": self.errors,
+            "closest": self.closest,
             "info": {**self.info, **extra},
         }
 
 
+#: Set to a file path to append, per report checked, the comparison that came closest to
+#: its bound (one JSON line: test, rank, report, how many times the bound, what).
+MARGINS_LOG = "TOLERANCE_LOG"
+
+
 def assert_reports_ok(results: Iterable[dict[str, Any]]) -> None:
     """Parent side: fail with every rank's collected errors."""
+    results = list(results)
+    if os.environ.get(MARGINS_LOG):
+        _log_margins(os.environ[MARGINS_LOG], results)
     lines = []
     for res in results:
         for err in res["errors"]:
             lines.append(f"[rank {res['rank']}] {res.get('name', '')}: {err}")
     assert not lines, "scenario checks failed:\n" + "\n".join(lines[:60])
+
+
+def _log_margins(path: str, results: list[dict[str, Any]]) -> None:
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").removesuffix(" (call)")
+    with open(path, "a") as f:
+        for res in results:
+            excess, what = res.get("closest", (0.0, ""))
+            f.write(json.dumps({"test": test, "rank": res["rank"], "report": res.get("name", ""),
+                                "excess": excess, "what": what}) + "\n")
 
 
 def full(t: torch.Tensor) -> torch.Tensor:
@@ -242,12 +265,12 @@ def compare_params(
     model: nn.Module,
     ref: nn.Module,
     what: str,
-    rtol: float = 1e-5,
-    atol: float = 1e-5,
+    tol: Tolerance,
     grads: bool = False,
     gather: bool | None = None,
 ) -> None:
-    """Compare ``model``'s parameters (or grads) with ``ref``'s.
+    """Compare ``model``'s parameters (or grads, at their own scale:
+    :meth:`~tests.tolerance.Tolerance.gradients`) with ``ref``'s within ``tol``.
 
     ``gather=True`` compares ``full_tensor()``s (one all-gather per tensor);
     ``gather=False`` compares each rank's local shard with the matching chunk of the
@@ -256,6 +279,8 @@ def compare_params(
     """
     if gather is None:
         gather = not grads
+    if grads:
+        tol = tol.gradients()
     ref_params = dict(ref.named_parameters())
     names = [n for n, _ in model.named_parameters()]
     report.check(
@@ -285,14 +310,26 @@ def compare_params(
             and tuple(a.placements) == tuple(e.placements)
             and a.to_local().shape == e.to_local().shape
         ):
-            report.close(label + " (local shard)", a.to_local(), e.to_local(), rtol, atol)
+            report.close(label + " (local shard)", a.to_local(), e.to_local(), for_shard(tol, e))
             continue
         if not gather and isinstance(a, DTensor) and not isinstance(e, DTensor):
             expected_local = local_expected(e.detach(), a)
             if expected_local is not None:
-                report.close(label + " (local shard)", a.to_local(), expected_local, rtol, atol)
+                report.close(label + " (local shard)", a.to_local(), expected_local, for_shard(tol, e))
                 continue
-        report.close(label, full(a), full(e), rtol, atol)
+        report.close(label, full(a), full(e), tol)
+
+
+def for_shard(tol: Tolerance, t: torch.Tensor) -> Tolerance:
+    """``tol`` for a shard of ``t``: normwise over the whole tensor, so at least ``max|t|``
+    (a DTensor's largest local magnitude, maximized over its ranks: no gather)."""
+    if tol.rtol == 0:
+        return tol
+    local = t.to_local() if isinstance(t, DTensor) else t
+    m = torch.tensor([local.detach().abs().max().item() if local.numel() else 0.0])
+    if isinstance(t, DTensor):
+        dist.all_reduce(m, op=dist.ReduceOp.MAX, group=t.device_mesh.get_group())
+    return replace(tol, floor=max(tol.floor, m.item()))
 
 
 def mean_over_ranks(value: torch.Tensor) -> float:

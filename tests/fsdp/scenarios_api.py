@@ -8,6 +8,7 @@ import torch
 import torch.nn as nn
 from torch.distributed.tensor import DTensor, Shard
 
+from tests import tolerance
 from tests.fsdp.common import (
     Report,
     apply_fsdp,
@@ -20,6 +21,7 @@ from tests.fsdp.common import (
     make_mesh,
     rank_slice,
 )
+from tests.tolerance import EXACT
 
 
 def _expected_local_shape(shape: torch.Size, rank: int, world_size: int) -> tuple[int, ...]:
@@ -104,7 +106,7 @@ def sharding_layout(rank: int, world_size: int, impl: str) -> dict[str, Any]:
                 p.requires_grad == ref_params[name].requires_grad,
                 f"{kind}: {name} requires_grad changed",
             )
-            report.close(f"{kind}: {name} full_tensor()", p.full_tensor(), ref_params[name], 0, 0)
+            report.close(f"{kind}: {name} full_tensor()", p.full_tensor(), ref_params[name], EXACT)
 
         # one training step: grads are DTensors with the parameter's placement
         x, y = global_batch(kind, 0, 2 * world_size)
@@ -166,7 +168,7 @@ def unshard_reshard(rank: int, world_size: int, impl: str) -> dict[str, Any]:
         if report.check(
             not _is_sharded(p), f"after unshard+wait, root param {name} is still a DTensor"
         ):
-            report.close(f"unsharded {name}", p, ref_params[name], 0, 0)
+            report.close(f"unsharded {name}", p, ref_params[name], EXACT)
     for name, p in net.blocks.named_parameters():
         report.check(
             _is_sharded(p), f"root unshard() is not recursive, but blocks.{name} got unsharded"
@@ -174,13 +176,15 @@ def unshard_reshard(rank: int, world_size: int, impl: str) -> dict[str, Any]:
 
     # forward with the params unsharded by hand
     out = net(x)
-    report.close("forward output after explicit unshard", out, ref_out)
+    report.close("forward output after explicit unshard", out, ref_out, EXACT)
     out.sum().backward()
     ref_out.sum().backward()
+    # every rank ran the whole batch: each gradient is the average of world_size equal ones
     for name, p in net.named_parameters():
         report.check(_is_sharded(p), f"{name} not sharded after backward")
         if p.grad is not None:
-            report.close(f"grad {name}", full(p.grad), ref_params[name].grad)
+            report.close(f"grad {name}", full(p.grad), ref_params[name].grad,
+                         tolerance.replicated_sum(world_size))
         else:
             report.errors.append(f"grad {name} is None")
 
@@ -202,7 +206,7 @@ def unshard_reshard(rank: int, world_size: int, impl: str) -> dict[str, Any]:
         out2 = net(x)
     with torch.no_grad():
         ref_out2 = ref(x)  # ref has not stepped; both models unchanged
-    report.close("forward output with an un-waited async unshard", out2, ref_out2)
+    report.close("forward output with an un-waited async unshard", out2, ref_out2, EXACT)
     return report.result()
 
 
@@ -253,8 +257,9 @@ def reshard_after_forward_state(
     ref_params = dict(ref.named_parameters())
     for name, p in net.named_parameters():
         report.check(_is_sharded(p), f"{name} not sharded after backward")
-        if report.check(p.grad is not None, f"grad {name} is None"):
-            report.close(f"grad {name}", full(p.grad), ref_params[name].grad)
+        if report.check(p.grad is not None, f"grad {name} is None"):  # the same x on every rank
+            report.close(f"grad {name}", full(p.grad), ref_params[name].grad,
+                         tolerance.replicated_sum(world_size))
     return report.result()
 
 
@@ -288,9 +293,10 @@ def gradient_sync_off(rank: int, world_size: int, impl: str) -> dict[str, Any]:
     for xp, yp in halves:
         loss_fn("stack", ref(xp), yp).backward()
     ref_params = dict(ref.named_parameters())
+    tol = tolerance.of_model(ref, rows=4 * world_size, steps=1).gradients()
     for name, p in net.named_parameters():
         if report.check(p.grad is not None, f"{name}.grad None after the synced backward"):
-            report.close(f"accumulated grad {name}", full(p.grad), ref_params[name].grad)
+            report.close(f"accumulated grad {name}", full(p.grad), ref_params[name].grad, tol)
     return report.result()
 
 

@@ -1,9 +1,11 @@
 """Training parity at 2 and 4 gloo ranks.
 
 Each rank trains on its slice of every batch; the result must match a single-process
-model trained on the full batch (SGD unless noted, fp32, rtol/atol 1e-5): per-step loss
+model trained on the full batch (SGD unless noted, fp32), within the bound that
+``tests.tolerance`` derives from the model's sizes, the batch and the step: per-step loss
 (averaged over ranks), every gradient (``full_tensor()``) and the final parameters.
-The AdamW tests compare against upstream ``fully_shard`` run in the same rank process.
+The AdamW tests compare against upstream ``fully_shard`` run in the same rank process,
+bitwise.
 """
 
 from __future__ import annotations
@@ -126,9 +128,12 @@ OPTIMIZERS = (
 )
 
 
-def test_any_optimizer(pool, impl):
+def test_any_optimizer(pool):
+    """Each optimizer trains fsdp_ref's sharded MLP exactly like torch's ``fully_shard``
+    does (scenarios_parity.optimizers says why not against one process; torch against
+    itself would prove nothing)."""
     results = pool.run(
-        "tests.fsdp.scenarios_parity:optimizers", impl=impl, names=OPTIMIZERS, steps=2
+        "tests.fsdp.scenarios_parity:optimizers", impl="fsdp_ref", names=OPTIMIZERS, steps=2
     )
     assert_reports_ok([r for per_rank in results for r in per_rank])
 

@@ -23,7 +23,15 @@ import torch.nn.functional as F
 from torch.distributed.tensor import DTensor
 
 from tests.collective_spy import KINDS, spy_on
-from tests.fsdp.common import Report, compare_params, mean_over_ranks, rank_slice
+from tests.fsdp.common import (
+    Report,
+    compare_params,
+    for_shard,
+    local_expected,
+    mean_over_ranks,
+    rank_slice,
+)
+from tests.tolerance import Tolerance
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -79,13 +87,16 @@ def compare_named(
     model: nn.Module,
     ref: nn.Module,
     what: str,
+    tol: Tolerance,
     grads: bool = False,
-    rtol: float = 1e-5,
-    atol: float = 1e-5,
     scale: float = 1.0,
 ) -> None:
     """Like :func:`compare_params` but matches names modulo wrapper prefixes; compares
-    full tensors (``full_tensor()`` of DTensors), optionally ``ref * scale``."""
+    full tensors (``full_tensor()`` of DTensors), optionally ``ref * scale``, within
+    ``tol`` (gradients at their own scale). A gradient sharded ``Shard(0)`` on a 1-D mesh
+    is compared shard by shard with the reference's matching chunk: no all-gather."""
+    if grads:
+        tol = tol.gradients()
     mine, theirs = named_params(model), named_params(ref)
     report.check(
         sorted(mine) == sorted(theirs),
@@ -101,12 +112,18 @@ def compare_named(
                 f"{what} {name}: grad is None={a is None}, reference grad is None={e is None}",
             )
             continue
+        label = f"{what} {'grad' if grads else 'param'} {name}"
+        if grads and isinstance(a, DTensor) and not isinstance(e, DTensor):
+            expected = local_expected(e.detach().float() * scale, a)
+            if expected is not None:
+                report.close(label + " (local shard)", a.to_local().detach().float(), expected,
+                             for_shard(tol, e.detach().float() * scale))
+                continue
         if isinstance(a, DTensor):
             a = a.full_tensor()
         if isinstance(e, DTensor):
             e = e.full_tensor()
-        label = f"{what} {'grad' if grads else 'param'} {name}"
-        report.close(label, a.detach().float(), e.detach().float() * scale, rtol, atol)
+        report.close(label, a.detach().float(), e.detach().float() * scale, tol)
 
 
 def step_pair(
@@ -122,10 +139,12 @@ def step_pair(
     dp_rank: int | None = None,
     what: str = "",
     check_grads: bool = True,
-    rtol: float = 1e-5,
-    atol: float = 1e-5,
+    *,
+    tol: Tolerance,
 ) -> tuple[float, float]:
-    """One SGD step: ``net`` on its data-parallel slice, ``ref`` on the full batch.
+    """One SGD step: ``net`` on its data-parallel slice, ``ref`` on the full batch; loss
+    and gradients compared within ``tol`` (the bound of :mod:`tests.tolerance` for the
+    steps since the two models were equal, this one included).
 
     ``dp_rank`` (default ``rank``) picks the slice; the loss is averaged over all ranks,
     which equals the full-batch loss when every dp rank's slice has the same size.
@@ -138,9 +157,9 @@ def step_pair(
     ref_loss = F.mse_loss(ref(x), y)
     ref_loss.backward()
     mean_loss = mean_over_ranks(loss)
-    report.close(f"{what} loss", mean_loss, ref_loss.item(), rtol, atol)
+    report.close(f"{what} loss", mean_loss, ref_loss.item(), tol)
     if check_grads:
-        compare_named(report, net, ref, what, grads=True, rtol=rtol, atol=atol)
+        compare_named(report, net, ref, what, tol, grads=True)
     opt.step()
     ref_opt.step()
     return mean_loss, ref_loss.item()

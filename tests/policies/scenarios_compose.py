@@ -13,6 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.tensor import DTensor
 
+from tests import tolerance
 from tests.fsdp.common import (
     MLP,
     Report,
@@ -32,6 +33,7 @@ from tests.policies.helpers import (
     spy_collectives,
     step_pair,
 )
+from tests.tolerance import EXACT
 
 # --------------------------------------------------------------------------------------
 # register_fsdp_forward_method
@@ -78,13 +80,15 @@ def forward_method(rank: int, world_size: int, impl: str) -> dict[str, Any]:
     api.register_fsdp_forward_method(net, "generate")
     with torch.no_grad():
         out = net.generate(xr)
-    report.close("generate() (no_grad) vs reference", out, ref.generate(xr))
+    report.close("generate() (no_grad) vs reference", out, ref.generate(xr), EXACT)
     for n, p in net.named_parameters():
         report.check(isinstance(p, DTensor), f"{n} not resharded after generate()")
 
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
     for step in range(2):
+        # generate() applies each layer 3 times
+        tol = tolerance.of_model(ref, rows=2 * world_size, steps=step + 1, repeat=3)
         xs, _ = global_batch("mlp", step + 1, 2 * world_size)
         opt.zero_grad(set_to_none=True)
         ref_opt.zero_grad(set_to_none=True)
@@ -92,13 +96,13 @@ def forward_method(rank: int, world_size: int, impl: str) -> dict[str, Any]:
         loss.backward()
         ref_loss = ref.generate(xs).pow(2).mean()
         ref_loss.backward()
-        report.close(f"step {step} generate loss", mean_over_ranks(loss), ref_loss.item())
-        compare_named(report, net, ref, f"step {step} generate", grads=True)
+        report.close(f"step {step} generate loss", mean_over_ranks(loss), ref_loss.item(), tol)
+        compare_named(report, net, ref, f"step {step} generate", tol, grads=True)
         opt.step()
         ref_opt.step()
-    compare_named(report, net, ref, "final after generate training")
+    compare_named(report, net, ref, "final after generate training", tol)
     # forward still works and matches
-    report.close("forward after generate", net(xr), ref(xr))
+    report.close("forward after generate", net(xr), ref(xr), tol)
     return report.result()
 
 
@@ -126,6 +130,8 @@ def shared_comm_ctx(rank: int, world_size: int, impl: str) -> dict[str, Any]:
     opt = torch.optim.SGD([*m1.parameters(), *m2.parameters()], lr=0.1)
     ref_opt = torch.optim.SGD([*r1.parameters(), *r2.parameters()], lr=0.1)
     for step in range(3):
+        tol = tolerance.training(rows=2 * world_size, steps=step + 1,
+                                 shapes=[p.shape for r in (r1, r2) for p in r.parameters()])
         x, y = global_batch("stack", step, 2 * world_size)
         opt.zero_grad(set_to_none=True)
         ref_opt.zero_grad(set_to_none=True)
@@ -133,13 +139,13 @@ def shared_comm_ctx(rank: int, world_size: int, impl: str) -> dict[str, Any]:
         loss.backward()
         ref_loss = F.mse_loss(r2(r1(x)), y)
         ref_loss.backward()
-        report.close(f"step {step} loss", mean_over_ranks(loss), ref_loss.item())
-        compare_named(report, m1, r1, f"step {step} m1", grads=True)
-        compare_named(report, m2, r2, f"step {step} m2", grads=True)
+        report.close(f"step {step} loss", mean_over_ranks(loss), ref_loss.item(), tol)
+        compare_named(report, m1, r1, f"step {step} m1", tol, grads=True)
+        compare_named(report, m2, r2, f"step {step} m2", tol, grads=True)
         opt.step()
         ref_opt.step()
-    compare_named(report, m1, r1, "final m1")
-    compare_named(report, m2, r2, "final m2")
+    compare_named(report, m1, r1, "final m1", tol)
+    compare_named(report, m2, r2, "final m2", tol)
     return report.result()
 
 
@@ -168,6 +174,7 @@ def unshard_handle(rank: int, world_size: int, impl: str, first: str = "root") -
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
     ref_params = dict(ref.named_parameters())
+    tol = EXACT  # before the first step: copies
     for step in range(2):
         order = [net, *net.blocks] if first == "root" else [*net.blocks, net]
         handles = [m.unshard(async_op=True) for m in order]
@@ -179,13 +186,16 @@ def unshard_handle(rank: int, world_size: int, impl: str, first: str = "root") -
         handles[order.index(b0)].wait()
         for n, p in b0.named_parameters():
             report.check(not isinstance(p, DTensor), f"step {step}: blocks.0.{n} still sharded")
-            if not isinstance(p, DTensor):
-                report.close(f"step {step}: unsharded blocks.0.{n}", p, ref_params[f"blocks.0.{n}"])
+            if not isinstance(p, DTensor):  # trained as far as the reference, step steps
+                report.close(f"step {step}: unsharded blocks.0.{n}", p,
+                             ref_params[f"blocks.0.{n}"], tol)
+        tol = tolerance.of_model(ref, rows=2 * world_size, steps=step + 1)
         x, y = global_batch("stack", step, 2 * world_size)
-        step_pair(report, net, ref, opt, ref_opt, x, y, rank, world_size, what=f"step {step}")
+        step_pair(report, net, ref, opt, ref_opt, x, y, rank, world_size, what=f"step {step}",
+                  tol=tol)
         for n, p in net.named_parameters():
             report.check(isinstance(p, DTensor), f"step {step}: {n} not resharded after backward")
-    compare_named(report, net, ref, "final")
+    compare_named(report, net, ref, "final", tol)
     return report.result()
 
 
@@ -242,8 +252,10 @@ def custom_comms(rank: int, world_size: int, impl: str) -> dict[str, Any]:
     with spy_collectives() as calls:
         for step in range(steps):
             x, y = global_batch("stack", step, 2 * world_size)
-            step_pair(report, net, ref, opt, ref_opt, x, y, rank, world_size, what=f"step {step}")
-    compare_named(report, net, ref, "final")
+            tol = tolerance.of_model(ref, rows=2 * world_size, steps=step + 1)
+            step_pair(report, net, ref, opt, ref_opt, x, y, rank, world_size,
+                      what=f"step {step}", tol=tol)
+    compare_named(report, net, ref, "final", tol)
     names = [c[0] for c in calls]
     default = [n for n in names if n in ("all_gather_single", "reduce_scatter_single")]
     report.check(not default, f"default collectives still used: {default}")
@@ -298,13 +310,15 @@ def activation_checkpointing(rank: int, world_size: int, impl: str, kind: str) -
     for step in range(3):
         counter[0] = 0
         x, y = global_batch("stack", step, 2 * world_size)
-        step_pair(report, net, ref, opt, ref_opt, x, y, rank, world_size, what=f"step {step}")
+        tol = tolerance.of_model(ref, rows=2 * world_size, steps=step + 1)
+        step_pair(report, net, ref, opt, ref_opt, x, y, rank, world_size, what=f"step {step}",
+                  tol=tol)
         report.check(
             counter[0] == 2 * len(net.blocks),
             f"step {step}: block MLPs ran {counter[0]} times, expected {2 * len(net.blocks)} "
             "(forward + recomputation)",
         )
-    compare_named(report, net, ref, "final")
+    compare_named(report, net, ref, "final", tol)
     return report.result()
 
 
@@ -332,8 +346,10 @@ def compiled_blocks(rank: int, world_size: int, impl: str, how: str) -> dict[str
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
     for step in range(3):
         x, y = global_batch("stack", step, 2 * world_size)
-        step_pair(report, net, ref, opt, ref_opt, x, y, rank, world_size, what=f"step {step}")
-    compare_named(report, net, ref, "final")
+        tol = tolerance.of_model(ref, rows=2 * world_size, steps=step + 1)
+        step_pair(report, net, ref, opt, ref_opt, x, y, rank, world_size, what=f"step {step}",
+                  tol=tol)
+    compare_named(report, net, ref, "final", tol)
     for n, p in net.named_parameters():
         report.check(isinstance(p, DTensor), f"{n} not sharded after training")
     return report.result()

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Replicate, Shard
 
+from tests import tolerance
 from tests.fsdp.common import (
     Report,
     build_model,
@@ -28,6 +29,7 @@ from tests.fsdp.common import (
     run_with,
 )
 from tests.policies.helpers import all_grads_are_dtensors, compare_named, fsdp_modules
+from tests.tolerance import EXACT
 
 
 def _shard_stack(net, api, mesh, **kw) -> None:
@@ -58,6 +60,7 @@ def _train_vs_reference(
     opts = {k: torch.optim.SGD(n.parameters(), lr=lr) for k, n in nets.items()}
     ref_opt = torch.optim.SGD(ref.parameters(), lr=lr * grad_scale)
     for step in range(steps):
+        tol = tolerance.of_model(ref, rows=2 * dp_size * microbatches, steps=step + 1)
         x, y = global_batch("stack", step, 2 * dp_size * microbatches)
         xs, ys = x.chunk(microbatches), y.chunk(microbatches)
         ref_opt.zero_grad(set_to_none=True)
@@ -76,13 +79,14 @@ def _train_vs_reference(
                 lo = F.mse_loss(out, rank_slice(ym, dp_rank, dp_size)) / microbatches
                 lo.backward()
                 loss = loss + lo.detach()
-            report.close(f"{label} step {step} loss", mean_over_ranks(loss), ref_loss)
-            compare_named(report, net, ref, f"{label} step {step}", grads=True, scale=grad_scale)
+            report.close(f"{label} step {step} loss", mean_over_ranks(loss), ref_loss, tol)
+            compare_named(report, net, ref, f"{label} step {step}", tol, grads=True,
+                          scale=grad_scale)
             all_grads_are_dtensors(report, net, f"{label} step {step}")
             opts[label].step()
         ref_opt.step()
     for label, net in nets.items():
-        compare_named(report, net, ref, f"{label} final")
+        compare_named(report, net, ref, f"{label} final", tol)
 
 
 def _check_placements(report: Report, net: nn.Module, placements: tuple, shard_coord: int,
@@ -267,7 +271,8 @@ def dp_mesh_dims(rank: int, world_size: int, impl: str, layout: str) -> dict[str
                 f"{layout}: local shard of {name} is {tuple(p.to_local().shape)}, expected {exp} "
                 f"(sharded over all {shard_size} ranks)",
             )
-    _, err = run_with(lambda: compare_named(report, net, ref, f"{layout} initial full_tensor()"))
+    _, err = run_with(lambda: compare_named(report, net, ref, f"{layout} initial full_tensor()",
+                                            EXACT))
     if err is not None:
         report.errors.append(
             f"{layout}: full_tensor() of the sharded parameters fails: {err!r}; the DTensor "

@@ -18,6 +18,7 @@ import torch.distributed.checkpoint as dcp
 from torch.distributed.tensor import DTensor, distribute_tensor
 from torch.distributed.tensor.debug import CommDebugMode
 
+from tests import tolerance
 from tests.fsdp.common import (
     Report,
     build_model,
@@ -28,6 +29,7 @@ from tests.fsdp.common import (
     run_with,
 )
 from tests.policies.helpers import compare_named, spy_collectives, step_pair
+from tests.tolerance import EXACT
 
 
 def _sharded_stack(api, mesh, seed: int = 0, **kw):
@@ -38,13 +40,23 @@ def _sharded_stack(api, mesh, seed: int = 0, **kw):
     return net
 
 
-def _train(report, net, ref, rank, world_size, steps, what="", start=0):
+def _train(report, net, ref, rank, world_size, steps, what="", start=0, done=0):
+    """``steps`` SGD steps of both models (data of steps ``start``...), checking losses and
+    gradients (a gradient error shows there first: parameters move by the learning rate
+    times it); ``done``: steps the two already trained apart since they were equal.
+    Returns the bound for their parameters after these steps."""
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
-    for step in range(start, start + steps):
+    for i, step in enumerate(range(start, start + steps)):
         x, y = global_batch("stack", step, 2 * world_size)
         step_pair(report, net, ref, opt, ref_opt, x, y, rank, world_size,
-                  what=f"{what} step {step}", check_grads=False)
+                  what=f"{what} step {step}", tol=_bound(ref, world_size, done + i + 1))
+    return _bound(ref, world_size, done + steps)
+
+
+def _bound(ref, world_size, steps):
+    """The bound of :mod:`tests.tolerance` after ``steps`` steps on ``2 * world_size`` rows."""
+    return tolerance.of_model(ref, rows=2 * world_size, steps=steps)
 
 
 # --------------------------------------------------------------------------------------
@@ -62,7 +74,7 @@ def state_dict_roundtrip(rank: int, world_size: int, impl: str) -> dict[str, Any
     mesh = make_mesh(world_size)
     net = _sharded_stack(api, mesh)
     ref = build_model("stack", seed=0)
-    _train(report, net, ref, rank, world_size, steps=1)
+    tol = _train(report, net, ref, rank, world_size, steps=1)
     # the root keeps its params unsharded after forward (reshard_after_forward=False)
     with torch.no_grad():
         net(torch.randn(2, 16))
@@ -95,17 +107,19 @@ def state_dict_roundtrip(rank: int, world_size: int, impl: str) -> dict[str, Any
             )
     for k, v in sd.items():
         if isinstance(v, DTensor):
-            report.close(f"state_dict[{k}] full value", v.full_tensor(), dict(ref.named_parameters())[k])
+            report.close(f"state_dict[{k}] full value", v.full_tensor(),
+                         dict(ref.named_parameters())[k], tol)
 
     other = _sharded_stack(api, mesh, seed=1)
     result = other.load_state_dict(sd)
     report.check(
         not result.missing_keys and not result.unexpected_keys, f"load_state_dict: {result}"
     )
-    compare_named(report, other, ref, "after load_state_dict")
+    compare_named(report, other, net, "after load_state_dict", EXACT)  # a copy
     # the loaded values are the ones all-gathered in the next forward
-    _train(report, other, ref, rank, world_size, steps=2, what="after load", start=1)
-    compare_named(report, other, ref, "trained after load_state_dict")
+    tol = _train(report, other, ref, rank, world_size, steps=2, what="after load", start=1,
+                 done=1)
+    compare_named(report, other, ref, "trained after load_state_dict", tol)
     return report.result()
 
 
@@ -144,11 +158,11 @@ def dcp_load(rank: int, world_size: int, impl: str, path: str) -> dict[str, Any]
     expected = torch.load(path + "_expected.pt")
     for n, p in net.named_parameters():
         report.check(isinstance(p, DTensor), f"{n} is not a DTensor after load")
-        report.close(f"loaded {n}", p.full_tensor(), expected[n], 0, 0)
+        report.close(f"loaded {n}", p.full_tensor(), expected[n], EXACT)
     ref = build_model("stack", seed=1)
     ref.load_state_dict(expected)
-    _train(report, net, ref, rank, world_size, steps=2, what="after dcp.load", start=5)
-    compare_named(report, net, ref, "trained after dcp.load")
+    tol = _train(report, net, ref, rank, world_size, steps=2, what="after dcp.load", start=5)
+    compare_named(report, net, ref, "trained after dcp.load", tol)
     return report.result()
 
 
@@ -173,7 +187,7 @@ def full_state_dict(rank: int, world_size: int, impl: str) -> dict[str, Any]:
     mesh = make_mesh(world_size)
     net = _sharded_stack(api, mesh)
     ref = build_model("stack", seed=0)
-    _train(report, net, ref, rank, world_size, steps=2)
+    tol = _train(report, net, ref, rank, world_size, steps=2)
     full = get_model_state_dict(
         net, options=StateDictOptions(full_state_dict=True, cpu_offload=True)
     )
@@ -186,7 +200,7 @@ def full_state_dict(rank: int, world_size: int, impl: str) -> dict[str, Any]:
                 f"full[{k}] is a {type(v).__name__} on {getattr(v, 'device', None)}",
             )
             if k in ref_params and not isinstance(v, DTensor):
-                report.close(f"full[{k}]", v, ref_params[k])
+                report.close(f"full[{k}]", v, ref_params[k], tol)
     else:
         report.check(full == {}, f"rank {rank}: expected an empty dict, got keys {sorted(full)}")
 
@@ -196,8 +210,10 @@ def full_state_dict(rank: int, world_size: int, impl: str) -> dict[str, Any]:
         full,
         options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True),
     )
-    compare_named(report, other, ref, "after set_model_state_dict(full, broadcast_from_rank0)")
-    _train(report, other, ref, rank, world_size, steps=1, what="after full load", start=2)
+    compare_named(report, other, net, "after set_model_state_dict(full, broadcast_from_rank0)",
+                  EXACT)  # a copy
+    _train(report, other, ref, rank, world_size, steps=1, what="after full load", start=2,
+           done=2)
     return report.result()
 
 
@@ -266,9 +282,9 @@ def meta_init(rank: int, world_size: int, impl: str) -> dict[str, Any]:
             p.to_local().copy_(distribute_tensor(full, p.device_mesh, p.placements).to_local())
         for n, p in ref.named_parameters():
             p.copy_(_seeded_full(n, p.shape))
-    compare_named(report, net, ref, "init by hand")
-    _train(report, net, ref, rank, world_size, steps=3, what="hand init")
-    compare_named(report, net, ref, "hand init trained")
+    compare_named(report, net, ref, "init by hand", EXACT)
+    tol = _train(report, net, ref, rank, world_size, steps=3, what="hand init")
+    compare_named(report, net, ref, "hand init trained", tol)
 
     # 3. reset_parameters()
     net = build()
@@ -282,7 +298,8 @@ def meta_init(rank: int, world_size: int, impl: str) -> dict[str, Any]:
     for n, v in fulls.items():
         report.check(bool(torch.isfinite(v).all()), f"reset_parameters: {n} not finite")
         if n.endswith("norm.weight"):
-            report.close(f"reset_parameters {n} (LayerNorm weight = 1)", v, torch.ones_like(v), 0, 0)
+            report.close(f"reset_parameters {n} (LayerNorm weight = 1)", v, torch.ones_like(v),
+                         EXACT)
         elif n.endswith("weight"):
             bound = 1 / v.shape[1] ** 0.5
             report.check(
@@ -294,7 +311,7 @@ def meta_init(rank: int, world_size: int, impl: str) -> dict[str, Any]:
         report.check(all(torch.equal(g, gathered[0]) for g in gathered), f"{n} differs across ranks")
     ref = build_model("stack", seed=5)
     ref.load_state_dict(fulls)
-    _train(report, net, ref, rank, world_size, steps=2, what="reset_parameters")
-    compare_named(report, net, ref, "reset_parameters trained")
+    tol = _train(report, net, ref, rank, world_size, steps=2, what="reset_parameters")
+    compare_named(report, net, ref, "reset_parameters trained", tol)
     return report.result()
 
