@@ -124,7 +124,10 @@ def public_names() -> list[str]:
     """Every public function, class, method and policy field of fsdp_ref's API."""
     names = set(fsdp_ref.__all__)
     for cls in (fsdp_ref.FSDPModule, fsdp_ref.UnshardHandle):
-        names |= {n for n, v in vars(cls).items() if not n.startswith("_") and callable(v)}
+        for klass in cls.__mro__:  # FSDPModule's set_* methods live in a base of its own
+            if klass.__module__.startswith("fsdp_ref"):
+                names |= {n for n, v in vars(klass).items()
+                          if not n.startswith("_") and callable(v)}
     names |= set(inspect.signature(fsdp_ref.fully_shard).parameters) - {"module"}
     for policy in (fsdp_ref.MixedPrecisionPolicy, fsdp_ref.CPUOffloadPolicy,
                    fsdp_ref.DataParallelMeshDims, fsdp_ref.ShardPlacementResult):
