@@ -221,8 +221,8 @@ def projected_wall(found: dict) -> float:
     process, of the busiest worker and (in the global pass) of the busiest process the pass
     forked.  (Workers preparing and forked processes share the cores in the pass; with
     as many cores as processes it is the largest, which is what this assumes.)"""
-    return sum(max(row["main_cpu_s"], *row["workers_cpu_s"], *row["helpers_cpu_s"])
-               for row in phases(found))
+    return sum(max([row["main_cpu_s"], *row["workers_cpu_s"], *row["helpers_cpu_s"]])
+               for row in phases(found))  # a list: with one worker, max of one number
 
 
 def print_steps(found: dict, floor_cpu: float) -> None:

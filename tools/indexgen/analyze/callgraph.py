@@ -78,6 +78,9 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
         names_of = types.names_of(key) if types is not None else {}
         last = None  # the caller of the call before: a caller's calls come in runs
+        # caller -> (kind, anchor, key) of the edges on the line its edges end with, which
+        # _repeats would scan: a call with many overrides makes many edges on one line
+        tails: dict[str, set[tuple[str, str, str]]] = {}
         for call in resolver.files[key].calls:
             caller, text, line, local = call
             if text[0] == "<":  # what the call hands its callee: read by flows.call_sites
@@ -91,6 +94,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
                 narrow = types.narrowings(key, caller) if names else None
                 out = by_caller.get(caller)
                 mine = counts.get(caller)
+                tail = tails.get(caller)
             if names:
                 head = heads.get(text)
                 if head is None:
@@ -119,10 +123,15 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
                     continue
                 if edge[0] != line or edge[1] != text:
                     edge = make_edge((line, text, kind, edge[3], edge[4], edge[5]))
+                mark = (kind, edge[4], edge[3])
                 if out is None:
                     out = by_caller[caller] = []
-                elif kind != "external" and out[-1][0] == line and _repeats(out, edge):
-                    continue  # one edge per callee and line: the pages list lines
+                if out and out[-1][0] == line:
+                    if kind != "external" and mark in tail:
+                        continue  # one edge per callee and line: the pages list lines
+                    tail.add(mark)
+                else:
+                    tail = tails[caller] = {mark}
                 out.append(edge)
         found[key] = by_caller
         if unresolved is not None and counts:

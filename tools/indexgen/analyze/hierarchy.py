@@ -29,6 +29,7 @@ class Hierarchy:
     _memo: dict
     _mro: dict[tuple[str, str], list[tuple[str, str]]]
     _subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None
+    _overridden: dict[tuple[str, str, str], list[tuple[str, str]]]  # made with _subclasses
 
     def mro(self, key: str, cls: str) -> list[tuple[str, str]]:
         """The class and its project bases, depth first in base order, each once; a base
@@ -74,7 +75,8 @@ class Hierarchy:
     def overrides(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the methods ``attr`` that the documented subclasses
         of the class define themselves (class hierarchy analysis: a call on an instance of
-        ``cls`` may run any of them), in a fixed order."""
+        ``cls`` may run any of them), in a fixed order (the same list at each call: not to
+        be changed)."""
         if self._subclasses is None:
             subs: dict[tuple[str, str], list[tuple[str, str]]] = {}
             for k, s in self.resolver.files.items():
@@ -86,11 +88,15 @@ class Hierarchy:
                             if base[0]:
                                 subs.setdefault(base, []).append((k, d.qualname))
             self._subclasses = {c: sorted(set(v)) for c, v in subs.items()}
-        found = []
-        for k, c in self._subclasses.get((key, cls), ()):
-            d = self._defs[k][1].get(f"{c}.{attr}")
-            if d is not None and d.kind in _CALLABLE_KINDS and not d.overload:
-                found.append((k, d.qualname))
+            self._overridden = {}
+        memo = (key, cls, attr)  # the hierarchy never changes: each answer made once
+        found = self._overridden.get(memo)
+        if found is None:
+            found = self._overridden[memo] = []
+            for k, c in self._subclasses.get((key, cls), ()):
+                d = self._defs[k][1].get(f"{c}.{attr}")
+                if d is not None and d.kind in _CALLABLE_KINDS and not d.overload:
+                    found.append((k, d.qualname))
         return found
 
     def narrowings(self, key: str, anchor: str) -> dict[str, list[tuple[int, int, str]]]:
