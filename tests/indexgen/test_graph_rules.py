@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 from indexgen import Config, build
+from indexgen.analyze.project import Project, compact
+from indexgen.extract.pipeline import extract_source
 from page_claims import page_call_edges, page_callers
 
 FILES = {
@@ -86,6 +88,14 @@ FILES = {
 
         def any_shape(s: Shape) -> float:
             return s.area()  # Shape.area, or an override in Square or Circle
+
+
+        def twice(s: Shape, t: Shape) -> float:
+            return s.area() + t.area() + s.describe()  # each callee once on this line
+
+
+        def tell(s: Shape) -> str:
+            return s.describe()  # no subclass overrides describe
         ''',
     "pkg/rules.py": '''
         from typing import Protocol
@@ -324,6 +334,7 @@ def test_an_isinstance_test_narrows_the_receiver(pages, marker, callees):
     ("return Shape().area()", {"shapes:Shape.area", "shapes:Shape"}),
     ("return s.area()  # Shape.area, or", {"shapes:Shape.area", "shapes:Square.area",
                                            "shapes:Circle.area"}),
+    ("return s.describe()  # no subclass", {"shapes:Shape.describe"}),
 ])
 def test_a_method_call_lists_the_overrides_that_may_run(pages, marker, callees):
     assert _calls(pages, "pkg/shapes.py", marker) == callees
@@ -335,6 +346,26 @@ def test_overrides_are_one_group(pages):
     calls = next(x for x in any_shape.split("\n") if x.startswith("- **Calls**"))
     assert calls.count("or an override in: ") == 1, calls
     assert "[`Square.area`]" in calls.split("or an override in: ")[1], calls
+
+
+def test_a_line_lists_each_callee_once(pages):
+    """Two calls on one line that reach the same methods (and their overrides) make one
+    edge per callee: the group of overrides, and each line link, appear once."""
+    docs = (pages[1] / "pkg/shapes.py_docs.md").read_text()
+    twice = docs.split('<a id="sym-twice">')[1].split('<a id="sym-')[0]
+    calls = next(x for x in twice.split("\n") if x.startswith("- **Calls**"))
+    assert calls.count("[`Shape.area`]") == 1, calls
+    assert calls.count("[`Square.area`]") == 1, calls
+    assert calls.count("or an override in: ") == 1, calls
+    assert "[`Shape.describe`]" in calls, calls
+    # the graph itself, which the context hash covers, holds one edge per callee and line
+    # (the page would hide a repeat)
+    summaries = [compact(extract_source(textwrap.dedent(text).lstrip("\n").encode(), "src",
+                                        rel, rel[:-3].replace("/", ".").removesuffix(".__init__"), 10**6))
+                 for rel, text in FILES.items()]
+    out = Project(summaries, {}).contexts()["src/pkg/shapes.py"].calls["sym-twice"]
+    marks = [(e.line, e.kind, e.key, e.anchor) for e in out]
+    assert len(marks) == len(set(marks)) == 4, out  # Shape.area, 2 overrides, describe
 
 
 def _anchors(pages, marker: str) -> set[str]:
