@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 
 import markdown
-from indexgen import Config
+from indexgen import Config, build
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLE = FIXTURES / "sample"
@@ -79,3 +80,14 @@ def broken_links(out: Path) -> list[str]:
             elif anchor and anchor not in ids[resolved]:
                 problems.append(f"{name}: missing anchor {target}")
     return problems
+
+
+def build_files(root: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    """Write ``files`` (relative path -> dedented source) under ``root`` and build their
+    pages into ``root``'s sibling ``out`` with one job: ``(root, out)``."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip("\n"))
+    out = root.parent / "out"
+    build(Config(roots=[root], out=out, base=root.parent, jobs=1))
+    return root, out

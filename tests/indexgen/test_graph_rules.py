@@ -9,7 +9,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from indexgen import Config, build
+from ig_helpers import build_files
 from indexgen.analyze.project import Project, compact
 from indexgen.extract.pipeline import extract_source
 from page_claims import page_call_edges, page_callers
@@ -286,13 +286,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    root = tmp_path_factory.mktemp("rules") / "src"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text).lstrip("\n"))
-    out = root.parent / "out"
-    build(Config(roots=[root], out=out, base=root.parent, jobs=1))
-    return root, out
+    return build_files(tmp_path_factory.mktemp("rules") / "src", FILES)
 
 
 def _calls(pages, rel: str, marker: str) -> set[str]:

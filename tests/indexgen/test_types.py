@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import os
 import re
-import textwrap
 
 import pytest
-from indexgen import Config, build
+from ig_helpers import build_files
 from page_claims import page_call_edges, page_callers
 
 FILES = {
@@ -133,13 +132,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    root = tmp_path_factory.mktemp("types") / "src"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text).lstrip("\n"))
-    out = root.parent / "out"
-    build(Config(roots=[root], out=out, base=root.parent, jobs=1))
-    return root, out
+    return build_files(tmp_path_factory.mktemp("types") / "src", FILES)
 
 
 def _edges(pages) -> tuple[set, set]:
