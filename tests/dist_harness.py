@@ -29,6 +29,7 @@ failure messages.
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import os
 import shutil
@@ -140,6 +141,9 @@ def _worker_main(
     rank: int, world_size: int, init_file: str, conn: Connection, parent_pid: int
 ) -> None:
     _die_with_parent(parent_pid)
+    # A crash in native code (torch, gloo, an extension) prints every thread's Python
+    # stack into the rank's log, whose tail becomes the PoolDied message.
+    faulthandler.enable(all_threads=True)
     if _REPO_ROOT not in sys.path:
         sys.path.insert(0, _REPO_ROOT)
 
