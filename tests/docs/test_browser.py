@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -92,9 +93,10 @@ def server(site):
             proc.kill()
 
 
-@pytest.fixture
-def browser(tmp_path):
-    """A headless Chromium driven by Selenium through Debian's chromedriver."""
+@contextlib.contextmanager
+def _chromium(profile: Path):
+    """A headless Chromium driven by Selenium through Debian's chromedriver, with its own
+    profile folder (two can run side by side)."""
     _ensure_chromium()
     os.environ.setdefault("SE_OFFLINE", "true")  # selenium-manager must never download
     from selenium import webdriver
@@ -105,7 +107,7 @@ def browser(tmp_path):
     for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                 "--no-first-run", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1400,1000"):
+                f"--user-data-dir={profile}", "--window-size=1400,1000"):
         options.add_argument(arg)
     driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
     driver.set_page_load_timeout(WAIT_S)
@@ -113,8 +115,14 @@ def browser(tmp_path):
         yield driver
     finally:
         with contextlib.suppress(Exception):
-            driver.save_screenshot(str(tmp_path / "last.png"))
+            driver.save_screenshot(str(profile.parent / f"last-{profile.name}.png"))
         driver.quit()
+
+
+@pytest.fixture
+def browser(tmp_path):
+    with _chromium(tmp_path / "chromium-profile") as driver:
+        yield driver
 
 
 def test_reader_journey(browser, server, tmp_path):
@@ -301,31 +309,55 @@ def _signature_problems(signatures: list[dict]) -> list[dict]:
     return problems
 
 
-def test_every_page_reads_well(browser, server, site, tmp_path):
+#: Browsers that check the pages side by side: loading a page is mostly one renderer
+#: parsing the theme's script, so two browsers keep both cores of a two-core machine busy.
+READERS = 2
+
+
+def _read_pages(driver, server: str, pages: list[str], shots: Path) -> tuple[dict, dict]:
+    """Check the layout of ``pages`` in one browser: ``({page: (screenshot, problems)},
+    {api page: its signatures})``. The signatures are compared with the code afterwards,
+    in the calling thread: resolving them imports modules, which two threads must not do
+    at once."""
     # The search index (megabytes, loaded by every page) plays no part in the layout.
-    browser.execute_cdp_cmd("Network.enable", {})
-    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*search_index.json"]})
-    browser.set_script_timeout(WAIT_S)
-    shots = tmp_path / "failing-pages"
-    pages = _site_pages(site)
-    assert len(pages) > 100 and "api/fsdp_ref/fully_shard/" in pages
-    failures: dict[str, tuple[Path, list[dict]]] = {}
-    checked_signatures = 0
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*search_index.json"]})
+    driver.set_script_timeout(WAIT_S)
+    failures, signatures = {}, {}
     for page in pages:
-        browser.get(server + page)
-        view = browser.execute_async_script(READER_VIEW)
-        problems = view["problems"]
+        driver.get(server + page)
+        view = driver.execute_async_script(READER_VIEW)
         if page.startswith("api/"):
-            problems += _signature_problems(view["signatures"])
-            checked_signatures += len(view["signatures"])
-        if problems:
+            signatures[page] = view["signatures"]
+        if view["problems"]:
             shots.mkdir(exist_ok=True)
             shot = shots / ((re.sub(r"[^\w.-]+", "_", page.strip("/")) or "home") + ".png")
-            browser.save_screenshot(str(shot))
-            failures[page] = (shot, problems)
-    assert checked_signatures > 50
+            driver.save_screenshot(str(shot))
+            failures[page] = (shot, view["problems"])
+    return failures, signatures
+
+
+def test_every_page_reads_well(server, site, tmp_path):
+    pages = _site_pages(site)
+    assert len(pages) > 100 and "api/fsdp_ref/fully_shard/" in pages
+    shots = tmp_path / "failing-pages"
+
+    def read(k: int) -> tuple[dict, dict]:
+        with _chromium(tmp_path / f"chromium-profile-{k}") as driver:
+            return _read_pages(driver, server, pages[k::READERS], shots)
+
+    with ThreadPoolExecutor(READERS) as readers:
+        parts = list(readers.map(read, range(READERS)))
+    failures = {page: found for part, _ in parts for page, found in part.items()}
+    signatures = {page: found for _, part in parts for page, found in part.items()}
+    assert sum(len(found) for found in signatures.values()) > 50
+    for page, found in signatures.items():
+        if problems := _signature_problems(found):
+            shot, before = failures.get(page, (None, []))
+            failures[page] = (shot, before + problems)
     report = []
-    for page, (shot, problems) in failures.items():
+    for page in sorted(failures, key=pages.index):
+        shot, problems = failures[page]
         report.append(f"{page}  (screenshot: {shot})")
         report += [f"    {p['check']}: {p['what']}: {p['detail']}" for p in problems[:12]]
         if len(problems) > 12:
