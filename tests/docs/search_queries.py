@@ -35,6 +35,7 @@ QUERIES: list[tuple[str, tuple[str, ...]]] = [
     ("fully_shard does not support containers that do not implement forward", TROUBLE),
     ("FSDP state has already been lazily initialized", TROUBLE),
     ("FSDP requires a single root module", TROUBLE),
+    ("Invariant encountered: value was None when it should not be", TROUBLE),
     ("Please init the 2D mesh for HSDP with mesh_dim_names specified", TROUBLE),
     ("Each distinct composable distributed API can only be applied to a module once", TROUBLE),
     ("FSDP does not support non-contiguous parameters yet", TROUBLE),
