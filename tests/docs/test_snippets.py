@@ -25,6 +25,7 @@ import pytest
 from docs_site import snippets
 
 import fsdp_ref
+from tests.dist_harness import WorkerPool
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -34,8 +35,11 @@ PAGE_TIMEOUT_S = 600
 
 
 @pytest.fixture(scope="module")
-def pool(dist_pools):
-    return dist_pools.get(2)
+def pool():
+    """A 2-rank pool of this module's own: the pages run in fresh processes, as a user's
+    script would, not in ranks that ran the suite's scenarios before (the session's pool)."""
+    with WorkerPool(world_size=2) as own:
+        yield own
 
 
 def _problems(results: list[dict]) -> str:
