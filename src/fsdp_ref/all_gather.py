@@ -297,11 +297,13 @@ def keep_versions(tensors: list[torch.Tensor], fill: Callable[[], None]) -> None
     A fast path, equivalent to ``with torch.no_grad(),
     torch.autograd._unsafe_preserve_version_counter(tuple(tensors)): fill()``, without
     that context manager's layers (about 1 µs of 4.4 per call, two calls per group and
-    step, measured with ``benchmarks/fast_paths.py``).
+    step, measured with ``benchmarks/fast_paths.py``). Tensors made under
+    ``torch.inference_mode()`` have no version counter and are left out, as torch does.
     """
-    versions = tuple([t._version for t in tensors])
+    tracked = tuple([t for t in tensors if not t.is_inference()])
+    versions = tuple([t._version for t in tracked])
     try:
         with torch.no_grad():
             fill()
     finally:
-        torch._C._autograd._unsafe_set_version_counter(tuple(tensors), versions)
+        torch._C._autograd._unsafe_set_version_counter(tracked, versions)

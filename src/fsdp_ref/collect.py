@@ -17,7 +17,7 @@ from torch.distributed.tensor import DTensor
 from .param import MANAGED, ParamRef
 from .state import get_state
 
-__all__ = ["unmanaged_params"]
+__all__ = ["managed_modules", "unmanaged_params"]
 
 
 def unmanaged_params(modules: list[nn.Module], ignored: set[int]):
@@ -67,6 +67,19 @@ def _children_first(module: nn.Module, seen: set[nn.Module]):
         for child in module.children():
             yield from _children_first(child, seen)
         yield module
+
+
+def managed_modules(modules: list[nn.Module]) -> list[nn.Module]:
+    """Every module inside ``modules`` whose parameters the call manages: all of their
+    subtrees except what an earlier call (on a submodule) manages. ``fully_shard`` marks
+    them as torch 2.13 does, for code that asks whether a module is FSDP-managed:
+    torch.compile (``_is_fsdp_managed_module``: its parameters are graph inputs, not
+    constants) and transformers' ``generate()`` (turns ``synced_gpus`` on)."""
+    found: dict[int, nn.Module] = {}
+    for root in modules:
+        inner = _sharded_below(root)
+        found.update((id(m), m) for m in root.modules() if id(m) not in inner)
+    return list(found.values())
 
 
 def _sharded_below(root: nn.Module) -> set[int]:

@@ -26,7 +26,7 @@ from torch.distributed.tensor import Shard
 
 from . import clean_exit, compat, loading
 from .api import CPUOffloadPolicy, DataParallelMeshDims, MixedPrecisionPolicy, OffloadPolicy
-from .collect import unmanaged_params
+from .collect import managed_modules, unmanaged_params
 from .group_state import GroupSettings
 from .mesh import (
     MeshInfo,
@@ -120,6 +120,9 @@ def fully_shard(
         offload_policy=offload_policy,
         ignored_params=ignored_params,
     )
+    for managed in managed_modules(modules):  # (torch marks them; replicate does not)
+        managed._is_fsdp_managed_module = True
+        managed._fsdp_use_orig_params = True
     return module
 
 

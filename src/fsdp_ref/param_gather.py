@@ -44,10 +44,14 @@ class ParamGather:
                 recorder.name_buffer(t, f"all-gather output of {self.fqn}")
             return outputs
         if self.unsharded_param is None:
-            full = torch.empty(
-                self.layout.full_shape, dtype=self.param_dtype, device=self.device
-            )
-            self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
+            # A normal tensor even when the first unshard runs under inference_mode():
+            # an inference tensor could never be refilled or trained outside it (torch
+            # 2.13 makes one there, and a later training forward fails).
+            with torch.inference_mode(False):
+                full = torch.empty(
+                    self.layout.full_shape, dtype=self.param_dtype, device=self.device
+                )
+                self.unsharded_param = self.placement.unsharded(full, self.requires_grad)
         local, slots = self._unsharded_local()
         allocate_storage(slots)
         if recorder.listener is not None:  # (the name is only formatted for a listener)

@@ -113,3 +113,17 @@ def class_extension_control(lib, steps: int = 2):
     model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 4))
     lib.fully_shard(model, mesh=mesh)
     return fit(lib, model, din=8, dout=4, steps=steps)
+
+
+def extension_under_inference_mode(lib):
+    """The hooked model of :func:`instance_extension`, its first two forwards under
+    ``torch.inference_mode()``: the extension's all-gather outputs are made there (inference
+    tensors, which have no version counter). Returns the outputs."""
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 4))
+    lib.fully_shard(model, mesh=lib.mesh((lib.world_size,), ("dp",)))
+    local = model[0].weight._local_tensor
+    local.fsdp_pre_all_gather = types.MethodType(_pre([]), local)
+    local.fsdp_post_all_gather = types.MethodType(fsdp_post_all_gather, local)
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(lib.rank))
+    with torch.inference_mode():
+        return {"outputs": [model(x) for _ in range(2)]}

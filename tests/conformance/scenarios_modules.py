@@ -13,6 +13,9 @@
   child's; torch 2.13 lays out the group's buffers children first, and gloo sums a
   4-rank reduce-scatter in segments that cut across the ranks' chunks, so another layout
   gives gradients ulps apart.
+* **inference_mode first** (issue 30): forwards under ``torch.inference_mode()`` equal
+  torch's; fsdp_ref's unsharded parameters are normal tensors even when made there, so
+  training afterwards works (in torch 2.13 the training forward raises).
 """
 
 from __future__ import annotations
@@ -154,3 +157,39 @@ def parent_parameter_first(lib, steps: int = 3):
         opt.zero_grad()
         losses.append(lib.mean(loss))
     return {"losses": losses, "grads": grads, "params": lib.state(model)}
+
+
+def inference_mode_first(lib, train: bool = True, steps: int = 2):
+    """A model's first two forwards under ``torch.inference_mode()`` (the second refills
+    the unsharded parameters the first made), then, with ``train``, SGD training: the
+    inference outputs, and the losses and parameters of the training."""
+    mesh = _mesh(lib)
+    model = Stack(dim=16, hidden=32, n_blocks=2, out=8)
+    for block in model.blocks:
+        lib.fully_shard(block, mesh=mesh)
+    lib.fully_shard(model, mesh=mesh)
+    outputs = []
+    for step in range(2):
+        x, _ = batch(step, 4 * lib.world_size, 16, 8)
+        with torch.inference_mode():
+            outputs.append(model(lib.local(x)))
+    assert all(y.is_inference() for y in outputs)
+    if hasattr(model, "reshard"):  # the root stays gathered: free it before the optimizer
+        model.reshard()             # takes the parameters (as after any forward, Q40)
+    return {"outputs": outputs, **(fit(lib, model, din=16, dout=8, steps=steps) if train else {})}
+
+
+def marked_managed(lib):
+    """Which modules carry the marks torch.compile and transformers read after
+    ``fully_shard`` on a block, a list of two modules, the root, and ``replicate`` on
+    another model (torch marks only what ``fully_shard`` manages)."""
+    model = Stack(dim=8, hidden=8, n_blocks=2, out=4)
+    lib.fully_shard(model.blocks[0], mesh=_mesh(lib))
+    lib.fully_shard([model.blocks[1].norm, model.blocks[1].mlp], mesh=_mesh(lib))
+    lib.fully_shard(model, mesh=_mesh(lib))
+    other = nn.Sequential(nn.Linear(4, 4))
+    lib.replicate(other, mesh=_mesh(lib))
+    return {name: [n for n, m in mod.named_modules()
+                   if (getattr(m, "_is_fsdp_managed_module", False),
+                       getattr(m, "_fsdp_use_orig_params", False)) == (True, True)]
+            for name, mod in (("model", model), ("replicated", other))}

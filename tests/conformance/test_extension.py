@@ -40,3 +40,12 @@ def test_extension_mesh_under_replicate_with_dp_mesh_dims(pool):
     the 1-D ``rep`` mesh, not the whole mesh; so does fsdp_ref."""
     results = harness.run(pool, EXT + "replicate_extension", libs=("torch", "fsdp_ref"))
     harness.assert_same_results(results, "torch", "fsdp_ref")
+
+
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
+def test_extension_under_inference_mode(pool):
+    """An extension's all-gather outputs made under ``torch.inference_mode()`` have no
+    version counter: torch leaves them out when it preserves versions at the copy-out, and
+    so does fsdp_ref (it raised "Inference tensors do not track version counter")."""
+    results = harness.run(pool, EXT + "extension_under_inference_mode")
+    harness.assert_same_results(results, "torch", "fsdp_ref")

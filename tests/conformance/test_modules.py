@@ -74,3 +74,38 @@ def test_group_parameter_order_is_torchs(pool):
     ``named_modules`` order they differed by ulps)."""
     results = harness.run(pool, S + "parent_parameter_first")
     harness.assert_same_results(results, "torch", "fsdp_ref")
+
+
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
+def test_inference_mode_forward_equals_torch(pool):
+    """Forwards under ``torch.inference_mode()`` as a model's first ones: bitwise torch's
+    outputs (fsdp_ref raised torch's "Inference tensors do not track version counter"
+    when it preserved the version of every all-gather output; torch skips those)."""
+    results = harness.run(pool, S + "inference_mode_first", train=False)
+    harness.assert_same_results(results, "torch", "fsdp_ref")
+
+
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
+def test_training_after_inference_mode_first(pool):
+    """Training after the first forwards ran under ``torch.inference_mode()``: fsdp_ref
+    trains like the unsharded model. torch 2.13 made its unsharded parameters inference
+    tensors there, and the training forward's all-gather copy-out refuses to write them
+    (a documented difference: docs/troubleshooting.md)."""
+    results = harness.run(pool, S + "inference_mode_first", libs=("torch", "fsdp_ref", "plain"))
+    harness.assert_same_results(results, "plain", "fsdp_ref", keys=("losses", "params"))
+    for rank, per_lib in enumerate(results):
+        status, info = per_lib["torch"]
+        assert status == "raised" and "Inplace update to inference tensor" in info["msg"], (
+            rank, status, str(info)[:300])
+
+
+@pytest.mark.parametrize("ws", [2], ids=["ws2"])
+def test_managed_modules_marked_like_torch(pool):
+    """``_is_fsdp_managed_module`` / ``_fsdp_use_orig_params`` on the modules torch marks:
+    what ``fully_shard`` manages, not what ``replicate`` does. torch.compile treats the
+    parameters of marked modules as graph inputs, and transformers' ``generate()`` turns
+    ``synced_gpus`` on for them (fsdp_ref set neither)."""
+    results = harness.run(pool, S + "marked_managed")
+    harness.assert_same_results(results, "torch", "fsdp_ref")
+    marked = harness.result_of(results[0]["fsdp_ref"], "fsdp_ref", 0)
+    assert "" in marked["model"] and marked["replicated"] == [], marked
