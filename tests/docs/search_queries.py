@@ -67,6 +67,7 @@ QUERIES: list[tuple[str, tuple[str, ...]]] = [
     ("CPUOffloadPolicy", ("using/memory/",)),
     ("DataParallelMeshDims", ("using/parallelism/",)),
     ("shard_placement_fn", ("using/parallelism/",)),
+    ("ignored_params", ("using/train/",)),
     ("get_model_state_dict", ("using/checkpoint/",)),
     ("set_model_state_dict", ("using/checkpoint/",)),
     ("from_local", ("using/checkpoint/",)),
