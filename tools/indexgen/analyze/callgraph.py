@@ -66,11 +66,15 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     resolved once per ``(text, class)`` and file, one on a name of its function once per
     ``(text, caller)``, and the edges reused with the call's own line.
     """
+    if types is not None:
+        types.extras()  # a table every evaluation reads: built before any, the same in all
     found: Edges = {}
     heads: dict[str, str] = {}  # call text -> receiver_name (the same texts in every file)
     # the calls not resolved, for a second round with what callers hand parameters
     retry: list[tuple[str, Call, str, dict]] = []
     for key in keys:
+        if types is not None:
+            types.begin_file()
         by_caller: dict[str, list[CallEdge]] = {}
         counts: dict[str, dict[str, int]] = {}
         qualname_of = resolver.module(key).qualname_of
@@ -148,7 +152,11 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
     those it resolves now become edges, in line order, and leave the unresolved counts."""
     types.set_flows(flows.call_sites(resolver, found, types.flow_records))
     changed: set[tuple[str, str]] = set()
+    last = None
     for key, call, cls, names, why, text in retry:
+        if key != last:
+            types.begin_file()
+            last = key
         new = [e for e in resolve_call(resolver, key, call, cls, types, names)
                if e[2] != "unresolved"]
         if all(e[2] == "read" for e in new):  # a property read on the way is no callee
