@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+from ig_helpers import SAMPLE
 from indexgen.analyze import callgraph
 from indexgen.analyze.project import Project, compact
 from indexgen.analyze.types import Types
-from indexgen.extract.pipeline import extract_source
+from indexgen.extract.discover import discover
+from indexgen.extract.pipeline import extract_file, extract_source
+from indexgen.run import fanout
 
 FILES = {
     "pkg/__init__.py": "",
@@ -84,3 +88,23 @@ def test_each_file_resolves_the_same_in_any_order():
     assert _callees(forward[0], "src/pkg/b_user.py", "sym-second") == {"Node.go"}
     assert _callees(forward[0], "src/pkg/a_user.py", "sym-first") == {"Node.go"}
     assert forward == backward
+
+
+@pytest.mark.skipif(not fanout.can_fork(), reason="needs fork (POSIX)")
+def test_the_files_resolved_in_forked_processes_give_the_same_contexts():
+    """The global pass with its call edges cut into runs of files, each resolved in a
+    process forked for it (:func:`indexgen.run.fanout.fork_map`), gives the contexts of the
+    serial pass: here on the files above and on the sample project's."""
+    runs: list[int] = []
+
+    def fan(func, parts):
+        runs.append(len(parts))
+        return fanout.fork_map(func, parts)
+
+    summaries = [compact(extract_file(s.path, s.root, s.relpath, s.module, 10**6))
+                 for s in discover(SAMPLE / "src")]
+    for files in (list(_project().files.values()), summaries):
+        serial = Project(files, {}).contexts()
+        sharded = Project(files, {}).contexts(fan=fan, shards=3)
+        assert repr(sharded) == repr(serial)  # equal, and in the same order
+    assert runs and all(n >= 2 for n in runs), runs  # it did fork, in both rounds
