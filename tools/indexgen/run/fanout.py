@@ -37,11 +37,15 @@ R = TypeVar("R")
 
 def shard_count(jobs: int, cores: int | None = None) -> int:
     """How many processes a build with ``jobs`` worker processes on ``cores`` cores (default:
-    this machine's) should fork for the per-file work of the global pass: one per core the
-    build may use (the calling process waits for them meanwhile), when that makes two or
-    more; else 1, which :func:`fork_map` does here, in the calling process."""
-    n = min(jobs, cores or os.cpu_count() or 1)
-    return n if n >= 2 else 1
+    this machine's) should fork for the per-file work of the global pass: one per core but
+    the calling process's, when that makes two or more; else 1, which :func:`fork_map` does
+    here.  On two cores the other core is busy with the workers preparing their renders
+    (:mod:`indexgen.run.worker`) for half the pass, and two forked processes spend about
+    twice the CPU seconds of the edges they take off the calling process (each builds the
+    tables and values it reads again): measured, that adds about 5 CPU seconds to a build
+    of all of torch and takes nothing off its wall (``docs/design/indexgen-speed.md``)."""
+    spare = min(jobs, cores or os.cpu_count() or 1) - 1
+    return spare if spare >= 2 else 1
 
 
 def can_fork() -> bool:
