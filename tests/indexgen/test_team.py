@@ -162,9 +162,9 @@ def test_a_failure_while_preparing_is_reported_by_the_render(sample, monkeypatch
             raise RuntimeError("prepare failed on purpose")
         return real(summary, *args)
 
-    def slow_contexts(self):
+    def slow_contexts(self, *args, **kwargs):
         time.sleep(0.5)  # the workers prepare every file they hold meanwhile
-        return real_contexts(self)
+        return real_contexts(self, *args, **kwargs)
 
     monkeypatch.setattr(worker, "prepare", failing)  # the ahead-of-time preparation
     monkeypatch.setattr(jobs, "prepare", failing)  # the render's own

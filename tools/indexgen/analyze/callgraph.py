@@ -14,7 +14,10 @@ views, effects, reach) are :mod:`indexgen.analyze.walks`, re-exported here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from operator import itemgetter
+from typing import Any
 
 from indexgen.analyze import flows
 from indexgen.analyze.context import CallEdge
@@ -47,6 +50,9 @@ Unresolved = dict[str, dict[str, dict[str, int]]]
 #: never an empty list.
 Ledger = dict[tuple[str, str, int, str], list[str]]
 _LINE = itemgetter(0)  # a CallEdge's line
+#: ``fan(func, runs) -> [func(run) for run in runs]``, each perhaps in a process of its own
+#: (:func:`indexgen.run.fanout.fork_map`).
+FanOut = Callable[[Callable[[list], Any], list[list]], list]
 
 
 def _account(edge: CallEdge) -> str:
@@ -55,7 +61,8 @@ def _account(edge: CallEdge) -> str:
 
 
 def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
-          unresolved: Unresolved | None = None, ledger: Ledger | None = None) -> Edges:
+          unresolved: Unresolved | None = None, ledger: Ledger | None = None,
+          fan: FanOut | None = None, shards: int = 1) -> Edges:
     """Resolved calls of the given files, by caller, in line order; the calls not resolved
     are counted by reason into ``unresolved`` (the pages show counts, never a list), calls
     of builtins left out.  ``ledger``: filled with the kinds of edges each call made (see
@@ -65,12 +72,61 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     ``self._check``): a call whose path starts with a name of the module or with ``self`` is
     resolved once per ``(text, class)`` and file, one on a name of its function once per
     ``(text, caller)``, and the edges reused with the call's own line.
+
+    With a fan-out ``fan`` and ``shards`` > 1, the files are cut into that many runs of
+    about equal numbers of calls, each resolved by ``fan`` (in a process of its own:
+    :func:`indexgen.run.fanout.fork_map`), and the results merged in the files' order; each
+    round of the second one likewise.  The result is the same: each file's values are
+    found from its own queries (:mod:`indexgen.analyze.memo`).
     """
+    if types is not None:
+        types.extras()  # a table every evaluation reads: built before any, the same in all
+    sizes = {k: len(resolver.files[k].calls) for k in keys}
     found: Edges = {}
+    retry: list = []
+    round_one = partial(_first_round, resolver, types, ledger is not None)
+    for part, counts, again, accounts in _fan(fan, round_one, keys, sizes, shards):
+        found.update(part)
+        retry += again
+        if unresolved is not None:
+            unresolved.update(counts)
+        if ledger is not None:
+            ledger.update(accounts)
+    if types is not None and retry:
+        _second_round(resolver, types, found, unresolved, retry, ledger, fan, shards)
+    return found
+
+
+def _fan(fan: FanOut | None, func: Callable[[list], Any], items: list, sizes: dict,
+         shards: int) -> list:
+    """``func`` over ``items`` cut into ``shards`` runs of about equal total size (``sizes``:
+    by item, or by its first field), by ``fan``; without one, ``[func(items)]``."""
+    if fan is None or shards < 2 or len(items) < 2:
+        return [func(items)]
+    weight = [sizes[x if type(x) is str else x[0]] + 1 for x in items]
+    total, runs, acc = sum(weight), [[]], 0
+    for item, w in zip(items, weight):
+        if acc >= total * len(runs) / shards and runs[-1] and (
+                type(item) is str or item[0] != runs[-1][-1][0]):  # a file stays whole
+            runs.append([])
+        runs[-1].append(item)
+        acc += w
+    return fan(func, runs)
+
+
+def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
+                 keys: list[str]) -> tuple[Edges, Unresolved, list, Ledger]:
+    """The first round of :func:`edges` over ``keys``: the edges, the unresolved counts,
+    the calls to try again and the ledger (empty unless ``want_ledger``)."""
+    found: Edges = {}
+    unresolved: Unresolved = {}
+    ledger: Ledger | None = {} if want_ledger else None
     heads: dict[str, str] = {}  # call text -> receiver_name (the same texts in every file)
     # the calls not resolved, for a second round with what callers hand parameters
     retry: list[tuple[str, Call, str, dict]] = []
     for key in keys:
+        if types is not None:
+            types.begin_file()
         by_caller: dict[str, list[CallEdge]] = {}
         counts: dict[str, dict[str, int]] = {}
         qualname_of = resolver.module(key).qualname_of
@@ -134,23 +190,23 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
                     tail = tails[caller] = {mark}
                 out.append(edge)
         found[key] = by_caller
-        if unresolved is not None and counts:
+        if counts:
             unresolved[key] = counts
-    if types is not None and retry:
-        _second_round(resolver, types, found, unresolved, retry, ledger)
-    return found
+    return found, unresolved, retry, ledger or {}
 
 
 def _second_round(resolver: Resolver, types: Types, found: Edges,
-                  unresolved: Unresolved | None, retry: list, ledger: Ledger | None) -> None:
+                  unresolved: Unresolved | None, retry: list, ledger: Ledger | None,
+                  fan: FanOut | None, shards: int) -> None:
     """Resolve again, with what the call sites found hand each parameter
     (:mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
     those it resolves now become edges, in line order, and leave the unresolved counts."""
     types.set_flows(flows.call_sites(resolver, found, types.flow_records))
+    sizes = {k: 1 for k in found}
     changed: set[tuple[str, str]] = set()
-    for key, call, cls, names, why, text in retry:
-        new = [e for e in resolve_call(resolver, key, call, cls, types, names)
-               if e[2] != "unresolved"]
+    retried = partial(_retried, resolver, types)
+    done = [new for part in _fan(fan, retried, retry, sizes, shards) for new in part]
+    for (key, call, _cls, _names, why, text), new in zip(retry, done):
         if all(e[2] == "read" for e in new):  # a property read on the way is no callee
             continue
         if ledger is not None:
@@ -176,6 +232,19 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
 
 
 _NO_NAMES: dict[str, list[str]] = {}  # a caller without local names (read, never written)
+
+
+def _retried(resolver: Resolver, types: Types, retry: list) -> list[list[CallEdge]]:
+    """What the calls ``retry`` (of the second round, by file) resolve to now, but the
+    reasons they are not resolved."""
+    out, last = [], None
+    for key, call, cls, names, _why, _text in retry:
+        if key != last:
+            types.begin_file()
+            last = key
+        out.append([e for e in resolve_call(resolver, key, call, cls, types, names)
+                    if e[2] != "unresolved"])
+    return out
 
 
 def _narrowed(call: Call, head: str, spans: list[tuple[int, int, str]]) -> Call:

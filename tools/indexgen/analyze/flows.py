@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.values import NONE, Values, ordered, union
 
@@ -81,8 +82,7 @@ class Flows:
 
     _flows: CallSites | None
     _records: dict  # file key -> its flow records (records), made on first use
-    _memo: dict
-    _active: set
+    _guard: GuardedMemo
     _defs: dict
     resolver: Resolver
 
@@ -139,9 +139,9 @@ class Flows:
         what decorators are handed (:meth:`decorate`); what was evaluated before is
         forgotten."""
         self._flows = flows
-        self._memo.clear()
+        self._guard.clear()
         self.decorate(flows)
-        self._memo.clear()
+        self._guard.clear()
 
     def decorate(self, flows: CallSites) -> None:
         """Add to ``flows`` what each decorator is handed: the function it decorates
@@ -176,38 +176,31 @@ class Flows:
             sites = self._flows.get((key, d.qualname)) if d is not None else None
         if not sites:
             return NONE
-        memo = ("\4", key, anchor, spec, id(sites))
-        found = self._memo.get(memo)
-        if found is not None:
-            return found
-        if memo in self._active:
-            return NONE
-        self._active.add(memo)
-        try:
-            pos, _, name = spec.partition(":")
-            star = pos[0] == "*"
-            given = []
-            for ckey, canchor, items, shift in sites[:_SITES]:
-                if star:
-                    first = int(pos[1:]) - shift
-                    for slot, text in items.items():
-                        if slot == "*":
-                            given.append(union(self.element(v) for v in ordered(
-                                self.evaluate(ckey, canchor, text))))
-                        elif slot.isdigit() and int(slot) >= first:
-                            given.append(self.evaluate(ckey, canchor, text))
-                    continue
-                text = items.get(name)
-                if text is None and pos != "k":
-                    text = items.get(str(int(pos) - shift))
-                if text is not None:
-                    given.append(self.evaluate(ckey, canchor, text))
-            found = union(given)
+        return self._guard.get(("\4", key, anchor, spec, id(sites)), self._handed, sites, spec)
+
+    def _handed(self, sites: list, spec: str) -> Values:
+        """What the call sites ``sites`` hand the parameter ``spec`` (see :meth:`_flow`)."""
+        pos, _, name = spec.partition(":")
+        star = pos[0] == "*"
+        given = []
+        for ckey, canchor, items, shift in sites[:_SITES]:
             if star:
-                found = frozenset({("s", found)}) if found else NONE
-        finally:
-            self._active.discard(memo)
-        self._memo[memo] = found
+                first = int(pos[1:]) - shift
+                for slot, text in items.items():
+                    if slot == "*":
+                        given.append(union(self.element(v) for v in ordered(
+                            self.evaluate(ckey, canchor, text))))
+                    elif slot.isdigit() and int(slot) >= first:
+                        given.append(self.evaluate(ckey, canchor, text))
+                continue
+            text = items.get(name)
+            if text is None and pos != "k":
+                text = items.get(str(int(pos) - shift))
+            if text is not None:
+                given.append(self.evaluate(ckey, canchor, text))
+        found = union(given)
+        if star:
+            return frozenset({("s", found)}) if found else NONE
         return found
 
     def _field_flow(self, key: str, cls: str, attr: str) -> Values:

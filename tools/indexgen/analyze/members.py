@@ -15,6 +15,7 @@ modules are their names; those of containers and builtins are
 from __future__ import annotations
 
 from indexgen.analyze.containers import container_member
+from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.values import NONE, Value, Values, ordered, parse, union
 from indexgen.extract.model import Definition
 
@@ -28,8 +29,7 @@ class Members:
 
     resolver: object
     _defs: dict
-    _memo: dict
-    _active: set
+    _guard: GuardedMemo
     _parsed: dict
     _flows: object
     _extras: dict | None
@@ -58,18 +58,9 @@ class Members:
         return container_member(value, attr)
 
     def _class_member(self, key: str, cls: str, attr: str, instance: bool) -> Values:
-        memo = ("\1", key, cls, attr, instance)
-        found = self._memo.get(memo)
-        if found is None:
-            if memo in self._active:
-                return NONE  # self.x = self.x.next(): what else it is decides
-            self._active.add(memo)
-            try:
-                found = self._class_member_uncached(key, cls, attr, instance)
-            finally:
-                self._active.discard(memo)
-            self._memo[memo] = found
-        return found
+        # (in a cycle, self.x = self.x.next(): what else it is decides)
+        return self._guard.get(("\1", key, cls, attr, instance), self._class_member_uncached,
+                               key, cls, attr, instance)
 
     def _class_member_uncached(self, key: str, cls: str, attr: str, instance: bool) -> Values:
         outside = ""
@@ -133,15 +124,20 @@ class Members:
         gives the ``order`` of the class of ``ctx`` the source ``=[self]``), found once."""
         if self._extras is None:
             self._extras = {}
-            for key, s in self.resolver.files.items():
-                for d in s.definitions:
-                    for name, sources in d.names.items() if d.names else ():
-                        if name[0] != "+":
-                            continue
-                        base, _, attr = name[1:].rpartition(".")
-                        for v in ordered(self.evaluate(key, d.anchor, base)):
-                            if v[0] == "i":
-                                self._extras.setdefault((v[1], v[2], attr), []).extend(
-                                    (key, d.anchor, s) for s in sources)
-            self._memo.clear()  # what was evaluated to find them may hold more now
+            # found as if asked first (every build finds the same), then what was evaluated
+            # while they were incomplete is forgotten
+            self._guard.isolated(self._find_extras)
+            self._guard.clear()
         return self._extras
+
+    def _find_extras(self) -> None:
+        for key, s in self.resolver.files.items():
+            for d in s.definitions:
+                for name, sources in d.names.items() if d.names else ():
+                    if name[0] != "+":
+                        continue
+                    base, _, attr = name[1:].rpartition(".")
+                    for v in ordered(self.evaluate(key, d.anchor, base)):
+                        if v[0] == "i":
+                            self._extras.setdefault((v[1], v[2], attr), []).extend(
+                                (key, d.anchor, s) for s in sources)

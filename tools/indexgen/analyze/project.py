@@ -201,15 +201,19 @@ class Project:
         return dict(sorted(found.items()))
 
     # -- contexts --------------------------------------------------------------------------
-    def contexts(self, ledger: callgraph.Ledger | None = None) -> dict[str, FileContext]:
-        """The :class:`FileContext` of every file, keyed by file key (``ledger``: see
-        :func:`indexgen.analyze.callgraph.edges`)."""
+    def contexts(self, ledger: callgraph.Ledger | None = None,
+                 fan: callgraph.FanOut | None = None, shards: int = 1
+                 ) -> dict[str, FileContext]:
+        """The :class:`FileContext` of every file, keyed by file key (``ledger``, ``fan``
+        and ``shards``: see :func:`indexgen.analyze.callgraph.edges`; the contexts are the
+        same with any fan-out)."""
         ctx = {key: FileContext() for key in self.files}
         for key, s in self.files.items():
             self._imports(key, s, ctx)
             self._bases_and_links(key, s, ctx[key])
         unresolved: callgraph.Unresolved = {}
-        graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved, ledger)
+        graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved, ledger,
+                                fan, shards)
         totals = callgraph.effects(graph, self.resolver)
         indirect = callgraph.indirect_findings(graph, totals, self.resolver)
         inverse = callgraph.inverses(graph, self.resolver, ("project", "read", "callback"))

@@ -11,6 +11,7 @@ subclasses); ``item`` what a subscript gives (a class: the generic itself, ``Cha
 from __future__ import annotations
 
 from indexgen.analyze.containers import element_of, item_of
+from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
 from indexgen.extract.model import Definition
 
@@ -33,8 +34,7 @@ class Results:
 
     resolver: object
     _defs: dict
-    _memo: dict
-    _active: set
+    _guard: GuardedMemo
 
     def call(self, value: Value, key: str, anchor: str, args: tuple) -> Values:
         """What calling ``value`` gives; ``args``: the kept arguments of a builtin."""
@@ -61,19 +61,10 @@ class Results:
     def _returned(self, key: str, d: Definition) -> Values:
         """What a function without a return annotation returns: what its ``return``
         statements return (a recursive call adds nothing)."""
-        memo = ("\2", key, d.anchor)
-        found = self._memo.get(memo)
-        if found is None:
-            if memo in self._active:
-                return NONE
-            self._active.add(memo)
-            try:
-                found = union(self.source(key, d.anchor, s, d.parent)
-                               for s in d.names["return"])
-            finally:
-                self._active.discard(memo)
-            self._memo[memo] = found
-        return found
+        return self._guard.get(("\2", key, d.anchor), self._returns, key, d)
+
+    def _returns(self, key: str, d: Definition) -> Values:
+        return union(self.source(key, d.anchor, s, d.parent) for s in d.names["return"])
 
     def _builtin(self, name: str, key: str, anchor: str, args: tuple) -> Values:
         given = [self._steps(key, anchor, a) if a else NONE for a in args]
@@ -100,22 +91,15 @@ class Results:
         """What iterating over ``value`` gives (an instance: what its ``__iter__`` gives)."""
         if value[0] != "i":
             return element_of(value)
-        memo = ("\3", value)
-        found = self._memo.get(memo)
-        if found is None:
-            if memo in self._active:
-                return NONE  # an __iter__ that returns self: its elements are the others
-            self._active.add(memo)
-            try:
-                given = self._class_member(value[1], value[2], "__iter__", True)
-                found = union(self.element(r) for f in ordered(given)
-                              for r in ordered(self.call(f, "", "", None)) if r != value)
-                if not given:  # class Chain(list[Step]): iterating gives Steps
-                    found = union(element_of(v) for v in ordered(self._container_base(value)))
-            finally:
-                self._active.discard(memo)
-            self._memo[memo] = found
-        return found
+        # (an __iter__ that returns self: its elements are the others)
+        return self._guard.get(("\3", value), self._elements, value)
+
+    def _elements(self, value: Value) -> Values:
+        given = self._class_member(value[1], value[2], "__iter__", True)
+        if not given:  # class Chain(list[Step]): iterating gives Steps
+            return union(element_of(v) for v in ordered(self._container_base(value)))
+        return union(self.element(r) for f in ordered(given)
+                     for r in ordered(self.call(f, "", "", None)) if r != value)
 
     def _container_base(self, value: Value) -> Values:
         """The builtin container or ``Iterable[T]`` an instance's class subclasses, as a

@@ -44,6 +44,7 @@ from functools import partial
 from indexgen.analyze.flows import CallSites, Flows
 from indexgen.analyze.hierarchy import Hierarchy
 from indexgen.analyze.members import Members
+from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.analyze.results import Results, hollow
 from indexgen.analyze.values import (
@@ -88,16 +89,15 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         # File key -> its definitions by anchor and by qualname (_definitions), made on first use.
         self._defs: dict[str, tuple[dict[str, Definition], dict[str, Definition]]] = PerFile(
             partial(_definitions, resolver.files))
-        self._memo: dict[tuple, Values] = {}
-        self._types: dict[tuple, Values] = {}
-        self._active: set[tuple] = set()
+        self._memo: dict[tuple, object] = {}  # tables that no evaluation changes
+        # what names, members, calls, parameters and annotations are: memo and cycle guard
+        self._guard = GuardedMemo(_DEPTH, NONE)
         self._mro: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._parsed: dict[str, object] = {}
         self._extras: dict[tuple[str, str, str], list[tuple[str, str, str]]] | None = None
         self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._flows: CallSites | None = None  # see Flows.set_flows
         self._records: dict[str, dict] = {}  # see Flows.fitting
-        self._depth = 0
 
     # -- tables ------------------------------------------------------------------------------
 
@@ -112,6 +112,12 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         return d.names if d is not None else {}
 
     # -- entry points ------------------------------------------------------------------------
+    def begin_file(self) -> None:
+        """Start resolving the calls of another file: the values a cut shaped are
+        forgotten, so that each file's are found from that file's queries alone
+        (:mod:`indexgen.analyze.memo`)."""
+        self._guard.begin()
+
     def evaluate(self, key: str, anchor: str, text: str, reads: set | None = None) -> Values:
         """What the path ``text`` may be, written in the definition ``anchor`` of file
         ``key`` ('' for module level).  ``reads`` collects ``(file key, qualname)`` of the
@@ -119,13 +125,13 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         steps = self._parsed.get(text)
         if steps is None:
             steps = self._parsed[text] = parse(text)
-        if self._depth > _DEPTH:
+        guard = self._guard
+        if not guard.enter():
             return NONE  # a chain of values this long says little, and costs the stack
-        self._depth += 1
         try:
             return self._steps(key, anchor, steps, reads)
         finally:
-            self._depth -= 1
+            guard.leave()
 
     # -- paths -------------------------------------------------------------------------------
     def _steps(self, key: str, anchor: str, steps: tuple, reads: set | None = None) -> Values:
@@ -175,17 +181,7 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         else:
             memo = (key, "", name)  # a name of the module, the same in all its functions
             d = None
-        found = self._memo.get(memo)
-        if found is not None:
-            return found
-        if memo in self._active:
-            return NONE
-        self._active.add(memo)
-        try:
-            found = self._memo[memo] = self._name_uncached(key, d, name)
-        finally:
-            self._active.discard(memo)
-        return found
+        return self._guard.get(memo, self._name_uncached, key, d, name)
 
     def _name_uncached(self, key: str, d: Definition | None, name: str) -> Values:
         if d is not None:
@@ -262,12 +258,6 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
             return frozenset({("c" if d.kind == "class" else "f", target.key, target.qualname)})
         attr = self.resolver.module(target.key).attrs.get(target.qualname)
         if attr is not None and attr.source:
-            memo = (target.key, "", "\0" + attr.name)
-            if memo in self._active:
-                return NONE
-            self._active.add(memo)
-            try:
-                return self.source(target.key, "", attr.source)
-            finally:
-                self._active.discard(memo)
+            return self._guard.get((target.key, "", "\0" + attr.name), self.source,
+                                   target.key, "", attr.source)
         return NONE

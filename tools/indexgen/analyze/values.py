@@ -29,6 +29,7 @@ import ast
 import re
 from functools import lru_cache
 
+from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import Resolver, Target
 
 Value = tuple
@@ -119,7 +120,7 @@ class Annotations:
     ``resolver`` looks names up and ``of_target`` says what a resolved name stands for."""
 
     resolver: Resolver
-    _types: dict
+    _guard: GuardedMemo
     _parsed: dict
 
     def of_target(self, target: Target) -> Values:  # pragma: no cover - Types defines it
@@ -129,19 +130,18 @@ class Annotations:
     def annotation(self, key: str, text: str, cls: str = "") -> Values:
         """What an annotation written in file ``key`` says a value is (``cls``: the class
         ``Self`` and the class's own name mean)."""
-        memo = (key, text, cls)
-        found = self._types.get(memo)
-        if found is None:
-            self._types[memo] = NONE  # a recursive alias ends here
-            node = self._parsed.get("\0" + text)
-            if node is None:
-                try:
-                    node = ast.parse(text.strip(), mode="eval").body
-                except (SyntaxError, ValueError, RecursionError):
-                    node = False
-                self._parsed["\0" + text] = node
-            found = self._types[memo] = self._type(key, node, cls) if node else NONE
-        return found
+        # (a recursive alias ends where it refers to itself)
+        return self._guard.get(("\6", key, text, cls), self._annotation, key, text, cls)
+
+    def _annotation(self, key: str, text: str, cls: str) -> Values:
+        node = self._parsed.get("\0" + text)
+        if node is None:
+            try:
+                node = ast.parse(text.strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                node = False
+            self._parsed["\0" + text] = node
+        return self._type(key, node, cls) if node else NONE
 
     def _type(self, key: str, node: ast.AST, cls: str) -> Values:
         t = type(node)

@@ -7,9 +7,11 @@ they exist sees them as they are, without pickling anything: the pages of memory
 reads stay shared (copy-on-write), and only its results come back, pickled.  That is what
 :func:`fork_map` is for: the part of the global pass that is the same function over
 independent files (the call edges of each file) can run on the cores the pass otherwise
-leaves idle.  The build does not use it yet: the global pass
-(:meth:`indexgen.analyze.project.Project.contexts`) must first take a fan-out for its call
-edges; ``docs/design/indexgen-speed.md`` has the measurements and the change.
+leaves idle.  The build uses it for the call edges of each file, in both rounds
+(:func:`indexgen.analyze.callgraph.edges`, through
+:meth:`indexgen.analyze.project.Project.contexts`); the results are the same as the serial
+pass's, since the type evaluator gives each file the values its own queries find
+(:mod:`indexgen.analyze.memo`).  ``docs/design/indexgen-speed.md`` has the measurements.
 
 Every shard is computed in a process of its own (one per shard, started together), and the
 results come back in the order of the shards.  A shard that raises raises again here; a
@@ -37,8 +39,11 @@ def shard_count(jobs: int, cores: int | None = None) -> int:
     """How many processes a build with ``jobs`` worker processes on ``cores`` cores (default:
     this machine's) should fork for the per-file work of the global pass: one per core but
     the calling process's, when that makes two or more; else 1, which :func:`fork_map` does
-    here (on two cores the other core is busy with the workers preparing their renders,
-    see :mod:`indexgen.run.worker`, and forking would only add work)."""
+    here.  On two cores the other core is busy with the workers preparing their renders
+    (:mod:`indexgen.run.worker`) for half the pass, and two forked processes spend about
+    twice the CPU seconds of the edges they take off the calling process (each builds the
+    tables and values it reads again): measured, that adds about 5 CPU seconds to a build
+    of all of torch and takes nothing off its wall (``docs/design/indexgen-speed.md``)."""
     spare = min(jobs, cores or os.cpu_count() or 1) - 1
     return spare if spare >= 2 else 1
 

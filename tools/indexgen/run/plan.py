@@ -36,8 +36,8 @@ from indexgen.extract.runtime import collector_paused
 from indexgen.layout import MANIFEST_NAME, Layout
 from indexgen.paths import fs_relpath
 from indexgen.render.folders import folder_pages
+from indexgen.run import fanout, pageio
 from indexgen.run import manifest as mf
-from indexgen.run import pageio
 from indexgen.run.config import Config, validate
 from indexgen.run.jobs import RenderInput, RenderSetup
 from indexgen.run.manifest import __version__
@@ -180,7 +180,9 @@ class Plan:
         tests = {t.relpath: t for t in self.team.full_summaries(
             range(n, n + len(self.tests)), costs)}
         self.project = Project(list(self.compacts.values()), tests)
-        self.contexts = self.project.contexts()
+        # the call edges on the cores the pass leaves idle, in processes forked now
+        self.contexts = self.project.contexts(fan=fanout.fork_map,
+                                              shards=fanout.shard_count(self.jobs))
 
     def _expected_pages(self, key: str) -> set[str]:
         return {self.layout.kw_page(key), self.layout.docs_page(key)}

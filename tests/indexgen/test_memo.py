@@ -1,0 +1,62 @@
+"""``indexgen.analyze.memo.GuardedMemo``: the one rule of the type evaluator's memo, on a
+recursion written here (what each value is, read off the definitions below by hand)."""
+
+from __future__ import annotations
+
+from indexgen.analyze.memo import GuardedMemo
+
+
+class Chain:
+    """``value(n)`` is ``{n}`` and the values of ``n``'s successors, each read one path
+    deeper (as the evaluator reads a source); a successor in progress gives nothing."""
+
+    def __init__(self, succ: dict[str, list[str]], limit: int) -> None:
+        self.succ, self.memo, self.computed = succ, GuardedMemo(limit, frozenset()), []
+
+    def value(self, n: str) -> frozenset:
+        return self.memo.get(n, self._value, n)
+
+    def _value(self, n: str) -> frozenset:
+        self.computed.append(n)
+        found = {n}
+        for s in self.succ.get(n, ()):
+            if not self.memo.enter():
+                continue
+            try:
+                found |= self.value(s)
+            finally:
+                self.memo.leave()
+        return frozenset(found)
+
+
+def test_a_value_shaped_by_a_cycle_is_kept_only_within_its_scope():
+    # a <-> b: asked for a first, b is {b} (a cut); asked for b first, b is {a, b}
+    chain = Chain({"a": ["b"], "b": ["a"]}, limit=10)
+    assert chain.value("a") == {"a", "b"}
+    assert chain.value("b") == {"b"}  # kept in this scope: the first caller's cut
+    chain.memo.begin()
+    assert chain.value("b") == {"a", "b"}  # a new scope finds it from its own entry
+    chain.memo.begin()
+    assert chain.value("a") == {"a", "b"}
+
+
+def test_a_value_no_cut_shaped_is_kept_for_the_build():
+    chain = Chain({"a": ["b"], "b": ["c"]}, limit=10)
+    assert chain.value("a") == {"a", "b", "c"}
+    chain.memo.begin()
+    chain.computed.clear()
+    assert chain.value("b") == {"b", "c"} and chain.computed == []  # no work done again
+
+
+def test_a_kept_value_is_not_reused_where_the_depth_limit_would_cut_it():
+    # c -> d -> e: computed alone, c is {c, d, e} (two paths deep); read from a, two paths
+    # deeper, the limit of 3 cuts it to {c, d}: the kept {c, d, e} must not be handed out
+    chain = Chain({"a": ["b"], "b": ["c"], "c": ["d"], "d": ["e"]}, limit=2)
+    assert chain.value("c") == {"c", "d", "e"}
+    chain.memo.begin()
+    assert chain.value("a") == {"a", "b", "c", "d"}
+    fresh = Chain(chain.succ, limit=2)
+    assert fresh.value("a") == {"a", "b", "c", "d"}  # what it finds with nothing kept
+    # b, read from a, was cut by the limit: asked for itself it reaches e
+    chain.memo.begin()
+    assert chain.value("b") == {"b", "c", "d", "e"}
