@@ -202,10 +202,11 @@ TORCH_LIMITS: tuple[TorchLimit, ...] = (
                lambda c: _is(c, "gradient_divide_factor", 3.0)
                and (_is(c, "force_sum_reduction", True) or _reduces_in_fp16(c))
                and _is(c, "shard_placement", "own_mesh") and _is(c, "mesh", "dp2")),
-    TorchLimit("torch fails on half the ranks with an int `reshard_after_forward` and "
-               "parameters sharded on dim 1 (`RuntimeError: setStorage: ... out of bounds` "
-               "on the even ranks of dp4, while the odd ones wait in the backward's "
-               "all-gather): torch is not run",
+    TorchLimit("torch fails with an int `reshard_after_forward` and parameters sharded "
+               "on dim 1: when dim 0 does not divide by the ranks, `RuntimeError: "
+               "setStorage: ... out of bounds` on some ranks while the others wait; when "
+               "it does, `IndexError` in the backward all-gather's copy-out on every rank "
+               "(using/memory.md#reshard-after-forward-an-int): torch is not run",
                lambda c: _is(c, "reshard_after_forward", 2)
                and _is(c, "shard_placement", "dim1"),
                runs=False,
