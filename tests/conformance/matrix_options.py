@@ -205,7 +205,8 @@ TORCH_LIMITS: tuple[TorchLimit, ...] = (
     TorchLimit("torch fails with an int `reshard_after_forward` and parameters sharded "
                "on dim 1: when dim 0 does not divide by the ranks, `RuntimeError: "
                "setStorage: ... out of bounds` on some ranks while the others wait; when "
-               "it does, `IndexError` in the backward all-gather's copy-out on every rank "
+               "it does, `IndexError: list index out of range` in the backward "
+               "all-gather's copy-out on every rank "
                "(using/memory.md#reshard-after-forward-an-int): torch is not run",
                lambda c: _is(c, "reshard_after_forward", 2)
                and _is(c, "shard_placement", "dim1"),
