@@ -8,6 +8,9 @@ from pathlib import Path
 
 import markdown
 from indexgen import Config, build
+from indexgen.analyze.project import Project, compact
+from indexgen.extract.pipeline import extract_source
+from indexgen.extract.source import module_name
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLE = FIXTURES / "sample"
@@ -91,3 +94,22 @@ def build_files(root: Path, files: dict[str, str]) -> tuple[Path, Path]:
     out = root.parent / "out"
     build(Config(roots=[root], out=out, base=root.parent, jobs=1))
     return root, out
+
+
+def project_of(files: dict[str, str]) -> Project:
+    """The global pass's input for ``files`` (relative path -> dedented source), extracted
+    and compacted in memory as a build does, without writing pages."""
+    return Project([compact(extract_source(textwrap.dedent(text).lstrip("\n").encode(), "src",
+                                           rel, module_name(rel), 10**6))
+                    for rel, text in files.items()], {})
+
+
+def symbol_section(docs: str, anchor: str) -> str:
+    """The part of an analysis page (``docs``) about the symbol whose anchor is
+    ``sym-<anchor>``: from its anchor to the next symbol's."""
+    return docs.split(f'<a id="sym-{anchor}">')[1].split('<a id="sym-')[0]
+
+
+def calls_line(section: str) -> str:
+    """The **Calls** line of a symbol's section."""
+    return next(x for x in section.split("\n") if x.startswith("- **Calls**"))

@@ -6,12 +6,8 @@ rule each one exercises, so that breaking a rule breaks its case.
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
-from ig_helpers import build_files
-from indexgen.analyze.project import Project, compact
-from indexgen.extract.pipeline import extract_source
+from ig_helpers import build_files, calls_line, project_of, symbol_section
 from page_claims import page_call_edges, page_callers
 
 FILES = {
@@ -336,8 +332,8 @@ def test_a_method_call_lists_the_overrides_that_may_run(pages, marker, callees):
 
 def test_overrides_are_one_group(pages):
     docs = (pages[1] / "pkg/shapes.py_docs.md").read_text()
-    any_shape = docs.split('<a id="sym-any_shape">')[1].split('<a id="sym-')[0]
-    calls = next(x for x in any_shape.split("\n") if x.startswith("- **Calls**"))
+    any_shape = symbol_section(docs, "any_shape")
+    calls = calls_line(any_shape)
     assert calls.count("or an override in: ") == 1, calls
     assert "[`Square.area`]" in calls.split("or an override in: ")[1], calls
 
@@ -346,18 +342,15 @@ def test_a_line_lists_each_callee_once(pages):
     """Two calls on one line that reach the same methods (and their overrides) make one
     edge per callee: the group of overrides, and each line link, appear once."""
     docs = (pages[1] / "pkg/shapes.py_docs.md").read_text()
-    twice = docs.split('<a id="sym-twice">')[1].split('<a id="sym-')[0]
-    calls = next(x for x in twice.split("\n") if x.startswith("- **Calls**"))
+    twice = symbol_section(docs, "twice")
+    calls = calls_line(twice)
     assert calls.count("[`Shape.area`]") == 1, calls
     assert calls.count("[`Square.area`]") == 1, calls
     assert calls.count("or an override in: ") == 1, calls
     assert "[`Shape.describe`]" in calls, calls
     # the graph itself, which the context hash covers, holds one edge per callee and line
     # (the page would hide a repeat)
-    summaries = [compact(extract_source(textwrap.dedent(text).lstrip("\n").encode(), "src",
-                                        rel, rel[:-3].replace("/", ".").removesuffix(".__init__"), 10**6))
-                 for rel, text in FILES.items()]
-    out = Project(summaries, {}).contexts()["src/pkg/shapes.py"].calls["sym-twice"]
+    out = project_of(FILES).contexts()["src/pkg/shapes.py"].calls["sym-twice"]
     marks = [(e.line, e.kind, e.key, e.anchor) for e in out]
     assert len(marks) == len(set(marks)) == 4, out  # Shape.area, 2 overrides, describe
 
@@ -389,8 +382,8 @@ def test_every_definition_a_condition_may_pick_is_linked(pages, marker, anchors)
 
 def test_each_alternative_is_marked_with_its_condition(pages):
     docs = (pages[1] / "pkg/compat.py_docs.md").read_text()
-    run = docs.split('<a id="sym-run">')[1].split('<a id="sym-')[0]
-    calls = next(x for x in run.split("\n") if x.startswith("- **Calls**"))
+    run = symbol_section(docs, "run")
+    calls = calls_line(run)
     assert "[`parse`](#sym-parse) (if sys.version\\_info &gt;= (3, 11))" in calls, calls
     assert "[`parse`](#sym-parse-2) (if not (sys.version\\_info &gt;= (3, 11)))" in calls
     assert "[`escape`](#sym-escape) (if the try block raises ImportError)" in calls, calls
@@ -427,5 +420,5 @@ def test_functions_travel_through_decorators_and_closures(pages, marker, callees
 
 def test_a_closure_is_named_in_its_function(pages):
     docs = (pages[1] / "pkg/curried.py_docs.md").read_text()
-    twice = docs.split('<a id="sym-twice">')[1].split('<a id="sym-')[0]
+    twice = symbol_section(docs, "twice")
     assert "[<code>twice.&lt;locals&gt;.go</code>](#sym-twice)" in twice, twice

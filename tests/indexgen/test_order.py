@@ -12,15 +12,13 @@ parameters, does not try again.)  Every expected edge is read off the source by 
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
-from ig_helpers import SAMPLE
+from ig_helpers import SAMPLE, project_of
 from indexgen.analyze import callgraph
 from indexgen.analyze.project import Project, compact
 from indexgen.analyze.types import Types
 from indexgen.extract.discover import discover
-from indexgen.extract.pipeline import extract_file, extract_source
+from indexgen.extract.pipeline import extract_file
 from indexgen.run import fanout
 
 FILES = {
@@ -60,15 +58,6 @@ FILES = {
 }
 
 
-def _project() -> Project:
-    summaries = []
-    for rel, text in FILES.items():
-        data = textwrap.dedent(text).lstrip("\n").encode()
-        module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-        summaries.append(compact(extract_source(data, "src", rel, module, 10**6)))
-    return Project(summaries, {})
-
-
 def _graph(project: Project, keys: list[str]) -> tuple[dict, dict]:
     """The call edges and unresolved counts of the files resolved in the order ``keys``,
     by a type evaluator of their own."""
@@ -82,7 +71,7 @@ def _callees(graph: dict, key: str, caller: str) -> set[str]:
 
 
 def test_each_file_resolves_the_same_in_any_order():
-    project = _project()
+    project = project_of(FILES)
     keys = sorted(project.files)
     forward, backward = _graph(project, keys), _graph(project, keys[::-1])
     assert _callees(forward[0], "src/pkg/b_user.py", "sym-second") == {"Node.go"}
@@ -103,7 +92,7 @@ def test_the_files_resolved_in_forked_processes_give_the_same_contexts():
 
     summaries = [compact(extract_file(s.path, s.root, s.relpath, s.module, 10**6))
                  for s in discover(SAMPLE / "src")]
-    for files in (list(_project().files.values()), summaries):
+    for files in (list(project_of(FILES).files.values()), summaries):
         serial = Project(files, {}).contexts()
         sharded = Project(files, {}).contexts(fan=fan, shards=3)
         assert repr(sharded) == repr(serial)  # equal, and in the same order

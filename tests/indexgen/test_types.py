@@ -11,7 +11,7 @@ import os
 import re
 
 import pytest
-from ig_helpers import build_files
+from ig_helpers import build_files, calls_line, symbol_section
 from page_claims import page_call_edges, page_callers
 
 FILES = {
@@ -188,7 +188,7 @@ def test_typed_calls_are_on_both_pages(pages, caller, marker, callee):
 
 
 def test_an_iterator_that_returns_itself_ends_the_evaluation(pages):
-    spin = (pages[1] / "pkg/parts.py_docs.md").read_text().split('<a id="sym-spin">')[1]
+    spin = symbol_section((pages[1] / "pkg/parts.py_docs.md").read_text(), "spin")
     assert "- **Not resolved statically**: 1 call (1 on a value of unknown type)" in spin
 
 
@@ -196,32 +196,31 @@ def test_nothing_is_guessed(pages):
     calls, _ = _edges(pages)
     line = _line(pages, "pkg/engine.py", "anything.step()")
     assert not [e for e in calls if e[0].endswith(f" {line}")]
-    run = (pages[1] / "pkg/engine.py_docs.md").read_text().split('<a id="sym-Engine.run">')[1]
-    run = run.split('<a id="sym-')[0]
+    run = symbol_section((pages[1] / "pkg/engine.py_docs.md").read_text(), "Engine.run")
     assert "- **Not resolved statically**: 1 call (1 on a value of unknown type)" in run
     assert "anything.step" not in run  # counted, not listed
 
 
 def test_property_reads_are_listed_apart(pages):
     docs = (pages[1] / "pkg/engine.py_docs.md").read_text()
-    run = docs.split('<a id="sym-Engine.run">')[1].split('<a id="sym-')[0]
+    run = symbol_section(docs, "Engine.run")
     line = _line(pages, "pkg/engine.py", "self.main.wait()")
     assert f"- **Reads**: [`Engine.main`](#sym-Engine.main) ([line {line}](#L{line}))" in run
-    calls_line = next(x for x in run.split("\n") if x.startswith("- **Calls**"))
-    assert "Engine.main" not in calls_line
-    main = docs.split('<a id="sym-Engine.main">')[1].split('<a id="sym-')[0]
+    calls = calls_line(run)
+    assert "Engine.main" not in calls
+    main = symbol_section(docs, "Engine.main")
     assert f"- **Read by**: [`Engine.run`](#sym-Engine.run) ([line {line}](#L{line}))" in main
 
 
 def test_functions_handed_to_calls_are_callbacks(pages):
     docs = (pages[1] / "pkg/engine.py_docs.md").read_text()
-    hooks = docs.split('<a id="sym-Engine.hooks">')[1].split('<a id="sym-')[0]
+    hooks = symbol_section(docs, "Engine.hooks")
     first = _line(pages, "pkg/engine.py", "register(self.on_done)")
     second = _line(pages, "pkg/engine.py", "self.register_hook(self.on_done)")
     assert (f"- **Passes as a callback**: [`Engine.on_done`](#sym-Engine.on_done) "
             f"(lines [{first}](#L{first}), [{second}](#L{second}))") in hooks
     assert "label" not in hooks.split("Passes as a callback")[1].split("\n")[0]
-    on_done = docs.split('<a id="sym-Engine.on_done">')[1].split('<a id="sym-')[0]
+    on_done = symbol_section(docs, "Engine.on_done")
     assert "- **Passed as a callback by**: [`Engine.hooks`]" in on_done
 
 
