@@ -60,3 +60,40 @@ def test_a_kept_value_is_not_reused_where_the_depth_limit_would_cut_it():
     # b, read from a, was cut by the limit: asked for itself it reaches e
     chain.memo.begin()
     assert chain.value("b") == {"b", "c", "d", "e"}
+
+
+class Pending(Chain):
+    """A :class:`Chain` whose nodes named in ``later`` read something a later round knows
+    better (as a parameter reads what its callers hand it, before the call graph is done)."""
+
+    def __init__(self, succ: dict[str, list[str]], later: set[str]) -> None:
+        super().__init__(succ, limit=10)
+        self.later = later
+
+    def _value(self, n: str) -> frozenset:
+        if n in self.later:
+            self.memo.note_provisional()
+        return super()._value(n)
+
+
+def test_a_query_is_settled_only_if_nothing_it_read_was_cut_or_provisional():
+    chain = Pending({"a": ["b"], "b": ["c"], "x": ["y"], "p": ["x"]}, later={"c"})
+    chain.memo.watch()
+    chain.value("x")
+    assert chain.memo.settled()  # x and y: clean, final
+    chain.memo.watch()
+    chain.value("a")
+    assert not chain.memo.settled()  # a reads c, which is provisional
+    chain.memo.watch()
+    chain.value("b")  # kept from a's query: the note must come with it
+    assert chain.computed.count("b") == 1 and not chain.memo.settled()
+    chain.memo.watch()
+    chain.value("p")  # reads x, kept clean
+    assert chain.memo.settled()
+
+
+def test_a_query_a_cycle_cut_is_not_settled():
+    chain = Pending({"a": ["b"], "b": ["a"]}, later=set())
+    chain.memo.watch()
+    chain.value("a")
+    assert not chain.memo.settled()  # a later round asking from b would cut elsewhere

@@ -123,7 +123,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
     ledger: Ledger | None = {} if want_ledger else None
     heads: dict[str, str] = {}  # call text -> receiver_name (the same texts in every file)
     # the calls not resolved, for a second round with what callers hand parameters
-    retry: list[tuple[str, Call, str, dict]] = []
+    retry: list[tuple[str, Call, str, dict, str, str, list[CallEdge] | None]] = []
     for key in keys:
         if types is not None:
             types.begin_file()
@@ -131,6 +131,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
         counts: dict[str, dict[str, int]] = {}
         qualname_of = resolver.module(key).qualname_of
         seen: dict[tuple[str, str, bool], list[CallEdge]] = {}
+        settled: set[tuple[str, str, bool]] = set()  # of seen: the next round's answer too
         classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
         names_of = types.names_of(key) if types is not None else {}
         last = None  # the caller of the call before: a caller's calls come in runs
@@ -162,8 +163,12 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                 memo = (text, cls, local)
             out_edges = seen.get(memo)
             if out_edges is None:
+                if types is not None:
+                    types.watch()
                 out_edges = seen[memo] = resolve_call(resolver, key, call, cls, types,
                                                       names or _NO_NAMES)
+                if types is not None and types.settled():
+                    settled.add(memo)
             if ledger is not None:
                 ledger[(key, caller, line, text)] = [_account(e) for e in out_edges]
             for edge in out_edges:
@@ -175,7 +180,8 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                         mine = counts[caller] = {}
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
                     if names and (edge[5] == UNKNOWN_VALUE or edge[5] == RUN_TIME_NAME):
-                        retry.append((key, call, cls, names, edge[5], text))
+                        retry.append((key, call, cls, names, edge[5], text,
+                                      out_edges if memo in settled else None))
                     continue
                 if edge[0] != line or edge[1] != text:
                     edge = make_edge((line, text, kind, edge[3], edge[4], edge[5]))
@@ -206,7 +212,7 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
     changed: set[tuple[str, str]] = set()
     retried = partial(_retried, resolver, types)
     done = [new for part in _fan(fan, retried, retry, sizes, shards) for new in part]
-    for (key, call, _cls, _names, why, text), new in zip(retry, done):
+    for (key, call, _cls, _names, why, text, _known), new in zip(retry, done):
         if all(e[2] == "read" for e in new):  # a property read on the way is no callee
             continue
         if ledger is not None:
@@ -236,9 +242,14 @@ _NO_NAMES: dict[str, list[str]] = {}  # a caller without local names (read, neve
 
 def _retried(resolver: Resolver, types: Types, retry: list) -> list[list[CallEdge]]:
     """What the calls ``retry`` (of the second round, by file) resolve to now, but the
-    reasons they are not resolved."""
+    reasons they are not resolved.  A call whose first resolution was settled (no cut, no
+    parameter's flow read: :meth:`Types.settled`) resolves as it did then, not asked again."""
     out, last = [], None
-    for key, call, cls, names, _why, _text in retry:
+    for key, call, cls, names, _why, _text, known in retry:
+        if known is not None:
+            line = call[2]
+            out.append([make_edge((line, *e[1:])) for e in known if e[2] != "unresolved"])
+            continue
         if key != last:
             types.begin_file()
             last = key

@@ -166,7 +166,8 @@ class Flows:
         """What the callers of the function ``anchor`` hand its parameter ``spec``
         (``position:name``, ``k:name`` for a keyword-only one, ``*position:name`` for
         ``*args``: a tuple of what is handed from that position on)."""
-        if self._flows is None:
+        if self._flows is None:  # not known yet: the call graph's first round
+            self._guard.note_provisional()
             return NONE
         d = self._defs[key][0].get(anchor)
         if d is not None and spec[0] == "λ":  # a parameter of a closure: its callers'

@@ -26,6 +26,12 @@ several processes.
 So the values a file's calls are resolved with depend on that file alone (and on the
 tables built before any file, from a clean state: :meth:`isolated`); the cost is that a
 cycle touched by many files is evaluated again in each.
+
+A value may also read something a later round will know better (the call graph's first
+round does not yet know what call sites hand a parameter): the evaluation notes it
+(:meth:`note_provisional`), and the memo carries the note with the value to whoever reads
+it.  A top-level query that is :meth:`settled` (neither cut nor provisional) gives the same
+answer in every later round, so that round need not ask it again.
 """
 
 from __future__ import annotations
@@ -43,17 +49,20 @@ class GuardedMemo:
         empty: The value a cut gives (the value of nothing).
     """
 
-    __slots__ = ("limit", "empty", "depth", "_table", "_scoped", "_at", "_cut", "_reach")
+    __slots__ = ("limit", "empty", "depth", "_table", "_scoped", "_at", "_cut", "_reach",
+                 "_provisional")
 
     def __init__(self, limit: int, empty: Any) -> None:
         self.limit = limit
         self.empty = empty
         self.depth = 0  # paths being evaluated inside one another now
-        self._table: dict[Hashable, tuple[Any, int]] = {}  # key -> (value, how deep it went)
+        # key -> (value, how deep it went, whether it read a provisional value)
+        self._table: dict[Hashable, tuple[Any, int, bool]] = {}
         self._scoped: dict[Hashable, Any] = {}  # key -> value shaped by a cut, this scope's
         self._at: set[Hashable] = set()  # keys in progress
         self._cut = False  # whether a cut shaped the computation in progress
         self._reach = 0  # the deepest depth the computation in progress reached
+        self._provisional = False  # whether it read a value a later round may change
 
     def clear(self) -> None:
         """Forget every value kept (what they were computed from has changed)."""
@@ -73,6 +82,8 @@ class GuardedMemo:
             if reach <= self.limit + 1:  # computed again here, it would not be cut either
                 if reach > self._reach:
                     self._reach = reach
+                if hit[2]:
+                    self._provisional = True
                 return hit[0]
         found = self._scoped.get(key)
         if found is not None:
@@ -82,20 +93,37 @@ class GuardedMemo:
             self._cut = True
             return self.empty
         self._at.add(key)
-        cut, reach = self._cut, self._reach
-        self._cut, self._reach = False, self.depth
+        cut, reach, provisional = self._cut, self._reach, self._provisional
+        self._cut, self._reach, self._provisional = False, self.depth, False
         try:
             value = compute(*args)
         finally:
             self._at.discard(key)
-            mine_cut, mine_reach = self._cut, self._reach
+            mine_cut, mine_reach, mine_provisional = self._cut, self._reach, self._provisional
             self._cut = cut or mine_cut
             self._reach = reach if reach > mine_reach else mine_reach
+            self._provisional = provisional or mine_provisional
         if mine_cut:
             self._scoped[key] = value
         else:
-            self._table[key] = (value, mine_reach - self.depth)
+            self._table[key] = (value, mine_reach - self.depth, mine_provisional)
         return value
+
+    def note_provisional(self) -> None:
+        """The computation in progress read a value that a later round may know better
+        (what call sites hand a parameter, before the call graph is complete)."""
+        self._provisional = True
+
+    def watch(self) -> None:
+        """Start a top-level query (nothing in progress): :meth:`settled` then says whether
+        its computations, until the next :meth:`watch`, met no cut and read nothing
+        provisional."""
+        self._cut = self._provisional = False
+
+    def settled(self) -> bool:
+        """Whether the top-level query since :meth:`watch` would give the same answer in
+        any later round, asked anywhere: no cut shaped it, nothing provisional fed it."""
+        return not (self._cut or self._provisional)
 
     def enter(self) -> bool:
         """One path deeper: False (the cut noted, the depth unchanged) beyond the limit;
@@ -116,10 +144,10 @@ class GuardedMemo:
         """``compute()`` as if no computation were in progress (a table built on first use
         must not depend on where it was first asked for); the computations in progress
         count as cut, since what they read before it may differ from what they read after."""
-        saved = self._at, self._cut, self._reach, self.depth
+        saved = self._at, self._cut, self._reach, self.depth, self._provisional
         self._at, self._cut, self._reach, self.depth = set(), False, 0, 0
         try:
             return compute()
         finally:
-            self._at, self._cut, self._reach, self.depth = saved
+            self._at, self._cut, self._reach, self.depth, self._provisional = saved
             self._cut = self._cut or bool(self._at)

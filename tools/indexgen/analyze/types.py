@@ -118,6 +118,16 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         (:mod:`indexgen.analyze.memo`)."""
         self._guard.begin()
 
+    def watch(self) -> None:
+        """Start resolving one call: :meth:`settled` then says whether a later round would
+        resolve it the same (:meth:`indexgen.analyze.memo.GuardedMemo.settled`)."""
+        self._guard.watch()
+
+    def settled(self) -> bool:
+        """Whether what was evaluated since :meth:`watch` met no cut and read nothing that
+        :meth:`set_flows` may change: asked again in the next round, the same."""
+        return self._guard.settled()
+
     def evaluate(self, key: str, anchor: str, text: str, reads: set | None = None) -> Values:
         """What the path ``text`` may be, written in the definition ``anchor`` of file
         ``key`` ('' for module level).  ``reads`` collects ``(file key, qualname)`` of the
