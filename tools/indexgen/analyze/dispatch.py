@@ -123,7 +123,9 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
     else:
         classes = [(v[1], v[2]) for v in ordered(types.evaluate(key, call.caller, receiver))
                    if v[0] == "i"]
-    out = []
+    out: list[CallEdge] = []
+    if not classes:
+        return out
     known = {(e[3], e[5]) for e in found if e[2] == "project"}
     for k, c in classes:
         for target in types.overrides(k, c, attr):

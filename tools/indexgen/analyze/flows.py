@@ -35,17 +35,23 @@ _CALLED = frozenset({"project", "override", "closure"})
 _BOUND = frozenset({"method", "classmethod", "property"})
 
 
-def records(calls) -> dict[tuple[int, str], list[dict[str, str]]]:
-    """The flow records of one file's calls: ``(line, call text) -> [slot -> path]``."""
-    found: dict[tuple[int, str], list[dict[str, str]]] = {}
+def records(calls) -> dict[tuple[int, str], list[str]]:
+    """The flow records of one file's calls: ``(line, call text) -> [items]``, each
+    ``items`` the record's ``slot=path`` list as written (:func:`slots` reads it; most
+    records no call graph edge asks for are never read)."""
+    found: dict[tuple[int, str], list[str]] = {}
     for call in calls:
         text = call[1]
         if text[0] != "<":
             continue
         called, _, items = text[1:].partition("\t")
-        slots = dict(item.split("=", 1) for item in items.split(","))
-        found.setdefault((call[2], called), []).append(slots)
+        found.setdefault((call[2], called), []).append(items)
     return found
+
+
+def slots(items: str) -> dict[str, str]:
+    """``slot -> path`` of a flow record's items (see :func:`records`)."""
+    return dict(item.split("=", 1) for item in items.split(","))
 
 
 def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
@@ -63,15 +69,15 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
             for edge in out:
                 if edge[2] not in _CALLED:
                     continue
-                slots = given.get((edge[0], edge[1]))
-                if not slots:
+                handed = given.get((edge[0], edge[1]))
+                if not handed:
                     continue
                 kind = resolver.module(edge[3]).kinds.get(edge[5])
                 # Function.apply(x) runs forward(ctx, x): one place on, as a method's
                 shift = 1 if kind in _BOUND or edge[1].endswith(".apply") else 0
                 mine = flows.setdefault((edge[3], edge[5]), [])
-                for items in slots:
-                    mine.append((key, caller, items, shift))
+                for items in handed:
+                    mine.append((key, caller, slots(items), shift))
     return flows
 
 
@@ -86,7 +92,7 @@ class Flows:
     _defs: dict
     resolver: Resolver
 
-    def flow_records(self, key: str) -> dict[tuple[int, str], list[dict[str, str]]]:
+    def flow_records(self, key: str) -> dict[tuple[int, str], list[str]]:
         """:func:`records` of one file, made once."""
         found = self._records.get(key)
         if found is None:
@@ -102,10 +108,13 @@ class Flows:
         markdown-it-py's core reaches no inline rule).  The others are kept as they are."""
         if sum(v[0] == "f" or v[0] == "n" for v in values) < 2:
             return values
-        slots = self.flow_records(key).get((call[2], call[1]))
-        if not slots or len(slots) > 1 or "#" not in slots[0]:
+        handed = self.flow_records(key).get((call[2], call[1]))
+        if not handed or len(handed) > 1:
             return values
-        n, first = int(slots[0]["#"]), slots[0].get("0")
+        given = slots(handed[0])
+        if "#" not in given:
+            return values
+        n, first = int(given["#"]), given.get("0")
         handed = self.evaluate(key, call[0], first) if first else NONE
         kept = set()
         for v in values:
@@ -154,13 +163,13 @@ class Flows:
                 if not call[1].startswith("<@"):
                     continue
                 called, _, items = call[1][2:].partition("\t")
-                slots = dict(item.split("=", 1) for item in items.split(","))
+                given = slots(items)
                 for v in ordered(self.evaluate(key, call[0], called)):
                     if v[0] == "f":
-                        flows.setdefault((v[1], v[2]), []).append((key, call[0], slots, 0))
+                        flows.setdefault((v[1], v[2]), []).append((key, call[0], given, 0))
                     elif v[0] == "n":
                         flows.setdefault((v[1], f"{v[2]}.<locals>.{v[3]}"), []).append(
-                            (key, call[0], slots, 0))
+                            (key, call[0], given, 0))
 
     def _flow(self, key: str, anchor: str, spec: str) -> Values:
         """What the callers of the function ``anchor`` hand its parameter ``spec``
