@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 import pytest
 from indexgen.errors import IndexgenError
@@ -57,8 +58,27 @@ def test_unpicklable_results_are_reported():
         fanout.fork_map(lambda x: threading.Lock(), [0, 1])
 
 
-def test_shard_count_forks_only_with_two_spare_cores():
-    assert [fanout.shard_count(jobs, cores=2) for jobs in (1, 2, 16)] == [1, 1, 1]
-    assert fanout.shard_count(16, cores=16) == 15
-    assert fanout.shard_count(4, cores=16) == 3  # no more than the workers asked for
-    assert fanout.shard_count(16, cores=3) == 2
+def test_shard_count_is_one_process_a_core_the_calling_process_among_them():
+    assert [fanout.shard_count(jobs, cores=2) for jobs in (1, 2, 16)] == [1, 2, 2]
+    assert fanout.shard_count(16, cores=16) == 16
+    assert fanout.shard_count(4, cores=16) == 4  # no more than the workers asked for
+    assert fanout.shard_count(16, cores=1) == 1
+
+
+def test_the_last_shard_is_computed_in_the_calling_process_with_here():
+    found = fanout.fork_map(lambda part: (os.getpid(), part), [[1], [2], [3]], here=True)
+    assert [part for _pid, part in found] == [[1], [2], [3]]
+    pids = [pid for pid, _part in found]
+    assert pids[2] == os.getpid() and os.getpid() not in pids[:2] and pids[0] != pids[1]
+
+
+def test_a_failure_of_the_shard_computed_here_stops_the_forked_ones():
+    def shard(x):
+        if x == 1:
+            raise ValueError("here")
+        time.sleep(60)
+
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="here"):
+        fanout.fork_map(shard, [0, 1], here=True)
+    assert time.monotonic() - started < 30  # the forked process was terminated

@@ -50,8 +50,9 @@ Unresolved = dict[str, dict[str, dict[str, int]]]
 #: never an empty list.
 Ledger = dict[tuple[str, str, int, str], list[str]]
 _LINE = itemgetter(0)  # a CallEdge's line
-#: ``fan(func, runs) -> [func(run) for run in runs]``, each perhaps in a process of its own
-#: (:func:`indexgen.run.fanout.fork_map`).
+#: ``fan(func, runs) -> [func(run) for run in runs]``, the last run in the calling process,
+#: each other perhaps in a process of its own (:func:`indexgen.run.fanout.fork_map` with
+#: ``here=True``).
 FanOut = Callable[[Callable[[list], Any], list[list]], list]
 
 
@@ -73,11 +74,12 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     resolved once per ``(text, class)`` and file, one on a name of its function once per
     ``(text, caller)``, and the edges reused with the call's own line.
 
-    With a fan-out ``fan`` and ``shards`` > 1, the files are cut into that many runs of
-    about equal numbers of calls, each resolved by ``fan`` (in a process of its own:
-    :func:`indexgen.run.fanout.fork_map`), and the results merged in the files' order; each
-    round of the second one likewise.  The result is the same: each file's values are
-    found from its own queries (:mod:`indexgen.analyze.memo`).
+    With a fan-out ``fan`` and ``shards`` > 1, the first round runs in that many processes,
+    the calling process one of them (:func:`_fan`; the others forked:
+    :func:`indexgen.run.fanout.fork_map`), and the results are merged in the files' order.
+    The result is the same: each file's values are found from its own queries
+    (:mod:`indexgen.analyze.memo`).  The second round runs here: :meth:`Types.set_flows`
+    has just emptied the memo, and a forked process would find every value it reads again.
     """
     if types is not None:
         types.extras()  # a table every evaluation reads: built before any, the same in all
@@ -93,25 +95,29 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         if ledger is not None:
             ledger.update(accounts)
     if types is not None and retry:
-        _second_round(resolver, types, found, unresolved, retry, ledger, fan, shards)
+        _second_round(resolver, types, found, unresolved, retry, ledger)
     return found
 
 
-def _fan(fan: FanOut | None, func: Callable[[list], Any], items: list, sizes: dict,
-         shards: int) -> list:
-    """``func`` over ``items`` cut into ``shards`` runs of about equal total size (``sizes``:
-    by item, or by its first field), by ``fan``; without one, ``[func(items)]``."""
-    if fan is None or shards < 2 or len(items) < 2:
-        return [func(items)]
-    weight = [sizes[x if type(x) is str else x[0]] + 1 for x in items]
+def _fan(fan: FanOut | None, func: Callable[[list], Any], keys: list[str],
+         sizes: dict[str, int], shards: int) -> list:
+    """``func`` over the files ``keys`` in ``shards`` processes, the calling process one of
+    them: ``keys`` cut into ``shards + 1`` runs of about equal numbers of calls (``sizes``;
+    a file is never split), the first computed here before any process is forked (the
+    values many files share land in the memo the forked processes inherit), then the
+    others by ``fan``, which computes its last run here too; without a fan,
+    ``[func(keys)]``."""
+    if fan is None or shards < 2 or len(keys) < 2:
+        return [func(keys)]
+    weight = [sizes[k] + 1 for k in keys]
     total, runs, acc = sum(weight), [[]], 0
-    for item, w in zip(items, weight):
-        if acc >= total * len(runs) / shards and runs[-1] and (
-                type(item) is str or item[0] != runs[-1][-1][0]):  # a file stays whole
+    for key, w in zip(keys, weight):
+        if acc >= total * len(runs) / (shards + 1) and runs[-1]:
             runs.append([])
-        runs[-1].append(item)
+        runs[-1].append(key)
         acc += w
-    return fan(func, runs)
+    first = func(runs[0])
+    return [first, *fan(func, runs[1:])] if len(runs) > 1 else [first]
 
 
 def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
@@ -202,16 +208,13 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
 
 
 def _second_round(resolver: Resolver, types: Types, found: Edges,
-                  unresolved: Unresolved | None, retry: list, ledger: Ledger | None,
-                  fan: FanOut | None, shards: int) -> None:
+                  unresolved: Unresolved | None, retry: list, ledger: Ledger | None) -> None:
     """Resolve again, with what the call sites found hand each parameter
     (:mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
     those it resolves now become edges, in line order, and leave the unresolved counts."""
     types.set_flows(flows.call_sites(resolver, found, types.flow_records))
-    sizes = {k: 1 for k in found}
     changed: set[tuple[str, str]] = set()
-    retried = partial(_retried, resolver, types)
-    done = [new for part in _fan(fan, retried, retry, sizes, shards) for new in part]
+    done = _retried(resolver, types, retry)
     for (key, call, _cls, _names, why, text, _known), new in zip(retry, done):
         if all(e[2] == "read" for e in new):  # a property read on the way is no callee
             continue

@@ -7,7 +7,7 @@ they exist sees them as they are, without pickling anything: the pages of memory
 reads stay shared (copy-on-write), and only its results come back, pickled.  That is what
 :func:`fork_map` is for: the part of the global pass that is the same function over
 independent files (the call edges of each file) can run on the cores the pass otherwise
-leaves idle.  The build uses it for the call edges of each file, in both rounds
+leaves idle.  The build uses it for the call edges of each file, in the first round
 (:func:`indexgen.analyze.callgraph.edges`, through
 :meth:`indexgen.analyze.project.Project.contexts`); the results are the same as the serial
 pass's, since the type evaluator gives each file the values its own queries find
@@ -36,16 +36,16 @@ R = TypeVar("R")
 
 
 def shard_count(jobs: int, cores: int | None = None) -> int:
-    """How many processes a build with ``jobs`` worker processes on ``cores`` cores (default:
-    this machine's) should fork for the per-file work of the global pass: one per core but
-    the calling process's, when that makes two or more; else 1, which :func:`fork_map` does
-    here.  On two cores the other core is busy with the workers preparing their renders
-    (:mod:`indexgen.run.worker`) for half the pass, and two forked processes spend about
-    twice the CPU seconds of the edges they take off the calling process (each builds the
-    tables and values it reads again): measured, that adds about 5 CPU seconds to a build
-    of all of torch and takes nothing off its wall (``docs/design/indexgen-speed.md``)."""
-    spare = min(jobs, cores or os.cpu_count() or 1) - 1
-    return spare if spare >= 2 else 1
+    """How many processes the per-file work of the global pass runs in, the calling
+    process's own among them, for a build with ``jobs`` worker processes on ``cores`` cores
+    (default: this machine's): one per core, at most ``jobs``.  Each forked process costs
+    more CPU than the work it takes (it touches, and so copies, pages of the calling
+    process's heap, and finds again the values it reads that the calling process had not
+    found before forking), but on two cores the other core is idle for half the pass
+    (the workers prepare their renders on it in the other half): measured on torch, one
+    forked process took about 0.7 CPU seconds off the calling process's part of the pass
+    for about 1.2 of its own (``docs/design/indexgen-speed.md``)."""
+    return max(1, min(jobs, cores or os.cpu_count() or 1))
 
 
 def can_fork() -> bool:
@@ -53,15 +53,16 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def fork_map(func: Callable[[T], R], shards: Sequence[T]) -> list[R]:
+def fork_map(func: Callable[[T], R], shards: Sequence[T], here: bool = False) -> list[R]:
     """``[func(shard) for shard in shards]``, each computed in a forked process when there
     are several shards and ``fork`` exists; ``func`` and the shards are inherited, never
-    pickled, so a closure over the calling process's tables works."""
+    pickled, so a closure over the calling process's tables works.  ``here``: the last
+    shard is computed in the calling process meanwhile (which would otherwise only wait)."""
     if len(shards) <= 1 or not can_fork():
         return [func(shard) for shard in shards]
     ctx = multiprocessing.get_context("fork")
     running: dict[Any, tuple[int, Any]] = {}
-    for i, shard in enumerate(shards):
+    for i, shard in enumerate(shards[:-1] if here else shards):
         mine, theirs = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=_child, args=(theirs, func, shard), daemon=True)
         proc.start()
@@ -69,6 +70,8 @@ def fork_map(func: Callable[[T], R], shards: Sequence[T]) -> list[R]:
         running[mine] = (i, proc)
     results: list[Any] = [None] * len(shards)
     try:
+        if here:
+            results[-1] = func(shards[-1])
         while running:
             for conn in wait(list(running)):
                 i, proc = running.pop(conn)

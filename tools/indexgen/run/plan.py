@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+from functools import partial
 
 from indexgen.analyze.project import Project
 from indexgen.extract.discover import (
@@ -181,7 +182,7 @@ class Plan:
             range(n, n + len(self.tests)), costs)}
         self.project = Project(list(self.compacts.values()), tests)
         # the call edges on the cores the pass leaves idle, in processes forked now
-        self.contexts = self.project.contexts(fan=fanout.fork_map,
+        self.contexts = self.project.contexts(fan=partial(fanout.fork_map, here=True),
                                               shards=fanout.shard_count(self.jobs))
 
     def _expected_pages(self, key: str) -> set[str]:
