@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from indexgen.extract import rules
 from indexgen.extract.model import STATUS_OK, FileSummary
-from indexgen.render.calls import call_graph_summary, callee_label
+from indexgen.render.calls import call_graph_summary, callee_link
 from indexgen.render.docrender import summary_markdown
 from indexgen.render.markdown import code, escape_text, link
 from indexgen.render.page import CATEGORY_TITLES, Page, count, line_links
@@ -139,7 +139,7 @@ def _finding_sections(p: Page, out: list[str], categories: tuple[str, ...]) -> N
             text += f" — {escape_text(f.note, line_start=False)}" if f.note else ""
             out.append(text)
         for f in via:
-            target = link(code(callee_label(p, f)), p.docs_link(f.key, f.anchor))
+            target = callee_link(p, f.key, f.anchor, f.label)
             text = f"- {link(f'line {f.line}', f'#L{f.line}')}: {code(f.text)}"
             text += f" in {code(f.caller)}" if f.caller else ""
             out.append(text + f", through {target}")
@@ -181,7 +181,7 @@ def _testing(p: Page, out: list[str], source: str | None) -> None:
         return
     if s.main_line or s.relpath.endswith("__main__.py"):
         out += [_command_line(s), ""]
-    api = p.public_api()
+    api = p.public_api
     if api:
         names = ", ".join(api[:6]) + (", ..." if len(api) > 6 else "")
         out.append(f"Import: {code(f'from {s.module} import {names}')}")
