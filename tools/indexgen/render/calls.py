@@ -91,7 +91,7 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
         if e.kind == "override":
             by_line.setdefault(e.line, []).append(e)
             continue
-        groups.setdefault((e.kind, e.key, e.anchor, e.label), []).append(e.line)
+        groups.setdefault(e[2:], []).append(e.line)  # e[2:]: (kind, key, anchor, label)
     override_groups: dict[tuple, list[int]] = {}
     for line, found in by_line.items():
         override_groups.setdefault(tuple(sorted({(e.key, e.anchor, e.label) for e in found})),

@@ -57,9 +57,10 @@ def docs_ahead(page: Page) -> DocsAhead:
     which decides whether the render may use each)."""
     summary = page.s
     found: DocsAhead = {}
-    for position in range(-1, len(summary.definitions)):
+    docs = [summary.doc, *(d.doc for d in summary.definitions)]
+    for position, doc in enumerate(docs, start=-1):
         asked: list[tuple[str, str]] = []
-        found[position] = (page._render_doc(position, asked), asked)
+        found[position] = (page._render_doc(position, asked) if doc else [], asked)
     return found
 
 
