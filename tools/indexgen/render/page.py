@@ -114,7 +114,7 @@ class Page:
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)
         # Link texts of callees and callers (without their lines), made once per page:
-        # see indexgen.render.calls.format_calls and format_callers.
+        # see indexgen.render.calls.format_calls, callee_link and format_callers.
         self.callee_heads: dict[tuple[str, str, str, str], str] = {}
         self.callee_links: dict[tuple[str, str, str], str] = {}
         self.caller_heads: dict[tuple[str, str, str], tuple[str, str]] = {}
@@ -137,11 +137,13 @@ class Page:
         context, so that the render reuses it and what was made ahead on it.
 
         What the constructor made depends on the summary and the layout alone; the caches
-        that may depend on the context (the callee link texts, with their conditions, and the
-        module-scope linker) are emptied.
+        the render fills (link texts of callees, some with their conditions, and of callers;
+        the module-scope linker) are emptied, so that nothing made under the empty context
+        is reused.
         """
         self.ctx = ctx
         self.callee_heads.clear()
+        self.callee_links.clear()
         self.caller_heads.clear()
         self._linker = None
 
