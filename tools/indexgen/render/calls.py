@@ -21,25 +21,41 @@ from indexgen.render.page import MODULE_LEVEL, Page, count, line_links
 
 def unresolved(p: Page, caller: str) -> dict[str, int]:
     """Reason -> number of the calls of one definition not resolved statically: those the
-    global pass counted, and the calls on local values it was not given (no known type)."""
-    found = dict(p.ctx.unresolved.get(caller, {}))
+    global pass counted, and the calls on local values it was not given (no known type).
+    (The context's own dictionary when there are no such local calls: not to be changed.)"""
+    found = p.ctx.unresolved.get(caller) or {}
     local = len(p.local_calls.get(caller, ()))
     if local:
+        found = dict(found)
         found[UNKNOWN_VALUE] = found.get(UNKNOWN_VALUE, 0) + local
     return found
 
 
-def callee_label(p: Page, edge: CallEdge) -> str:
-    """How a project callee is named: its qualname, prefixed by its module's last name when it
-    lives in another file."""
-    return _label(p, edge.key, edge.label)
-
-
 def _label(p: Page, key: str, label: str) -> str:
+    """How a project definition is named: its qualname, prefixed by its module's last name
+    when it lives in another file."""
     if key == p.key:
         return label
     module = posixpath.basename(key).removesuffix(".py")
     return label if module == "__init__" else f"{module}.{label}"
+
+
+def callee_link(p: Page, key: str, anchor: str, label: str) -> str:
+    """A project callee as a link to its definition (its name as :func:`_label` makes it, in
+    a code span), made once per page: a file's calls, overrides and indirect findings name
+    the same callees again and again."""
+    ident = (key, anchor, label)
+    found = p.callee_links.get(ident)
+    if found is None:
+        found = p.callee_links[ident] = link(code(_label(p, key, label)),
+                                             p.docs_link(key, anchor))
+    return found
+
+
+#: The bullets of a definition's outgoing edges, in order: (title, the edge kinds it lists).
+_CALL_BULLETS = (("Calls", ("project", "override", "closure", "external")),
+                 ("Reads", ("read",)),
+                 ("Passes as a callback", ("callback",)))
 
 
 def calls_lines(p: Page, anchor: str) -> list[str]:
@@ -47,13 +63,12 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
     "Read by" and "Passed as a callback by" bullets of one definition (by anchor; '' for the
     module level), each left out when empty."""
     out = []
-    edges = p.ctx.calls.get(anchor, ())
-    for title, kinds in (("Calls", ("project", "override", "closure", "external")),
-                         ("Reads", ("read",)),
-                         ("Passes as a callback", ("callback",))):
-        mine = [e for e in edges if e.kind in kinds]
-        if mine:
-            out.append(f"- **{title}**: " + format_calls(p, mine))
+    edges = p.ctx.calls.get(anchor)
+    if edges:
+        for title, kinds in _CALL_BULLETS:
+            mine = [e for e in edges if e.kind in kinds]
+            if mine:
+                out.append(f"- **{title}**: " + format_calls(p, mine))
     reasons = unresolved(p, anchor)
     if reasons:
         out.append(f"- **Not resolved statically**: {count(sum(reasons.values()), 'call')} ("
@@ -76,7 +91,7 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
         if e.kind == "override":
             by_line.setdefault(e.line, []).append(e)
             continue
-        groups.setdefault((e.kind, e.key, e.anchor, e.label), []).append(e.line)
+        groups.setdefault(e[2:], []).append(e.line)  # e[2:]: (kind, key, anchor, label)
     override_groups: dict[tuple, list[int]] = {}
     for line, found in by_line.items():
         override_groups.setdefault(tuple(sorted({(e.key, e.anchor, e.label) for e in found})),
@@ -89,12 +104,11 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
         if head is None:
             kind, key, anchor, label = ident
             head = heads[ident] = (code(label) if kind == "external" else
-                                   link(code(_label(p, key, label)), p.docs_link(key, anchor))
+                                   callee_link(p, key, anchor, label)
                                    + _condition(p, key, anchor))
         parts[ident[0]].append(f"{head} ({line_links(lines)})")
     for callees, lines in override_groups.items():
-        names = ", ".join(link(code(_label(p, key, label)), p.docs_link(key, anchor))
-                          for key, anchor, label in callees)
+        names = ", ".join(callee_link(p, key, anchor, label) for key, anchor, label in callees)
         parts["project"].append(f"or an override in: {names} ({line_links(lines)})")
     text = "; ".join(parts["project"] + parts["closure"] + parts["read"] + parts["callback"])
     if parts["external"]:
@@ -114,8 +128,8 @@ def _condition(p: Page, key: str, anchor: str) -> str:
 def format_callers(p: Page, refs: list[CallerRef]) -> str:
     """Call sites reaching a definition: the calling definition (linked) and line links."""
     groups: dict[tuple[str, str, str], list[int]] = {}
-    for r in refs:
-        groups.setdefault((r.key, r.caller, r.anchor), []).append(r.line)
+    for r in refs:  # r[:3]: (key, caller, anchor) as a plain tuple
+        groups.setdefault(r[:3], []).append(r.line)
     items = []
     heads = p.caller_heads  # the same callers reach many definitions of a file
     for ident, lines in groups.items():

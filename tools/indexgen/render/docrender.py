@@ -9,6 +9,7 @@ page's :data:`~indexgen.render.rst.Linker`.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from indexgen.extract.docstrings import DocItem, DocSection
@@ -94,7 +95,14 @@ def _item_head(kind: str, item: DocItem, linker: Linker) -> str:
 def summary_markdown(text: str, linker: Linker | None = None) -> str:
     """One docstring paragraph as one Markdown line (for lists of files and names); roles
     become code spans unless a linker knows their targets."""
-    return inline(text, linker or _no_links, line_start=False)
+    if linker is None:
+        return _unlinked_summary(text)
+    return inline(text, linker, line_start=False)
+
+
+@functools.lru_cache(maxsize=4096)  # a process renders the same files' summaries on many pages
+def _unlinked_summary(text: str) -> str:
+    return inline(text, _no_links, line_start=False)
 
 
 def _no_links(role: str, target: str) -> None:

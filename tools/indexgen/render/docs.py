@@ -5,7 +5,8 @@
 sentence it writes is derived from those.  The sections follow the seed pages' order; the
 source is folded (``<details>``) so that a reader meets the overview first, and a section with
 nothing to say says so in one short line.  This module writes the first sections (metadata,
-source, overview, definitions, architecture); :mod:`indexgen.render.sections` the others.
+source, overview, architecture), :mod:`indexgen.render.entries` the definitions and
+:mod:`indexgen.render.sections` the others.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from itertools import chain, repeat
 from indexgen.analyze.context import FileContext
 from indexgen.extract.model import STATUS_EMPTY, STATUS_OK, Definition, FileSummary
 from indexgen.layout import Layout
-from indexgen.render.calls import calls_lines
+from indexgen.render.entries import blank_joined, detailed
 from indexgen.render.keywords import render_keywords
-from indexgen.render.markdown import MARKER, anchor, code, escape_text, link
-from indexgen.render.page import KIND_PLURAL, MODULE_LEVEL, SECTIONS, Page, count, lines_link
+from indexgen.render.markdown import MARKER, code, escape_text, link
+from indexgen.render.page import KIND_PLURAL, SECTIONS, Page, count
 from indexgen.render.sections import SECTION_RENDERERS, not_analyzed
 
 __all__ = ["SECTIONS", "render_docs", "render_keywords"]
@@ -44,13 +45,31 @@ def render_docs(
         The page text, starting with :data:`~indexgen.render.markdown.MARKER`.
     """
     p = page or Page(s, ctx, layout, tests_label)
-    out = [MARKER, f"# Documentation: {code(p.layout.display(s.key))}", ""]
-    renderers = {**_RENDERERS, **SECTION_RENDERERS}
+    out = [MARKER, f"# Documentation: {code(p.display(s.key))}", ""]
+    ahead = p.sections_ahead or {}
     for title in SECTIONS:
         out += [f"## {title}", ""]
-        renderers[title](p, out, source)
+        if title in ahead:
+            out += ahead[title]
+        else:
+            _SECTION_RENDERERS[title](p, out, source)
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+CONTEXT_FREE = ("File Metadata", "Original Source", "Code Patterns & Idioms")
+"""The sections of the analysis page that say nothing of the file's context."""
+
+
+def sections_ahead(p: Page) -> dict[str, list[str]]:
+    """The lines of each :data:`CONTEXT_FREE` section of a page whose source listing is made
+    (:attr:`~indexgen.render.page.Page.listing`): :func:`indexgen.run.jobs.prepare` makes them
+    ahead of the global pass."""
+    found: dict[str, list[str]] = {}
+    for title in CONTEXT_FREE:
+        found[title] = []
+        _SECTION_RENDERERS[title](p, found[title], None)
+    return found
 
 
 def _metadata(p: Page, out: list[str], source: str | None) -> None:
@@ -112,7 +131,7 @@ def _overview(p: Page, out: list[str], source: str | None) -> None:
         return
     doc = p.doc_lines(-1)
     if doc:
-        out += [*_blank_joined(doc), ""]
+        out += [*blank_joined(doc), ""]
     else:
         out += [f"{code(s.relpath.rpartition('/')[2])} has no module docstring.", ""]
     kinds: dict[str, int] = {}
@@ -128,7 +147,7 @@ def _overview(p: Page, out: list[str], source: str | None) -> None:
     out.append(f"It defines {', '.join(parts)}." if parts else "It defines no classes, functions "
                "or module attributes.")
     out.append("")
-    api = p.public_api()
+    api = p.public_api
     origin = "`__all__`" if s.exports is not None else "names without a leading underscore"
     if api:
         items = []
@@ -138,113 +157,6 @@ def _overview(p: Page, out: list[str], source: str | None) -> None:
         out.append(f"Public API ({origin}): " + ", ".join(items) + ".")
     else:
         out.append(f"Public API ({origin}): none.")
-
-
-def _blank_joined(blocks: list[str]) -> list[str]:
-    out = []
-    for block in blocks:
-        out += [block, ""]
-    return out[:-1]
-
-
-def _detailed(p: Page, out: list[str], source: str | None) -> None:
-    s = p.s
-    if s.status != STATUS_OK:
-        out.append(not_analyzed(s))
-        return
-    module_calls = calls_lines(p, "")
-    if not s.definitions and not s.attributes and not module_calls:
-        out.append("No classes, functions or module attributes.")
-        return
-    stubs: dict[str, int] = {}
-    for i, d in enumerate(s.definitions):
-        if d.overload:
-            stubs[d.qualname] = stubs.get(d.qualname, 0) + 1
-            out += _definition(p, i, stubs[d.qualname])
-        else:
-            out += _definition(p, i, 0)
-    if s.attributes:
-        out += ["### Module attributes", ""]
-        for a in s.attributes:
-            text = a.name + (f": {a.annotation}" if a.annotation else "")
-            text += f" = {a.value}" if a.value else ""
-            kind = "constant" if a.constant else "attribute"
-            out.append(f"- {anchor(a.anchor)}{code(text)} ({kind}, "
-                       f"{link(f'line {a.lineno}', f'#L{a.lineno}')})")
-        out.append("")
-    if module_calls:
-        out += [anchor(MODULE_LEVEL), "", "### Module level", "",
-                "Calls the module makes when it is imported or run, outside its definitions:",
-                "", *module_calls, ""]
-
-
-#: The part of a definition's entry that its context does not change: the lines before its
-#: docstring, and its "Assigned attributes" bullet ('' for none).
-Head = tuple[list[str], str]
-
-
-def heads_ahead(p: Page) -> list[Head]:
-    """The :data:`Head` of every definition, by position (no context needed:
-    :func:`indexgen.run.jobs.prepare` makes them ahead)."""
-    stubs: dict[str, int] = {}
-    found = []
-    for i, d in enumerate(p.s.definitions):
-        if d.overload:
-            stubs[d.qualname] = stubs.get(d.qualname, 0) + 1
-        found.append(_head(p, i, stubs[d.qualname] if d.overload else 0))
-    return found
-
-
-def _head(p: Page, position: int, stub: int) -> Head:
-    d = p.s.definitions[position]
-    level = "###" if not d.parent else "####"
-    if d.kind == "class":
-        sig = f"class {d.name}" + (f"({d.signature})" if d.signature else "")
-    else:
-        sig = ("async def " if "async" in d.labels else "def ") + (d.signature or d.name)
-    facts = [d.kind, lines_link(d.lineno, d.end_lineno)]
-    labels = [lab for lab in d.labels if lab not in ("async", d.kind)]
-    if labels:
-        facts.append("labels: " + ", ".join(code(lab) for lab in labels))
-    if d.decorators:
-        facts.append("decorators: " + ", ".join(code("@" + dec) for dec in d.decorators))
-    title = code(d.qualname) + (f" (overload stub {stub})" if stub else "")
-    lines = [anchor(d.anchor), "", f"{level} {title}", "", code(sig), "", " · ".join(facts), ""]
-    if stub:
-        target = p.anchor_of(d.qualname)
-        where = (link(code(d.qualname), f"#{target}") if target != d.anchor
-                 else "not in this file")
-        lines += [f"A `typing.overload` stub: it only declares a signature for type checkers; "
-                  f"the implementation is {where}.", ""]
-    assigned = ""
-    if d.attributes:
-        assigned = "- **Assigned attributes**: " + ", ".join(
-            f"{code(text)} ({link(f'line {line}', f'#L{line}')})" for text, line in d.attributes)
-    return lines, assigned
-
-
-def _definition(p: Page, position: int, stub: int) -> list[str]:
-    d = p.s.definitions[position]
-    head, assigned = (p.heads_ahead[position] if p.heads_ahead is not None
-                      else _head(p, position, stub))
-    lines = list(head)
-    doc = p.doc_lines(position)
-    if doc:
-        lines += [*_blank_joined(doc), ""]
-    elif not stub:
-        lines += ["No docstring.", ""]
-    facts = [assigned] if assigned else []
-    types = [_type_link(p, name) for name in d.type_refs]
-    types = [t for t in types if t]
-    if types:
-        facts.append("- **Types**: " + ", ".join(types))
-    facts += calls_lines(p, d.anchor)
-    return lines + (facts + [""] if facts else [])
-
-
-def _type_link(p: Page, name: str) -> str:
-    url = p.linker()("class", name)
-    return link(code(name), url) if url else ""
 
 
 def _architecture(p: Page, out: list[str], source: str | None) -> None:
@@ -287,6 +199,7 @@ _RENDERERS = {
     "File Metadata": _metadata,
     "Original Source": _source,
     "High-Level Overview": _overview,
-    "Detailed Analysis": _detailed,
+    "Detailed Analysis": detailed,
     "Architecture & Design": _architecture,
 }
+_SECTION_RENDERERS = {**_RENDERERS, **SECTION_RENDERERS}

@@ -40,42 +40,52 @@ def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_labe
         The page text, starting with :data:`~indexgen.render.markdown.MARKER`.
     """
     p = page or Page(s, ctx, layout, tests_label)
-    docs = p.docs_name
-    out = [MARKER, f"# Keyword Index: {code(p.layout.display(s.key))}", "", "## File Information", ""]
-    out.append(f"- **Original File**: {link(code(p.layout.display(s.key)), f'{docs}#{SOURCE_ANCHOR}')}"
+    out = [*(p.keywords_head if p.keywords_head is not None else keywords_head(p))]
+    if s.status == STATUS_OK:
+        _kw_section(out, "Imports", [
+            (_import_label(i), f"{CATEGORY_TITLES[i.category].lower()}, line {i.lineno}",
+             f"{p.docs_name}#L{i.lineno}") for i in s.imports
+        ])
+        out += (p.identifier_lines if p.identifier_lines is not None
+                else identifier_index(s, p.docs_name))
+    out += ["## Keyword → Section Map", ""]
+    out += _section_map(p)
+    return "\n".join(out) + "\n"
+
+
+def keywords_head(p: Page) -> list[str]:
+    """The lines of a file's keyword page before its imports (whose categories the global
+    pass decides): title, file information, counts and the definitions and attributes by
+    kind.  No context needed: :func:`indexgen.run.jobs.prepare` makes them ahead."""
+    s, docs = p.s, p.docs_name
+    display = p.display(s.key)
+    out = [MARKER, f"# Keyword Index: {code(display)}", "", "## File Information", ""]
+    out.append(f"- **Original File**: {link(code(display), f'{docs}#{SOURCE_ANCHOR}')}"
                f" (embedded in the analysis page)")
     out.append(f"- **Documentation**: {link(code(docs), docs)}")
-    out.append(f"- **Folder**: {link(code(posixpath.dirname(p.layout.display(s.key))), p.index)}")
+    out.append(f"- **Folder**: {link(code(posixpath.dirname(display)), p.index)}")
     out.append(f"- **Module**: {code(s.module)}")
     out += ["", "## Keywords Extracted", ""]
     if s.status != STATUS_OK:
         out += [f"No keywords: {escape_text(s.error, line_start=False)}.", ""]
-    else:
-        out += [_keyword_counts(s), ""]
-        _kw_section(out, "Classes", [
-            (d.qualname, f"class, line {d.lineno}", f"{docs}#{d.anchor}") for d in p.classes
-        ])
-        _kw_section(out, "Functions", [
-            (d.qualname, f"{'overload' if d.overload else d.kind}, line {d.lineno}",
-             f"{docs}#{d.anchor}") for d in p.funcs
-        ])
-        consts = [a for a in s.attributes if a.constant]
-        attrs = [a for a in s.attributes if not a.constant]
-        _kw_section(out, "Constants", [
-            (a.name, f"constant, line {a.lineno}", f"{docs}#{a.anchor}") for a in consts
-        ])
-        _kw_section(out, "Module Attributes", [
-            (a.name, f"attribute, line {a.lineno}", f"{docs}#{a.anchor}") for a in attrs
-        ])
-        _kw_section(out, "Imports", [
-            (_import_label(i), f"{CATEGORY_TITLES[i.category].lower()}, line {i.lineno}",
-             f"{docs}#L{i.lineno}") for i in s.imports
-        ])
-        out += (p.identifier_lines if p.identifier_lines is not None
-                else identifier_index(s, docs))
-    out += ["## Keyword → Section Map", ""]
-    out += _section_map(p)
-    return "\n".join(out) + "\n"
+        return out
+    out += [_keyword_counts(s), ""]
+    _kw_section(out, "Classes", [
+        (d.qualname, f"class, line {d.lineno}", f"{docs}#{d.anchor}") for d in p.classes
+    ])
+    _kw_section(out, "Functions", [
+        (d.qualname, f"{'overload' if d.overload else d.kind}, line {d.lineno}",
+         f"{docs}#{d.anchor}") for d in p.funcs
+    ])
+    consts = [a for a in s.attributes if a.constant]
+    attrs = [a for a in s.attributes if not a.constant]
+    _kw_section(out, "Constants", [
+        (a.name, f"constant, line {a.lineno}", f"{docs}#{a.anchor}") for a in consts
+    ])
+    _kw_section(out, "Module Attributes", [
+        (a.name, f"attribute, line {a.lineno}", f"{docs}#{a.anchor}") for a in attrs
+    ])
+    return out
 
 
 def _keyword_counts(s: FileSummary) -> str:
@@ -171,7 +181,7 @@ def _section_map(p: Page) -> list[str]:
                             "links open it at their line") if s.status == STATUS_OK else
         "not analyzed: " + escape_text(s.error, line_start=False),
         "High-Level Overview": "module docstring and public API"
-        + (f" ({', '.join(code(n) for n in p.public_api()[:8])})" if p.public_api() else ""),
+        + (f" ({', '.join(code(n) for n in p.public_api[:8])})" if p.public_api else ""),
         "Detailed Analysis": (f"{shown}" if names else "no classes or functions"),
         "Architecture & Design": (f"class hierarchy of {count(len(p.classes), 'class', 'classes')}"
                                   if p.classes else "no classes"),

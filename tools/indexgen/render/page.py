@@ -57,9 +57,10 @@ def docs_ahead(page: Page) -> DocsAhead:
     which decides whether the render may use each)."""
     summary = page.s
     found: DocsAhead = {}
-    for position in range(-1, len(summary.definitions)):
+    docs = [summary.doc, *(d.doc for d in summary.definitions)]
+    for position, doc in enumerate(docs, start=-1):
         asked: list[tuple[str, str]] = []
-        found[position] = (page._render_doc(position, asked), asked)
+        found[position] = (page._render_doc(position, asked) if doc else [], asked)
     return found
 
 
@@ -76,10 +77,11 @@ def lines_link(start: int, end: int, docs: str = "") -> str:
 
 def line_links(lines: list[int], docs: str = "") -> str:
     """``line 4`` / ``lines 4, 9, 12`` with each number linking to its source line."""
-    lines = sorted(set(lines))
-    if len(lines) == 1:
-        return link(f"line {lines[0]}", f"{docs}#L{lines[0]}")
     target = link_target(docs)  # "#L<n>" needs no escaping: the page part is escaped once
+    if len(lines) > 1:
+        lines = sorted(set(lines))
+    if len(lines) == 1:
+        return f"[line {lines[0]}]({target}#L{lines[0]})"
     return "lines " + ", ".join([f"[{n}]({target}#L{n})" for n in lines])
 
 
@@ -112,16 +114,38 @@ class Page:
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)
         # Link texts of callees and callers (without their lines), made once per page:
-        # see indexgen.render.calls.format_calls and format_callers.
+        # see indexgen.render.calls.format_calls, callee_link and format_callers.
         self.callee_heads: dict[tuple[str, str, str, str], str] = {}
+        self.callee_links: dict[tuple[str, str, str], str] = {}
         self.caller_heads: dict[tuple[str, str, str], tuple[str, str]] = {}
         # Parts of the pages made ahead of the render (:func:`indexgen.run.jobs.prepare`), if any.
         self.listing: list[str] | None = None
         self.identifier_lines: list[str] | None = None
         self.docs_ahead: DocsAhead | None = None
-        #: Each definition's context-free head (:func:`indexgen.render.docs.heads_ahead`),
+        #: Each definition's context-free head (:func:`indexgen.render.entries.heads_ahead`),
         #: when made ahead.
         self.heads_ahead: list | None = None
+        #: The keyword page up to its imports (:func:`indexgen.render.keywords.keywords_head`).
+        self.keywords_head: list[str] | None = None
+        #: Whole sections of the analysis page that no context changes, by title
+        #: (:func:`indexgen.render.docs.sections_ahead`).
+        self.sections_ahead: dict[str, list[str]] | None = None
+        self._linker: Linker | None = None  # linker() of the module scope, made once
+
+    def set_context(self, ctx: FileContext) -> None:
+        """Give a page made ahead of the global pass (with an empty context) its file's
+        context, so that the render reuses it and what was made ahead on it.
+
+        What the constructor made depends on the summary and the layout alone; the caches
+        the render fills (link texts of callees, some with their conditions, and of callers;
+        the module-scope linker) are emptied, so that nothing made under the empty context
+        is reused.
+        """
+        self.ctx = ctx
+        self.callee_heads.clear()
+        self.callee_links.clear()
+        self.caller_heads.clear()
+        self._linker = None
 
     @cached_property
     def patterns(self) -> list[tuple[str, list[tuple[str, int]]]]:
@@ -185,8 +209,10 @@ class Page:
         d = self.s.definitions[position]
         return render_doc(d.doc, self.linker(doc_scope(d), asked))
 
+    @cached_property
     def public_api(self) -> list[str]:
-        """``__all__`` if the file defines it, else its top-level names without underscore."""
+        """``__all__`` if the file defines it, else its top-level names without underscore
+        (both pages show it, the analysis page twice: found once)."""
         if self.s.exports is not None:
             return list(self.s.exports)
         names = [d.qualname for d in self.s.definitions if not d.parent]
@@ -207,6 +233,13 @@ class Page:
         ``asked`` collects the names looked up in the global pass's links (see
         :meth:`doc_lines`).
         """
+        if not scope and asked is None:  # the type links of every entry: one linker a page
+            if self._linker is None:
+                self._linker = self._make_linker("", None)
+            return self._linker
+        return self._make_linker(scope, asked)
+
+    def _make_linker(self, scope: str, asked: list[tuple[str, str]] | None) -> Linker:
         module = self.s.module
 
         def resolve(role: str, target: str) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from indexgen.extract import rules
 from indexgen.extract.model import STATUS_OK, FileSummary
-from indexgen.render.calls import call_graph_summary, callee_label
+from indexgen.render.calls import call_graph_summary, callee_link
 from indexgen.render.docrender import summary_markdown
 from indexgen.render.markdown import code, escape_text, link
 from indexgen.render.page import CATEGORY_TITLES, Page, count, line_links
@@ -110,36 +110,38 @@ def _finding_sections(p: Page, out: list[str], categories: tuple[str, ...]) -> N
     if s.status != STATUS_OK:
         out.append(not_analyzed(s))
         return
-    direct = [f for f in s.findings if f.category in categories]
-    seen = {(f.category, f.lineno) for f in direct}
-    indirect = [f for f in p.ctx.indirect
-                if f.category in categories and (f.category, f.line) not in seen]
-    if not direct and not indirect:
+    # Each category's direct findings and calls that reach one through project functions
+    # (a call already found directly on the same line is not counted again).
+    direct: dict[str, list] = {c: [] for c in categories}
+    for f in s.findings:
+        if f.category in direct:
+            direct[f.category].append(f)
+    seen = {(f.category, f.lineno) for found in direct.values() for f in found}
+    indirect: dict[str, list] = {c: [] for c in categories}
+    for f in p.ctx.indirect:
+        if f.category in indirect and (f.category, f.line) not in seen:
+            indirect[f.category].append(f)
+    shown = [c for c in categories if direct[c] or indirect[c]]
+    if not shown:
         out.append("None found, directly or through the project functions it calls.")
         return
-    for category in categories:
-        mine = [f for f in direct if f.category == category]
-        via = [f for f in indirect if f.category == category]
-        if mine or via:
-            parts = ([count(len(mine), "direct call")] if mine else []) + (
-                [f"{count(len(via), 'call')} through project functions"] if via else [])
-            out.append(f"- **{escape_text(rules.TITLES[category])}**: " + ", ".join(parts))
+    for category in shown:
+        mine, via = direct[category], indirect[category]
+        parts = ([count(len(mine), "direct call")] if mine else []) + (
+            [f"{count(len(via), 'call')} through project functions"] if via else [])
+        out.append(f"- **{escape_text(rules.TITLES[category])}**: " + ", ".join(parts))
     out.append("")
     where = _enclosing(s)
-    for category in categories:
-        mine = [f for f in direct if f.category == category]
-        via = [f for f in indirect if f.category == category]
-        if not mine and not via:
-            continue
+    for category in shown:
         out += [f"### {escape_text(rules.TITLES[category])}", ""]
-        for f in mine:
+        for f in direct[category]:
             scope = where(f.lineno)
             text = f"- {link(f'line {f.lineno}', f'#L{f.lineno}')}: {code(f.text)}"
             text += f" in {code(scope)}" if scope else ""
             text += f" — {escape_text(f.note, line_start=False)}" if f.note else ""
             out.append(text)
-        for f in via:
-            target = link(code(callee_label(p, f)), p.docs_link(f.key, f.anchor))
+        for f in indirect[category]:
+            target = callee_link(p, f.key, f.anchor, f.label)
             text = f"- {link(f'line {f.line}', f'#L{f.line}')}: {code(f.text)}"
             text += f" in {code(f.caller)}" if f.caller else ""
             out.append(text + f", through {target}")
@@ -181,7 +183,7 @@ def _testing(p: Page, out: list[str], source: str | None) -> None:
         return
     if s.main_line or s.relpath.endswith("__main__.py"):
         out += [_command_line(s), ""]
-    api = p.public_api()
+    api = p.public_api
     if api:
         names = ", ".join(api[:6]) + (", ..." if len(api) > 6 else "")
         out.append(f"Import: {code(f'from {s.module} import {names}')}")

@@ -6,7 +6,6 @@ each works on one file and shares nothing with the others but the :class:`Render
 
 from __future__ import annotations
 
-import posixpath
 from pathlib import Path
 from typing import NamedTuple
 
@@ -17,9 +16,10 @@ from indexgen.extract.model import STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOU
 from indexgen.extract.pipeline import read_and_extract
 from indexgen.extract.source import decode_source
 from indexgen.layout import Layout
-from indexgen.render.docs import Head, heads_ahead, render_docs, source_listing
-from indexgen.render.keywords import identifier_index, render_keywords
-from indexgen.render.page import DocsAhead, Page, docs_ahead
+from indexgen.render.docs import render_docs, sections_ahead, source_listing
+from indexgen.render.entries import heads_ahead
+from indexgen.render.keywords import identifier_index, keywords_head, render_keywords
+from indexgen.render.page import Page, docs_ahead
 from indexgen.run import manifest as mf
 from indexgen.run import pageio
 
@@ -68,25 +68,8 @@ def extract(src: SourceFile, max_bytes: int, time_budget: float, later: Later | 
                             time_budget, later)
 
 
-class Prepared(NamedTuple):
-    """The parts of a file's render that its context does not change (see :func:`prepare`).
-
-    Attributes:
-        listing: Lines of the source listing; None when the source is not embedded.
-        identifier_lines: Lines of the identifier index of the keyword page.
-        docs: The docstrings rendered ahead (:func:`indexgen.render.page.docs_ahead`).
-        heads: The definitions' entries up to their docstrings
-            (:func:`indexgen.render.docs.heads_ahead`).
-    """
-
-    listing: list[str] | None
-    identifier_lines: list[str]
-    docs: DocsAhead
-    heads: list[Head]
-
-
 def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None,
-            later: Later | None = None) -> Prepared:
+            later: Later | None = None) -> Page:
     """Make the context-free parts of a file's render (a worker does it while it waits for the
     global pass).
 
@@ -95,20 +78,28 @@ def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None,
         setup: What every render shares.
         data: The bytes the summary was made from (:func:`extract`), for the source listing.
         later: What its extraction left for later (:func:`extract`), made first.
+
+    Returns:
+        The file's :class:`~indexgen.render.page.Page`, with an empty context and the parts
+        made ahead: the source listing, the identifier index, the docstrings, the entries'
+        heads, the keyword page up to its imports and the analysis page's context-free
+        sections.  :func:`render` gives it the file's context and renders the rest.
     """
     if later:
         finish(summary, later)
-    listing = None
+    page = Page(summary, FileContext(), setup.layout, setup.tests_label)  # no context yet
     if data is not None and summary.status in (STATUS_OK, STATUS_SYNTAX_ERROR, STATUS_TIMEOUT):
-        listing = source_listing(decode_source(data)[0])
-    docs = posixpath.basename(setup.layout.docs_page(summary.key))
-    page = Page(summary, FileContext(), setup.layout, setup.tests_label)  # no context
-    return Prepared(listing, identifier_index(summary, docs), docs_ahead(page),
-                    heads_ahead(page))
+        page.listing = source_listing(decode_source(data)[0])
+    page.identifier_lines = identifier_index(summary, page.docs_name)
+    page.docs_ahead = docs_ahead(page)
+    page.heads_ahead = heads_ahead(page)
+    page.keywords_head = keywords_head(page)
+    page.sections_ahead = sections_ahead(page)
+    return page
 
 
 def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: bytes | None,
-           prepared: Prepared | None = None, later: Later | None = None
+           prepared: Page | None = None, later: Later | None = None
            ) -> tuple[str, list[tuple[str, str, str]]]:
     """Render and emit both pages of one file.
 
@@ -118,29 +109,26 @@ def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: byt
         setup: What every render shares.
         data: The bytes the summary was made from, for :func:`prepare` (unused when
             ``prepared`` is given).
-        prepared: Its :func:`prepare` parts when made ahead (made here otherwise).
+        prepared: Its :func:`prepare` page when made ahead (made here otherwise).
         later: What its extraction left for :func:`prepare` (when not prepared ahead).
 
     Returns:
         The context hash (for the manifest) and ``(page, sha, status)`` for each page.
     """
-    if prepared is None:
-        prepared = prepare(summary, setup, data, later)
+    page = prepared if prepared is not None else prepare(summary, setup, data, later)
     ctx_hash = mf.context_hash(job.ctx, job.summary_text)
     for imp, (category, target, anchor) in zip(summary.imports, job.imports):
         imp.category, imp.target, imp.anchor = category, target, anchor
+    page.set_context(job.ctx)
     layout, tests_label = setup.layout, setup.tests_label
-    shared = Page(summary, job.ctx, layout, tests_label)
-    shared.listing, shared.identifier_lines = prepared.listing, prepared.identifier_lines
-    shared.docs_ahead, shared.heads_ahead = prepared.docs, prepared.heads
     results = []
-    for page, text in (
+    for path, text in (
         (layout.kw_page(summary.key),
-         render_keywords(summary, job.ctx, layout, tests_label, shared)),
+         render_keywords(summary, job.ctx, layout, tests_label, page)),
         (layout.docs_page(summary.key),
-         render_docs(summary, job.ctx, layout, tests_label, None, shared)),
+         render_docs(summary, job.ctx, layout, tests_label, None, page)),
     ):
         data = text.encode()
-        results.append((page, pageio.sha(data), pageio.emit(setup.out, page, data,
+        results.append((path, pageio.sha(data), pageio.emit(setup.out, path, data,
                                                              setup.write)))
     return ctx_hash, results

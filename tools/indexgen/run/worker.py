@@ -32,8 +32,9 @@ from indexgen.extract.discover import SourceFile
 from indexgen.extract.enrich import Later
 from indexgen.extract.model import FileSummary
 from indexgen.extract.runtime import tune_worker
+from indexgen.render.page import Page
 from indexgen.run import manifest as mf
-from indexgen.run.jobs import Prepared, RenderInput, RenderSetup, extract, prepare, render
+from indexgen.run.jobs import RenderInput, RenderSetup, extract, prepare, render
 
 PREPARE_WAIT_S = 0.01
 """How long a worker waits for its turn to prepare before it looks for a message again."""
@@ -66,7 +67,7 @@ class Store:
         self.setup = setup
         self.held: dict[int, FileSummary] = {}
         self.data: dict[int, bytes | None] = {}  # bytes analyzed, until prepared or rendered
-        self.prepared: dict[int, Prepared] = {}
+        self.prepared: dict[int, Page] = {}  # made ahead of the render (jobs.prepare)
         self.later: dict[int, Later] = {}  # what extraction left for prepare, until prepared
         self.unprepared: deque[int] = deque()  # held files, largest first
 
