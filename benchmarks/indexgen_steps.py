@@ -153,6 +153,8 @@ STEPS = [
     ("indexgen.run.jobs", "identifier_index", "  identifier index", 0),
     ("indexgen.run.jobs", "docs_ahead", "  docstrings ahead", 0),
     ("indexgen.run.jobs", "heads_ahead", "  entry heads ahead", 0),
+    ("indexgen.run.jobs", "keywords_head", "  keyword page head ahead", 0),
+    ("indexgen.run.jobs", "sections_ahead", "  context-free sections ahead", 0),
     ("indexgen.run.worker", "Store.render", "render", 1),
     ("indexgen.run.manifest", "context_hash", "  context hash", 0),
     ("indexgen.run.jobs", "render_keywords", "  keyword page", 0),
