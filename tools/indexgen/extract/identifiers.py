@@ -30,7 +30,7 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from indexgen.extract import rules
-from indexgen.extract.calls import arguments, call_text, decorated, references
+from indexgen.extract.calls import call_text, decorated, handed
 from indexgen.extract.model import FileSummary, Finding
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, path, strings
@@ -173,14 +173,13 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 if found:
                     all_calls.append((found, node.lineno))
                     if args or keywords:
-                        arguments(node, found, node.lineno, all_calls)
+                        handed(node, found, None, all_calls, methods)
                 else:  # (lambda: x)(), (a or b)(): a call all the same, counted as such
                     all_calls.append(("(...)", node.lineno))
                 continue
             all_calls.append((text, node.lineno))
             if args or keywords:
-                references(node, last, all_calls, methods)
-                arguments(node, text, node.lineno, all_calls)
+                handed(node, text, last, all_calls, methods)
             if last == "add_argument":
                 s.cli_options.extend(a.value for a in args
                                      if type(a) is ast.Constant and type(a.value) is str)
