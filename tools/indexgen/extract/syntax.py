@@ -109,6 +109,11 @@ def annotation(node: ast.AST) -> str:
         return ""
 
 
+#: The node types :func:`literal` reads (for anything else it is None).
+LITERALS = frozenset({ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
+                      ast.GeneratorExp})
+
+
 def literal(node: ast.AST) -> str | None:
     """A container literal as a path of what it holds: ``[a, b]`` for a list, tuple or set
     (or a comprehension) whose elements are the paths ``a`` or ``b``; ``{a, *m}`` for a dict
