@@ -79,25 +79,21 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             first = first_param[i] = params[0].arg
             if first not in ("self", "cls"):  # the global pass knows those two already
                 found.setdefault(i, {})[first] = ["@"]
-        # each parameter's binding entries: its annotation (written out if it is needed), then
-        # what the callers hand it (a flow, see _keep_needed); the instance's flow is left out
-        # (the global pass knows the instance)
-        scope = lazy[i] = {}  # the first entries of this function
+        # each parameter's entries: its annotation (written out if it is needed), then what
+        # its callers hand it (see _keep_needed), but the instance's (the global pass knows it)
+        scope = lazy[i] = {}
         positional = len(args.posonlyargs) + len(args.args)
-        skip = 0 if i in first_param else -1
         for k, a in enumerate(params):
             entries = [(a, "")] if a.annotation is not None else []
-            if k != skip:
+            if k or i not in first_param:
                 entries.append(f"<{k if k < positional else 'k'}:{a.arg}")
             if entries:
                 scope[a.arg] = entries
-        a = args.vararg
+        a, b = args.vararg, args.kwarg
         if a is not None:
-            scope[a.arg] = [*([(a, "*")] if a.annotation is not None else ()),
-                            f"<*{positional}:{a.arg}"]
-        a = args.kwarg
-        if a is not None and a.annotation is not None:
-            scope[a.arg] = [(a, "**")]
+            scope[a.arg] = [(a, "*")] * (a.annotation is not None) + [f"<*{positional}:{a.arg}"]
+        if b is not None and b.annotation is not None:
+            scope[b.arg] = [(b, "**")]
     owner = owners(summary)
     top = len(owner) - 1
     # The functions nested in a function (not definitions of their own), by that function:
@@ -282,14 +278,13 @@ def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
             for node in nodes.get(name, ()):
                 if type(node) is str:  # what a parameter's callers hand it: last
                     flows.append(node)
-                    continue
-                if type(node) is tuple:  # a parameter's annotation: first
+                elif type(node) is tuple:  # a parameter's annotation: first
                     sources.insert(0, parameter_source(*node))
-                    continue
-                given = made.get(id(node))
-                if given is None:
-                    given = made[id(node)] = pairs(node, consts)
-                sources += [s for target, s in given if target.id == name]
+                else:  # a binding statement: its pairs made once, whatever it binds
+                    given = made.get(id(node))
+                    if given is None:
+                        given = made[id(node)] = pairs(node, consts)
+                    sources += [s for target, s in given if target.id == name]
             kept[name] = sources = list(dict.fromkeys(sources + flows))
             for source in sources:
                 if source[0] == "=" or source[0] == "~" or name[0] == "+":
