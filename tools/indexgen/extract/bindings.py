@@ -79,20 +79,21 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             first = first_param[i] = params[0].arg
             if first not in ("self", "cls"):  # the global pass knows those two already
                 found.setdefault(i, {})[first] = ["@"]
-        for a in (*params, args.vararg, args.kwarg):
-            if a is not None and a.annotation is not None:  # written out if it is needed
-                lazy.setdefault(i, {}).setdefault(a.arg, []).append(
-                    (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
-        # what the callers hand each parameter: after any annotation, see _flow_source
+        # each parameter's entries: its annotation (written out if it is needed), then what
+        # its callers hand it (see _keep_needed), but the instance's (the global pass knows it)
+        scope = lazy[i] = {}
         positional = len(args.posonlyargs) + len(args.args)
         for k, a in enumerate(params):
-            if k == 0 and i in first_param:
-                continue  # the instance: the global pass knows it
-            lazy.setdefault(i, {}).setdefault(a.arg, []).append(
-                ("<", f"<{k if k < positional else 'k'}:{a.arg}"))
-        if args.vararg is not None:
-            lazy.setdefault(i, {}).setdefault(args.vararg.arg, []).append(
-                ("<", f"<*{positional}:{args.vararg.arg}"))
+            entries = [(a, "")] if a.annotation is not None else []
+            if k or i not in first_param:
+                entries.append(f"<{k if k < positional else 'k'}:{a.arg}")
+            if entries:
+                scope[a.arg] = entries
+        a, b = args.vararg, args.kwarg
+        if a is not None:
+            scope[a.arg] = [(a, "*")] * (a.annotation is not None) + [f"<*{positional}:{a.arg}"]
+        if b is not None and b.annotation is not None:
+            scope[b.arg] = [(b, "**")]
     owner = owners(summary)
     top = len(owner) - 1
     # The functions nested in a function (not definitions of their own), by that function:
@@ -275,16 +276,15 @@ def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
             sources = list(scope.get(name, ()))
             flows = []
             for node in nodes.get(name, ()):
-                if type(node) is tuple:  # a parameter, its annotation first
-                    if node[0] == "<":
-                        flows.append(node[1])  # what its callers hand it: last
-                    else:
-                        sources.insert(0, parameter_source(*node))
-                    continue
-                given = made.get(id(node))
-                if given is None:
-                    given = made[id(node)] = pairs(node, consts)
-                sources += [s for target, s in given if target.id == name]
+                if type(node) is str:  # what a parameter's callers hand it: last
+                    flows.append(node)
+                elif type(node) is tuple:  # a parameter's annotation: first
+                    sources.insert(0, parameter_source(*node))
+                else:  # a binding statement: its pairs made once, whatever it binds
+                    given = made.get(id(node))
+                    if given is None:
+                        given = made[id(node)] = pairs(node, consts)
+                    sources += [s for target, s in given if target.id == name]
             kept[name] = sources = list(dict.fromkeys(sources + flows))
             for source in sources:
                 if source[0] == "=" or source[0] == "~" or name[0] == "+":

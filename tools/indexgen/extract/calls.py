@@ -3,8 +3,9 @@ which definition makes it.
 
 :func:`call_text` writes a call's callee as a *path* (:func:`~indexgen.extract.syntax.path`:
 ``self.groups[_].reset``, ``make().run``), so that the global pass can follow what its
-receiver is; :func:`references` records the functions a call is handed to call later
-(``register_hook(self._on_grad)``, ``partial(f)``, ``key=by_size``) as ``&`` and a path.
+receiver is; :func:`handed` records the functions a call is handed to call later
+(``register_hook(self._on_grad)``, ``partial(f)``, ``key=by_size``) as ``&`` and a path, and
+what it hands its callee's parameters.
 
 :func:`attribute` gives each call and finding its definition.  A line belongs to the
 innermost definition whose ``def``/``class`` line range holds it (calls in nested functions
@@ -46,57 +47,61 @@ def call_text(func: ast.AST) -> str:
 _EFFECTS = frozenset(rules.PERFORMANCE_CATEGORIES + rules.SECURITY_CATEGORIES)
 
 
-def references(node: ast.Call, last: str, out: list[tuple[str, int]],
-               methods: frozenset[str] | set[str]) -> None:
-    """Record the functions a call may be handed, as references (``&`` and a path): any
-    name or attribute chain given to a ``*hook*``, ``*callback*`` or
-    :data:`CALLBACK_TAKERS` call, and elsewhere a bound method of the instance
-    (``self.on_grad``, when the file defines a function of that name: ``methods``) or a name
-    given as a keyword argument (``key=by_size``)."""
-    taker = "hook" in last or "callback" in last or last in CALLBACK_TAKERS
+def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int]],
+           methods: frozenset[str] | set[str]) -> None:
+    """Record what a call is handed, in one pass over its arguments.
+
+    *References* (``&`` and a path; not recorded when ``last`` is None): the functions the
+    call may be handed to call later -- any name or attribute chain given to a ``*hook*``,
+    ``*callback*`` or :data:`CALLBACK_TAKERS` call (``last`` is the callee's last name), and
+    elsewhere a bound method of the instance (``self.on_grad``, when the file defines a
+    function of that name: ``methods``) or a name given as a keyword argument
+    (``key=by_size``).
+
+    A *flow* record, when any argument is a name or an attribute chain: ``<``, the call's
+    ``text``, a tab and ``slot=path`` items (a position, a keyword's name, or ``*`` for
+    ``*xs``; and ``#=n`` for a call of ``n`` arguments all given by position), for the
+    global pass to give the callee's parameters what the arguments are (functions passed
+    on, the instances a method is given).
+    """
+    refs = last is not None
+    taker = refs and ("hook" in last or "callback" in last or last in CALLBACK_TAKERS)
     line = node.lineno
-    for a in node.args:
-        t = type(a)
-        if t is ast.Name and taker or t is ast.Attribute and (
-                taker or _bound_method(a) and a.attr in methods):
-            found = path(a)
-            if found:
-                out.append(("&" + found, line))
-    for k in node.keywords:
-        v = k.value
-        t = type(v)
-        if t is ast.Name or t is ast.Attribute and (
-                taker or k.arg in CALLBACK_KEYWORDS or _bound_method(v) and v.attr in methods):
-            found = path(v)
-            if found:
-                out.append(("&" + found, line))
-
-
-def arguments(node: ast.Call, text: str, line: int, out: list[tuple[str, int]]) -> None:
-    """Record what a call hands its callee's parameters, when any argument is a name or an
-    attribute chain, as one *flow* record: ``<``, the call's text, a tab and
-    ``slot=path`` items (a position, a keyword's name, or ``*`` for ``*xs``; and ``#=n`` for
-    a call of ``n`` arguments all given by position), for the global
-    pass to give the callee's parameters what the arguments are (functions passed on, the
-    instances a method is given)."""
     items = []
+    starred = False
     for k, a in enumerate(node.args):
         t = type(a)
+        if t is ast.Name:  # the most common argument: its path is its name
+            if taker:
+                out.append(("&" + a.id, line))
+            items.append(f"{k}={a.id}")
+            continue
         if t is ast.Starred:
+            starred = True
             a, k = a.value, "*"
             t = type(a)
         if t is ast.Name or t is ast.Attribute:
             found = path(a)
             if found and "," not in found:  # zip(a, b).x: not one slot's path
                 items.append(f"{k}={found}")
+            if k != "*" and t is ast.Attribute and refs and found and (
+                    taker or _bound_method(a) and a.attr in methods):
+                out.append(("&" + found, line))
     for kw in node.keywords:
-        t = type(kw.value)
-        if kw.arg is not None and (t is ast.Name or t is ast.Attribute):
-            found = path(kw.value)
-            if found and "," not in found:
-                items.append(f"{kw.arg}={found}")
+        v = kw.value
+        t = type(v)
+        if t is not ast.Name and t is not ast.Attribute:
+            continue
+        found = path(v)
+        if not found:
+            continue
+        if refs and (t is ast.Name or taker or kw.arg in CALLBACK_KEYWORDS
+                     or _bound_method(v) and v.attr in methods):
+            out.append(("&" + found, line))
+        if kw.arg is not None and "," not in found:
+            items.append(f"{kw.arg}={found}")
     if items:
-        if not node.keywords and not any(type(a) is ast.Starred for a in node.args):
+        if not node.keywords and not starred:
             items.append(f"#={len(node.args)}")  # as many arguments, all by position
         out.append((f"<{text}\t{','.join(items)}", line))
 
@@ -210,25 +215,30 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
             calls.append(new_call(Call, ("", text, line, text.startswith("(...)"))))
             continue
         d = defs[i]
+        names = local.get(i)
         if text[0] == "<":  # what a call hands its callee: a flow record, never local
             calls.append(new_call(Call, (d.anchor, text, line, False)))
-            names = local.get(i)
             if names:  # the local names it hands on: what they are is needed
                 inner = [n for n in _NAME.findall(text.partition("\t")[2]) if n in names]
                 if inner:
                     needed.setdefault(i, set()).update(inner)
             continue
-        head = receiver_name(text)
+        if not names:  # no local name in this definition: no call on a local value
+            calls.append(new_call(Call, (d.anchor, text, line, False)))
+            continue
+        head = text.partition(".")[0]
+        if not head.isidentifier():  # receiver_name's first case, without its call
+            head = receiver_name(text)
         if head == "(...)":
             is_local = True
-        elif head in local.get(i, ()) and not (head in ("self", "cls") and d.parent):
+        elif head in names and not (head in ("self", "cls") and d.parent):
             is_local = True
             if text[0] != "(":
                 needed.setdefault(i, set()).add(head)
         else:
             is_local = False
-        if "(" in text and text[0] != "(" and i in local:  # next(iter([a, x])).run: x
-            inner = [n for n in _NAME.findall(text) if n in local[i]]
+        if "(" in text and text[0] != "(":  # next(iter([a, x])).run: x
+            inner = [n for n in _NAME.findall(text) if n in names]
             if inner:
                 needed.setdefault(i, set()).update(inner)
         calls.append(new_call(Call, (d.anchor, text, line, is_local)))

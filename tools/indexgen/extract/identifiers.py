@@ -30,7 +30,7 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from indexgen.extract import rules
-from indexgen.extract.calls import arguments, call_text, decorated, references
+from indexgen.extract.calls import call_text, decorated, handed
 from indexgen.extract.model import FileSummary, Finding
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, path, strings
@@ -42,6 +42,9 @@ BINDERS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, 
 LITERAL = re.compile(r"[A-Za-z_][\w.]*(?::(?:[A-Za-z_][\w.]*)?)?\Z")
 #: Methods that put their argument into the container they are called on.
 APPENDS = frozenset({"append", "appendleft", "add", "insert"})
+#: The last names of the calls the walk looks at more closely (and ``register*hook*``).
+_SPECIAL = frozenset({"add_argument", "isinstance", "import_module", "__import__", "no_grad",
+                      "inference_mode", "enable_grad", *APPENDS, *rules.CANDIDATE_NAMES})
 
 #: A call worth classifying: (dotted callee as written, line, keyword name -> value text).
 Candidate = tuple[str, int, dict[str, str]]
@@ -81,16 +84,13 @@ _INTERESTING = frozenset(
      ast.keyword, ast.Import, ast.ImportFrom, ast.Yield, ast.YieldFrom, ast.Global,
      ast.Nonlocal, ast.ExceptHandler, *BINDERS}
 )
-
-
 _BINDER_TYPES = frozenset(BINDERS)
 
 
 def _fields(t: type) -> tuple[Callable[[ast.AST], Any] | None, bool]:
     """The reader of the fields of an AST node type that may hold child nodes (cached)."""
     fields = tuple(f for f in getattr(t, "_fields", ()) if f not in _SKIP_FIELDS)
-    found = _FIELDS[t] = (attrgetter(*fields) if fields else None, len(fields) > 1)
-    return found
+    return _FIELDS.setdefault(t, (attrgetter(*fields) if fields else None, len(fields) > 1))
 
 
 def _count(idents: dict[str, list[int]], name: str, line: int) -> None:
@@ -124,7 +124,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     methods = {d.qualname.rpartition(".")[2] for d, _node in structure.defs}
     Store = ast.Store
     findings = s.findings
-    candidates = rules.CANDIDATE_NAMES
+    special = _SPECIAL
     Name, Attribute, CallNode, arg, keyword = (ast.Name, ast.Attribute, ast.Call, ast.arg,
                                                ast.keyword)
     Constant, Subscript, Tuple = ast.Constant, ast.Subscript, ast.Tuple
@@ -173,18 +173,19 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 if found:
                     all_calls.append((found, node.lineno))
                     if args or keywords:
-                        arguments(node, found, node.lineno, all_calls)
+                        handed(node, found, None, all_calls, methods)
                 else:  # (lambda: x)(), (a or b)(): a call all the same, counted as such
                     all_calls.append(("(...)", node.lineno))
                 continue
             all_calls.append((text, node.lineno))
             if args or keywords:
-                references(node, last, all_calls, methods)
-                arguments(node, text, node.lineno, all_calls)
+                handed(node, text, last, all_calls, methods)
+            if last not in special and not last.startswith("register"):
+                continue  # most calls: nothing more to see
             if last == "add_argument":
                 s.cli_options.extend(a.value for a in args
                                      if type(a) is ast.Constant and type(a.value) is str)
-            if last in candidates:
+            if last in rules.CANDIDATE_NAMES:
                 kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
                                else dotted(k.value)) for k in keywords if k.arg}
                 calls.append((dotted(func), node.lineno, kws))
@@ -270,13 +271,11 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     declared.append((n, node.lineno))
                 findings.append(Finding("global-state", node.lineno, f"{kw} {', '.join(node.names)}"))
                 continue
-            elif t is ast.ExceptHandler:
+            else:  # an except handler, the last type of _INTERESTING
                 if not node.name:
                     continue
                 name, line = node.name, node.lineno
                 bindings.append((name, line))
-            else:  # not reached: every type of _INTERESTING is taken above
-                continue
         entry = idents.get(name)
         if entry is None:
             idents[name] = [line, 1]

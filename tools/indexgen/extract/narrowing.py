@@ -104,7 +104,7 @@ def narrow(names: dict[str, list[str]], found: list[Narrowing], lazy: dict[str, 
     (:mod:`indexgen.extract.narrowing`: ``x@first`` -> ``[":T" or "-T"..., "#last"]``), each
     up to the line where the function binds the name again."""
     rebound = {name: [_line(n) for n in lazy.get(name, ())
-                      if type(n) is not tuple and type(n) is not ast.Call]
+                      if isinstance(n, ast.AST) and type(n) is not ast.Call]
                for name, *_ in found}
     spans: dict[str, tuple[list[str], int]] = {}
     for name, first, last, source in cut(found, rebound):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from indexgen.extract.syntax import annotation, literal, path, strings
+from indexgen.extract.syntax import LITERALS, annotation, literal, path, strings
 
 #: (target node, source) pairs of one binder.
 Pairs = list[tuple[ast.AST, str]]
@@ -27,6 +27,9 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
     t = type(node)
     if t is ast.Assign:
         value = node.value
+        targets = node.targets
+        if len(targets) == 1 and type(targets[0]) is ast.Name:  # x = value: the most common
+            return [(targets[0], s) for s in values(value, consts)]
         pairs = []
         for target in node.targets:
             if (type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List)
@@ -73,7 +76,7 @@ def values(value: ast.AST, consts: dict[str, list[str]]) -> list[str]:
         return [s for v in value.values for s in values(v, consts)]
     if t is ast.Call and _imports(value):  # a module imported by a name the source gives
         return ["%" + m for m in strings(value.args[0], consts)]
-    held = literal(value)
+    held = literal(value) if t in LITERALS else None
     if held is not None:
         return ["=" + held]
     found = path(value)
@@ -121,7 +124,7 @@ def nested_function(node: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[st
         spot = (k if k < len(positional) else f"*{len(positional)}" if a is args.vararg
                 else None if a is args.kwarg else "k")
         if spot is not None:
-            lazy.setdefault(a.arg, []).append(("<", f"<λ{node.name}|{spot}:{a.arg}"))
+            lazy.setdefault(a.arg, []).append(f"<λ{node.name}|{spot}:{a.arg}")
 
 
 def parameter_source(arg: ast.arg, stars: str) -> str:

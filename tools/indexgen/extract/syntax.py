@@ -34,8 +34,18 @@ def path(node: ast.AST) -> str | None:
     if t is ast.Name:
         return node.id
     if t is ast.Attribute:
-        base = path(node.value)
-        return None if base is None else f"{base}.{node.attr}"
+        # ``a.b.c``, the most common chain, in one loop (``dotted``'s); a chain on anything
+        # but a name is read by recursion
+        attrs = [node.attr]
+        value = node.value
+        while type(value) is ast.Attribute:
+            attrs.append(value.attr)
+            value = value.value
+        base = value.id if type(value) is ast.Name else path(value)
+        if base is None:
+            return None
+        attrs.append(base)
+        return ".".join(reversed(attrs))
     if t is ast.Call:
         func = node.func
         head = path(func)
@@ -97,6 +107,11 @@ def annotation(node: ast.AST) -> str:
         return unparse(node)
     except Exception:  # noqa: BLE001 - unparse of odd trees must not stop extraction
         return ""
+
+
+#: The node types :func:`literal` reads (for anything else it is None).
+LITERALS = frozenset({ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
+                      ast.GeneratorExp})
 
 
 def literal(node: ast.AST) -> str | None:
