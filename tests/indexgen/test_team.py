@@ -208,6 +208,41 @@ def test_workers_take_turns_to_prepare(sample, tmp_path, monkeypatch, workers_fo
     assert {r[3] for r in rows} == {str(os.getpriority(os.PRIO_PROCESS, 0))}
 
 
+def test_no_worker_prepares_while_the_calling_process_holds_the_turns(sample, tmp_path,
+                                                                     monkeypatch,
+                                                                     workers_for_any_batch):
+    # The processes forked for the global pass take the workers' turns (Team.turns_taken):
+    # on two cores, one turn; no prepare starts while it is held, and the workers prepare
+    # again once it is given back.
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    log = tmp_path / "prepared.log"
+    real = worker.prepare
+
+    def noting(*args):
+        with open(log, "a") as fh:
+            fh.write(f"{time.monotonic()}\n")
+        time.sleep(0.05)  # slow enough for most files to be left when the turns are taken
+        return real(*args)
+
+    monkeypatch.setattr(worker, "prepare", noting)
+    sources = discover(sample / "src")
+    with team.Team(2, worker.Setup(sources, 10**6, 0, None), None) as t:
+        t.extract(range(len(sources)), [1.0] * len(sources))  # the workers start preparing
+        with t.turns_taken(5):  # more than there are: all of them, no deadlock
+            held_from = time.monotonic()
+            assert not t.turns.acquire(block=False)  # every turn is taken
+            time.sleep(0.5)
+            held_to = time.monotonic()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (
+                not log.exists() or len(log.read_text().splitlines()) < len(sources)):
+            time.sleep(0.05)
+    starts = [float(x) for x in log.read_text().split()]
+    assert len(starts) == len(sources)
+    assert any(start > held_to for start in starts)  # some were left for after
+    assert all(not held_from <= start <= held_to for start in starts), (held_from, starts)
+
+
 def test_a_worker_out_of_render_work_takes_the_rest_of_the_others(sample, monkeypatch,
                                                                    workers_for_any_batch):
     # Every file is routed to worker 0 for its render; worker 1 has nothing of its own and

@@ -30,7 +30,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from multiprocessing.connection import wait
 from typing import Any
 
@@ -63,6 +64,8 @@ class Team:
         self.local = Store(setup)
         self.workers: list[tuple[multiprocessing.process.BaseProcess, Any]] = []
         self.owner: dict[int, int] = {}  # source index -> worker holding its full summary
+        self.turns: Any = None  # the workers' turns to prepare (a semaphore), once started
+        self.turn_count = 0
 
     def __enter__(self) -> Team:
         return self
@@ -90,7 +93,8 @@ class Team:
         ctx = multiprocessing.get_context(method)
         # While the calling process runs the global pass, the workers preparing leave it a
         # core (see indexgen.run.worker): as many at a time as there are other cores.
-        token = ctx.Semaphore(max(1, min(self.jobs, (os.cpu_count() or 1) - 1)))
+        self.turn_count = max(1, min(self.jobs, (os.cpu_count() or 1) - 1))
+        self.turns = token = ctx.Semaphore(self.turn_count)
         for _ in range(self.jobs):
             mine, theirs = ctx.Pipe()
             proc = ctx.Process(target=worker_main, args=(theirs, self.setup, token),
@@ -98,6 +102,23 @@ class Team:
             proc.start()
             theirs.close()
             self.workers.append((proc, mine))
+
+    @contextmanager
+    def turns_taken(self, n: int) -> Iterator[None]:
+        """Hold ``n`` of the workers' turns to prepare (at most all of them) for the block:
+        the processes the calling process forks for the global pass
+        (:func:`indexgen.run.fanout.fork_map`) then have the cores those turns would take.
+        Each turn is taken when a worker's current file is prepared; none without workers."""
+        taken = 0
+        try:
+            if self.turns is not None:
+                for _ in range(min(n, self.turn_count)):
+                    self.turns.acquire()
+                    taken += 1
+            yield
+        finally:
+            for _ in range(taken):
+                self.turns.release()
 
     def _use_workers(self, n: int) -> bool:
         if not self.workers and self.jobs > 1 and n >= MIN_BATCH:
