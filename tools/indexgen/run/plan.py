@@ -181,15 +181,8 @@ class Plan:
             range(n, n + len(self.tests)), costs)}
         self.project = Project(list(self.compacts.values()), tests)
         # the call edges on the cores the pass leaves idle, in processes forked now
-        self.contexts = self.project.contexts(fan=self._fan_out,
+        self.contexts = self.project.contexts(fan=self.team.fan_out,
                                               shards=fanout.shard_count(self.jobs))
-
-    def _fan_out(self, func, runs: list) -> list:
-        """``[func(run) for run in runs]``: the last run here, the others each in a process
-        forked now, which take the turns the workers would prepare in meanwhile (three
-        processes on two cores would slow the pass that every render waits for)."""
-        with self.team.turns_taken(len(runs) - 1):
-            return fanout.fork_map(func, runs, here=True)
 
     def _expected_pages(self, key: str) -> set[str]:
         return {self.layout.kw_page(key), self.layout.docs_page(key)}

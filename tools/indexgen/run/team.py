@@ -37,6 +37,7 @@ from typing import Any
 
 from indexgen.errors import IndexgenError
 from indexgen.extract.model import FileSummary
+from indexgen.run import fanout
 from indexgen.run.dispatch import Feeder, Helper, chunks
 from indexgen.run.jobs import RenderInput
 from indexgen.run.worker import Setup, Store, worker_main
@@ -119,6 +120,14 @@ class Team:
         finally:
             for _ in range(taken):
                 self.turns.release()
+
+    def fan_out(self, func: Callable[[Any], Any], runs: list) -> list:
+        """``[func(run) for run in runs]``, the last run in the calling process, the others
+        each in a process forked now (:func:`indexgen.run.fanout.fork_map`), which take the
+        turns the workers would prepare in meanwhile: three processes on two cores would
+        slow the global pass, which every render waits for."""
+        with self.turns_taken(len(runs) - 1):
+            return fanout.fork_map(func, runs, here=True)
 
     def _use_workers(self, n: int) -> bool:
         if not self.workers and self.jobs > 1 and n >= MIN_BATCH:
