@@ -97,4 +97,4 @@ def test_the_files_resolved_in_forked_processes_give_the_same_contexts():
         serial = Project(files, {}).contexts()
         sharded = Project(files, {}).contexts(fan=fan, shards=3)
         assert repr(sharded) == repr(serial)  # equal, and in the same order
-    assert len(runs) == 2 and all(n >= 2 for n in runs), runs  # it forked, in both trees
+    assert sum(n >= 2 for n in runs) >= 2, runs  # it forked, in both trees

@@ -78,8 +78,10 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     the calling process one of them (:func:`_fan`; the others forked:
     :func:`indexgen.run.fanout.fork_map`), and the results are merged in the files' order.
     The result is the same: each file's values are found from its own queries
-    (:mod:`indexgen.analyze.memo`).  The second round runs here: :meth:`Types.set_flows`
-    has just emptied the memo, and a forked process would find every value it reads again.
+    (:mod:`indexgen.analyze.memo`).  The second round likewise, with more than two
+    processes: :meth:`Types.set_flows` has just emptied the memo, and on two cores the
+    forked process, finding again every value it reads, took nothing off the calling
+    process's time.
     """
     if types is not None:
         types.extras()  # a table every evaluation reads: built before any, the same in all
@@ -95,7 +97,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         if ledger is not None:
             ledger.update(accounts)
     if types is not None and retry:
-        _second_round(resolver, types, found, unresolved, retry, ledger)
+        _second_round(resolver, types, found, unresolved, retry, ledger, fan, shards)
     return found
 
 
@@ -208,13 +210,22 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
 
 
 def _second_round(resolver: Resolver, types: Types, found: Edges,
-                  unresolved: Unresolved | None, retry: list, ledger: Ledger | None) -> None:
+                  unresolved: Unresolved | None, retry: list, ledger: Ledger | None,
+                  fan: FanOut | None, shards: int) -> None:
     """Resolve again, with what the call sites found hand each parameter
     (:mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
     those it resolves now become edges, in line order, and leave the unresolved counts."""
     types.set_flows(flows.call_sites(resolver, found, types.flow_records))
     changed: set[tuple[str, str]] = set()
-    done = _retried(resolver, types, retry)
+    by_file: dict[str, list] = {}
+    for entry in retry:  # in the files' order, as the first round made them
+        by_file.setdefault(entry[0], []).append(entry)
+    sizes = {k: len(v) for k, v in by_file.items()}
+    # spread only with more than two processes: on two, measured, the forked process's
+    # time took nothing off the calling process's
+    runs = _fan(fan if shards > 2 else None, partial(_retried_files, resolver, types, by_file),
+                list(by_file), sizes, shards)
+    done = [new for part in runs for new in part]
     for (key, call, _cls, _names, why, text, _known), new in zip(retry, done):
         if all(e[2] == "read" for e in new):  # a property read on the way is no callee
             continue
@@ -241,6 +252,12 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
 
 
 _NO_NAMES: dict[str, list[str]] = {}  # a caller without local names (read, never written)
+
+
+def _retried_files(resolver: Resolver, types: Types, by_file: dict[str, list],
+                   keys: list[str]) -> list[list[CallEdge]]:
+    """:func:`_retried` of the calls of the files ``keys`` (``by_file``: by file key)."""
+    return _retried(resolver, types, [entry for key in keys for entry in by_file[key]])
 
 
 def _retried(resolver: Resolver, types: Types, retry: list) -> list[list[CallEdge]]:
