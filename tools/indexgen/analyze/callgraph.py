@@ -85,6 +85,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     """
     if types is not None:
         types.extras()  # a table every evaluation reads: built before any, the same in all
+        types.expect_flows()  # the second round's call sites are this round's
     sizes = {k: len(resolver.files[k].calls) for k in keys}
     found: Edges = {}
     retry: list = []
@@ -139,7 +140,9 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
         counts: dict[str, dict[str, int]] = {}
         qualname_of = resolver.module(key).qualname_of
         seen: dict[tuple[str, str, bool], list[CallEdge]] = {}
-        settled: set[tuple[str, str, bool]] = set()  # of seen: the next round's answer too
+        # of seen: the next round's answer too, for the caller that asked (a memo shared by
+        # the callers of a class may hold a call on a name of each: type(value))
+        settled: dict[tuple[str, str, bool], str] = {}
         classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
         names_of = types.names_of(key) if types is not None else {}
         last = None  # the caller of the call before: a caller's calls come in runs
@@ -176,7 +179,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                 out_edges = seen[memo] = resolve_call(resolver, key, call, cls, types,
                                                       names or _NO_NAMES)
                 if types is not None and types.settled():
-                    settled.add(memo)
+                    settled[memo] = caller
             if ledger is not None:
                 ledger[(key, caller, line, text)] = [_account(e) for e in out_edges]
             for edge in out_edges:
@@ -189,7 +192,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
                     if names and (edge[5] == UNKNOWN_VALUE or edge[5] == RUN_TIME_NAME):
                         retry.append((key, call, cls, names, edge[5], text,
-                                      out_edges if memo in settled else None))
+                                      out_edges if settled.get(memo) == caller else None))
                     continue
                 if edge[0] != line or edge[1] != text:
                     edge = make_edge((line, text, kind, edge[3], edge[4], edge[5]))

@@ -87,6 +87,7 @@ class Flows:
     ``element``, ``annotation``, ``_is_a``, memo and cycle guard it uses."""
 
     _flows: CallSites | None
+    _flows_open: bool  # whether a set_flows is to come (expect_flows), which may change them
     _records: dict  # file key -> its flow records (records), made on first use
     _guard: GuardedMemo
     _defs: dict
@@ -151,6 +152,13 @@ class Flows:
         self._guard.clear()
         self.decorate(flows)
         self._guard.clear()
+        self._flows_open = False
+
+    def expect_flows(self) -> None:
+        """A call graph's first round begins: until :meth:`set_flows`, what call sites hand
+        parameters and fields may change, and a value that reads it is provisional
+        (:meth:`indexgen.analyze.memo.GuardedMemo.note_provisional`)."""
+        self._flows_open = True
 
     def decorate(self, flows: CallSites) -> None:
         """Add to ``flows`` what each decorator is handed: the function it decorates
@@ -175,8 +183,9 @@ class Flows:
         """What the callers of the function ``anchor`` hand its parameter ``spec``
         (``position:name``, ``k:name`` for a keyword-only one, ``*position:name`` for
         ``*args``: a tuple of what is handed from that position on)."""
-        if self._flows is None:  # not known yet: the call graph's first round
+        if self._flows_open:  # the call graph's first round: what is handed may change
             self._guard.note_provisional()
+        if self._flows is None:
             return NONE
         d = self._defs[key][0].get(anchor)
         if d is not None and spec[0] == "λ":  # a parameter of a closure: its callers'
@@ -216,6 +225,8 @@ class Flows:
     def _field_flow(self, key: str, cls: str, attr: str) -> Values:
         """What the call sites of a class without an ``__init__`` of its own (a dataclass)
         hand its field ``attr``, by keyword or by its place among the annotated fields."""
+        if self._flows_open:  # the call graph's first round: what is handed may change
+            self._guard.note_provisional()
         sites = self._flows.get((key, cls)) if self._flows is not None else None
         owner = self._defs[key][1].get(cls)
         if not sites or owner is None:

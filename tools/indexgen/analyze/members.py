@@ -94,9 +94,7 @@ class Members:
                 found = union([*(self.source(k, anchor, x, c) for anchor, x in sources or ()
                                  if x[0] != "~"),
                                *(self.source(*extra) for extra in extras or ())])
-                if not found and self._flows is None:  # the call graph's first round
-                    self._guard.note_provisional()
-                elif not found:
+                if not found:
                     found = self._field_flow(k, c, attr)
                 held += [(k, anchor, x, c) for anchor, x in sources or () if x[0] == "~"]
                 if held and (not found or any(v[0] in _CONTAINERS for v in found)):

@@ -97,6 +97,7 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         self._extras: dict[tuple[str, str, str], list[tuple[str, str, str]]] | None = None
         self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._flows: CallSites | None = None  # see Flows.set_flows
+        self._flows_open = True  # see Flows.expect_flows
         self._records: dict[str, dict] = {}  # see Flows.fitting
 
     # -- tables ------------------------------------------------------------------------------
