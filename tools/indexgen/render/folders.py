@@ -62,10 +62,11 @@ def render_folder_index(
     return "\n".join(out) + "\n"
 
 
-def _linker(files: dict[str, FileSummary], layout: Layout, here: str) -> Linker:
+def _linker(files: dict[str, FileSummary], by_module: dict[str, str], layout: Layout,
+            here: str) -> Linker:
     """Links for the cross-references of a package docstring: a module of the build, or a
-    top-level definition of one (``:class:`pkg.mod.Name```)."""
-    by_module = {s.module: key for key, s in files.items()}
+    top-level definition of one (``:class:`pkg.mod.Name```); ``by_module``: file key by
+    module name."""
 
     def resolve(role: str, target: str) -> str | None:
         parts = target.lstrip("~.").split(".")
@@ -91,8 +92,11 @@ def _count_files(info: FolderInfo) -> str:
         if info.subfolders else "")
 
 
-def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: Layout) -> str:
-    """Render ``doc.md`` of one folder: role, exported names and the internal import graph."""
+def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: Layout,
+                      by_module: dict[str, str] | None = None) -> str:
+    """Render ``doc.md`` of one folder: role, exported names and the internal import graph.
+    ``by_module``: file key by module name, made from ``files`` when not given (a build
+    makes it once for all its folders)."""
     here = layout.folder_dir(info.root, info.relpath)
     out = [MARKER, f"# Folder Documentation: {code(_title(info, layout))}", ""]
     out.append(f"Folder index: {link(code('index.md'), 'index.md')}.")
@@ -103,7 +107,9 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
     elif pkg.status != "ok":
         out.append(f"The `__init__.py` was not analyzed: {escape_text(pkg.error, line_start=False)}.")
     elif pkg.docstring.strip():
-        for block in to_markdown(pkg.docstring, _linker(files, layout, here)):
+        if by_module is None:
+            by_module = {s.module: key for key, s in files.items()}
+        for block in to_markdown(pkg.docstring, _linker(files, by_module, layout, here)):
             out += [block, ""]
         out.pop()
     else:
@@ -166,8 +172,10 @@ def folder_pages(folders: list[FolderInfo], files: dict[str, FileSummary], layou
     for root in layout.roots:
         by_id.setdefault((root, ""), FolderInfo(root, ""))
     pages = {}
+    by_module = {s.module: key for key, s in files.items()}
     for (root, rel), info in sorted(by_id.items()):
         pages[layout.folder_index(root, rel)] = render_folder_index(info, files, by_id,
                                                                     layout)
-        pages[layout.folder_doc(root, rel)] = render_folder_doc(info, files, layout)
+        pages[layout.folder_doc(root, rel)] = render_folder_doc(info, files, layout,
+                                                                by_module)
     return pages
