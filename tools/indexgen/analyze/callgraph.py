@@ -269,9 +269,8 @@ def _retried(resolver: Resolver, types: Types, retry: list) -> list[list[CallEdg
     parameter's flow read: :meth:`Types.settled`) resolves as it did then, not asked again."""
     out, last = [], None
     for key, call, cls, names, _why, _text, known in retry:
-        if known is not None:
-            line = call[2]
-            out.append([make_edge((line, *e[1:])) for e in known if e[2] != "unresolved"])
+        if known is not None:  # the edges of the call that asked first: this call's line
+            out.append([make_edge((call[2], *e[1:])) for e in known if e[2] != "unresolved"])
             continue
         if key != last:
             types.begin_file()

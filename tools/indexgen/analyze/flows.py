@@ -65,11 +65,15 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                  else records(resolver.files[key].calls))
         if not given:
             continue
+        read: dict[tuple[int, str], list[dict[str, str]]] = {}  # of given: read once
         for caller, out in graph[key].items():
             for edge in out:
                 if edge[2] not in _CALLED:
                     continue
-                handed = given.get((edge[0], edge[1]))
+                where = (edge[0], edge[1])  # a call with overrides has an edge each
+                handed = read.get(where)
+                if handed is None:
+                    handed = read[where] = [slots(items) for items in given.get(where, ())]
                 if not handed:
                     continue
                 kind = resolver.module(edge[3]).kinds.get(edge[5])
@@ -77,7 +81,7 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                 shift = 1 if kind in _BOUND or edge[1].endswith(".apply") else 0
                 mine = flows.setdefault((edge[3], edge[5]), [])
                 for items in handed:
-                    mine.append((key, caller, slots(items), shift))
+                    mine.append((key, caller, items, shift))
     return flows
 
 
@@ -109,10 +113,10 @@ class Flows:
         markdown-it-py's core reaches no inline rule).  The others are kept as they are."""
         if sum(v[0] == "f" or v[0] == "n" for v in values) < 2:
             return values
-        handed = self.flow_records(key).get((call[2], call[1]))
-        if not handed or len(handed) > 1:
+        written = self.flow_records(key).get((call[2], call[1]))
+        if not written or len(written) > 1:
             return values
-        given = slots(handed[0])
+        given = slots(written[0])
         if "#" not in given:
             return values
         n, first = int(given["#"]), given.get("0")

@@ -13,8 +13,9 @@ leaves idle.  The build uses it for the call edges of each file, in the first ro
 pass's, since the type evaluator gives each file the values its own queries find
 (:mod:`indexgen.analyze.memo`).  ``docs/design/indexgen-speed.md`` has the measurements.
 
-Every shard is computed in a process of its own (one per shard, started together), and the
-results come back in the order of the shards.  A shard that raises raises again here; a
+Every shard is computed in a process of its own (one per shard, started together; with
+``here``, the last in the calling process meanwhile), and the results come back in the
+order of the shards.  A shard that raises raises again here; a
 process that dies (killed, out of memory) raises :class:`~indexgen.errors.IndexgenError`.
 Without ``fork`` (Windows) or with at most one shard, the shards are computed here, one
 after the other, with the same results.
@@ -44,7 +45,7 @@ def shard_count(jobs: int, cores: int | None = None) -> int:
     found before forking), but on two cores the other core is idle for half the pass
     (the workers prepare their renders on it in the other half): measured on torch, one
     forked process took about 0.7 CPU seconds off the calling process's part of the pass
-    for about 1.2 of its own (``docs/design/indexgen-speed.md``)."""
+    for about 1.4 of its own (``docs/design/indexgen-speed.md``)."""
     return max(1, min(jobs, cores or os.cpu_count() or 1))
 
 
