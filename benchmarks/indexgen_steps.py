@@ -65,6 +65,15 @@ for line in sys.stdin.read().splitlines():
     if owner is not None:
         wrap(owner, attr, label, top == "1")
 
+def forget_inherited():
+    # a forked process inherits the profile running in the thread that forked it: stop it
+    # there (on Python 3.12 an active one also refuses any other: sys.monitoring)
+    for profile in profiles.values():
+        profile.disable()
+    profiles.clear()
+
+os.register_at_fork(after_in_child=forget_inherited)
+
 team = importlib.import_module("indexgen.run.team")
 worker_main = team.worker_main
 
@@ -84,8 +93,11 @@ try:  # the processes the global pass forks (indexgen.run.fanout), where it has 
     fanout = importlib.import_module("indexgen.run.fanout")
 except ImportError:
     fanout = None
-if fanout is not None:
-    child = fanout._child
+# the function each forked process computes its shard with: _send since the processes are
+# forked as a tree (it leaves out the forks an inner process of the tree makes), _child before
+helper_name = next((n for n in ("_send", "_child") if hasattr(fanout, n)), None) if fanout else None
+if helper_name is not None:
+    child = getattr(fanout, helper_name)
 
     def measured_child(*args):
         cpu = time.process_time()
@@ -95,7 +107,7 @@ if fanout is not None:
             Path(f"{out}.helper-{os.getpid()}.json").write_text(
                 json.dumps({"cpu": time.process_time() - cpu}))
 
-    fanout._child = measured_child
+    setattr(fanout, helper_name, measured_child)
 
 def cpu():
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -297,3 +297,33 @@ def test_stat_changes_fall_back_to_content(sample):
     assert check(config).stale == ["shop/cart.py_docs.md"]
     assert build(config).written == ["shop/cart.py_docs.md"]
     assert page.read_text() == text
+
+
+def test_folder_pages_made_in_a_process_of_their_own_are_the_same(sample, tmp_path,
+                                                                   monkeypatch):
+    # with more than two cores the folder pages are made by a forked process during the
+    # global pass (Plan.relate); a 2-core machine never takes that path unless told to
+    from indexgen.run import fanout, plan
+
+    serial = sample_config(sample, jobs=1)
+    build(serial)
+    made = []
+
+    class Counted(fanout.Forked):
+        def __init__(self, func):
+            made.append(func.__name__)
+            super().__init__(func)
+
+    monkeypatch.setattr(plan.fanout, "shard_count", lambda jobs: 4)
+    monkeypatch.setattr(plan.fanout, "Forked", Counted)
+    other = tmp_path / "elsewhere"
+    shutil.copytree(sample / "src", other / "src")
+    shutil.copytree(sample / "tests", other / "tests")
+    forked = sample_config(other, jobs=4)
+    report = build(forked)
+    assert made == ["_emit_folders"]
+    assert read_tree(serial.out) == read_tree(forked.out)
+    folder_pages = [p for p in report.written if p.endswith(("/index.md", "/doc.md"))]
+    assert folder_pages and all((forked.out / p).is_file() for p in folder_pages)
+    manifest = (forked.out / MANIFEST_NAME).read_text()
+    assert all(p in manifest for p in folder_pages)  # their hashes came back

@@ -49,7 +49,7 @@ def test_a_process_that_dies_is_reported():
             os.kill(os.getpid(), signal.SIGKILL)
         return x
 
-    with pytest.raises(IndexgenError, match="exit code -9"):
+    with pytest.raises(IndexgenError, match="stopped before it sent its result"):
         fanout.fork_map(shard, [0, 1])
 
 
@@ -82,3 +82,45 @@ def test_a_failure_of_the_shard_computed_here_stops_the_forked_ones():
     with pytest.raises(ValueError, match="here"):
         fanout.fork_map(shard, [0, 1], here=True)
     assert time.monotonic() - started < 30  # the forked process was terminated
+
+
+def test_the_calling_process_forks_one_process_which_forks_the_others():
+    found = fanout.fork_map(lambda part: (os.getpid(), os.getppid(), part),
+                            [[i] for i in range(9)], here=True)
+    assert [part for _pid, _parent, part in found] == [[i] for i in range(9)]
+    forked = found[:-1]
+    assert len({pid for pid, _parent, _part in forked}) == 8
+    assert sum(parent == os.getpid() for _pid, parent, _part in forked) == 1
+
+
+def test_a_process_that_dies_in_the_middle_of_the_tree_is_reported():
+    def shard(x: int) -> int:
+        if x == 2:  # a process that forked the processes of shard 3
+            os.kill(os.getpid(), signal.SIGKILL)
+        return x
+
+    with pytest.raises(IndexgenError, match=r"shard 3 of 4"):
+        fanout.fork_map(shard, [0, 1, 2, 3])
+
+
+def test_forked_gives_what_its_function_returned_in_another_process():
+    table = {"lock": threading.Lock()}  # inherited, never pickled
+    made = fanout.Forked(lambda: (os.getpid(), sorted(table)))
+    pid, names = made.result()
+    assert pid != os.getpid() and names == ["lock"]
+
+
+def test_forked_raises_what_its_function_raised():
+    def fail():
+        raise KeyError("in the forked process")
+
+    with pytest.raises(KeyError, match="in the forked process"):
+        fanout.Forked(fail).result()
+
+
+def test_a_cancelled_forked_process_is_stopped():
+    started = time.monotonic()
+    made = fanout.Forked(lambda: time.sleep(60))
+    made.cancel()
+    assert time.monotonic() - started < 30
+    made.cancel()  # twice: nothing more to stop

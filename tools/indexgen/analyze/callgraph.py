@@ -89,16 +89,25 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     sizes = {k: len(resolver.files[k].calls) for k in keys}
     found: Edges = {}
     retry: list = []
+    sites: flows.CallSites = {}
     round_one = partial(_first_round, resolver, types, ledger is not None)
-    for part, counts, again, accounts in _fan(fan, round_one, keys, sizes, shards):
+    for part, counts, again, accounts, handed in _fan(fan, round_one, keys, sizes, shards):
         found.update(part)
         retry += again
         if unresolved is not None:
             unresolved.update(counts)
         if ledger is not None:
             ledger.update(accounts)
+        for callee, entries in handed.items():  # the runs come in the files' order
+            mine = sites.get(callee)
+            if mine is None:
+                sites[callee] = entries
+            else:
+                mine += entries
     if types is not None and retry:
-        _second_round(resolver, types, found, unresolved, retry, ledger, fan, shards)
+        if keys != sorted(keys):  # call_sites lists each callee's sites in sorted file order
+            sites = flows.call_sites(resolver, found, types.flow_records)
+        _second_round(resolver, types, found, unresolved, retry, ledger, fan, shards, sites)
     return found
 
 
@@ -124,9 +133,11 @@ def _fan(fan: FanOut | None, func: Callable[[list], Any], keys: list[str],
 
 
 def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
-                 keys: list[str]) -> tuple[Edges, Unresolved, list, Ledger]:
+                 keys: list[str]) -> tuple[Edges, Unresolved, list, Ledger, flows.CallSites]:
     """The first round of :func:`edges` over ``keys``: the edges, the unresolved counts,
-    the calls to try again and the ledger (empty unless ``want_ledger``)."""
+    the calls to try again, the ledger (empty unless ``want_ledger``) and what the calls
+    hand their callees (:func:`indexgen.analyze.flows.call_sites` of these edges, for the
+    second round; made here, where the runs are spread over processes)."""
     found: Edges = {}
     unresolved: Unresolved = {}
     ledger: Ledger | None = {} if want_ledger else None
@@ -209,16 +220,17 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
         found[key] = by_caller
         if counts:
             unresolved[key] = counts
-    return found, unresolved, retry, ledger or {}
+    handed = flows.call_sites(resolver, found, types.flow_records) if types is not None else {}
+    return found, unresolved, retry, ledger or {}, handed
 
 
 def _second_round(resolver: Resolver, types: Types, found: Edges,
                   unresolved: Unresolved | None, retry: list, ledger: Ledger | None,
-                  fan: FanOut | None, shards: int) -> None:
-    """Resolve again, with what the call sites found hand each parameter
-    (:mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
+                  fan: FanOut | None, shards: int, sites: flows.CallSites) -> None:
+    """Resolve again, with what the call sites found hand each parameter (``sites``:
+    :mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
     those it resolves now become edges, in line order, and leave the unresolved counts."""
-    types.set_flows(flows.call_sites(resolver, found, types.flow_records))
+    types.set_flows(sites)
     changed: set[tuple[str, str]] = set()
     by_file: dict[str, list] = {}
     for entry in retry:  # in the files' order, as the first round made them

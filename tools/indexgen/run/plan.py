@@ -79,11 +79,16 @@ class Plan:
         setup = Setup([*self.sources, *self.tests], self.config.max_bytes,
                       self.config.time_budget,
                       RenderSetup(self.layout, self.tests_label, self.out, self.write))
+        self.folders_made: fanout.Forked | None = None
         with Team(self.jobs, setup, self.progress) as self.team:
-            self.summarize()
-            self.relate()
-            self.choose_renders()
-            self.render_files()
+            try:
+                self.summarize()
+                self.relate()
+                self.choose_renders()
+                self.render_files()
+            finally:
+                if self.folders_made:  # a failure before the render took them
+                    self.folders_made.cancel()
         self.write_manifest()
         report = self.report()
         self.remove_orphans(report)
@@ -180,9 +185,14 @@ class Plan:
         tests = {t.relpath: t for t in self.team.full_summaries(
             range(n, n + len(self.tests)), costs)}
         self.project = Project(list(self.compacts.values()), tests)
+        shards = fanout.shard_count(self.jobs)
+        # With more than two cores, the folder pages in a process of their own meanwhile: in
+        # the render, the calling process's thread making them shared the interpreter lock
+        # with the threads feeding the workers, and on 16 cores ended after the workers.
+        if shards > 2 and fanout.can_fork():
+            self.folders_made = fanout.Forked(self._emit_folders)
         # the call edges on the cores the pass leaves idle, in processes forked now
-        self.contexts = self.project.contexts(fan=self.team.fan_out,
-                                              shards=fanout.shard_count(self.jobs))
+        self.contexts = self.project.contexts(fan=self.team.fan_out, shards=shards)
 
     def _expected_pages(self, key: str) -> set[str]:
         return {self.layout.kw_page(key), self.layout.docs_page(key)}
@@ -245,13 +255,23 @@ class Plan:
         self.entry_lines[key] = mf.entry_line(key, entry)
 
     def render_folders(self) -> None:
-        """Render and emit the folder pages, then let go of the summaries and the global
-        pass (see :meth:`_release`)."""
-        self.folder_pages = folder_pages(self.project.folders(), self.project.files,
-                                         self.layout)
-        for page, text in self.folder_pages.items():
-            self.statuses[page] = pageio.emit(self.out, page, text.encode(), self.write)
+        """Render and emit the folder pages (or take those a process made during the global
+        pass, :meth:`relate`), then let go of the summaries and the global pass (see
+        :meth:`_release`)."""
+        made = self.folders_made.result() if self.folders_made else self._emit_folders()
+        self.folders_made = None
+        self.folder_hashes = {page: digest for page, (digest, _status) in made.items()}
+        self.statuses.update((page, status) for page, (_digest, status) in made.items())
         self._release()
+
+    def _emit_folders(self) -> dict[str, tuple[str, str]]:
+        """Render and emit the folder pages: page -> (hash of its text, emit status)."""
+        made = {}
+        for page, text in folder_pages(self.project.folders(), self.project.files,
+                                       self.layout).items():
+            data = text.encode()
+            made[page] = (pageio.sha(data), pageio.emit(self.out, page, data, self.write))
+        return made
 
     def _release(self) -> None:
         """Keep what the report needs of the compact summaries, then drop them and the
@@ -270,8 +290,7 @@ class Plan:
         """Emit the manifest."""
         manifest = {"tool": "indexgen", "version": __version__, "settings": self.settings,
                     "files": self.new_files,
-                    "folders": {p: pageio.sha(t.encode())
-                                for p, t in sorted(self.folder_pages.items())}}
+                    "folders": dict(sorted(self.folder_hashes.items()))}
         data = mf.dumps(manifest, self.entry_lines)
         old = pageio.read(self.out / MANIFEST_NAME)
         if old == data:
