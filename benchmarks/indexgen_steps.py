@@ -7,7 +7,10 @@ it (for the calling process's top steps also the wall seconds and the CPU second
 whole process, feeder and helper threads included); each worker process writes its own sums
 when it ends.  A name an older indexgen lacks is left out.  With a profile folder, each top
 step of the calling process and each kind of worker message also runs under cProfile (one
-``.prof`` file each; the times then include its overhead).
+``.prof`` file each; the times then include its overhead).  From Python 3.12 a process
+holds one profile at a time: a step that starts while another is profiled (the folder pages'
+thread during the render) is timed but not profiled, and a forked process drops the profile
+it inherits.
 
 :func:`phases` cuts the build into the phases that follow one another (start, extract, global
 pass, render, finish): in each, the CPU seconds of the calling process and of the busiest
@@ -42,7 +45,10 @@ def wrap(owner, name, label, top):
         profile = None
         if prof and top:
             profile = profiles.setdefault(label, cProfile.Profile())
-            profile.enable()
+            try:
+                profile.enable()
+            except ValueError:  # Python 3.12: one profile a process (the render's, not the
+                profile = None  # folder thread's)
         cpu, wall, proc = time.thread_time(), time.perf_counter(), time.process_time()
         try:
             return func(*args, **kwargs)
