@@ -124,3 +124,12 @@ def test_a_cancelled_forked_process_is_stopped():
     made.cancel()
     assert time.monotonic() - started < 30
     made.cancel()  # twice: nothing more to stop
+
+
+def test_the_calling_process_works_meanwhile_once_whatever_the_shards():
+    done = []
+    found = fanout.fork_map(lambda x: (os.getpid(), x), [1, 2, 3], here=True,
+                            meanwhile=lambda: done.append(os.getpid()))
+    assert [x for _pid, x in found] == [1, 2, 3] and done == [os.getpid()]
+    assert fanout.fork_map(lambda x: x, [4], meanwhile=lambda: done.append(0)) == [4]
+    assert done == [os.getpid(), 0]

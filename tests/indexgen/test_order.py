@@ -87,9 +87,9 @@ def test_the_files_resolved_in_forked_processes_give_the_same_contexts():
     the files above and on the sample project's."""
     runs: list[int] = []
 
-    def fan(func, parts):
+    def fan(func, parts, meanwhile=None):
         runs.append(len(parts))
-        return fanout.fork_map(func, parts, here=True)
+        return fanout.fork_map(func, parts, here=True, meanwhile=meanwhile)
 
     summaries = [compact(extract_file(s.path, s.root, s.relpath, s.module, 10**6))
                  for s in discover(SAMPLE / "src")]

@@ -50,10 +50,10 @@ Unresolved = dict[str, dict[str, dict[str, int]]]
 #: never an empty list.
 Ledger = dict[tuple[str, str, int, str], list[str]]
 _LINE = itemgetter(0)  # a CallEdge's line
-#: ``fan(func, runs) -> [func(run) for run in runs]``, the last run in the calling process,
-#: each other perhaps in a process of its own (:func:`indexgen.run.fanout.fork_map` with
-#: ``here=True``).
-FanOut = Callable[[Callable[[list], Any], list[list]], list]
+#: ``fan(func, runs, meanwhile=None) -> [func(run) for run in runs]``, the last run in the
+#: calling process and then ``meanwhile()``, each other run perhaps in a process of its own
+#: (:func:`indexgen.run.fanout.fork_map` with ``here=True``).
+FanOut = Callable[..., list]
 
 
 def _account(edge: CallEdge) -> str:
@@ -63,7 +63,8 @@ def _account(edge: CallEdge) -> str:
 
 def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
           unresolved: Unresolved | None = None, ledger: Ledger | None = None,
-          fan: FanOut | None = None, shards: int = 1) -> Edges:
+          fan: FanOut | None = None, shards: int = 1,
+          meanwhile: Callable[[], None] | None = None) -> Edges:
     """Resolved calls of the given files, by caller, in line order; the calls not resolved
     are counted by reason into ``unresolved`` (the pages show counts, never a list), calls
     of builtins left out.  ``ledger``: filled with the kinds of edges each call made (see
@@ -78,7 +79,8 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     the calling process one of them (:func:`_fan`; the others forked:
     :func:`indexgen.run.fanout.fork_map`), and the results are merged in the files' order.
     The result is the same: each file's values are found from its own queries
-    (:mod:`indexgen.analyze.memo`).  The second round likewise, with more than two
+    (:mod:`indexgen.analyze.memo`).  ``meanwhile()``: work of the caller's that needs no
+    edge, done once, where the calling process would wait for the forked ones.  The second round likewise, with more than two
     processes: :meth:`Types.set_flows` has just emptied the memo, and on two cores the
     forked process, finding again every value it reads, took nothing off the calling
     process's time.
@@ -91,7 +93,8 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     retry: list = []
     sites: flows.CallSites = {}
     round_one = partial(_first_round, resolver, types, ledger is not None)
-    for part, counts, again, accounts, handed in _fan(fan, round_one, keys, sizes, shards):
+    for part, counts, again, accounts, handed in _fan(fan, round_one, keys, sizes, shards,
+                                                      meanwhile):
         found.update(part)
         retry += again
         if unresolved is not None:
@@ -112,15 +115,19 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
 
 
 def _fan(fan: FanOut | None, func: Callable[[list], Any], keys: list[str],
-         sizes: dict[str, int], shards: int) -> list:
+         sizes: dict[str, int], shards: int,
+         meanwhile: Callable[[], None] | None = None) -> list:
     """``func`` over the files ``keys`` in ``shards`` processes, the calling process one of
     them: ``keys`` cut into ``shards + 1`` runs of about equal numbers of calls (``sizes``;
     a file is never split), the first computed here before any process is forked (the
     values many files share land in the memo the forked processes inherit), then the
-    others by ``fan``, which computes its last run here too; without a fan,
-    ``[func(keys)]``."""
+    others by ``fan``, which computes its last run here too, then ``meanwhile()``; without
+    a fan, ``[func(keys)]`` and ``meanwhile()``."""
     if fan is None or shards < 2 or len(keys) < 2:
-        return [func(keys)]
+        found = [func(keys)]
+        if meanwhile is not None:
+            meanwhile()
+        return found
     weight = [sizes[k] + 1 for k in keys]
     total, runs, acc = sum(weight), [[]], 0
     for key, w in zip(keys, weight):
@@ -129,7 +136,11 @@ def _fan(fan: FanOut | None, func: Callable[[list], Any], keys: list[str],
         runs[-1].append(key)
         acc += w
     first = func(runs[0])
-    return [first, *fan(func, runs[1:])] if len(runs) > 1 else [first]
+    if len(runs) == 1:
+        if meanwhile is not None:
+            meanwhile()
+        return [first]
+    return [first, *fan(func, runs[1:], meanwhile=meanwhile)]
 
 
 def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,

@@ -208,12 +208,15 @@ class Project:
         and ``shards``: see :func:`indexgen.analyze.callgraph.edges`; the contexts are the
         same with any fan-out)."""
         ctx = {key: FileContext() for key in self.files}
-        for key, s in self.files.items():
-            self._imports(key, s, ctx)
-            self._bases_and_links(key, s, ctx[key])
+
+        def links() -> None:  # no call edge needed: done while forked processes find them
+            for key, s in self.files.items():
+                self._imports(key, s, ctx)
+                self._bases_and_links(key, s, ctx[key])
+
         unresolved: callgraph.Unresolved = {}
         graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved, ledger,
-                                fan, shards)
+                                fan, shards, meanwhile=links)
         totals = callgraph.effects(graph, self.resolver)
         indirect = callgraph.indirect_findings(graph, totals, self.resolver)
         inverse = callgraph.inverses(graph, self.resolver, ("project", "read", "callback"))

@@ -59,13 +59,18 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def fork_map(func: Callable[[T], R], shards: Sequence[T], here: bool = False) -> list[R]:
+def fork_map(func: Callable[[T], R], shards: Sequence[T], here: bool = False,
+             meanwhile: Callable[[], None] | None = None) -> list[R]:
     """``[func(shard) for shard in shards]``, each computed in a forked process when there
     are several shards and ``fork`` exists; ``func`` and the shards are inherited, never
     pickled, so a closure over the calling process's tables works.  ``here``: the last
-    shard is computed in the calling process meanwhile (which would otherwise only wait)."""
+    shard is computed in the calling process meanwhile (which would otherwise only wait);
+    ``meanwhile()``: other work of the calling process, done after that (once in any case)."""
     if len(shards) <= 1 or not can_fork():
-        return [func(shard) for shard in shards]
+        results = [func(shard) for shard in shards]
+        if meanwhile is not None:
+            meanwhile()
+        return results
     forked = list(range(len(shards) - 1 if here else len(shards)))
     pipes = [multiprocessing.Pipe(duplex=False) for _ in forked]  # (reader, writer) a shard
     root = os.fork()
@@ -82,6 +87,8 @@ def fork_map(func: Callable[[T], R], shards: Sequence[T], here: bool = False) ->
     try:
         if here:
             results[-1] = func(shards[-1])
+        if meanwhile is not None:
+            meanwhile()
         while running:
             for conn in wait(list(running)):
                 i = running.pop(conn)

@@ -1,4 +1,5 @@
-"""Page I/O: compare a page with what is on disk, write it atomically, find generated pages.
+"""Page I/O: compare a page with what is on disk, write it atomically, find generated pages
+and remove those nothing produces any more.
 
 Only files whose first line is :data:`~indexgen.render.markdown.MARKER` are ever replaced; every write
 goes through a temporary file and :func:`os.replace`, so a reader never sees half a page.
@@ -110,6 +111,31 @@ def prune_empty_dirs(out: Path, folder: str) -> None:
         except OSError:
             return
         folder = posixpath.dirname(folder)
+
+
+def remove_orphans(out: Path, expected: set[str], written: dict[str, str], write: bool,
+                   report: Report) -> None:
+    """The generated pages under ``out`` that are not ``expected`` (nothing produces them any
+    more): removed when ``write`` (build, into ``report.removed``), else listed
+    (``report.orphaned``).
+
+    A page counts as an orphan only when the previous manifest lists it as written
+    (``written``: page -> hash) and it still holds that content; any other file that starts
+    with the marker (a copy a user saved under a new name, an edited page, pages of a lost
+    manifest) is kept and listed in ``report.kept``.
+    """
+    for page in generated_pages(out, skip=expected):
+        data = read(out / page)
+        if page not in written:
+            report.kept.append((page, "not listed in the manifest as written by indexgen"))
+        elif data is None or sha(data) != written[page]:
+            report.kept.append((page, "changed since indexgen wrote it"))
+        elif write:
+            (out / page).unlink()
+            report.removed.append(page)
+            prune_empty_dirs(out, posixpath.dirname(page))
+        else:
+            report.orphaned.append(page)
 
 
 @dataclass

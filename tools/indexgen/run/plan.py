@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import posixpath
 
 from indexgen.analyze.project import Project
 from indexgen.extract.discover import (
@@ -314,28 +313,11 @@ class Plan:
         return report
 
     def remove_orphans(self, report: Report) -> None:
-        """Generated pages nothing produces any more: build removes them, check lists them.
-
-        A page counts as an orphan only when the previous manifest lists it and it still holds
-        the content indexgen wrote; any other file that starts with the marker (a copy a user
-        saved under a new name, an edited page, pages of a lost manifest) is kept and listed in
-        :attr:`Report.kept`.  An output folder this build created holds only its own pages:
-        it is not searched.
-        """
-        if not self.out_existed:
-            return
-        expected = set(self.statuses) | {p for f in self.new_files.values() for p in f["pages"]}
-        written = mf.written_pages(self.previous)
-        for page in pageio.generated_pages(self.out, skip=expected):
-            data = pageio.read(self.out / page)
-            if page not in written:
-                report.kept.append((page, "not listed in the manifest as written by indexgen"))
-            elif data is None or pageio.sha(data) != written[page]:
-                report.kept.append((page, "changed since indexgen wrote it"))
-            elif self.write:
-                (self.out / page).unlink()
-                report.removed.append(page)
-                pageio.prune_empty_dirs(self.out, posixpath.dirname(page))
-            else:
-                report.orphaned.append(page)
-
+        """Generated pages nothing produces any more: build removes them, check lists them
+        (:func:`indexgen.run.pageio.remove_orphans`).  An output folder this build created
+        holds only its own pages: it is not searched."""
+        if self.out_existed:
+            expected = set(self.statuses) | {p for f in self.new_files.values()
+                                             for p in f["pages"]}
+            pageio.remove_orphans(self.out, expected, mf.written_pages(self.previous),
+                                  self.write, report)

@@ -121,13 +121,15 @@ class Team:
             for _ in range(taken):
                 self.turns.release()
 
-    def fan_out(self, func: Callable[[Any], Any], runs: list) -> list:
-        """``[func(run) for run in runs]``, the last run in the calling process, the others
-        each in a process forked now (:func:`indexgen.run.fanout.fork_map`), which take the
-        turns the workers would prepare in meanwhile: three processes on two cores would
-        slow the global pass, which every render waits for."""
+    def fan_out(self, func: Callable[[Any], Any], runs: list,
+                meanwhile: Callable[[], None] | None = None) -> list:
+        """``[func(run) for run in runs]``, the last run in the calling process (and then
+        ``meanwhile()``), the others each in a process forked now
+        (:func:`indexgen.run.fanout.fork_map`), which take the turns the workers would
+        prepare in meanwhile: three processes on two cores would slow the global pass, which
+        every render waits for."""
         with self.turns_taken(len(runs) - 1):
-            return fanout.fork_map(func, runs, here=True)
+            return fanout.fork_map(func, runs, here=True, meanwhile=meanwhile)
 
     def _use_workers(self, n: int) -> bool:
         if not self.workers and self.jobs > 1 and n >= MIN_BATCH:
