@@ -133,3 +133,29 @@ def test_the_calling_process_works_meanwhile_once_whatever_the_shards():
     assert [x for _pid, x in found] == [1, 2, 3] and done == [os.getpid()]
     assert fanout.fork_map(lambda x: x, [4], meanwhile=lambda: done.append(0)) == [4]
     assert done == [os.getpid(), 0]
+
+
+def test_where_no_process_can_be_forked_everything_is_computed_here(monkeypatch):
+    def no_fork():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(fanout.os, "fork", no_fork)
+    done = []
+    found = fanout.fork_map(lambda x: (os.getpid(), x), [1, 2, 3], here=True,
+                            meanwhile=lambda: done.append(1))
+    assert found == [(os.getpid(), 1), (os.getpid(), 2), (os.getpid(), 3)] and done == [1]
+    assert fanout.Forked(lambda: os.getpid()).result() == os.getpid()
+
+
+def test_a_process_of_the_tree_that_cannot_fork_computes_the_shards_it_kept(monkeypatch):
+    real_fork, calling = os.fork, os.getpid()
+
+    def fork_once():  # the calling process forks; the processes it forked cannot
+        if os.getpid() != calling:
+            raise OSError(11, "Resource temporarily unavailable")
+        return real_fork()
+
+    monkeypatch.setattr(fanout.os, "fork", fork_once)
+    found = fanout.fork_map(lambda x: (os.getpid(), x), [1, 2, 3, 4, 5], here=True)
+    assert [x for _pid, x in found] == [1, 2, 3, 4, 5]
+    assert len({pid for pid, _x in found[:-1]}) == 1 and found[0][0] != calling

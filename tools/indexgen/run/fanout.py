@@ -67,13 +67,16 @@ def fork_map(func: Callable[[T], R], shards: Sequence[T], here: bool = False,
     shard is computed in the calling process meanwhile (which would otherwise only wait);
     ``meanwhile()``: other work of the calling process, done after that (once in any case)."""
     if len(shards) <= 1 or not can_fork():
-        results = [func(shard) for shard in shards]
-        if meanwhile is not None:
-            meanwhile()
-        return results
+        return _here(func, shards, meanwhile)
     forked = list(range(len(shards) - 1 if here else len(shards)))
     pipes = [multiprocessing.Pipe(duplex=False) for _ in forked]  # (reader, writer) a shard
-    root = os.fork()
+    try:
+        root = os.fork()
+    except OSError:  # no process to be had (a limit on processes, memory): all of it here
+        for reader, writer in pipes:
+            reader.close()
+            writer.close()
+        return _here(func, shards, meanwhile)
     if root == 0:
         _subtree(func, shards, pipes, forked)  # never returns
     try:
@@ -116,12 +119,22 @@ def fork_map(func: Callable[[T], R], shards: Sequence[T], here: bool = False,
     return results
 
 
+def _here(func: Callable[[T], R], shards: Sequence[T],
+          meanwhile: Callable[[], None] | None) -> list[R]:
+    """What :func:`fork_map` returns, all of it computed in the calling process."""
+    results = [func(shard) for shard in shards]
+    if meanwhile is not None:
+        meanwhile()
+    return results
+
+
 def _subtree(func: Callable[[Any], Any], shards: Sequence[Any], pipes: list,
              mine: list[int]) -> NoReturn:
     """A forked process computing the shards ``mine``: it forks a process for the second
     half of them (which does the same), keeps the first half, and so on down to one shard,
     which it computes and sends (``("ok", result)`` or ``("error", exc)``) on its pipe, the
-    only one it still holds; then it waits for the processes it forked and exits."""
+    only one it still holds (where no process can be forked, it computes all it kept, one
+    after the other); then it waits for the processes it forked and exits."""
     code = 0
     try:
         if mine[0] == 0:  # the calling process's child: the others join its group
@@ -132,12 +145,16 @@ def _subtree(func: Callable[[Any], Any], shards: Sequence[Any], pipes: list,
         children = []
         while len(mine) > 1:
             keep, give = mine[:len(mine) // 2], mine[len(mine) // 2:]
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # no more processes to be had: this one computes them all
+                break
             mine, drop = (give, keep) if pid == 0 else (keep, give)
             children = [] if pid == 0 else [*children, pid]
             for i in drop:
                 pipes[i][1].close()
-        _send(pipes[mine[0]][1], func, shards[mine[0]])
+        for i in mine:
+            _send(pipes[i][1], func, shards[i])
         for pid in children:
             os.waitpid(pid, 0)
     except BaseException:  # noqa: BLE001 - the calling process sees the closed pipe
@@ -166,8 +183,15 @@ class Forked:
     what it returned and raises what it raised; :meth:`cancel` stops it if it still runs."""
 
     def __init__(self, func: Callable[[], Any]) -> None:
+        self._func: Callable[[], Any] | None = None
         self._reader, writer = multiprocessing.Pipe(duplex=False)
-        self._pid = os.fork()
+        try:
+            self._pid = os.fork()
+        except OSError:  # no process to be had: computed by result(), here
+            self._pid, self._func = 0, func
+            self._reader.close()
+            writer.close()
+            return
         if self._pid == 0:
             code = 0
             try:
@@ -182,6 +206,9 @@ class Forked:
 
     def result(self) -> Any:
         """What ``func()`` returned, once it has (it raises here what it raised there)."""
+        if self._func is not None:
+            func, self._func = self._func, None
+            return func()
         try:
             status, value = self._reader.recv()
         except (EOFError, OSError):
@@ -196,6 +223,7 @@ class Forked:
     def cancel(self) -> None:
         """Stop the process if it still runs (a build that failed before it needed the
         result); nothing when the result was taken."""
+        self._func = None
         self._end(stop=True)
 
     def _end(self, stop: bool) -> None:
