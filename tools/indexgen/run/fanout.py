@@ -98,10 +98,8 @@ def fork_map(func: Callable[[T], R], shards: Sequence[T], here: bool = False,
                 try:
                     status, value = conn.recv()
                 except (EOFError, OSError):
-                    raise IndexgenError(
-                        f"a process of the global pass (shard {i + 1} of {len(shards)}) "
-                        "stopped before it sent its result; a crash or a lack of memory ends "
-                        "a process this way") from None
+                    raise _stopped(f"a process of the global pass (shard {i + 1} of "
+                                   f"{len(shards)})") from None
                 finally:
                     conn.close()
                 if status == "error":
@@ -135,11 +133,10 @@ def _subtree(func: Callable[[Any], Any], shards: Sequence[Any], pipes: list,
     which it computes and sends (``("ok", result)`` or ``("error", exc)``) on its pipe, the
     only one it still holds (where no process can be forked, it computes all it kept, one
     after the other); then it waits for the processes it forked and exits."""
-    code = 0
-    try:
+    def compute() -> None:
+        nonlocal mine
         if mine[0] == 0:  # the calling process's child: the others join its group
             os.setpgid(0, 0)
-        tune_worker()
         for reader, _writer in pipes:
             reader.close()
         children = []
@@ -157,10 +154,28 @@ def _subtree(func: Callable[[Any], Any], shards: Sequence[Any], pipes: list,
             _send(pipes[i][1], func, shards[i])
         for pid in children:
             os.waitpid(pid, 0)
+
+    _exit_after(compute)
+
+
+def _exit_after(body: Callable[[], None]) -> NoReturn:
+    """End a forked process after ``body()``, never returning to the code it was forked
+    from: exit status 1 when ``body`` raised (its pipes then close with nothing sent, which
+    the calling process reports: :func:`_stopped`)."""
+    code = 0
+    try:
+        tune_worker()
+        body()
     except BaseException:  # noqa: BLE001 - the calling process sees the closed pipe
         code = 1
     finally:
         os._exit(code)
+
+
+def _stopped(what: str) -> IndexgenError:
+    """The error for a forked process whose pipe closed with no result."""
+    return IndexgenError(f"{what} stopped before it sent its result; a crash or a lack of "
+                         "memory ends a process this way")
 
 
 def _send(conn: Any, func: Callable[[Any], Any], shard: Any) -> None:
@@ -193,15 +208,8 @@ class Forked:
             writer.close()
             return
         if self._pid == 0:
-            code = 0
-            try:
-                tune_worker()
-                self._reader.close()
-                _send(writer, lambda _shard: func(), None)
-            except BaseException:  # noqa: BLE001 - the calling process sees the closed pipe
-                code = 1
-            finally:
-                os._exit(code)
+            self._reader.close()
+            _exit_after(lambda: _send(writer, lambda _none: func(), None))
         writer.close()
 
     def result(self) -> Any:
@@ -212,8 +220,7 @@ class Forked:
         try:
             status, value = self._reader.recv()
         except (EOFError, OSError):
-            raise IndexgenError("a process of the build stopped before it sent its result; "
-                                "a crash or a lack of memory ends a process this way") from None
+            raise _stopped("a process of the build") from None
         finally:
             self._end(stop=False)
         if status == "error":

@@ -86,7 +86,7 @@ class Plan:
                 self.choose_renders()
                 self.render_files()
             finally:
-                if self.folders_made:  # a failure before the render took them
+                if self.folders_made is not None:  # a failure before the render took them
                     self.folders_made.cancel()
         self.write_manifest()
         report = self.report()
@@ -257,7 +257,8 @@ class Plan:
         """Render and emit the folder pages (or take those a process made during the global
         pass, :meth:`relate`), then let go of the summaries and the global pass (see
         :meth:`_release`)."""
-        made = self.folders_made.result() if self.folders_made else self._emit_folders()
+        made = (self.folders_made.result() if self.folders_made is not None
+                else self._emit_folders())
         self.folders_made = None
         self.folder_hashes = {page: digest for page, (digest, _status) in made.items()}
         self.statuses.update((page, status) for page, (_digest, status) in made.items())
