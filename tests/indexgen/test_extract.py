@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+import pytest
 from ig_helpers import SAMPLE
 from indexgen.extract.model import (
     STATUS_EMPTY,
@@ -15,6 +16,7 @@ from indexgen.extract.model import (
 )
 from indexgen.extract.pipeline import extract_source
 from indexgen.extract.source import module_name
+from indexgen.extract.syntax import path
 
 INVENTORY = (SAMPLE / "src/shop/inventory.py").read_bytes()
 GATEWAY = (SAMPLE / "src/shop/payments/gateway.py").read_bytes()
@@ -290,3 +292,16 @@ def test_signatures_and_docstrings_left_for_later_come_out_the_same():
         assert all(not d.signature for d in left.definitions if d.kind != "class")
         finish(left, later)
         assert left == now and not later
+
+
+@pytest.mark.parametrize("source, text", [
+    ('getattr(self, "parse_" + name)', 'getattr(self, "parse_*")'),
+    ('getattr(self, f"visit_{kind}_end", None)', 'getattr(self, "visit_*_end", _)'),
+    ('getattr(self, f"_compare_{ops[op]}")', 'getattr(self, "_compare_*")'),
+    ('getattr(self, "run")', 'getattr(self, "run")'),
+    ('getattr(self, name)', 'getattr(self, _)'),  # nothing stated
+    ('getattr(self, "_" + name)', 'getattr(self, _)'),  # too little stated
+    ('getattr(mod, "a.b")', 'getattr(mod, _)'),  # no attribute name
+])
+def test_a_name_given_to_getattr_is_kept_as_a_pattern(source, text):
+    assert path(ast.parse(source).body[0].value) == text

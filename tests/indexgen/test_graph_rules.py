@@ -295,6 +295,111 @@ FILES = {
             job = Job(work)
             return job.action()  # a field its constructor's callers fill
         ''',
+    "pkg/supers.py": '''
+        import threading
+
+
+        class Part:
+            def run(self) -> int:
+                return 1
+
+
+        class Base:
+            def __init__(self) -> None:
+                super().__init__()  # object's: a builtin, not on the page
+
+            def make(self) -> Part:
+                return Part()
+
+            @classmethod
+            def build(cls) -> "Base":
+                return cls()
+
+
+        class Child(Base):
+            def __init__(self) -> None:
+                super(Child, self).__init__()  # two arguments: Base's
+
+            def make(self) -> Part:
+                return super(Child, self).make()  # Base's, no override
+
+            def go(self) -> int:
+                return super().make().run()  # what Base.make returns
+
+            @classmethod
+            def build(cls) -> "Child":
+                return super(Child, cls).build()  # a classmethod's super
+
+
+        class Grand(Child):
+            def make(self) -> Part:
+                return super(Child, self).make()  # past Child: Base's
+
+
+        class Worker(threading.Thread):
+            def __init__(self) -> None:
+                super(Worker, self).__init__()  # an outside base's
+
+
+        class Oops(ValueError):
+            def __init__(self) -> None:
+                super().missing()  # no such method: not resolved
+        ''',
+    "pkg/classes.py": '''
+        class Parser:
+            @staticmethod
+            def kind(text: str) -> str:
+                return ""
+
+
+        class Fenced(Parser):
+            @staticmethod
+            def kind(text: str) -> str:
+                return "fenced"
+
+
+        class Plugin:
+            parser: type[Parser]
+
+            def parse(self, text: str) -> str:
+                return self.parser.kind(text)  # a class value: any subclass's
+
+
+        def direct(text: str) -> str:
+            return Parser.kind(text)  # the class named: its own
+        ''',
+    "pkg/visits.py": '''
+        from typing import Callable
+
+
+        class Visitor:
+            def visit(self, kind: str) -> int:
+                return getattr(self, "visit_" + kind)()  # any visit_ method
+
+            def visit_a(self) -> int:
+                return 1
+
+            def convert(self, name: str, value: str) -> str:
+                converter: Callable[[str], str] = getattr(self, f"_process_{name}")
+                return converter(value)  # the method named at run time
+
+            def _process_x(self, v: str) -> str:
+                return v
+
+            def exact(self) -> int:
+                return getattr(self, "visit_a")()  # a name stated whole
+
+            def vague(self, name: str) -> int:
+                return getattr(self, "_" + name)()  # too little stated: not resolved
+
+
+        class Sub(Visitor):
+            def visit_b(self) -> int:
+                return 2
+
+            def other(self) -> int:
+                return 3
+        ''',
 }
 
 
@@ -446,3 +551,43 @@ def test_a_closure_is_named_in_its_function(pages):
     docs = (pages[1] / "pkg/curried.py_docs.md").read_text()
     twice = symbol_section(docs, "twice")
     assert "[<code>twice.&lt;locals&gt;.go</code>](#sym-twice)" in twice, twice
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("super().__init__()  # object's", set()),
+    ("super(Child, self).__init__()  # two", {"supers:Base.__init__"}),
+    ("super(Child, self).make()  # Base's", {"supers:Base.make"}),
+    ("super().make().run()", {"supers:Base.make", "supers:Part.run"}),
+    ("super(Child, cls).build()", {"supers:Base.build"}),
+    ("super(Child, self).make()  # past Child", {"supers:Base.make"}),
+    ("super(Worker, self).__init__()", set()),
+])
+def test_super_looks_past_the_class_it_names(pages, marker, callees):
+    assert _calls(pages, "pkg/supers.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("self.parser.kind(text)", {"classes:Parser.kind", "classes:Fenced.kind"}),
+    ("Parser.kind(text)", {"classes:Parser.kind"}),
+])
+def test_a_method_of_a_class_value_lists_the_overrides(pages, marker, callees):
+    assert _calls(pages, "pkg/classes.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ('getattr(self, "visit_" + kind)()', {"visits:Visitor.visit_a", "visits:Sub.visit_b"}),
+    ("return converter(value)", {"visits:Visitor._process_x"}),
+    ('getattr(self, "visit_a")()', {"visits:Visitor.visit_a"}),
+    ('getattr(self, "_" + name)()', set()),
+])
+def test_getattr_reaches_the_methods_its_name_fits(pages, marker, callees):
+    assert _calls(pages, "pkg/visits.py", marker) == callees
+
+
+def test_super_calls_are_accounted_for(pages):
+    docs = (pages[1] / "pkg/supers.py_docs.md").read_text()
+    assert "outside this build: `threading.Thread.__init__`" in symbol_section(
+        docs, "Worker.__init__")
+    assert "Not resolved" not in symbol_section(docs, "Base.__init__")
+    assert "- **Not resolved statically**: 1 call (1 on a value of unknown type)" in \
+        symbol_section(docs, "Oops.__init__")

@@ -116,13 +116,14 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
     receiver, _, attr = call.text.rpartition(".")
     if receiver == "self" or receiver == "cls":
         classes = [(key, cls)] if cls else []
-    elif receiver.startswith("super()") or not attr.isidentifier():
-        return []
+    elif _is_super(receiver) or not attr.isidentifier():
+        return []  # super().m() runs the method after the class, not an override
     elif _exact(types, key, call.caller, receiver):
         return []
-    else:
-        classes = [(v[1], v[2]) for v in ordered(types.evaluate(key, call.caller, receiver))
-                   if v[0] == "i"]
+    else:  # an instance, or a class not named as such (type[C], type(x), cls_attr)
+        values = ordered(types.evaluate(key, call.caller, receiver))
+        named = _names_a_class(resolver, types, key, call.caller, receiver)
+        classes = [(v[1], v[2]) for v in values if v[0] == "i" or v[0] == "c" and not named]
     out: list[CallEdge] = []
     if not classes:
         return out
@@ -134,6 +135,24 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
                 out.append(make_edge((call.line, call.text, "override", target[0],
                                   resolver.anchor(*target), target[1])))
     return out
+
+
+def _names_a_class(resolver: Resolver, types: Types, key: str, anchor: str,
+                   receiver: str) -> bool:
+    """Whether the receiver is a class's own name (``Base.m()``, ``mod.Base.m()``): that
+    class's method runs, where a class value (``parser: type[Parser]``, ``type(self)``)
+    may be any subclass."""
+    if "(" in receiver or "[" in receiver or receiver.partition(".")[0] in (
+            types.local_names(key, anchor)):
+        return False
+    target = resolver.name_in(key, receiver)
+    return target is not None and target.kind == "project" and bool(target.qualname) and \
+        resolver.module(target.key).kinds.get(target.qualname) == "class"
+
+
+def _is_super(receiver: str) -> bool:
+    """Whether a receiver is ``super()`` or ``super(C, x)`` itself (not a value it gives)."""
+    return receiver.startswith("super(") and receiver.find(")") == len(receiver) - 1
 
 
 def _exact(types: Types, key: str, anchor: str, receiver: str) -> bool:

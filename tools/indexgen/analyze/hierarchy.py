@@ -77,6 +77,20 @@ class Hierarchy:
         of the class define themselves (class hierarchy analysis: a call on an instance of
         ``cls`` may run any of them), in a fixed order (the same list at each call: not to
         be changed)."""
+        subclasses = self.subclasses(key, cls)
+        memo = (key, cls, attr)  # the hierarchy never changes: each answer made once
+        found = self._overridden.get(memo)
+        if found is None:
+            found = self._overridden[memo] = []
+            for k, c in subclasses:
+                d = self._defs[k][1].get(f"{c}.{attr}")
+                if d is not None and d.kind in _CALLABLE_KINDS and not d.overload:
+                    found.append((k, d.qualname))
+        return found
+
+    def subclasses(self, key: str, cls: str) -> list[tuple[str, str]]:
+        """``[(file key, qualname)]`` of the documented subclasses of the class, direct or
+        not, sorted."""
         if self._subclasses is None:
             subs: dict[tuple[str, str], list[tuple[str, str]]] = {}
             for k, s in self.resolver.files.items():
@@ -89,15 +103,7 @@ class Hierarchy:
                                 subs.setdefault(base, []).append((k, d.qualname))
             self._subclasses = {c: sorted(set(v)) for c, v in subs.items()}
             self._overridden = {}
-        memo = (key, cls, attr)  # the hierarchy never changes: each answer made once
-        found = self._overridden.get(memo)
-        if found is None:
-            found = self._overridden[memo] = []
-            for k, c in self._subclasses.get((key, cls), ()):
-                d = self._defs[k][1].get(f"{c}.{attr}")
-                if d is not None and d.kind in _CALLABLE_KINDS and not d.overload:
-                    found.append((k, d.qualname))
-        return found
+        return self._subclasses.get((key, cls), [])
 
     def narrowings(self, key: str, anchor: str) -> dict[str, list[tuple[int, int, str]]]:
         """Name -> where ``isinstance`` tests narrow it in the function ``anchor``: (first

@@ -14,12 +14,23 @@ modules are their names; those of containers and builtins are
 
 from __future__ import annotations
 
-from indexgen.analyze.containers import container_member
+import re
+from functools import lru_cache
+
+from indexgen.analyze.containers import builtin_exists, container_member
 from indexgen.analyze.memo import GuardedMemo
+from indexgen.analyze.results import hollow
 from indexgen.analyze.values import NONE, Value, Values, ordered, parse, union
 from indexgen.extract.model import Definition
 
 _CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
+_METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod"})
+
+
+@lru_cache(maxsize=256)
+def _fits(pattern: str):
+    """A test of names against a ``getattr`` pattern (``visit_*``: ``*`` any characters)."""
+    return re.compile(".*".join(map(re.escape, pattern.split("*")))).fullmatch
 
 
 class Members:
@@ -49,6 +60,8 @@ class Members:
             return frozenset({("c", value[1], value[2])})
         if kind == "i" or kind == "c":
             return self._class_member(value[1], value[2], attr, kind == "i")
+        if kind == "p":
+            return self._super_member(value[1], value[2], attr, value[3] == "i")
         if kind == "m":
             target = self.resolver.name_in(value[1], attr) if self.resolver.files[
                 value[1]].module else None
@@ -56,6 +69,66 @@ class Members:
                 f"{self.resolver.files[value[1]].module}.{attr}") if target is None else target
             return self.of_target(found) if found else NONE
         return container_member(value, attr)
+
+    def matching(self, value: Value, pattern: str) -> Values:
+        """``getattr(value, "visit_*")``: the attributes of ``value`` whose names fit the
+        pattern (``*``: any characters): of an instance or a class, those its class and its
+        project bases define and the methods its documented subclasses define (the value
+        may be one of theirs); of a module, its names."""
+        return self._guard.get(("\10", value, pattern), self._matching, value, pattern)
+
+    def _matching(self, value: Value, pattern: str) -> Values:
+        fits = _fits(pattern)
+        kind = value[0]
+        if kind == "m":
+            names = {q for q in self._defs[value[1]][1] if "." not in q}
+            names.update(self.resolver.module(value[1]).attrs)
+            return union(self.member(value, n) for n in sorted(names) if fits(n))
+        if kind != "i" and kind != "c":
+            return NONE
+        names = set()
+        for k, c in self.mro(value[1], value[2]):
+            owner = self._defs[k][1].get(c) if k else None
+            if owner is not None:
+                names.update(owner.members)
+            for q in self._defs[k][1] if k else ():
+                if q.startswith(c) and q[len(c):len(c) + 1] == "." and "." not in q[len(c) + 1:]:
+                    names.add(q[len(c) + 1:])
+        found = [self._class_member(value[1], value[2], n, kind == "i")
+                 for n in sorted(names) if fits(n)]
+        for k, c in self.subclasses(value[1], value[2]):
+            found += [frozenset({("f", k, d.qualname)}) for q, d in self._defs[k][1].items()
+                      if q.startswith(c) and q[len(c):len(c) + 1] == "."
+                      and "." not in q[len(c) + 1:] and d.kind in _METHOD_KINDS
+                      and not d.overload and fits(q[len(c) + 1:])]
+        return union(found)
+
+    def _super_member(self, key: str, cls: str, attr: str, instance: bool) -> Values:
+        """``super().attr`` in class ``cls``: the attribute of the first class after ``cls``
+        (its bases, depth first) that defines or assigns it; when none of the build does,
+        an outside base's, a builtin base's (``Exception.__init__``) or ``object``'s (a
+        class of no other base) -- unknown when a base is neither."""
+        outside = ""
+        for k, c in self.mro(key, cls)[1:]:
+            if not k:
+                outside = outside or c
+                continue
+            by_name = self._defs[k][1]
+            owner = by_name.get(c)
+            if f"{c}.{attr}" in by_name or owner is not None and attr in owner.members:
+                return self._class_member(k, c, attr, instance)
+        if outside:
+            return frozenset({("x", f"{outside}.{attr}")})
+        builtin = "object"
+        for k, c in self.mro(key, cls):
+            for base in self.resolver.module(k).bases.get(c, ()) if k else ():
+                target = self.resolver.name_in(k, base.partition("[")[0])
+                if target is None:
+                    return NONE  # a base the build cannot name: its attribute is unknown
+                if target.kind == "builtin" and builtin == "object":
+                    builtin = target.qualname
+        found = f"{builtin}.{attr}"
+        return frozenset({("b", found)}) if builtin_exists(found) else NONE
 
     def _class_member(self, key: str, cls: str, attr: str, instance: bool) -> Values:
         # (in a cycle, self.x = self.x.next(): what else it is decides)
@@ -96,6 +169,8 @@ class Members:
                                *(self.source(*extra) for extra in extras or ())])
                 if not found:
                     found = self._field_flow(k, c, attr)
+                if not found or hollow(found):  # Dict[str, Callable]: what subclasses put
+                    found = union([found, self._assigned_below(key, cls, attr)]) or found
                 held += [(k, anchor, x, c) for anchor, x in sources or () if x[0] == "~"]
                 if held and (not found or any(v[0] in _CONTAINERS for v in found)):
                     found = union([found, *(self.source(*x) for x in held)])
@@ -105,6 +180,18 @@ class Members:
         if delegate is not None and not outside:
             return self._delegated(*delegate, attr)
         return frozenset({("x", f"{outside}.{attr}")}) if outside else NONE
+
+    def _assigned_below(self, key: str, cls: str, attr: str) -> Values:
+        """What the documented subclasses of the class assign to the attribute themselves
+        (``self.methods = {...}`` in a subclass's ``__init__``): an instance of the class
+        may be one of theirs."""
+        found = []
+        for k, c in self.subclasses(key, cls):
+            owner = self._defs[k][1].get(c)
+            for anchor, x in owner.members.get(attr, ()) if owner is not None else ():
+                if x[0] != "~":
+                    found.append(self.source(k, anchor, x, c))
+        return union(found)
 
     def _delegated(self, k: str, getattr_def: Definition, attr: str) -> Values:
         """``attr`` of an instance whose class's ``__getattr__`` (in file ``k``) hands it on

@@ -67,6 +67,10 @@ class Results:
         return union(self.source(key, d.anchor, s, d.parent) for s in d.names["return"])
 
     def _builtin(self, name: str, key: str, anchor: str, args: tuple) -> Values:
+        if name == "super":
+            return self._super(key, anchor, args)
+        if name == "getattr":
+            return self._getattr(key, anchor, args)
         given = [self._steps(key, anchor, a) if a else NONE for a in args]
         if name == "cast" and args and args[0]:
             text = ".".join(arg for _, arg in args[0])
@@ -86,6 +90,34 @@ class Results:
         if name in ("iter", "list", "sorted", "reversed", "tuple", "set", "frozenset"):
             return frozenset({("s", union(self.element(v) for v in ordered(given[0])))})
         return NONE
+
+    def _super(self, key: str, anchor: str, args: tuple) -> Values:
+        """``super()`` in a method (the method's class; in a classmethod, the class) or
+        ``super(C, x)`` (the class ``C``; ``x`` a class or an instance): a proxy whose
+        attributes are those of the classes after ``C`` (``("p", key, C, "i" or "c")``)."""
+        if not args:
+            d = self._defs[key][0].get(anchor) if anchor else None
+            if d is None or not d.parent or d.kind not in ("method", "classmethod", "property"):
+                return NONE  # a nested function's super() takes its own first argument
+            return frozenset({("p", key, d.parent, "c" if d.kind == "classmethod" else "i")})
+        if len(args) != 2 or not args[0] or not args[1]:
+            return NONE
+        owner = self._steps(key, anchor, args[0])
+        kind = "c" if any(v[0] == "c" for v in self._steps(key, anchor, args[1])) else "i"
+        return frozenset({("p", v[1], v[2], kind) for v in owner if v[0] == "c"})
+
+    def _getattr(self, key: str, anchor: str, args: tuple) -> Values:
+        """``getattr(x, "name")``: ``x.name``; ``getattr(x, "visit_*")``: every attribute of
+        ``x`` whose name fits (:meth:`Members.matching`); with a default, that too."""
+        if len(args) < 2 or not args[0] or not args[1] or args[1][0][0] != "q":
+            return NONE
+        pattern = args[1][0][1]
+        held = ordered(self._steps(key, anchor, args[0]))
+        found = union(self.member(v, pattern) if "*" not in pattern
+                      else self.matching(v, pattern) for v in held)
+        if len(args) > 2 and args[2]:
+            found = union([found, self._steps(key, anchor, args[2])])
+        return found
 
     def element(self, value: Value) -> Values:
         """What iterating over ``value`` gives (an instance: what its ``__iter__`` gives)."""

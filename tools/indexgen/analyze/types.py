@@ -151,6 +151,8 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         kind, first = steps[0]
         if kind == "n":
             values = self._name(key, anchor, first)
+        elif kind == "q":  # a string: getattr reads it (Results._getattr), nothing else
+            return NONE
         else:  # a literal: what its items (or the values of the mappings it unpacks) are
             held = []
             for splat, item in first:

@@ -14,6 +14,9 @@ A value is a plain tuple:
 ``("d", K, V)``        a mapping
 ``("t", (E0, ...))``   a tuple with one set of values per position
 ``("r", V, name)``     a method of a container that returns ``V`` (``list.pop``, ``dict.get``)
+``("p", key, C, k)``   ``super()`` in a method of the project class ``C``, or ``super(C, x)``:
+                       its attributes are looked up past ``C`` (``k``: ``"i"`` for an
+                       instance, ``"c"`` for the class, as in a classmethod)
 =====================  ===================================================================
 
 :func:`parse` splits a path of the extraction stage into steps; :func:`union` joins what
@@ -52,7 +55,8 @@ _ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Call
 def parse(text: str) -> tuple:
     """The steps of a path: ``("n", name)``, or a literal (:func:`~indexgen.extract.syntax.
     literal`): ``("l", items)`` for ``[a, b]`` and ``("m", items)`` for ``{a, *m}``, each item
-    ``(unpacked, steps)``; then ``("a", attr)``, ``("c", args)`` (args: steps of the kept
+    ``(unpacked, steps)``, or ``("q", pattern)`` (a quoted name given to ``getattr``,
+    :func:`indexgen.extract.syntax.name_pattern`); then ``("a", attr)``, ``("c", args)`` (args: steps of the kept
     arguments, None for ``_``) and ``("i", index or None)``."""
     if "(" not in text and "[" not in text and "{" not in text:  # a dotted name
         parts = text.split(".")
@@ -76,6 +80,12 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
                 return (), len(text)
         steps = [("l" if closing == "]" else "m", tuple(items))]
         pos += 1
+    elif text.startswith('"', pos):  # getattr's name: "run", or a pattern "visit_*"
+        end = text.find('"', pos + 1)
+        if end < 0:
+            return (), len(text)
+        steps = [("q", text[pos + 1:end])]
+        pos = end + 1
     else:
         m = _NAME.match(text, pos)
         if m is None:

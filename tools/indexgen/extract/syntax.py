@@ -53,6 +53,8 @@ def path(node: ast.AST) -> str | None:
             return None
         if type(func) is ast.Name and func.id in KEEP_ARGS and not node.keywords:
             args = [_argument(a) for a in node.args]
+            if func.id == "getattr" and len(args) > 1:  # the name: "on_*" for "on_" + x
+                args[1] = name_pattern(node.args[1]) or "_"
             return f"{head}({', '.join(args)})"
         return head + "()"
     if t is ast.IfExp or t is ast.BoolOp:  # a if c else b, a or b: either of them
@@ -70,6 +72,39 @@ def path(node: ast.AST) -> str | None:
         keep = type(index) is ast.Constant and type(index.value) is int
         return f"{base}[{index.value if keep else '_'}]"
     return None
+
+
+#: Fewest characters the source states of an attribute name made at run time
+#: (``"visit_" + kind``) for :func:`name_pattern` to read it: ``"_" + x`` says nothing.
+MIN_PATTERN_TEXT = 3
+
+
+def name_pattern(node: ast.AST) -> str | None:
+    """An attribute name given to ``getattr`` as a quoted pattern: ``"run"`` for a string
+    literal, ``"visit_*"`` for ``"visit_" + kind`` or ``f"visit_{kind}"`` (``*``: any
+    characters made at run time); None when it is no identifier or the source states fewer
+    than :data:`MIN_PATTERN_TEXT` of its characters."""
+    parts: list[ast.AST] = []
+    stack = [node]
+    while stack:  # "a" + x + "b": the operands in order
+        n = stack.pop()
+        if type(n) is ast.BinOp and type(n.op) is ast.Add:
+            stack += [n.right, n.left]
+        elif type(n) is ast.JoinedStr:
+            stack += reversed(n.values)
+        else:
+            parts.append(n)
+    text = ""
+    for part in parts:
+        if type(part) is ast.Constant and type(part.value) is str:
+            text += part.value
+        elif not text.endswith("*"):
+            text += "*"
+    stated = text.replace("*", "")
+    if len(stated) < MIN_PATTERN_TEXT and text != stated or not stated \
+            or not (stated.isidentifier() or ("a" + stated).isidentifier()):
+        return None
+    return f'"{text}"'
 
 
 def strings(node: ast.AST, constants: dict[str, list[str]]) -> list[str]:
@@ -111,13 +146,14 @@ def annotation(node: ast.AST) -> str:
 
 #: The node types :func:`literal` reads (for anything else it is None).
 LITERALS = frozenset({ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
-                      ast.GeneratorExp})
+                      ast.GeneratorExp, ast.DictComp})
 
 
 def literal(node: ast.AST) -> str | None:
     """A container literal as a path of what it holds: ``[a, b]`` for a list, tuple or set
     (or a comprehension) whose elements are the paths ``a`` or ``b``; ``{a, *m}`` for a dict
-    whose values are ``a`` or those of the mapping ``m`` (``{**m}``); None when no element
+    whose values are ``a`` or those of the mapping ``m`` (``{**m}``; a dict comprehension
+    ``{a}``); None when no element
     is a path (a dispatch table ``{"x": render_x, ...}`` is one)."""
     t = type(node)
     if t in (ast.List, ast.Tuple, ast.Set):  # a row of a table ("x", f, [...]): [f]
@@ -130,6 +166,8 @@ def literal(node: ast.AST) -> str | None:
         opening, closing = "{", "}"
     elif t in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
         items, opening, closing = [path(node.elt)], "[", "]"
+    elif t is ast.DictComp:  # {k: getattr(self, "on_" + k) for k in names}
+        items, opening, closing = [path(node.value)], "{", "}"
     else:
         return None
     items = list(dict.fromkeys(i for i in items if i))
