@@ -393,6 +393,21 @@ FILES = {
                 return getattr(self, "_" + name)()  # too little stated: not resolved
 
 
+        Op = Callable[[int], int]
+
+
+        class Calc:
+            def _op_add(self, x: int) -> int:
+                return x
+
+            def op(self, name: str) -> Op:
+                fn: Op = getattr(self, f"_op_{name}")
+                return fn
+
+            def run(self, name: str) -> int:
+                return self.op(name)(1)  # what op returns: an Op, which fn names
+
+
         class Sub(Visitor):
             def visit_b(self) -> int:
                 return 2
@@ -579,6 +594,7 @@ def test_a_method_of_a_class_value_lists_the_overrides(pages, marker, callees):
     ("return converter(value)", {"visits:Visitor._process_x"}),
     ('getattr(self, "visit_a")()', {"visits:Visitor.visit_a"}),
     ('getattr(self, "_" + name)()', set()),
+    ("self.op(name)(1)", {"visits:Calc.op", "visits:Calc._op_add"}),
 ])
 def test_getattr_reaches_the_methods_its_name_fits(pages, marker, callees):
     assert _calls(pages, "pkg/visits.py", marker) == callees

@@ -94,6 +94,9 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             scope[a.arg] = [(a, "*")] * (a.annotation is not None) + [f"<*{positional}:{a.arg}"]
         if b is not None and b.annotation is not None:
             scope[b.arg] = [(b, "**")]
+    # aliases of callable types (Op = Callable[[int], bool]): a function returning an Op
+    # returns a function, which its return statements name
+    callables = {a.name for a in summary.attributes if a.value.startswith(_CALLABLE_TYPES)}
     owner = owners(summary)
     top = len(owner) - 1
     # The functions nested in a function (not definitions of their own), by that function:
@@ -127,7 +130,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             continue
         d = defs[i]
         if t is ast.Return or t is ast.Yield:
-            if (d.returns in VAGUE or "[" in d.returns) and d.kind != "class" \
+            if (d.returns in VAGUE or "[" in d.returns or d.returns in callables) \
+                    and d.kind != "class" \
                     and node.value is not None and not any(
                     d.lineno < a <= line <= b for a, b in nested.get(i, ())):
                 given = values(node.value, consts)
@@ -224,6 +228,7 @@ def _appended(node: ast.Call, d: Definition, i: int, first_param: dict,
 #: Return annotations that say nothing: what the return statements return is recorded (and
 #: for a subscripted one, ``list[T]``, which may say nothing of its elements).
 VAGUE = frozenset({"", "Any", "typing.Any", "object"})
+_CALLABLE_TYPES = ("Callable[", "typing.Callable[", "t.Callable[", "collections.abc.Callable[")
 
 
 def _takes_instance(kind: str, cls: Definition | None,
