@@ -367,6 +367,55 @@ FILES = {
 
         def direct(text: str) -> str:
             return Parser.kind(text)  # the class named: its own
+
+
+        class ParseError(Exception):
+            def __init__(self, line: int) -> None:
+                self.line = line
+
+            @classmethod
+            def at(cls, line: int) -> "ParseError":
+                return cls(line)  # cls: this class or a subclass
+
+
+        class EmptyKey(ParseError):
+            def __init__(self, line: int) -> None:
+                super().__init__(line)
+
+
+        def fail(line: int, error: type[ParseError] = ParseError) -> ParseError:
+            return error(line)  # a class value: any subclass's constructor
+
+
+        def fail_plainly(line: int) -> ParseError:
+            error = ParseError
+            return error(line)  # a local name bound to the class by name
+        ''',
+    "pkg/tables.py": '''
+        class Container:
+            def append(self, k, v) -> None:
+                pass
+
+            def render(self) -> str:
+                return ""
+
+
+        class Item:
+            @property
+            def value(self) -> Container:
+                return Container()
+
+
+        class Table(Item):
+            pass
+
+
+        def add(last: Table, k, v) -> None:
+            last.value.append(k, v)  # appended to here, through another object
+
+
+        def show(table: Table) -> str:
+            return table.value.render()  # still the property's Container
         ''',
     "pkg/visits.py": '''
         from typing import Callable
@@ -582,6 +631,16 @@ def test_super_looks_past_the_class_it_names(pages, marker, callees):
 
 
 @pytest.mark.parametrize("marker, callees", [
+    ("return cls(line)", {"classes:ParseError.__init__", "classes:EmptyKey.__init__"}),
+    ("return error(line)  # a class value", {"classes:ParseError.__init__",
+                                             "classes:EmptyKey.__init__"}),
+    ("return error(line)  # a local name", {"classes:ParseError.__init__"}),
+])
+def test_calling_a_class_value_lists_the_subclasses_constructors(pages, marker, callees):
+    assert _calls(pages, "pkg/classes.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
     ("self.parser.kind(text)", {"classes:Parser.kind", "classes:Fenced.kind"}),
     ("Parser.kind(text)", {"classes:Parser.kind"}),
 ])
@@ -598,6 +657,14 @@ def test_a_method_of_a_class_value_lists_the_overrides(pages, marker, callees):
 ])
 def test_getattr_reaches_the_methods_its_name_fits(pages, marker, callees):
     assert _calls(pages, "pkg/visits.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("last.value.append(k, v)", {"tables:Container.append"}),
+    ("table.value.render()", {"tables:Container.render"}),
+])
+def test_an_append_elsewhere_leaves_a_property_its_type(pages, marker, callees):
+    assert _calls(pages, "pkg/tables.py", marker) == callees
 
 
 def test_super_calls_are_accounted_for(pages):

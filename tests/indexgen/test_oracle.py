@@ -127,15 +127,19 @@ def test_call_edges(tree):
                                          sorted(true - at_sites)[:6])
     assert calls <= callers | {e for e in calls if (e[2], e[3]) not in definitions}
     # an override a call may run is a method of the name a call starting on that line calls
-    # (``ma.array(...,\n  mask=m).view(t)`` starts on the line of ``ma.array``)
+    # (``ma.array(...,\n  mask=m).view(t)`` starts on the line of ``ma.array``), or the
+    # ``__init__`` of a subclass where a class value is called (``cls(x)``, ``type(x)()``)
     by_rel = {m.rel: m for m in oracle.mods.values()}
     methods_called: dict[str, set[tuple[int, str]]] = {}
     for caller_rel, _caller, _callee_rel, callee, line in overrides:
         called = methods_called.get(caller_rel)
         if called is None:
+            calls_here = [n for n in ast.walk(by_rel[caller_rel].tree) if isinstance(n, ast.Call)]
             called = methods_called[caller_rel] = {
-                (n.lineno, n.func.attr) for n in ast.walk(by_rel[caller_rel].tree)
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+                (n.lineno, n.func.attr) for n in calls_here if isinstance(n.func, ast.Attribute)
+            } | {(n.lineno, "__init__") for n in calls_here
+                 if isinstance(n.func, (ast.Name, ast.Call)) or isinstance(
+                     n.func, ast.Attribute) and n.func.attr == "__class__"}
         assert (line, callee.rpartition(".")[2]) in called, (caller_rel, line, callee)
     if name in ("sample", "torch-fsdp"):
         assert len({e for e in truth if e[1]}) >= 10

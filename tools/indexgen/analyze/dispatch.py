@@ -52,11 +52,38 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
     text = call.text
     if types is not None and (text.isidentifier() or found and found[0][2] != "unresolved"):
         found = alternatives(resolver, key, text, found)
-    if types is None or text[0] in "&^(" or "." not in text:
+    if types is None or text[0] in "&^(":
+        return found
+    if any(e[5].endswith(".__init__") for e in found if e[2] == "project"):
+        found = found + constructors(resolver, types, key, call, found)
+    if "." not in text:
         return found
     if text.endswith(".apply"):
         found = found + function_apply(resolver, types, key, call, cls)
     return found + overrides(resolver, types, key, call, cls, found)
+
+
+def constructors(resolver: Resolver, types: Types, key: str, call: Call,
+                 found: list[CallEdge]) -> list[CallEdge]:
+    """``override`` edges of a call of a class value the code leaves open -- ``cls(...)``,
+    ``type(x)(...)``, ``x.__class__(...)``, a name annotated ``type[C]``
+    (``error(line)`` with ``error: type[ParseError]``): the ``__init__`` methods of the
+    documented subclasses, which the value may be.  (A class a function returns by name
+    is that class: ``make()(...)`` lists no subclass.)"""
+    text = call.text
+    if not (text == "cls" or text.startswith("type(") or text.endswith(".__class__") or any(
+            s.startswith((":type[", ":Type[", ":typing.Type["))
+            for s in types.local_names(key, call.caller).get(text, ()))):
+        return []
+    known = {(e[3], e[5]) for e in found if e[2] == "project"}
+    out: list[CallEdge] = []
+    for v in ordered(types.evaluate(key, call.caller, call.text)):
+        for target in types.overrides(v[1], v[2], "__init__") if v[0] == "c" else ():
+            if target not in known:
+                known.add(target)
+                out.append(make_edge((call.line, call.text, "override", target[0],
+                                      resolver.anchor(*target), target[1])))
+    return out
 
 
 def function_apply(resolver: Resolver, types: Types, key: str, call: Call, cls: str
@@ -142,8 +169,9 @@ def _names_a_class(resolver: Resolver, types: Types, key: str, anchor: str,
     """Whether the receiver is a class's own name (``Base.m()``, ``mod.Base.m()``): that
     class's method runs, where a class value (``parser: type[Parser]``, ``type(self)``)
     may be any subclass."""
-    if "(" in receiver or "[" in receiver or receiver.partition(".")[0] in (
-            types.local_names(key, anchor)):
+    if "(" in receiver or "[" in receiver:
+        return False
+    if receiver.partition(".")[0] in types.local_names(key, anchor):
         return False
     target = resolver.name_in(key, receiver)
     return target is not None and target.kind == "project" and bool(target.qualname) and \

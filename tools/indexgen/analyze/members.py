@@ -160,9 +160,12 @@ class Members:
             owner = by_name.get(c)
             sources = owner.members.get(attr) if owner is not None else None
             extras = self.extras().get((k, c, attr))
-            if sources and not extras and all(x[1][0] == "~" for x in sources):
-                held += [(k, anchor, x, c) for anchor, x in sources]
-                continue  # only appended to here: what a base says it is comes first
+            if (sources or extras) and all(x[1][0] == "~" for x in sources or ()) \
+                    and all(x[2][0] == "~" for x in extras or ()):
+                # only appended to here, or elsewhere (``table.value.append(k, v)``): what a
+                # base says it is comes first (a property whose class has its own append)
+                held += [(k, anchor, x, c) for anchor, x in sources or ()] + list(extras or ())
+                continue
             if sources or extras:
                 found = union([*(self.source(k, anchor, x, c) for anchor, x in sources or ()
                                  if x[0] != "~"),
