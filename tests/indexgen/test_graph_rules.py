@@ -390,6 +390,12 @@ FILES = {
         def fail_plainly(line: int) -> ParseError:
             error = ParseError
             return error(line)  # a local name bound to the class by name
+
+
+        def resolve(error: ParseError | type[ParseError]) -> ParseError:
+            if isinstance(error, type):
+                return error(1)  # narrowed to the class
+            return error.at(2)  # not a class: the instance
         ''',
     "pkg/tables.py": '''
         class Container:
@@ -635,6 +641,10 @@ def test_super_looks_past_the_class_it_names(pages, marker, callees):
     ("return error(line)  # a class value", {"classes:ParseError.__init__",
                                              "classes:EmptyKey.__init__"}),
     ("return error(line)  # a local name", {"classes:ParseError.__init__"}),
+    # narrowed by isinstance(error, type): the class it names (its subclasses' constructors
+    # take arguments a call through a Union[C, type[C]] rarely knows)
+    ("return error(1)  # narrowed", {"classes:ParseError.__init__"}),
+    ("return error.at(2)  # not a class", {"classes:ParseError.at"}),
 ])
 def test_calling_a_class_value_lists_the_subclasses_constructors(pages, marker, callees):
     assert _calls(pages, "pkg/classes.py", marker) == callees

@@ -66,13 +66,13 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
 def constructors(resolver: Resolver, types: Types, key: str, call: Call,
                  found: list[CallEdge]) -> list[CallEdge]:
     """``override`` edges of a call of a class value the code leaves open -- ``cls(...)``,
-    ``type(x)(...)``, ``x.__class__(...)``, a name annotated ``type[C]``
-    (``error(line)`` with ``error: type[ParseError]``): the ``__init__`` methods of the
+    ``type(x)(...)``, ``x.__class__(...)``, a name annotated ``type[C]`` (or a union with
+    it: ``error(line)`` with ``error: type[ParseError]``): the ``__init__`` methods of the
     documented subclasses, which the value may be.  (A class a function returns by name
     is that class: ``make()(...)`` lists no subclass.)"""
     text = call.text
     if not (text == "cls" or text.startswith("type(") or text.endswith(".__class__") or any(
-            s.startswith((":type[", ":Type[", ":typing.Type["))
+            s[0] == ":" and ("type[" in s or "Type[" in s)
             for s in types.local_names(key, call.caller).get(text, ()))):
         return []
     known = {(e[3], e[5]) for e in found if e[2] == "project"}

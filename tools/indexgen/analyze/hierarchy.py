@@ -159,8 +159,9 @@ class Hierarchy:
         one of their classes."""
         if value in tested:
             return True
-        if value[0] == "c":  # a class: an instance of its metaclass
-            return any(self._is_a(m, tested) for m in self.metaclass(value[1], value[2]))
+        if value[0] == "c":  # a class: an instance of type, and of its metaclass
+            return ("b", "type") in tested or any(
+                self._is_a(m, tested) for m in self.metaclass(value[1], value[2]))
         if value[0] != "i":
             return False
         bases = self.mro(value[1], value[2])
