@@ -1,18 +1,19 @@
 """Where one call leads: the callees a call may run, and why a call is not resolved.
 
 :func:`resolve_call` resolves one call a file records (:class:`~indexgen.extract.model.Call`)
-with :class:`~indexgen.analyze.resolve.Resolver` and
-:class:`~indexgen.analyze.types.Types`: ``self.m()``/``cls.m()`` in a method look ``m`` up in
-the class and its project bases, ``super().m()`` in the bases only, anything else through the
-file's namespace (definitions, imports, re-exports, aliases) or by the type of its receiver.
-Each callee is an edge (:class:`~indexgen.analyze.context.CallEdge`) of a kind: ``project``
-(a definition of the build; for a definition a condition picks at import time, every one it
-may pick: :func:`alternatives`), ``override`` (a method a documented subclass defines, which
-a call on an instance may run instead: class hierarchy analysis, none when the receiver's
-class is known exactly), ``closure`` (a function nested in a definition), ``external`` (a
-name from outside the build), ``builtin`` (left off the pages), ``read`` (a property read on
-the way), ``callback`` (a function handed to be called later) or ``unresolved`` (with its
-reason, one of the constants below) -- never guessed, never none.
+with :class:`~indexgen.analyze.resolve.Resolver` and :class:`~indexgen.analyze.types.Types`:
+``self.m()``/``cls.m()`` in a method look ``m`` up in the class and its project bases,
+``super().m()`` (``super(C, x).m()``) in the bases (of ``C``) only, anything else through
+the file's namespace (definitions, imports, re-exports, aliases) or by the type of its
+receiver.  Each callee is an edge (:class:`~indexgen.analyze.context.CallEdge`) of a kind:
+``project`` (a definition of the build; for a definition a condition picks at import time,
+every one it may pick: :func:`alternatives`), ``override`` (a method a documented subclass
+defines, which a call on an instance may run instead: class hierarchy analysis, none when
+the receiver's class is known exactly; a subclass's ``__init__`` where a class value the
+code leaves open is called), ``closure`` (a function nested in a definition), ``external``
+(a name from outside the build), ``builtin`` (left off the pages), ``read`` (a property
+read on the way), ``callback`` (a function handed to be called later) or ``unresolved``
+(with its reason, one of the constants below) -- never guessed, never none.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
         found = alternatives(resolver, key, text, found)
     if types is None or text[0] in "&^(":
         return found
-    if any(e[5].endswith(".__init__") for e in found if e[2] == "project"):
+    if any(e[2] == "project" and (e[5].endswith(".__init__") or resolver.module(e[3]).kinds.get(
+            e[5]) == "class") for e in found):  # a class called
         found = found + constructors(resolver, types, key, call, found)
     if "." not in text:
         return found
@@ -65,11 +67,10 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
 
 def constructors(resolver: Resolver, types: Types, key: str, call: Call,
                  found: list[CallEdge]) -> list[CallEdge]:
-    """``override`` edges of a call of a class value the code leaves open -- ``cls(...)``,
-    ``type(x)(...)``, ``x.__class__(...)``, a name annotated ``type[C]`` (or a union with
-    it: ``error(line)`` with ``error: type[ParseError]``): the ``__init__`` methods of the
-    documented subclasses, which the value may be.  (A class a function returns by name
-    is that class: ``make()(...)`` lists no subclass.)"""
+    """``override`` edges of a call of a class value the code leaves open (``cls(...)``,
+    ``type(x)(...)``, ``x.__class__(...)``, ``error(line)`` with ``error: type[Error]`` or a
+    union holding it): the ``__init__`` of each documented subclass, which the value may
+    be.  A class a function returns by name is that class: ``make()(...)`` lists none."""
     text = call.text
     if not (text == "cls" or text.startswith("type(") or text.endswith(".__class__") or any(
             s[0] == ":" and ("type[" in s or "Type[" in s)
