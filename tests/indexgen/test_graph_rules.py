@@ -463,6 +463,22 @@ FILES = {
                 return self.op(name)(1)  # what op returns: an Op, which fn names
 
 
+        def read_idle(n: int) -> int:
+            return n
+
+
+        class ChunkedReader:
+            def __init__(self, n: int) -> None:
+                self.n = n
+
+
+        READERS = {"idle": read_idle, "body": {"chunked": ChunkedReader}}
+
+
+        def reader(kind: str) -> object:
+            return READERS["body"][kind](1)  # a table inside the table
+
+
         class Sub(Visitor):
             def visit_b(self) -> int:
                 return 2
@@ -664,6 +680,7 @@ def test_a_method_of_a_class_value_lists_the_overrides(pages, marker, callees):
     ('getattr(self, "visit_a")()', {"visits:Visitor.visit_a"}),
     ('getattr(self, "_" + name)()', set()),
     ("self.op(name)(1)", {"visits:Calc.op", "visits:Calc._op_add"}),
+    ('READERS["body"][kind](1)', {"visits:ChunkedReader.__init__"}),
 ])
 def test_getattr_reaches_the_methods_its_name_fits(pages, marker, callees):
     assert _calls(pages, "pkg/visits.py", marker) == callees

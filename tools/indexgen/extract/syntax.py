@@ -160,9 +160,9 @@ def literal(node: ast.AST) -> str | None:
         items = [path(e) or (literal(e) if type(e) in _ROWS else None)
                  for e in node.elts if type(e) is not ast.Starred]
         opening, closing = "[", "]"
-    elif t is ast.Dict:
-        items = [path(v) if k is not None else (f"*{path(v)}" if path(v) else None)
-                 for k, v in zip(node.keys, node.values)]
+    elif t is ast.Dict:  # a value that is a table itself ({"x": {"y": f}}): what it holds
+        items = [path(v) or (literal(v) if type(v) in _TABLES else None) if k is not None
+                 else (f"*{path(v)}" if path(v) else None) for k, v in zip(node.keys, node.values)]
         opening, closing = "{", "}"
     elif t in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
         items, opening, closing = [path(node.elt)], "[", "]"
@@ -175,6 +175,7 @@ def literal(node: ast.AST) -> str | None:
 
 
 _ROWS = (ast.Tuple, ast.List)  # literals inside a literal that are read as what they hold
+_TABLES = (ast.Dict, ast.Tuple, ast.List)  # a dict's values read so
 
 
 def _argument(node: ast.AST) -> str:
