@@ -55,9 +55,7 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
         found = alternatives(resolver, key, text, found)
     if types is None or text[0] in "&^(":
         return found
-    if any(e[2] == "project" and (e[5].endswith(".__init__") or resolver.module(e[3]).kinds.get(
-            e[5]) == "class") for e in found):  # a class called
-        found = found + constructors(resolver, types, key, call, found)
+    found = found + constructors(resolver, types, key, call, found)
     if "." not in text:
         return found
     if text.endswith(".apply"):

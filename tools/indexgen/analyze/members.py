@@ -88,19 +88,17 @@ class Members:
             return NONE
         names = set()
         for k, c in self.mro(value[1], value[2]):
-            owner = self._defs[k][1].get(c) if k else None
+            by_name = self._defs[k][1] if k else {}
+            owner = by_name.get(c)
             if owner is not None:
                 names.update(owner.members)
-            for q in self._defs[k][1] if k else ():
-                if q.startswith(c) and q[len(c):len(c) + 1] == "." and "." not in q[len(c) + 1:]:
-                    names.add(q[len(c) + 1:])
+            names.update(q.rpartition(".")[2] for q, d in by_name.items() if d.parent == c)
         found = [self._class_member(value[1], value[2], n, kind == "i")
                  for n in sorted(names) if fits(n)]
         for k, c in self.subclasses(value[1], value[2]):
-            found += [frozenset({("f", k, d.qualname)}) for q, d in self._defs[k][1].items()
-                      if q.startswith(c) and q[len(c):len(c) + 1] == "."
-                      and "." not in q[len(c) + 1:] and d.kind in _METHOD_KINDS
-                      and not d.overload and fits(q[len(c) + 1:])]
+            found += [frozenset({("f", k, q)}) for q, d in self._defs[k][1].items()
+                      if d.parent == c and d.kind in _METHOD_KINDS and not d.overload
+                      and fits(q.rpartition(".")[2])]
         return union(found)
 
     def _super_member(self, key: str, cls: str, attr: str, instance: bool) -> Values:
