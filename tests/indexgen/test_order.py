@@ -12,6 +12,9 @@ parameters, does not try again.)  Every expected edge is read off the source by 
 
 from __future__ import annotations
 
+import os
+from functools import partial
+
 import pytest
 from ig_helpers import SAMPLE, project_of
 from indexgen.analyze import callgraph
@@ -20,6 +23,7 @@ from indexgen.analyze.types import Types
 from indexgen.extract.discover import discover
 from indexgen.extract.pipeline import extract_file
 from indexgen.run import fanout
+from indexgen.run import manifest as mf
 
 FILES = {
     "pkg/__init__.py": "",
@@ -98,3 +102,21 @@ def test_the_files_resolved_in_forked_processes_give_the_same_contexts():
         sharded = Project(files, {}).contexts(fan=fan, shards=3)
         assert repr(sharded) == repr(serial)  # equal, and in the same order
     assert sum(n >= 2 for n in runs) >= 2, runs  # it forked, in both trees
+
+
+@pytest.mark.skipif(not fanout.can_fork(), reason="needs fork (POSIX)")
+def test_contexts_sealed_in_forked_processes_are_those_of_the_serial_pass():
+    """Each file's context is finished and sealed (:mod:`indexgen.analyze.assemble`) in the
+    process its run of files went to: what the build keeps of it (here its hash, as the
+    manifest has it) is the serial pass's, in the same order, though sealed elsewhere."""
+    def seal(key, ctx):
+        return os.getpid(), mf.context_hash(ctx, key)
+
+    files = list(project_of(FILES).files.values())
+    serial = Project(files, {}).contexts(seal=seal)
+    sharded = Project(files, {}).contexts(fan=partial(fanout.fork_map, here=True), shards=3,
+                                          seal=seal)
+    assert [(k, h) for k, (_pid, h) in sharded.items()] == \
+        [(k, h) for k, (_pid, h) in serial.items()]
+    assert len(serial) == len(FILES)
+    assert len({pid for pid, _h in sharded.values()}) >= 2  # sealed in forked processes too

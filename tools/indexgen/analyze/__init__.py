@@ -10,5 +10,7 @@ file itself does not.
   follows it (what a call does through project functions, what a test reaches);
 - :mod:`~indexgen.analyze.project` classifies imports, inverts them, links cross-references,
   finds the tests of each module and groups files into folders;
+- :mod:`~indexgen.analyze.assemble` puts each file's context together from those, a file
+  at a time, in as many processes as the call graph;
 - :mod:`~indexgen.analyze.patterns` recognizes code patterns in one summary.
 """

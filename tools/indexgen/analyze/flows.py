@@ -29,7 +29,7 @@ CallSites = dict[tuple[str, str], list[tuple[str, str, dict[str, str], int]]]
 _SITES = 128  # call sites of one function read for what they hand a parameter
 
 #: Edge kinds whose callee runs with the call's arguments.
-_CALLED = frozenset({"project", "override", "closure"})
+CALLED = frozenset({"project", "override", "closure"})
 #: Kinds of definitions called through an instance or a class: their first parameter is
 #: not handed by the caller (``self``, ``cls``).
 _BOUND = frozenset({"method", "classmethod", "property"})
@@ -68,7 +68,7 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
         read: dict[tuple[int, str], list[dict[str, str]]] = {}  # of given: read once
         for caller, out in graph[key].items():
             for edge in out:
-                if edge[2] not in _CALLED:
+                if edge[2] not in CALLED:
                     continue
                 where = (edge[0], edge[1])  # a call with overrides has an edge each
                 handed = read.get(where)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import posixpath
 import sys
 from dataclasses import replace
+from typing import Any
 
-from indexgen.analyze import callgraph
+from indexgen.analyze import assemble, callgraph
 from indexgen.analyze.context import FileContext, FolderInfo
-from indexgen.analyze.resolve import PerFile, Resolver, Target
-from indexgen.analyze.tests import TEST_PREFIX, find_tests, test_module
+from indexgen.analyze.resolve import Resolver, Target
+from indexgen.analyze.tests import TEST_PREFIX, test_module
 from indexgen.analyze.types import Types
 from indexgen.extract.bindings import typed_local
 from indexgen.extract.docstrings import first_paragraph
@@ -68,31 +69,6 @@ def compact_calls(summary: FileSummary) -> list[Call]:
             c = Call(c.caller, c.text, c.line)
         kept.append(c)
     return list(dict.fromkeys(kept))
-
-
-#: Why a call is counted under "Not resolved statically" although its callee is known: a
-#: test's code (a listener a test installs), which has no page to link to.
-INTO_TESTS = "into a test's code (no page)"
-
-
-def _documented(out: list, ctx: dict[str, FileContext], unresolved: callgraph.Unresolved,
-                key: str, caller: str) -> list:
-    """The edges of one caller whose callee has a page; a call whose callees are all in test
-    files (not documented) is counted under :data:`INTO_TESTS` instead, so that every call
-    stays accounted for."""
-    kept = [e for e in out if e.kind not in _LINKED or e.key in ctx]
-    if len(kept) < len(out):
-        calls = {(e.line, e.text) for e in kept}
-        gone = {(e.line, e.text) for e in out if e.kind in _CALLED and e.key not in ctx}
-        n = len(gone - calls)
-        if n:
-            counts = unresolved.setdefault(key, {}).setdefault(caller, {})
-            counts[INTO_TESTS] = counts.get(INTO_TESTS, 0) + n
-    return kept
-
-
-_LINKED = frozenset({"project", "override", "closure", "read", "callback"})  # to a definition
-_CALLED = frozenset({"project", "override", "closure"})  # ... that a call makes
 
 
 def _copy(record: object, **changes: object) -> object:
@@ -187,71 +163,14 @@ class Project:
             imp.category = self.category(imp)
             imp.target, imp.anchor = self.import_link(imp)
 
-    def _conditions(self, calls: dict[str, list]) -> dict[str, str]:
-        """The conditions of the callees of ``calls`` that a condition picks at import time
-        (:attr:`FileContext.conditions`)."""
-        found = {}
-        for out in calls.values():
-            for e in out:
-                if e.key and e.kind in _CALLED:
-                    choices = self.resolver.module(e.key).choices.get(e.label)
-                    if choices:  # made under a condition, or one of several
-                        found.update((f"{e.key}#{a}", c) for a, c in choices
-                                     if a == e.anchor and (c or len(choices) > 1))
-        return dict(sorted(found.items()))
-
     # -- contexts --------------------------------------------------------------------------
     def contexts(self, ledger: callgraph.Ledger | None = None,
-                 fan: callgraph.FanOut | None = None, shards: int = 1
-                 ) -> dict[str, FileContext]:
-        """The :class:`FileContext` of every file, keyed by file key (``ledger``, ``fan``
-        and ``shards``: see :func:`indexgen.analyze.callgraph.edges`; the contexts are the
-        same with any fan-out)."""
-        ctx = {key: FileContext() for key in self.files}
-
-        def links() -> None:  # no call edge needed: done while forked processes find them
-            for key, s in self.files.items():
-                self._imports(key, s, ctx)
-                self._bases_and_links(key, s, ctx[key])
-
-        unresolved: callgraph.Unresolved = {}
-        graph = callgraph.edges(self.resolver, list(self.files), self.types, unresolved, ledger,
-                                fan, shards, meanwhile=links)
-        totals = callgraph.effects(graph, self.resolver)
-        indirect = callgraph.indirect_findings(graph, totals, self.resolver)
-        inverse = callgraph.inverses(graph, self.resolver, ("project", "read", "callback"))
-        # (an edge may end in a file that is read but not documented, e.g. a test's class
-        # that the documented code calls back through a listener: it gets no page)
-        for key, by_anchor in inverse["project"].items():
-            if key in ctx:
-                ctx[key].called_by = dict(sorted(by_anchor.items()))
-        for key, by_anchor in inverse["read"].items():
-            if key in ctx:
-                ctx[key].read_by = dict(sorted(by_anchor.items()))
-        for key, by_anchor in inverse["callback"].items():
-            if key in ctx:
-                ctx[key].passed_by = dict(sorted(by_anchor.items()))
-        for key, by_caller in graph.items():
-            ctx[key].calls = {caller: _documented(out, ctx, unresolved, key, caller)
-                              for caller, out in sorted(by_caller.items())}
-            ctx[key].unresolved = {caller: dict(sorted(counts.items()))
-                                   for caller, counts in sorted(unresolved.get(key, {}).items())}
-            ctx[key].conditions = self._conditions(ctx[key].calls)
-            ctx[key].indirect = indirect.get(key, [])
-        find_tests(self, ctx, graph)
-        summary_lines = PerFile(lambda k: self.files[k].summary_line)  # each made once
-        for key, c in ctx.items():
-            c.imported_by = sorted(c.imported_names)
-            for names in c.imported_names.values():
-                names.sort()
-            c.targets = dict(sorted(c.targets.items()))
-            c.base_links = dict(sorted(c.base_links.items()))
-            partners = {*c.imported_by, *c.targets.values()}
-            partners |= {e.key for out in c.calls.values() for e in out if e.kind == "project"}
-            partners |= {r.key for refs in c.called_by.values() for r in refs}
-            partners.discard(key)
-            c.lines = {k: summary_lines[k] for k in sorted(partners)}
-        return ctx
+                 fan: callgraph.FanOut | None = None, shards: int = 1,
+                 seal: assemble.Seal | None = None) -> dict[str, Any]:
+        """The :class:`FileContext` of every file, keyed by file key, or ``seal(key, ctx)``
+        of each (see :func:`indexgen.analyze.assemble.contexts`; the contexts are the same
+        with any fan-out)."""
+        return assemble.contexts(self, ledger, fan, shards, seal)
 
     def files_read(self, imp: ImportRecord, target: Target) -> list[tuple[str, str]]:
         """``(file key, name)`` an import reads: the file defining what it binds (the
@@ -262,7 +181,9 @@ class Project:
             found.append((via, imp.name))
         return found
 
-    def _imports(self, key: str, s: FileSummary, ctx: dict[str, FileContext]) -> None:
+    def imports_of(self, key: str, s: FileSummary, ctx: dict[str, FileContext]) -> None:
+        """Record the project imports of file ``key`` in the contexts ``ctx``: the modules it
+        imports (its ``targets``) and, in each file it reads, the names it imports there."""
         for imp in s.imports:
             target = self.project_target(imp)
             if target is None:
@@ -275,7 +196,9 @@ class Project:
                 if name and name not in names:
                     names.append(name)
 
-    def _bases_and_links(self, key: str, s: FileSummary, c: FileContext) -> None:
+    def bases_and_links(self, key: str, s: FileSummary, c: FileContext) -> None:
+        """Link, in the context ``c`` of file ``key``, its classes' project bases and the names
+        its docstrings cross-reference."""
         for d in s.definitions:
             for base in d.bases:
                 if "(" in base:

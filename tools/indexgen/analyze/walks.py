@@ -112,33 +112,32 @@ def entered(resolver: Resolver, edge: CallEdge) -> list[Node]:
     return nodes
 
 
-def indirect_findings(graph: Edges, totals: dict[Node, frozenset[str]], resolver: Resolver
-                      ) -> dict[str, list[IndirectFinding]]:
-    """Call sites whose project callee in another file does something of interest, by file,
-    in line order (what a file's own functions do is already in its direct findings)."""
-    found: dict[str, list[IndirectFinding]] = {}
-    done: dict[tuple[str, str, str], list[str]] = {}  # callee -> what it does, sorted
-    for key, by_caller in graph.items():
-        items = []
-        qualname_of = resolver.module(key).qualname_of
-        for caller, out in by_caller.items():
-            for edge in out:
-                if edge.kind != "project" or edge.key == key:
-                    continue
-                callee = (edge.key, edge.anchor, edge.label)
-                categories = done.get(callee)
-                if categories is None:
-                    does: set[str] = set()
-                    for node in entered(resolver, edge):
-                        does |= totals.get(node, frozenset())
-                    categories = done[callee] = sorted(does)
-                for category in categories:
-                    items.append(_indirect((category, edge.line, edge.text,
-                                            qualname_of.get(caller, ""), edge.key,
-                                            edge.anchor, edge.label)))
-        if items:
-            found[key] = sorted(items, key=_LINE_CATEGORY_TEXT)
-    return found
+def indirect_findings(key: str, by_caller: dict[str, list[CallEdge]],
+                         totals: dict[Node, frozenset[str]], resolver: Resolver,
+                         done: dict[tuple[str, str, str], list[str]]
+                         ) -> list[IndirectFinding]:
+    """Call sites of file ``key`` (its edges: ``by_caller``) whose project callee in another
+    file does something of interest, in line order (what a file's own functions do is
+    already in its direct findings); ``done``: what each callee does, sorted, kept from
+    file to file."""
+    items = []
+    qualname_of = resolver.module(key).qualname_of
+    for caller, out in by_caller.items():
+        for edge in out:
+            if edge.kind != "project" or edge.key == key:
+                continue
+            callee = (edge.key, edge.anchor, edge.label)
+            categories = done.get(callee)
+            if categories is None:
+                does: set[str] = set()
+                for node in entered(resolver, edge):
+                    does |= totals.get(node, frozenset())
+                categories = done[callee] = sorted(does)
+            for category in categories:
+                items.append(_indirect((category, edge.line, edge.text,
+                                        qualname_of.get(caller, ""), edge.key,
+                                        edge.anchor, edge.label)))
+    return sorted(items, key=_LINE_CATEGORY_TEXT)
 
 
 def reach(graph: Edges, start: list[Node], resolver: Resolver) -> set[Node]:

@@ -6,6 +6,7 @@ each works on one file and shares nothing with the others but the :class:`Render
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from typing import NamedTuple
 
@@ -20,7 +21,6 @@ from indexgen.render.docs import render_docs, sections_ahead, source_listing
 from indexgen.render.entries import heads_ahead
 from indexgen.render.keywords import identifier_index, keywords_head, render_keywords
 from indexgen.render.page import Page, docs_ahead
-from indexgen.run import manifest as mf
 from indexgen.run import pageio
 
 #: How one import of a file is shown: (category, target file key, anchor), as the global pass
@@ -50,13 +50,16 @@ class RenderInput(NamedTuple):
     Attributes:
         imports: How each import of the file is shown, in the summary's import order.
         ctx: The file's context.
-        summary_text: Its compact summary as the manifest writes it
-            (:func:`indexgen.run.manifest.summary_json`), part of the context hash.
     """
 
     imports: list[ImportLink]
     ctx: FileContext
-    summary_text: str
+
+    def pack(self) -> bytes:
+        """The input as it travels to the worker that renders the file: pickled once, by
+        the process that made the context (:func:`indexgen.analyze.assemble.contexts`),
+        and read by :func:`render`."""
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def extract(src: SourceFile, max_bytes: int, time_budget: float, later: Later | None = None
@@ -98,14 +101,14 @@ def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None,
     return page
 
 
-def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: bytes | None,
+def render(summary: FileSummary, packed: bytes, setup: RenderSetup, data: bytes | None,
            prepared: Page | None = None, later: Later | None = None
-           ) -> tuple[str, list[tuple[str, str, str]]]:
+           ) -> list[tuple[str, str, str]]:
     """Render and emit both pages of one file.
 
     Args:
         summary: The file's full summary (its imports are given their links here).
-        job: Imports, context and summary text from the global pass.
+        packed: Its imports and context from the global pass (:meth:`RenderInput.pack`).
         setup: What every render shares.
         data: The bytes the summary was made from, for :func:`prepare` (unused when
             ``prepared`` is given).
@@ -113,10 +116,10 @@ def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: byt
         later: What its extraction left for :func:`prepare` (when not prepared ahead).
 
     Returns:
-        The context hash (for the manifest) and ``(page, sha, status)`` for each page.
+        ``(page, sha, status)`` for each page.
     """
     page = prepared if prepared is not None else prepare(summary, setup, data, later)
-    ctx_hash = mf.context_hash(job.ctx, job.summary_text)
+    job: RenderInput = pickle.loads(packed)
     for imp, (category, target, anchor) in zip(summary.imports, job.imports):
         imp.category, imp.target, imp.anchor = category, target, anchor
     page.set_context(job.ctx)
@@ -131,4 +134,4 @@ def render(summary: FileSummary, job: RenderInput, setup: RenderSetup, data: byt
         data = text.encode()
         results.append((path, pageio.sha(data), pageio.emit(setup.out, path, data,
                                                              setup.write)))
-    return ctx_hash, results
+    return results

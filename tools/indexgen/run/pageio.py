@@ -177,6 +177,16 @@ class Report:
     kept: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    def record(self, statuses: dict[str, str], write: bool) -> None:
+        """List each page of ``statuses`` (page -> emit status) where its status puts it:
+        a conflict; a page written (build) or stale or missing (check)."""
+        for page, status in sorted(statuses.items()):
+            if status == CONFLICT:
+                self.conflicts.append(page)
+            elif status in (STALE, MISSING):
+                (self.written if write else self.stale if status == STALE
+                 else self.missing).append(page)
+
     @property
     def analyzed(self) -> int:
         """Number of files whose analysis succeeded."""

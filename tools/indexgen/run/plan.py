@@ -5,7 +5,8 @@
 1. :meth:`~Plan.discover` the sources and hash them;
 2. :meth:`~Plan.summarize`: reuse cached compact summaries (manifest) for unchanged sources,
    extract the others in worker processes that keep the full summaries (:mod:`indexgen.run.team`);
-3. :meth:`~Plan.relate`: the global pass (:class:`~indexgen.analyze.project.Project`);
+3. :meth:`~Plan.relate`: the global pass (:class:`~indexgen.analyze.project.Project`), each
+   file's context sealed where it is made (its hash; its render's input if needed);
 4. :meth:`~Plan.choose_renders`: files whose source, context or pages changed;
 5. :meth:`~Plan.render_files`, each where its full summary is kept, comparing with what is
    on disk (:mod:`indexgen.run.pageio`), while the calling process renders the folder pages;
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 
+from indexgen.analyze.context import FileContext
 from indexgen.analyze.project import Project
 from indexgen.extract.discover import (
     SourceFile,
@@ -45,7 +47,6 @@ from indexgen.run.statcache import StatCache, stat_of
 from indexgen.run.team import Progress, Setup, Team
 
 
-# -- the plan ------------------------------------------------------------------------------
 class Plan:
     """One build or check, as named steps sharing their results through attributes.
 
@@ -62,11 +63,8 @@ class Plan:
         self.statuses: dict[str, str] = {}
 
     def run(self) -> Report:
-        """Run every step and return the report.
-
-        When the stat cache shows that no source, test file or page changed since the last
-        build, nothing is read: the report is the last one.
-        """
+        """Run every step and return the report (the last one, nothing read, when the stat
+        cache shows that no source, test file or page changed since the last build)."""
         with collector_paused():
             return self._run()
 
@@ -131,10 +129,9 @@ class Plan:
         self.cache = StatCache(self.out, __version__, self.settings)
 
     def hash_sources(self) -> None:
-        """Read the manifest and hash every source it has an entry for (a cached hash when its
-        stat is unchanged): only those may be reused.  The others are extracted, and their
-        hash is the one the extraction computes (:meth:`summarize`), so a cold build reads
-        each source once here less."""
+        """Read the manifest and hash the sources it has an entry for (by stat when
+        unchanged): only those may be reused; the others' hash is the one their extraction
+        makes (:meth:`summarize`), so that a cold build reads each source once."""
         self.previous = mf.read(self.out / MANIFEST_NAME)
         self.cached = mf.cached_files(self.previous, __version__, self.settings)
         self.hashes: dict[str, str] = {}
@@ -190,30 +187,49 @@ class Plan:
         # with the threads feeding the workers, and on 16 cores ended after the workers.
         if shards > 2 and fanout.can_fork():
             self.folders_made = fanout.Forked(self._emit_folders)
-        # the call edges on the cores the pass leaves idle, in processes forked now
-        self.contexts = self.project.contexts(fan=self.team.fan_out, shards=shards)
+        # the call edges on the cores the pass leaves idle, in processes forked now, and each
+        # context sealed where it was finished (_seal)
+        self.sealed = self.project.contexts(fan=self.team.fan_out, shards=shards,
+                                            seal=self._seal)
+
+    def _seal(self, key: str, ctx: FileContext) -> tuple[str, bytes | None]:
+        """What the build keeps of a file's context, made where it was finished (perhaps a
+        process forked for the global pass): its hash, and its packed render input
+        (:meth:`RenderInput.pack`) if its source or context changed or its pages were
+        edited or deleted since (else None)."""
+        text = self._summary_text(key)
+        ctx_hash = mf.context_hash(ctx, text)
+        entry = self.cached.get(key) or {}
+        pages = entry.get("pages") or {}
+        if (key not in self.fresh and entry.get("context") == ctx_hash
+                and set(pages) == self._expected_pages(key)
+                and all(self._page_is(p, h) for p, h in sorted(pages.items()))):
+            return ctx_hash, None
+        imports = [(self.project.category(i), *self.project.import_link(i))
+                   for i in self.compacts[key].imports]
+        return ctx_hash, RenderInput(imports, ctx).pack()
+
+    def _summary_text(self, key: str) -> str:  # a compact summary as the manifest has it
+        return self.texts.get(key) or mf.summary_json(mf.encode_summary(self.compacts[key]))
 
     def _expected_pages(self, key: str) -> set[str]:
         return {self.layout.kw_page(key), self.layout.docs_page(key)}
 
     def choose_renders(self) -> None:
-        """Files to render: changed source or context, or pages edited or deleted since."""
+        """Files to render: those sealed with a render input (:meth:`_seal`), and what
+        their render needs; every file's manifest entry."""
         self.render_keys: list[str] = []
+        self.work: list[tuple[int, bytes]] = []  # (source index, packed render input)
         self.new_files: dict[str, dict] = {}
         for key in sorted(self.by_key):
+            ctx_hash, packed = self.sealed.pop(key)
             entry = self.cached.get(key) or {}
-            pages = entry.get("pages") or {}
-            # A file extracted anew is rendered anyway: its context hash is made by the render
-            # worker, in parallel.
-            text = self.texts.get(key) or mf.summary_json(mf.encode_summary(self.compacts[key]))
-            ctx_hash = "" if key in self.fresh else mf.context_hash(self.contexts[key], text)
-            fresh = (key not in self.fresh and entry.get("context") == ctx_hash
-                     and set(pages) == self._expected_pages(key)
-                     and all(self._page_is(p, h) for p, h in sorted(pages.items())))
             self.new_files[key] = {"sha256": self.hashes[key], "context": ctx_hash,
-                                   "summary": text, "pages": dict(pages)}
-            if not fresh:
+                                   "summary": self._summary_text(key),
+                                   "pages": dict(entry.get("pages") or {})}
+            if packed is not None:
                 self.render_keys.append(key)
+                self.work.append((self.index[key], packed))
         # Files rendered from a cached summary are extracted again where they are rendered.
         self.extracted += sum(k not in self.fresh for k in self.render_keys)
 
@@ -228,25 +244,18 @@ class Plan:
     def render_files(self) -> None:
         """Render both pages of every chosen file and emit them; the folder pages are
         rendered and emitted meanwhile."""
-        work, costs = [], []
-        for key in self.render_keys:
-            imports = [(self.project.category(i), *self.project.import_link(i))
-                       for i in self.compacts[key].imports]
-            work.append((self.index[key], RenderInput(imports, self.contexts[key],
-                                                      self.new_files[key]["summary"])))
-            costs.append(self.compacts[key].size)
+        costs = [self.compacts[key].size for key in self.render_keys]
         self.entry_lines: dict[str, bytes] = {}
-        self.team.render(work, costs, meanwhile=self.render_folders, on_result=self._rendered)
+        self.team.render(self.work, costs, meanwhile=self.render_folders,
+                         on_result=self._rendered)
 
-    def _rendered(self, pos: int, result: tuple) -> None:
+    def _rendered(self, pos: int, result: list) -> None:
         """Record the render of the file at ``pos`` of :attr:`render_keys`: its pages and
         their statuses, and its manifest line (made now, while other files still render, so
         that :meth:`write_manifest` only joins lines)."""
         key = self.render_keys[pos]
-        ctx_hash, results = result
         entry = self.new_files[key]
-        entry["context"] = ctx_hash
-        for page, digest, status in results:
+        for page, digest, status in result:
             self.statuses[page] = status
             entry["pages"][page] = digest
         expected = self._expected_pages(key)
@@ -305,12 +314,7 @@ class Plan:
         report = Report(files=len(self.sources), extracted=self.extracted,
                         rendered=len(self.render_keys), notes=list(self.notes),
                         not_analyzed=list(self.not_analyzed), empty=self.empty)
-        for page, status in sorted(self.statuses.items()):
-            if status == pageio.CONFLICT:
-                report.conflicts.append(page)
-            elif status in (pageio.STALE, pageio.MISSING):
-                (report.written if self.write else report.stale if status == pageio.STALE
-                 else report.missing).append(page)
+        report.record(self.statuses, self.write)
         return report
 
     def remove_orphans(self, report: Report) -> None:

@@ -6,7 +6,8 @@ needs its *full* summary (identifiers, findings, docstrings: many objects), the 
 only its compact one.  A :class:`Team` of worker processes therefore keeps each full summary in
 the worker that made it and sends that worker the file's render: only compact summaries (to the
 calling process, as the JSON text the manifest stores, which the worker makes anyway) and
-contexts (to the workers) cross a pipe, instead of every full summary being pickled, held and
+contexts (to the workers, pickled by the process that made them:
+:meth:`indexgen.run.plan.Plan.relate`) cross a pipe, instead of every full summary being pickled, held and
 unpickled again.
 
 Scheduling.  Work is sent largest file first (cost: bytes), in chunks of about a hundredth of a
@@ -39,7 +40,6 @@ from indexgen.errors import IndexgenError
 from indexgen.extract.model import FileSummary
 from indexgen.run import fanout
 from indexgen.run.dispatch import Feeder, Helper, chunks
-from indexgen.run.jobs import RenderInput
 from indexgen.run.worker import Setup, Store, worker_main
 
 Progress = Callable[[str, int, int], None]
@@ -156,10 +156,11 @@ class Team:
             return self._local("extract", list(enumerate(indices)), self.local.full)
         return self._dispatch("full", list(indices), costs, [], shared=True)
 
-    def render(self, work: Sequence[tuple[int, RenderInput]], costs: Sequence[float],
+    def render(self, work: Sequence[tuple[int, bytes]], costs: Sequence[float],
                meanwhile: Callable[[], None] | None = None,
                on_result: Callable[[int, Any], None] | None = None) -> list[tuple]:
-        """Render the pages of the given ``(source index, input)``, each where its full
+        """Render the pages of the given ``(source index, packed input)`` (see
+        :meth:`indexgen.run.jobs.RenderInput.pack`), each where its full
         summary is kept, and return the results of :func:`indexgen.run.jobs.render` in order;
         ``meanwhile`` runs in the calling process while the workers render, and
         ``on_result(position, result)`` as each result arrives (so that the caller's work on

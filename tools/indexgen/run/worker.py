@@ -34,7 +34,7 @@ from indexgen.extract.model import FileSummary
 from indexgen.extract.runtime import tune_worker
 from indexgen.render.page import Page
 from indexgen.run import manifest as mf
-from indexgen.run.jobs import RenderInput, RenderSetup, extract, prepare, render
+from indexgen.run.jobs import RenderSetup, extract, prepare, render
 
 PREPARE_WAIT_S = 0.01
 """How long a worker waits for its turn to prepare before it looks for a message again."""
@@ -113,11 +113,12 @@ class Store:
                     pass
                 return
 
-    def render(self, index: int, job: RenderInput) -> tuple:
-        """Render both pages of a source (extracted first if this process does not hold it)."""
+    def render(self, index: int, packed: bytes) -> list:
+        """Render both pages of a source (extracted first if this process does not hold it)
+        from its packed :class:`~indexgen.run.jobs.RenderInput`."""
         if index not in self.held:  # its summary is not needed: the caller has it
             self._hold(index)
-        return render(self.held.pop(index), job, self.setup.render, self.data.pop(index, None),
+        return render(self.held.pop(index), packed, self.setup.render, self.data.pop(index, None),
                       self.prepared.pop(index, None), self.later.pop(index, None))
 
     def run(self, op: str, batch: list) -> list:
