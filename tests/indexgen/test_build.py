@@ -327,3 +327,28 @@ def test_folder_pages_made_in_a_process_of_their_own_are_the_same(sample, tmp_pa
     assert folder_pages and all((forked.out / p).is_file() for p in folder_pages)
     manifest = (forked.out / MANIFEST_NAME).read_text()
     assert all(p in manifest for p in folder_pages)  # their hashes came back
+
+
+def test_contexts_sealed_in_forked_processes_rerender_only_what_changed(sample, monkeypatch):
+    # with more than two pass processes each context is sealed (its hash, and its render
+    # input when its pages must change) in the process that finished it (Plan._seal); a
+    # 2-core machine never takes that path unless told to
+    from indexgen.run import plan
+
+    monkeypatch.setattr(plan.fanout, "shard_count", lambda jobs: 4)
+    config = sample_config(sample, jobs=4)
+    build(config)
+    gateway = sample / "src/shop/payments/gateway.py"
+    gateway.write_text(gateway.read_text() + "\n\ndef refund() -> None:\n    pass\n")
+    page = config.out / "shop/cart.py_docs.md"
+    text = page.read_text()
+    page.write_text(text.replace("A shopping cart.", "A shopping cart!"))  # edited by hand
+    report = build(config)
+    assert {"shop/payments/gateway.py_docs.md", "shop/cart.py_docs.md"} <= set(report.written)
+    assert not any(p.startswith("shop/inventory") for p in report.written)
+    assert 0 < report.rendered < report.files  # the others were sealed with no render input
+    assert page.read_text() == text
+    fresh = sample_config(sample, jobs=1)
+    fresh.out = sample / "fresh"
+    build(fresh)
+    assert read_tree(config.out) == read_tree(fresh.out)
