@@ -319,9 +319,12 @@ def _read_pages(driver, server: str, pages: list[str], shots: Path) -> tuple[dic
     {api page: its signatures})``. The signatures are compared with the code afterwards,
     in the calling thread: resolving them imports modules, which two threads must not do
     at once."""
-    # The search index (megabytes, loaded by every page) plays no part in the layout.
+    # The search index (megabytes, loaded by every page) plays no part in the layout, nor
+    # does the search worker that would read it (a Web Worker, which cannot touch the
+    # page): starting it on every page was a sixth of each page's load here.
     driver.execute_cdp_cmd("Network.enable", {})
-    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*search_index.json"]})
+    driver.execute_cdp_cmd("Network.setBlockedURLs",
+                           {"urls": ["*search_index.json", "*/workers/search.*"]})
     driver.set_script_timeout(WAIT_S)
     failures, signatures = {}, {}
     for page in pages:
