@@ -1,7 +1,11 @@
-"""The pre-commit hooks (.pre-commit-hooks.yaml), run through ``pre-commit try-repo`` on a
-fixture repository that keeps indexgen's pages, as a user's repository would.
+"""The pre-commit hooks (.pre-commit-hooks.yaml), run by ``pre-commit run`` in a fixture
+repository that keeps indexgen's pages and names the hooks in its
+``.pre-commit-config.yaml``, as a user's repository would.
 
-``try-repo`` installs this repository into a fresh environment.  The package also declares
+The hooks' repository is this one's working tree committed in a copy of its own (what
+``pre-commit try-repo`` makes of a tree with changes, once for the module, so that the four
+runs share one hook environment where ``try-repo`` installed one each).  pre-commit
+installs that repository into a fresh environment.  The package also declares
 torch, which the hooks never import; a stand-in torch wheel (made here, found through
 ``PIP_FIND_LINKS`` and pinned with ``PIP_CONSTRAINT``) keeps the environment from installing
 a 200 MB wheel.  Everything else (griffe, Markdown, tqdm, setuptools) comes from the package
@@ -67,6 +71,10 @@ def project(tmp_path_factory):
     shutil.copytree(SAMPLE, repo)
     build(Config(roots=[repo / "src"], out=repo / "docs" / "reference", tests=[repo / "tests"],
                  base=repo, jobs=1))
+    hooks, rev = _hooks_repo(base / "hooks")
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {hooks}\n  rev: {rev}\n  hooks:\n"
+        "  - id: indexgen-check\n  - id: indexgen-build\n")
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "sample with pages")
@@ -81,21 +89,39 @@ def project(tmp_path_factory):
     return repo, env
 
 
-def _try_repo(repo: Path, env: dict, hook: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(PRE_COMMIT), "try-repo", str(REPO), hook, "--all-files",
-                           "--color", "never"], cwd=repo, env=env, capture_output=True,
-                          text=True, check=False, timeout=900)
+def _hooks_repo(folder: Path) -> tuple[Path, str]:
+    """This repository's working tree (its tracked files and those git does not ignore) as
+    the one commit of a repository in ``folder``: that repository and the commit."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], cwd=REPO, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        if (REPO / rel).is_file():  # (a file deleted but not yet staged is listed too)
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, folder / rel)
+    _git(folder, "init", "-q")
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-q", "-m", "the working tree")
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    return folder, rev
+
+
+def _run_hook(repo: Path, env: dict, hook: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(PRE_COMMIT), "run", hook, "--all-files", "--color", "never"],
+                          cwd=repo, env=env, capture_output=True, text=True, check=False,
+                          timeout=900)
 
 
 def test_check_passes_on_a_clean_tree_and_lists_stale_pages(project):
     repo, env = project
-    clean = _try_repo(repo, env, "indexgen-check")
+    clean = _run_hook(repo, env, "indexgen-check")
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "indexgen check" in clean.stdout and "Passed" in clean.stdout
     cart = repo / "src/shop/cart.py"
     cart.write_text(cart.read_text().replace("A shopping cart.", "A basket."))
     _git(repo, "add", "-A")  # staged, about to be committed without its pages
-    stale = _try_repo(repo, env, "indexgen-check")
+    stale = _run_hook(repo, env, "indexgen-check")
     assert stale.returncode == 1, stale.stdout + stale.stderr
     assert "stale: shop/cart.py_docs.md" in stale.stdout
     assert "Failed" in stale.stdout
@@ -107,8 +133,8 @@ def test_build_hook_rewrites_the_pages(project):
     cart.write_text(cart.read_text().replace("A shopping cart.", "A trolley.")
                     .replace("A basket.", "A trolley."))
     _git(repo, "add", "-A")
-    result = _try_repo(repo, env, "indexgen-build")
+    result = _run_hook(repo, env, "indexgen-build")
     assert result.returncode == 1  # pre-commit fails a hook that modified files
     assert "files were modified by this hook" in result.stdout
     assert "A trolley." in (repo / "docs/reference/shop/cart.py_docs.md").read_text()
-    assert _try_repo(repo, env, "indexgen-check").returncode == 0
+    assert _run_hook(repo, env, "indexgen-check").returncode == 0
