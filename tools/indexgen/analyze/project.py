@@ -5,8 +5,9 @@ through re-exports and aliases, with :class:`~indexgen.analyze.resolve.Resolver`
 definition they reach; inverts them into "imported by"; resolves every call into the static
 call graph (:mod:`indexgen.analyze.callgraph`) with what each call does through the project functions
 it reaches; links the names docstrings cross-reference and annotations use; finds the tests
-that import each module or reach it through calls; and groups files into folders.  It reads
-only the fields kept by :func:`compact`, so an incremental build that reuses cached summaries
+that import each module or reach it through calls; and groups files into folders.  Each
+file's context is then put together by :mod:`indexgen.analyze.assemble`.  It reads only the
+fields kept by :func:`compact`, so an incremental build that reuses cached summaries
 computes exactly the same contexts as a full build.
 """
 
