@@ -7,9 +7,9 @@ inverse views and the tests, which read every file's edges) and then finishes ea
 context alone: its edges with a page, its unresolved counts, the conditions that pick its
 callees, its indirect findings, its sorted tables and the one-line summaries of the files
 it names.  That per-file part reads the whole-build tables and writes nothing outside its
-own file, so it runs, like the call graph, in processes forked with the tables built
-(``fan``, :func:`indexgen.run.fanout.fork_map`), and a ``seal`` turns each context there
-into what the caller keeps (the build: its hash and its render input, pickled once, where
+own file, so with more than two processes it runs, like the call graph, in processes
+forked with the tables built (``fan``, :func:`indexgen.run.fanout.fork_map`), and a
+``seal`` turns each context where it was finished into what the caller keeps (the build: its hash and its render input, pickled once, where
 the calling process would have pickled every context again to send it to a worker).  The
 contexts are the same with any number of processes.
 """
@@ -65,8 +65,8 @@ def contexts(project, ledger: callgraph.Ledger | None = None,
     find_tests(project, ctx, graph)
     finish = partial(_finish_run, project, ctx, graph, unresolved, totals, seal)
     keys = list(ctx)
-    if fan is None or shards <= 2 or len(keys) < 2:  # on two cores, the other is busy
-        parts = [finish(keys)]
+    if fan is None or shards <= 2 or len(keys) < 2:  # a forked process measured slower
+        parts = [finish(keys)]                          # on two cores than none
     else:
         parts = fan(finish, _runs(keys, ctx, graph, shards))
     return {key: value for part in parts for key, value in part}
