@@ -113,9 +113,8 @@ def entered(resolver: Resolver, edge: CallEdge) -> list[Node]:
 
 
 def indirect_findings(key: str, by_caller: dict[str, list[CallEdge]],
-                         totals: dict[Node, frozenset[str]], resolver: Resolver,
-                         done: dict[tuple[str, str, str], list[str]]
-                         ) -> list[IndirectFinding]:
+                      totals: dict[Node, frozenset[str]], resolver: Resolver,
+                      done: dict[tuple[str, str, str], list[str]]) -> list[IndirectFinding]:
     """Call sites of file ``key`` (its edges: ``by_caller``) whose project callee in another
     file does something of interest, in line order (what a file's own functions do is
     already in its direct findings); ``done``: what each callee does, sorted, kept from

@@ -6,9 +6,9 @@ needs its *full* summary (identifiers, findings, docstrings: many objects), the 
 only its compact one.  A :class:`Team` of worker processes therefore keeps each full summary in
 the worker that made it and sends that worker the file's render: only compact summaries (to the
 calling process, as the JSON text the manifest stores, which the worker makes anyway) and
-contexts (to the workers, pickled by the process that made them:
-:meth:`indexgen.run.plan.Plan.relate`) cross a pipe, instead of every full summary being pickled, held and
-unpickled again.
+contexts (to the workers, pickled by the process that made them, see
+:meth:`~indexgen.run.plan.Plan.relate`) cross a pipe, instead of every full summary being
+pickled, held and unpickled again.
 
 Scheduling.  Work is sent largest file first (cost: bytes), in chunks of about a hundredth of a
 worker's share (a large file is a chunk of its own), each worker kept a chunk ahead and fed as
@@ -158,7 +158,7 @@ class Team:
 
     def render(self, work: Sequence[tuple[int, bytes]], costs: Sequence[float],
                meanwhile: Callable[[], None] | None = None,
-               on_result: Callable[[int, Any], None] | None = None) -> list[tuple]:
+               on_result: Callable[[int, Any], None] | None = None) -> list[list]:
         """Render the pages of the given ``(source index, packed input)`` (see
         :meth:`indexgen.run.jobs.RenderInput.pack`), each where its full
         summary is kept, and return the results of :func:`indexgen.run.jobs.render` in order;
