@@ -161,7 +161,7 @@ class Plan:
                     pass
             todo.append(s)
         costs = [(self.stats[s.key] or (0, 0))[0] for s in todo]
-        self.texts: dict[str, str] = {}  # summary texts made by this build's extraction
+        self.texts: dict[str, str] = {}  # summary texts (manifest JSON), made once each
         self.team.extract([self.index[s.key] for s in todo], costs, on_result=self._extracted)
         self.extracted = len(todo)
 
@@ -187,8 +187,7 @@ class Plan:
         # with the threads feeding the workers, and on 16 cores ended after the workers.
         if shards > 2 and fanout.can_fork():
             self.folders_made = fanout.Forked(self._emit_folders)
-        # the call edges on the cores the pass leaves idle, in processes forked now, and each
-        # context sealed where it was finished (_seal)
+        # the call edges on idle cores, in forked processes; each context sealed where made
         self.sealed = self.project.contexts(fan=self.team.fan_out, shards=shards,
                                             seal=self._seal)
 
@@ -210,7 +209,10 @@ class Plan:
         return ctx_hash, RenderInput(imports, ctx).pack()
 
     def _summary_text(self, key: str) -> str:  # a compact summary as the manifest has it
-        return self.texts.get(key) or mf.summary_json(mf.encode_summary(self.compacts[key]))
+        text = self.texts.get(key)
+        if text is None:  # not extracted by this build: encoded once (seal, manifest entry)
+            text = self.texts[key] = mf.summary_json(mf.encode_summary(self.compacts[key]))
+        return text
 
     def _expected_pages(self, key: str) -> set[str]:
         return {self.layout.kw_page(key), self.layout.docs_page(key)}
