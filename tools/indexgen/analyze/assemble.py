@@ -76,15 +76,9 @@ def _runs(keys: list[str], ctx: dict[str, FileContext], graph: callgraph.Edges,
           shards: int) -> list[list[str]]:
     """``keys`` cut into ``shards`` runs of about equal work: a file's edges and the call
     sites that reach it."""
-    weight = [1 + sum(map(len, graph.get(k, {}).values()))
-              + sum(map(len, ctx[k].called_by.values())) for k in keys]
-    total, runs, acc = sum(weight), [[]], 0
-    for key, w in zip(keys, weight):
-        if acc >= total * len(runs) / shards and runs[-1]:
-            runs.append([])
-        runs[-1].append(key)
-        acc += w
-    return runs
+    return callgraph.cut(keys, [1 + sum(map(len, graph.get(k, {}).values()))
+                                + sum(map(len, ctx[k].called_by.values())) for k in keys],
+                         shards)
 
 
 def _finish_run(project, ctx: dict[str, FileContext], graph: callgraph.Edges,

@@ -123,24 +123,26 @@ def _fan(fan: FanOut | None, func: Callable[[list], Any], keys: list[str],
     values many files share land in the memo the forked processes inherit), then the
     others by ``fan``, which computes its last run here too, then ``meanwhile()``; without
     a fan, ``[func(keys)]`` and ``meanwhile()``."""
-    if fan is None or shards < 2 or len(keys) < 2:
-        found = [func(keys)]
-        if meanwhile is not None:
-            meanwhile()
-        return found
-    weight = [sizes[k] + 1 for k in keys]
+    runs = ([keys] if fan is None or shards < 2 or len(keys) < 2
+            else cut(keys, [sizes[k] + 1 for k in keys], shards + 1))
+    first = func(runs[0])
+    if len(runs) > 1:
+        return [first, *fan(func, runs[1:], meanwhile=meanwhile)]
+    if meanwhile is not None:
+        meanwhile()
+    return [first]
+
+
+def cut(keys: list[str], weight: list[int], pieces: int) -> list[list[str]]:
+    """``keys`` in their order, cut into at most ``pieces`` runs of about equal ``weight``
+    (one per key; a key is never split)."""
     total, runs, acc = sum(weight), [[]], 0
     for key, w in zip(keys, weight):
-        if acc >= total * len(runs) / (shards + 1) and runs[-1]:
+        if acc >= total * len(runs) / pieces and runs[-1]:
             runs.append([])
         runs[-1].append(key)
         acc += w
-    first = func(runs[0])
-    if len(runs) == 1:
-        if meanwhile is not None:
-            meanwhile()
-        return [first]
-    return [first, *fan(func, runs[1:], meanwhile=meanwhile)]
+    return runs
 
 
 def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
