@@ -21,6 +21,7 @@ from indexgen.render.docs import render_docs, sections_ahead, source_listing
 from indexgen.render.entries import heads_ahead
 from indexgen.render.keywords import identifier_index, keywords_head, render_keywords
 from indexgen.render.page import Page, docs_ahead
+from indexgen.run import manifest as mf
 from indexgen.run import pageio
 
 #: How one import of a file is shown: (category, target file key, anchor), as the global pass
@@ -102,8 +103,8 @@ def prepare(summary: FileSummary, setup: RenderSetup, data: bytes | None,
 
 
 def render(summary: FileSummary, packed: bytes, setup: RenderSetup, data: bytes | None,
-           prepared: Page | None = None, later: Later | None = None
-           ) -> list[tuple[str, str, str]]:
+           prepared: Page | None = None, later: Later | None = None,
+           summary_text: str | None = None) -> tuple[str, list[tuple[str, str, str]]]:
     """Render and emit both pages of one file.
 
     Args:
@@ -114,12 +115,19 @@ def render(summary: FileSummary, packed: bytes, setup: RenderSetup, data: bytes 
             ``prepared`` is given).
         prepared: Its :func:`prepare` page when made ahead (made here otherwise).
         later: What its extraction left for :func:`prepare` (when not prepared ahead).
+        summary_text: Its compact summary as the manifest writes it, when the process
+            that made it kept it (made again from ``summary`` otherwise).
 
     Returns:
-        ``(page, sha, status)`` for each page.
+        The context's hash for the manifest (:func:`indexgen.run.manifest.context_hash`:
+        made here, in parallel, for the files a build extracted, whose pages it renders
+        whatever their context), and ``(page, sha, status)`` for each page.
     """
     page = prepared if prepared is not None else prepare(summary, setup, data, later)
     job: RenderInput = pickle.loads(packed)
+    if summary_text is None:
+        summary_text = mf.summary_json(mf.encode_compact(summary))
+    ctx_hash = mf.context_hash(job.ctx, summary_text)
     for imp, (category, target, anchor) in zip(summary.imports, job.imports):
         imp.category, imp.target, imp.anchor = category, target, anchor
     page.set_context(job.ctx)
@@ -134,4 +142,4 @@ def render(summary: FileSummary, packed: bytes, setup: RenderSetup, data: bytes 
         data = text.encode()
         results.append((path, pageio.sha(data), pageio.emit(setup.out, path, data,
                                                              setup.write)))
-    return results
+    return ctx_hash, results

@@ -191,22 +191,26 @@ class Plan:
         self.sealed = self.project.contexts(fan=self.team.fan_out, shards=shards,
                                             seal=self._seal)
 
-    def _seal(self, key: str, ctx: FileContext) -> tuple[str, bytes | None]:
+    def _seal(self, key: str, ctx: FileContext) -> tuple[str | None, bytes | None]:
         """What the build keeps of a file's context, made where it was finished (perhaps a
         process forked for the global pass): its hash, and its packed render input
         (:meth:`RenderInput.pack`) if its source or context changed or its pages were
-        edited or deleted since (else None)."""
-        text = self._summary_text(key)
-        ctx_hash = mf.context_hash(ctx, text)
+        edited or deleted since (else None).  A file extracted by this build is rendered
+        whatever its context: its hash is left to its render, in a worker (None here)."""
+        if key in self.fresh:
+            return None, self._pack(key, ctx)
+        ctx_hash = mf.context_hash(ctx, self._summary_text(key))
         entry = self.cached.get(key) or {}
         pages = entry.get("pages") or {}
-        if (key not in self.fresh and entry.get("context") == ctx_hash
-                and set(pages) == self._expected_pages(key)
+        if (entry.get("context") == ctx_hash and set(pages) == self._expected_pages(key)
                 and all(self._page_is(p, h) for p, h in sorted(pages.items()))):
             return ctx_hash, None
+        return ctx_hash, self._pack(key, ctx)
+
+    def _pack(self, key: str, ctx: FileContext) -> bytes:  # a file's render input, pickled
         imports = [(self.project.category(i), *self.project.import_link(i))
                    for i in self.compacts[key].imports]
-        return ctx_hash, RenderInput(imports, ctx).pack()
+        return RenderInput(imports, ctx).pack()
 
     def _summary_text(self, key: str) -> str:  # a compact summary as the manifest has it
         text = self.texts.get(key)
@@ -251,13 +255,14 @@ class Plan:
         self.team.render(self.work, costs, meanwhile=self.render_folders,
                          on_result=self._rendered)
 
-    def _rendered(self, pos: int, result: list) -> None:
-        """Record the render of the file at ``pos`` of :attr:`render_keys`: its pages and
-        their statuses, and its manifest line (made now, while other files still render, so
+    def _rendered(self, pos: int, result: tuple) -> None:
+        """Record the render of the file at ``pos`` of :attr:`render_keys`: its context's
+        hash, its pages and their statuses, and its manifest line (made now, while other files still render, so
         that :meth:`write_manifest` only joins lines)."""
         key = self.render_keys[pos]
         entry = self.new_files[key]
-        for page, digest, status in result:
+        entry["context"], pages = result
+        for page, digest, status in pages:
             self.statuses[page] = status
             entry["pages"][page] = digest
         expected = self._expected_pages(key)

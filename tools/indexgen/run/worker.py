@@ -70,6 +70,7 @@ class Store:
         self.prepared: dict[int, Page] = {}  # made ahead of the render (jobs.prepare)
         self.later: dict[int, Later] = {}  # what extraction left for prepare, until prepared
         self.unprepared: deque[int] = deque()  # held files, largest first
+        self.texts: dict[int, str] = {}  # compact summaries as sent, for the context hash
 
     def extract(self, index: int) -> str:
         """Extract a source, keep its full summary and return its compact one as the
@@ -77,7 +78,8 @@ class Store:
         decodes that text and writes it into the manifest as it is, and a string crosses
         the pipe at the cost of a copy, where the summary's records would be pickled one
         by one."""
-        return mf.summary_json(mf.encode_compact(self._hold(index)))
+        text = self.texts[index] = mf.summary_json(mf.encode_compact(self._hold(index)))
+        return text
 
     def _hold(self, index: int) -> FileSummary:
         """Extract a source and keep its full summary and bytes for its render."""
@@ -113,13 +115,15 @@ class Store:
                     pass
                 return
 
-    def render(self, index: int, packed: bytes) -> list:
+    def render(self, index: int, packed: bytes) -> tuple[str, list]:
         """Render both pages of a source (extracted first if this process does not hold it)
-        from its packed :class:`~indexgen.run.jobs.RenderInput`."""
+        from its packed :class:`~indexgen.run.jobs.RenderInput`: its context's hash and its
+        pages' results (:func:`~indexgen.run.jobs.render`)."""
         if index not in self.held:  # its summary is not needed: the caller has it
             self._hold(index)
         return render(self.held.pop(index), packed, self.setup.render, self.data.pop(index, None),
-                      self.prepared.pop(index, None), self.later.pop(index, None))
+                      self.prepared.pop(index, None), self.later.pop(index, None),
+                      self.texts.pop(index, None))
 
     def run(self, op: str, batch: list) -> list:
         """The results of one message: ``extract``, ``full`` or ``render`` a batch."""
