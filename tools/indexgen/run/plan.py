@@ -193,24 +193,20 @@ class Plan:
 
     def _seal(self, key: str, ctx: FileContext) -> tuple[str | None, bytes | None]:
         """What the build keeps of a file's context, made where it was finished (perhaps a
-        process forked for the global pass): its hash, and its packed render input
-        (:meth:`RenderInput.pack`) if its source or context changed or its pages were
-        edited or deleted since (else None).  A file extracted by this build is rendered
-        whatever its context: its hash is left to its render, in a worker (None here)."""
-        if key in self.fresh:
-            return None, self._pack(key, ctx)
-        ctx_hash = mf.context_hash(ctx, self._summary_text(key))
+        forked process): its hash (None for a file this build extracted, which renders
+        whatever its context: the worker rendering it hashes it), and its packed render
+        input (:meth:`RenderInput.pack`) unless its source, context and pages are as the
+        last build left them (None)."""
+        ctx_hash = None if key in self.fresh else mf.context_hash(ctx, self._summary_text(key))
         entry = self.cached.get(key) or {}
         pages = entry.get("pages") or {}
-        if (entry.get("context") == ctx_hash and set(pages) == self._expected_pages(key)
+        if (ctx_hash is not None and entry.get("context") == ctx_hash
+                and set(pages) == self._expected_pages(key)
                 and all(self._page_is(p, h) for p, h in sorted(pages.items()))):
             return ctx_hash, None
-        return ctx_hash, self._pack(key, ctx)
-
-    def _pack(self, key: str, ctx: FileContext) -> bytes:  # a file's render input, pickled
         imports = [(self.project.category(i), *self.project.import_link(i))
                    for i in self.compacts[key].imports]
-        return RenderInput(imports, ctx).pack()
+        return ctx_hash, RenderInput(imports, ctx).pack()
 
     def _summary_text(self, key: str) -> str:  # a compact summary as the manifest has it
         text = self.texts.get(key)
@@ -243,9 +239,8 @@ class Plan:
         """Whether a page holds the content with hash ``digest`` (by stat when it is as the
         last build left it)."""
         path = self.out / page
-        if self.cache.page_unchanged(page, stat_of(path)):
-            return True
-        return pageio.sha(pageio.read(path) or b"") == digest
+        return (self.cache.page_unchanged(page, stat_of(path))
+                or pageio.sha(pageio.read(path) or b"") == digest)
 
     def render_files(self) -> None:
         """Render both pages of every chosen file and emit them; the folder pages are
@@ -257,8 +252,8 @@ class Plan:
 
     def _rendered(self, pos: int, result: tuple) -> None:
         """Record the render of the file at ``pos`` of :attr:`render_keys`: its context's
-        hash, its pages and their statuses, and its manifest line (made now, while other files still render, so
-        that :meth:`write_manifest` only joins lines)."""
+        hash, its pages and their statuses, its manifest line (made now, while other files
+        still render, so that :meth:`write_manifest` only joins lines)."""
         key = self.render_keys[pos]
         entry = self.new_files[key]
         entry["context"], pages = result
