@@ -6,7 +6,7 @@
 2. :meth:`~Plan.summarize`: reuse cached compact summaries (manifest) for unchanged sources,
    extract the others in worker processes that keep the full summaries (:mod:`indexgen.run.team`);
 3. :meth:`~Plan.relate`: the global pass (:class:`~indexgen.analyze.project.Project`), each
-   file's context sealed where it is made (its hash; its render's input if needed);
+   file's context sealed where it is made (its render's input if needed, its hash);
 4. :meth:`~Plan.choose_renders`: files whose source, context or pages changed;
 5. :meth:`~Plan.render_files`, each where its full summary is kept, comparing with what is
    on disk (:mod:`indexgen.run.pageio`), while the calling process renders the folder pages;
