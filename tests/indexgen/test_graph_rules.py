@@ -486,6 +486,54 @@ FILES = {
             def other(self) -> int:
                 return 3
         ''',
+    "pkg/lambdas.py": '''
+        import functools
+
+
+        class Node:
+            def weight(self) -> int:
+                return 1
+
+            def name(self) -> str:
+                return "n"
+
+
+        class Edge:
+            def weight(self) -> int:
+                return 2
+
+
+        def heaviest(nodes: list[Node]) -> Node:
+            return max(nodes, key=lambda n: n.weight())  # an element of nodes
+
+
+        def pairs(nodes: list[Node], edges: list[Edge]) -> list:
+            return list(map(lambda n, e: (n.name(), e.weight()), nodes, edges))  # n, e
+
+
+        def light(edges: list[Edge]) -> list:
+            return list(filter(lambda e: e.weight() < 2, edges))  # an Edge
+
+
+        def double(x: int) -> int:
+            return 2 * x
+
+
+        def square(x: int) -> int:
+            return x * x
+
+
+        def chain(*fns):
+            return lambda x: functools.reduce(lambda acc, f: f(acc), fns, x)  # each one
+
+
+        def run(x: int) -> int:
+            return chain(double, square)(x)
+
+
+        def names(pool, nodes: list[Node]):
+            return pool.map(lambda n: n.name(), nodes)  # a method named map: not read
+        ''',
 }
 
 
@@ -599,6 +647,17 @@ def test_each_alternative_is_marked_with_its_condition(pages):
     assert "outside this build: `pkg._speedups.escape`" in calls, calls
     assert "[`once`](#sym-once-2) ([line" in calls  # the only one left: no condition
     assert "[`Reader.read`](#sym-Reader.read) (if sys.platform == 'win32')" in calls, calls
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("n.weight())  # an element of nodes", {"lambdas:Node.weight"}),
+    ("e.weight()), nodes, edges))  # n, e", {"lambdas:Node.name", "lambdas:Edge.weight"}),
+    ("e.weight() < 2, edges))", {"lambdas:Edge.weight"}),
+    ("f(acc), fns, x)  # each one", {"lambdas:double", "lambdas:square"}),
+    ("n.name(), nodes)  # a method named map", set()),
+])
+def test_a_lambda_handed_to_map_or_reduce_takes_the_elements(pages, marker, callees):
+    assert _calls(pages, "pkg/lambdas.py", marker) == callees
 
 
 @pytest.mark.parametrize("marker, callees", [

@@ -32,7 +32,14 @@ from indexgen.extract.calls import accepts, owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
 from indexgen.extract.narrowing import Narrowing, narrow, narrowings
-from indexgen.extract.sources import nested_function, pairs, parameter_source, plain_names, values
+from indexgen.extract.sources import (
+    lambda_pairs,
+    nested_function,
+    pairs,
+    parameter_source,
+    plain_names,
+    values,
+)
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import annotation, path
 
@@ -138,6 +145,12 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 if t is ast.Yield:  # a generator: an iterator of what it yields
                     given = [f"=[{v[1:]}]" for v in given]
                 found.setdefault(i, {}).setdefault("return", []).extend(given)
+            continue
+        handed = lambda_pairs(node) if t is ast.Call else None  # map(lambda x: ..., xs)
+        if handed:
+            if d.kind != "class":  # the lambda's parameters are names of its function
+                for param, source in handed:
+                    found.setdefault(i, {}).setdefault(param.arg, []).append(source)
             continue
         if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS:
             _appended(node, d, i, first_param, classes, found)

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 from indexgen.extract import rules
 from indexgen.extract.calls import call_text, decorated, handed
 from indexgen.extract.model import FileSummary, Finding
+from indexgen.extract.sources import HANDS_ELEMENTS, lambda_pairs
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, path, strings
 
@@ -44,7 +45,8 @@ LITERAL = re.compile(r"[A-Za-z_][\w.]*(?::(?:[A-Za-z_][\w.]*)?)?\Z")
 APPENDS = frozenset({"append", "appendleft", "add", "insert"})
 #: The last names of the calls the walk looks at more closely (and ``register*hook*``).
 _SPECIAL = frozenset({"add_argument", "isinstance", "import_module", "__import__", "no_grad",
-                      "inference_mode", "enable_grad", *APPENDS, *rules.CANDIDATE_NAMES})
+                      "inference_mode", "enable_grad", *APPENDS, *rules.CANDIDATE_NAMES,
+                      *HANDS_ELEMENTS})
 
 #: A call worth classifying: (dotted callee as written, line, keyword name -> value text).
 Candidate = tuple[str, int, dict[str, str]]
@@ -190,8 +192,9 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                                else dotted(k.value)) for k in keywords if k.arg}
                 calls.append((dotted(func), node.lineno, kws))
             if ((last == "isinstance" and ft is Name and len(args) == 2
-                 and type(args[0]) is Name) or (last in APPENDS and ft is Attribute)):
-                binders.append(node)  # the name may be of that type; xs holds x
+                 and type(args[0]) is Name) or (last in APPENDS and ft is Attribute)
+                    or (last in HANDS_ELEMENTS and lambda_pairs(node))):
+                binders.append(node)  # the name may be of that type; xs holds x; f(x in xs)
             if literals is not None and last in ("import_module", "__import__") and args:
                 literals += [("import:" + m, node.lineno)
                              for m in strings(args[0], structure.constants)]

@@ -66,6 +66,38 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
     return []
 
 
+#: Builtins (and ``functools.reduce``) that call the function they are handed with the
+#: elements of the iterables they are handed (:func:`lambda_pairs`).
+HANDS_ELEMENTS = frozenset({"map", "filter", "sorted", "min", "max", "reduce"})
+
+
+def lambda_pairs(call: ast.Call) -> list[tuple[ast.arg, str]]:
+    """(parameter, source) of a lambda that a call of :data:`HANDS_ELEMENTS` is handed,
+    which it calls with elements of its iterables: ``map(lambda x, y: ..., xs, ys)`` (x an
+    element of xs, y of ys), ``filter(lambda x: ..., xs)``, ``sorted(xs, key=lambda x:
+    ...)`` (``min``, ``max`` of one iterable likewise), ``functools.reduce(lambda acc, x:
+    ..., xs, start)`` (x an element of xs; acc ``start``, or an element of xs without
+    one).  A name of the builtins only (``map``, not ``pool.map``): a method of that name
+    may do anything."""
+    func, args = call.func, call.args
+    name = func.id if type(func) is ast.Name else (
+        "reduce" if path(func) == "functools.reduce" else "")
+    if name not in HANDS_ELEMENTS:
+        return []
+    if name in ("sorted", "min", "max"):
+        keys = [k.value for k in call.keywords if k.arg == "key"]
+        fn, given = (keys[0], args[:1]) if keys and len(args) == 1 else (None, [])
+    else:
+        fn, given = (args[0], args[1:]) if args else (None, [])
+    if type(fn) is not ast.Lambda:
+        return []
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    elements = [[f"=next(iter({found}))"] if found else [] for found in map(path, given)]
+    if name == "reduce" and elements:  # acc, then the element
+        elements = [values(given[1], {}) if len(given) > 1 else elements[0], elements[0]]
+    return [(param, source) for param, sources in zip(params, elements) for source in sources]
+
+
 def values(value: ast.AST, consts: dict[str, list[str]]) -> list[str]:
     """Sources of an assigned value: its path, or the paths of ``a if c else b`` and
     ``a or b``; none for literals and operators."""
