@@ -488,6 +488,7 @@ FILES = {
         ''',
     "pkg/lambdas.py": '''
         import functools
+        from typing import Callable
 
 
         class Node:
@@ -533,6 +534,19 @@ FILES = {
 
         def names(pool, nodes: list[Node]):
             return pool.map(lambda n: n.name(), nodes)  # a method named map: not read
+
+
+        def _first(flat: list) -> int:
+            return 0
+
+
+        def split(x) -> tuple[list, Callable[[list], int]]:
+            return [x], _first
+
+
+        def join(x) -> int:
+            flat, rebuild = split(x)
+            return rebuild(flat)  # the place the annotated tuple leaves open
         ''',
 }
 
@@ -658,6 +672,11 @@ def test_each_alternative_is_marked_with_its_condition(pages):
 ])
 def test_a_lambda_handed_to_map_or_reduce_takes_the_elements(pages, marker, callees):
     assert _calls(pages, "pkg/lambdas.py", marker) == callees
+
+
+def test_a_tuple_place_its_annotation_leaves_open_is_what_is_returned(pages):
+    # split() -> tuple[list, Callable[[list], int]] returns ([x], _first)
+    assert _calls(pages, "pkg/lambdas.py", "rebuild(flat)  # the place") == {"lambdas:_first"}
 
 
 @pytest.mark.parametrize("marker, callees", [

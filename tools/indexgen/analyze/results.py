@@ -48,6 +48,11 @@ class Results:
             if d.returns:
                 found = self.annotation(value[1], d.returns, d.parent)
                 if found and not hollow(found) or "return" not in d.names:
+                    if "return" in d.names and any(v[0] == "t" and not all(v[1])
+                                                   for v in found):
+                        # a tuple the annotation leaves a place of open (a Callable): what
+                        # the function returns says more, (list, Callable) -> (list, _only)
+                        return union((found, self._returned(value[1], d)))
                     return found
             if "return" in d.names:  # no annotation, or a vague one: what it returns
                 return self._returned(value[1], d)
