@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
+import indexgen
 import pytest
 from ig_helpers import read_tree, sample_config
 from indexgen import MARKER, ConfigError, ConflictError, UnsafePathError, build, check
 from indexgen.layout import MANIFEST_NAME
+from indexgen.run import manifest as mf
+from indexgen.run import plan
 
 
 def _mtimes(root):
@@ -34,6 +38,29 @@ def test_rebuild_with_nothing_changed_writes_nothing(sample):
     assert report.written == [] and report.removed == []
     assert report.extracted == 0 and report.rendered == 0
     assert _mtimes(config.out) == before
+
+
+def test_the_code_version_follows_every_module_of_indexgen(tmp_path):
+    package = Path(indexgen.__file__).parent
+    copy = tmp_path / "indexgen"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert mf.code_version(copy) == mf.CODE_VERSION
+    (copy / "render" / "notes.txt").write_text("not code")
+    assert mf.code_version(copy) == mf.CODE_VERSION
+    module = copy / "extract" / "bindings.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    assert mf.code_version(copy) != mf.CODE_VERSION
+
+
+def test_a_build_by_other_code_renders_every_page_again(sample, monkeypatch):
+    # Cached summaries and page hashes were made by the code that wrote the manifest: an
+    # edit of indexgen's extraction or render must not leave pages as older code made them.
+    config = sample_config(sample)
+    first = build(config)
+    monkeypatch.setattr(plan, "CODE_VERSION", mf.CODE_VERSION + "-edited")
+    report = build(config)
+    assert report.extracted == report.rendered == first.files == report.files > 0
+    assert build(config).rendered == 0  # and the next build, by the same code, nothing
 
 
 def test_changing_a_source_rewrites_its_pages_and_dependents_only(sample):

@@ -6,8 +6,10 @@ of its pages.  A rebuild re-extracts only files whose hash changed, re-renders o
 source or context changed (or whose pages were edited or deleted), and writes nothing otherwise.
 The JSON is sorted and holds no timestamps or absolute paths, so it is committed with the pages.
 
-:data:`__version__` is indexgen's version: the manifest records it, so a new version rebuilds
-every page.
+:data:`__version__` is indexgen's version; :data:`CODE_VERSION` adds a hash of indexgen's own
+sources, and the manifest records that: a build by other code (a new release, or an edit of
+indexgen itself) reuses no cached summary and renders every page, so pages never keep what
+older code made of an unchanged source.
 """
 
 from __future__ import annotations
@@ -21,7 +23,24 @@ from indexgen.analyze.project import compact_calls, compact_docstring
 from indexgen.extract.model import Call, Definition, FileSummary, ImportRecord, ModuleAttribute
 
 __version__ = "0.3.1"
-"""indexgen's version, recorded in the manifest (and the stat cache): a new one rebuilds all pages."""
+"""indexgen's version (``indexgen --version``)."""
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]  # the indexgen running
+
+
+def code_version(package: Path = _PACKAGE) -> str:
+    """:data:`__version__` and the hash of every module of the indexgen in ``package``."""
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return f"{__version__}+{digest.hexdigest()[:12]}"
+
+
+CODE_VERSION = code_version()
+"""What made a manifest (and the stat cache): another one reads none of it, and every page is
+rendered again (see the module's docstring)."""
 
 # Named tuples serialize as lists, dataclasses by vars(); see _COMPACT_JSON below.
 _HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=vars,

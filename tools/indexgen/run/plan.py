@@ -41,7 +41,7 @@ from indexgen.run import fanout, pageio
 from indexgen.run import manifest as mf
 from indexgen.run.config import Config, validate
 from indexgen.run.jobs import RenderInput, RenderSetup
-from indexgen.run.manifest import __version__
+from indexgen.run.manifest import CODE_VERSION
 from indexgen.run.pageio import Report
 from indexgen.run.statcache import StatCache, stat_of
 from indexgen.run.team import Progress, Setup, Team
@@ -90,7 +90,7 @@ class Plan:
         report = self.report()
         self.remove_orphans(report)
         if self.write and not report.conflicts:  # a conflict leaves the build unfinished
-            self.cache.set_identity(__version__, self.settings)
+            self.cache.set_identity(CODE_VERSION, self.settings)
             self.cache.save({k: (self.stats[k], self.hashes[k]) for k in self.by_key},
                             self.test_stats, self.out,
                             {"not_analyzed": report.not_analyzed, "empty": report.empty,
@@ -126,14 +126,14 @@ class Plan:
         self.tests_label = ", ".join(self.settings["tests"])
         self.index = {s.key: i for i, s in enumerate(self.sources)}
         self.out_existed = self.out.is_dir()
-        self.cache = StatCache(self.out, __version__, self.settings)
+        self.cache = StatCache(self.out, CODE_VERSION, self.settings)
 
     def hash_sources(self) -> None:
         """Read the manifest and hash the sources it has an entry for (by stat when
         unchanged): only those may be reused; the others' hash is the one their extraction
         makes (:meth:`summarize`), so that a cold build reads each source once."""
         self.previous = mf.read(self.out / MANIFEST_NAME)
-        self.cached = mf.cached_files(self.previous, __version__, self.settings)
+        self.cached = mf.cached_files(self.previous, CODE_VERSION, self.settings)
         self.hashes: dict[str, str] = {}
         for s in self.sources:
             if s.key not in self.cached:
@@ -299,7 +299,7 @@ class Plan:
 
     def write_manifest(self) -> None:
         """Emit the manifest."""
-        manifest = {"tool": "indexgen", "version": __version__, "settings": self.settings,
+        manifest = {"tool": "indexgen", "version": CODE_VERSION, "settings": self.settings,
                     "files": self.new_files,
                     "folders": dict(sorted(self.folder_hashes.items()))}
         data = mf.dumps(manifest, self.entry_lines)
