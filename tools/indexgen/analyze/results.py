@@ -27,6 +27,25 @@ def hollow(values: Values) -> bool:
     return True
 
 
+def _filled(annotated: Values, returned: Values) -> Values:
+    """``annotated`` with each place its tuples leave open (a ``Callable``) taken from what
+    a function's return statements give (a tuple of the same length, or any element of a
+    sequence): ``-> tuple[list, Callable]`` and ``return [x], _only`` give ``(list,
+    _only)``."""
+    out = set()
+    for v in annotated:
+        if v[0] != "t" or all(v[1]):
+            out.add(v)
+            continue
+        places = list(v[1])
+        for r in returned:  # a tuple literal is read as a sequence: any of its elements
+            if r[0] == "t" and len(r[1]) == len(places) or r[0] == "s":
+                places = [p if v[1][k] else union((p, r[1] if r[0] == "s" else r[1][k]))
+                          for k, p in enumerate(places)]
+        out.add(("t", tuple(places)))
+    return frozenset(out)
+
+
 class Results:
     """Calls, iterations and subscripts of values; mixed into
     :class:`~indexgen.analyze.types.Types`, whose tables, memo, cycle guard, ``source``,
@@ -50,9 +69,7 @@ class Results:
                 if found and not hollow(found) or "return" not in d.names:
                     if "return" in d.names and any(v[0] == "t" and not all(v[1])
                                                    for v in found):
-                        # a tuple the annotation leaves a place of open (a Callable): what
-                        # the function returns says more, (list, Callable) -> (list, _only)
-                        return union((found, self._returned(value[1], d)))
+                        return _filled(found, self._returned(value[1], d))
                     return found
             if "return" in d.names:  # no annotation, or a vague one: what it returns
                 return self._returned(value[1], d)
