@@ -486,6 +486,42 @@ FILES = {
             def other(self) -> int:
                 return 3
         ''',
+    "pkg/aliases.py": '''
+        from typing import Callable, Final, TypeAlias
+
+        Exec: TypeAlias = Callable[[str], object]
+        Parts: TypeAlias = "list[Part]"
+
+
+        class Part:
+            def run(self) -> None:
+                pass
+
+
+        class Caller:
+            def __init__(self, execute: Exec, parts: Parts) -> None:
+                self._final: Final = execute
+                self._plain = execute
+                self.parts = parts
+
+            def call(self) -> object:
+                return self._final("x")  # a bare Final: the value assigned
+
+            def call_plain(self) -> object:
+                return self._plain("x")  # an alias of a Callable: what callers hand
+
+            def run_all(self) -> None:
+                for part in self.parts:
+                    part.run()  # an alias of a list of Part
+
+
+        class Manager:
+            def execute(self, name: str) -> object:
+                return name
+
+            def make(self) -> Caller:
+                return Caller(self.execute, [])
+        ''',
     "pkg/lambdas.py": '''
         import functools
         from typing import Callable
@@ -672,6 +708,15 @@ def test_each_alternative_is_marked_with_its_condition(pages):
 ])
 def test_a_lambda_handed_to_map_or_reduce_takes_the_elements(pages, marker, callees):
     assert _calls(pages, "pkg/lambdas.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("self._final(\"x\")  # a bare Final", {"aliases:Manager.execute"}),
+    ("self._plain(\"x\")  # an alias of a Callable", {"aliases:Manager.execute"}),
+    ("part.run()  # an alias of a list of Part", {"aliases:Part.run"}),
+])
+def test_a_type_alias_and_a_bare_final_say_what_they_stand_for(pages, marker, callees):
+    assert _calls(pages, "pkg/aliases.py", marker) == callees
 
 
 def test_a_tuple_place_its_annotation_leaves_open_is_what_is_returned(pages):

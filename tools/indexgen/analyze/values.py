@@ -49,7 +49,10 @@ _MAP = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "d
                   "DefaultDict", "ChainMap"})
 _FIRST = frozenset({"Optional", "Annotated", "Final", "ClassVar", "Required", "NotRequired",
                     "ReadOnly", "TypeGuard"})
-_ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Callable"})
+#: Annotations that say nothing of the value's type (``Final`` and ``ClassVar`` alone: the
+#: assigned value's).
+_ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Callable", "Final",
+                  "ClassVar"})
 
 
 def parse(text: str) -> tuple:

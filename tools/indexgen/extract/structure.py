@@ -176,7 +176,9 @@ class Structure:
         if held is not None and len(names) == 1:
             self.constants.setdefault(names[0], held)
         source = ":" + annotation_text(node.annotation) if type(node) is ast.AnnAssign else ""
-        if source and type(node.value) in (ast.List, ast.Tuple, ast.Dict, ast.Set):
+        if source[1:].rpartition(".")[2] == "TypeAlias" and node.value is not None:
+            source = ":" + annotation_text(node.value)  # X: TypeAlias = list[Part]: a list
+        elif source and type(node.value) in (ast.List, ast.Tuple, ast.Dict, ast.Set):
             held = literal(node.value)  # a table of functions says more than its type
             source = "=" + held if held else source
         if not source and node.value is not None:
