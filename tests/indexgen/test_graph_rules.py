@@ -486,6 +486,42 @@ FILES = {
             def other(self) -> int:
                 return 3
         ''',
+    "pkg/parsers.py": '''
+        from typing import Any, Literal, overload
+
+
+        class Ruler:
+            def enable(self) -> None:
+                pass
+
+
+        class Block:
+            def __init__(self) -> None:
+                self.ruler = Ruler()
+
+
+        class Inline:
+            def __init__(self) -> None:
+                self.ruler = Ruler()
+
+
+        class Md:
+            def __init__(self) -> None:
+                self.block = Block()
+                self.inline = Inline()
+
+            @overload
+            def __getitem__(self, name: Literal["block"]) -> Block: ...
+
+            @overload
+            def __getitem__(self, name: str) -> Any: ...
+
+            def __getitem__(self, name: str) -> Any:
+                return {"block": self.block, "inline": self.inline}[name]
+
+            def enable(self, name: str) -> None:
+                self[name].ruler.enable()  # an entry of the table __getitem__ reads
+        ''',
     "pkg/aliases.py": '''
         from typing import Callable, Final, TypeAlias
 
@@ -717,6 +753,12 @@ def test_a_lambda_handed_to_map_or_reduce_takes_the_elements(pages, marker, call
 ])
 def test_a_type_alias_and_a_bare_final_say_what_they_stand_for(pages, marker, callees):
     assert _calls(pages, "pkg/aliases.py", marker) == callees
+
+
+def test_a_subscript_of_the_instance_is_what_its_getitem_returns(pages):
+    # __getitem__ returns {"block": self.block, "inline": self.inline}[name]: either
+    assert _calls(pages, "pkg/parsers.py", "self[name].ruler.enable()") == {
+        "parsers:Ruler.enable"}
 
 
 def test_a_tuple_place_its_annotation_leaves_open_is_what_is_returned(pages):

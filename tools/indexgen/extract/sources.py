@@ -106,6 +106,11 @@ def values(value: ast.AST, consts: dict[str, list[str]]) -> list[str]:
         return values(value.body, consts) + values(value.orelse, consts)
     if t is ast.BoolOp:
         return [s for v in value.values for s in values(v, consts)]
+    if t is ast.Subscript and type(value.value) in (ast.Dict, ast.List, ast.Tuple):
+        table = value.value  # {"a": self.a, "b": self.b}[name]: any of its entries
+        items = ([v for k, v in zip(table.keys, table.values) if k is not None]
+                 if type(table) is ast.Dict else table.elts)
+        return [s for v in items for s in values(v, consts)]
     if t is ast.Call and _imports(value):  # a module imported by a name the source gives
         return ["%" + m for m in strings(value.args[0], consts)]
     held = literal(value) if t in LITERALS else None
