@@ -522,6 +522,29 @@ FILES = {
             def enable(self, name: str) -> None:
                 self[name].ruler.enable()  # an entry of the table __getitem__ reads
         ''',
+    "pkg/defaults.py": '''
+        class RendererHTML:
+            def __init__(self, parser=None) -> None:
+                self.parser = parser
+
+
+        class RendererText(RendererHTML):
+            def __init__(self, parser=None) -> None:
+                self.parser = parser
+
+
+        class Md:
+            def __init__(self, renderer_cls=RendererHTML, *, other=RendererHTML) -> None:
+                self.renderer = renderer_cls(self)  # a default, or what a caller hands
+                # (the tree's callers all hand one; a user may not)
+                self.other = other()  # a keyword-only default
+
+
+        def make() -> Md:
+            return Md(RendererText)
+
+
+        ''',
     "pkg/aliases.py": '''
         from typing import Callable, Final, TypeAlias
 
@@ -759,6 +782,15 @@ def test_a_subscript_of_the_instance_is_what_its_getitem_returns(pages):
     # __getitem__ returns {"block": self.block, "inline": self.inline}[name]: either
     assert _calls(pages, "pkg/parsers.py", "self[name].ruler.enable()") == {
         "parsers:Ruler.enable"}
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("renderer_cls(self)  # a default, or", {"defaults:RendererHTML.__init__",
+                                            "defaults:RendererText.__init__"}),
+    ("other()  # a keyword-only default", {"defaults:RendererHTML.__init__"}),
+])
+def test_a_parameter_a_caller_leaves_out_is_its_default(pages, marker, callees):
+    assert _calls(pages, "pkg/defaults.py", marker) == callees
 
 
 def test_a_tuple_place_its_annotation_leaves_open_is_what_is_returned(pages):

@@ -186,7 +186,8 @@ class Flows:
     def _flow(self, key: str, anchor: str, spec: str) -> Values:
         """What the callers of the function ``anchor`` hand its parameter ``spec``
         (``position:name``, ``k:name`` for a keyword-only one, ``*position:name`` for
-        ``*args``: a tuple of what is handed from that position on)."""
+        ``*args``: a tuple of what is handed from that position on; ``=path`` after it: the
+        default, what the parameter is where a caller leaves it out)."""
         if self._flows_open:  # the call graph's first round: what is handed may change
             self._guard.note_provisional()
         if self._flows is None:
@@ -197,15 +198,19 @@ class Flows:
             sites = self._flows.get((key, f"{d.qualname}.<locals>.{nested}"))
         else:
             sites = self._flows.get((key, d.qualname)) if d is not None else None
+        spec, _, default = spec.partition("=")  # what it is where a caller leaves it out
         if not sites:
-            return NONE
-        return self._guard.get(("\4", key, anchor, spec, id(sites)), self._handed, sites, spec)
+            return self.source(key, anchor, "=" + default) if default else NONE
+        return self._guard.get(("\4", key, anchor, spec, default, id(sites)), self._handed,
+                               sites, spec, key, anchor, default)
 
-    def _handed(self, sites: list, spec: str) -> Values:
-        """What the call sites ``sites`` hand the parameter ``spec`` (see :meth:`_flow`)."""
+    def _handed(self, sites: list, spec: str, key: str, anchor: str, default: str) -> Values:
+        """What the call sites ``sites`` hand the parameter ``spec`` (see :meth:`_flow`),
+        and its ``default`` (a path in the function ``anchor`` of file ``key``): a caller
+        outside the tree, or one of these, may leave the parameter out."""
         pos, _, name = spec.partition(":")
         star = pos[0] == "*"
-        given = []
+        given = [self.source(key, anchor, "=" + default)] if default else []
         for ckey, canchor, items, shift in sites[:_SITES]:
             if star:
                 first = int(pos[1:]) - shift

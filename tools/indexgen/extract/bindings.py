@@ -90,10 +90,15 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         # its callers hand it (see _keep_needed), but the instance's (the global pass knows it)
         scope = lazy[i] = {}
         positional = len(args.posonlyargs) + len(args.args)
+        # a default is what the parameter is where a caller leaves it out: read with what
+        # the callers hand (<0:renderer_cls=RendererHTML)
+        defaults = [None] * (positional - len(args.defaults)) + [*args.defaults, *args.kw_defaults]
         for k, a in enumerate(params):
             entries = [(a, "")] if a.annotation is not None else []
             if k or i not in first_param:
-                entries.append(f"<{k if k < positional else 'k'}:{a.arg}")
+                given = path(defaults[k]) if defaults[k] is not None else None
+                default = f"={given}" if given and given != "None" else ""
+                entries.append(f"<{k if k < positional else 'k'}:{a.arg}{default}")
             if entries:
                 scope[a.arg] = entries
         a, b = args.vararg, args.kwarg
