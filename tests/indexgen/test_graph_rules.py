@@ -545,6 +545,30 @@ FILES = {
 
 
         ''',
+    "pkg/errors.py": '''
+        class ValidationError(Exception):
+            def normalized(self) -> dict:
+                return {}
+
+
+        class Other(Exception):
+            def normalized(self) -> dict:
+                return {}
+
+
+        def load(data):
+            try:
+                return data
+            except ValidationError as err:
+                return err.normalized()  # the name an except clause binds
+
+
+        def load2(data):
+            try:
+                return data
+            except (ValidationError, Other) as err:
+                return err.normalized()  # either class of the tuple
+        ''',
     "pkg/aliases.py": '''
         from typing import Callable, Final, TypeAlias
 
@@ -791,6 +815,15 @@ def test_a_subscript_of_the_instance_is_what_its_getitem_returns(pages):
 ])
 def test_a_parameter_a_caller_leaves_out_is_its_default(pages, marker, callees):
     assert _calls(pages, "pkg/defaults.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("err.normalized()  # the name an except", {"errors:ValidationError.normalized"}),
+    ("err.normalized()  # either class", {"errors:ValidationError.normalized",
+                                          "errors:Other.normalized"}),
+])
+def test_an_except_clause_binds_an_instance_of_its_classes(pages, marker, callees):
+    assert _calls(pages, "pkg/errors.py", marker) == callees
 
 
 def test_a_tuple_place_its_annotation_leaves_open_is_what_is_returned(pages):

@@ -279,6 +279,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     continue
                 name, line = node.name, node.lineno
                 bindings.append((name, line))
+                binders.append(node)  # except E as name: name is an E
         entry = idents.get(name)
         if entry is None:
             idents[name] = [line, 1]

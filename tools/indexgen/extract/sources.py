@@ -51,6 +51,12 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
         types = kind.elts if type(kind) is ast.Tuple else [kind]
         texts = [annotation(k) for k in types if type(k) in (ast.Name, ast.Attribute)]
         return [(node.args[0], ":" + " | ".join(texts))] if texts else []
+    if t is ast.ExceptHandler:  # except (E, F) as err: err is an E or an F
+        kind = node.type
+        types = kind.elts if type(kind) is ast.Tuple else [kind] if kind is not None else []
+        texts = [annotation(k) for k in types if type(k) in (ast.Name, ast.Attribute)]
+        return [(ast.Name(id=node.name, ctx=ast.Store()), ":" + " | ".join(texts))] \
+            if node.name and texts else []
     if t is ast.withitem:
         found = path(node.context_expr)
         if node.optional_vars is None or found is None:
@@ -185,6 +191,8 @@ def plain_names(node: ast.AST) -> list[str] | None:
         targets = [node.optional_vars] if node.optional_vars is not None else []
     elif t is ast.Call:  # isinstance(name, T)
         targets = node.args[:1]
+    elif t is ast.ExceptHandler:  # except E as name
+        return [node.name] if node.name else []
     else:
         targets = [node.target]
     names = []
