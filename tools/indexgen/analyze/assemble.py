@@ -9,9 +9,10 @@ callees, its indirect findings, its sorted tables and the one-line summaries of 
 it names.  That per-file part reads the whole-build tables and writes nothing outside its
 own file, so with more than two processes it runs, like the call graph, in processes
 forked with the tables built (``fan``, :func:`indexgen.run.fanout.fork_map`), and a
-``seal`` turns each context where it was finished into what the caller keeps (the build: its hash and its render input, pickled once, where
-the calling process would have pickled every context again to send it to a worker).  The
-contexts are the same with any number of processes.
+``seal`` turns each context where it was finished into what the caller keeps (the build:
+its render input, pickled once, where the calling process would have pickled every
+context again to send it to a worker, and for a file taken from the manifest its hash).
+The contexts are the same with any number of processes.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ def contexts(project, ledger: callgraph.Ledger | None = None,
     find_tests(project, ctx, graph)
     finish = partial(_finish_run, project, ctx, graph, unresolved, totals, seal)
     keys = list(ctx)
-    if fan is None or shards <= 2 or len(keys) < 2:  # a forked process measured slower
-        parts = [finish(keys)]                          # on two cores than none
+    if fan is None or shards <= 2 or len(keys) < 2:  # on two cores a forked process
+        parts = [finish(keys)]                          # measured slower than none
     else:
         parts = fan(finish, _runs(keys, ctx, graph, shards))
     return {key: value for part in parts for key, value in part}

@@ -17,7 +17,7 @@ An edge found this way is labelled by how it was found: the parameter's source i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import Resolver
@@ -199,12 +199,13 @@ class Flows:
         else:
             sites = self._flows.get((key, d.qualname)) if d is not None else None
         spec, _, default = spec.partition("=")  # what it is where a caller leaves it out
-        if not sites:
-            return self.source(key, anchor, "=" + default) if default else NONE
+        if not sites and not default:
+            return NONE
         return self._guard.get(("\4", key, anchor, spec, default, id(sites)), self._handed,
-                               sites, spec, key, anchor, default)
+                               sites or (), spec, key, anchor, default)
 
-    def _handed(self, sites: list, spec: str, key: str, anchor: str, default: str) -> Values:
+    def _handed(self, sites: Sequence, spec: str, key: str, anchor: str, default: str
+                ) -> Values:
         """What the call sites ``sites`` hand the parameter ``spec`` (see :meth:`_flow`),
         and its ``default`` (a path in the function ``anchor`` of file ``key``): a caller
         outside the tree, or one of these, may leave the parameter out."""

@@ -27,6 +27,11 @@ def hollow(values: Values) -> bool:
     return True
 
 
+def _open(v: Value) -> bool:
+    """Whether ``v`` is a tuple with a place its annotation leaves open (a ``Callable``)."""
+    return v[0] == "t" and not all(v[1])
+
+
 def _filled(annotated: Values, returned: Values) -> Values:
     """``annotated`` with each place its tuples leave open (a ``Callable``) taken from what
     a function's return statements give (a tuple of the same length, or any element of a
@@ -34,7 +39,7 @@ def _filled(annotated: Values, returned: Values) -> Values:
     _only)``."""
     out = set()
     for v in annotated:
-        if v[0] != "t" or all(v[1]):
+        if not _open(v):
             out.add(v)
             continue
         places = list(v[1])
@@ -67,8 +72,7 @@ class Results:
             if d.returns:
                 found = self.annotation(value[1], d.returns, d.parent)
                 if found and not hollow(found) or "return" not in d.names:
-                    if "return" in d.names and any(v[0] == "t" and not all(v[1])
-                                                   for v in found):
+                    if "return" in d.names and any(map(_open, found)):
                         return _filled(found, self._returned(value[1], d))
                     return found
             if "return" in d.names:  # no annotation, or a vague one: what it returns

@@ -151,14 +151,14 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                     given = [f"=[{v[1:]}]" for v in given]
                 found.setdefault(i, {}).setdefault("return", []).extend(given)
             continue
+        if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS:
+            _appended(node, d, i, first_param, classes, found)
+            continue
         handed = lambda_pairs(node) if t is ast.Call else None  # map(lambda x: ..., xs)
         if handed:
             if d.kind != "class":  # the lambda's parameters are names of its function
                 for param, source in handed:
                     found.setdefault(i, {}).setdefault(param.arg, []).append(source)
-            continue
-        if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS:
-            _appended(node, d, i, first_param, classes, found)
             continue
         if d.kind == "class":
             names = None

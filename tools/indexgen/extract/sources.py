@@ -47,16 +47,11 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
     if t is ast.NamedExpr:
         return [(node.target, s) for s in values(node.value, consts)]
     if t is ast.Call:  # isinstance(name, T): the name may be a T
-        kind = node.args[1]
-        types = kind.elts if type(kind) is ast.Tuple else [kind]
-        texts = [annotation(k) for k in types if type(k) in (ast.Name, ast.Attribute)]
-        return [(node.args[0], ":" + " | ".join(texts))] if texts else []
+        classes = _classes(node.args[1])
+        return [(node.args[0], classes)] if classes else []
     if t is ast.ExceptHandler:  # except (E, F) as err: err is an E or an F
-        kind = node.type
-        types = kind.elts if type(kind) is ast.Tuple else [kind] if kind is not None else []
-        texts = [annotation(k) for k in types if type(k) in (ast.Name, ast.Attribute)]
-        return [(ast.Name(id=node.name, ctx=ast.Store()), ":" + " | ".join(texts))] \
-            if node.name and texts else []
+        classes = _classes(node.type) if node.name else ""
+        return [(ast.Name(id=node.name, ctx=ast.Store()), classes)] if classes else []
     if t is ast.withitem:
         found = path(node.context_expr)
         if node.optional_vars is None or found is None:
@@ -102,6 +97,14 @@ def lambda_pairs(call: ast.Call) -> list[tuple[ast.arg, str]]:
     if name == "reduce" and elements:  # acc, then the element
         elements = [values(given[1], {}) if len(given) > 1 else elements[0], elements[0]]
     return [(param, source) for param, sources in zip(params, elements) for source in sources]
+
+
+def _classes(kind: ast.AST | None) -> str:
+    """``:A | B`` of the classes ``A`` or ``(A, B)`` names (those written as names), '' for
+    none."""
+    types = kind.elts if type(kind) is ast.Tuple else [kind] if kind is not None else []
+    texts = [annotation(k) for k in types if type(k) in (ast.Name, ast.Attribute)]
+    return ":" + " | ".join(texts) if texts else ""
 
 
 def values(value: ast.AST, consts: dict[str, list[str]]) -> list[str]:

@@ -158,7 +158,7 @@ class Team:
 
     def render(self, work: Sequence[tuple[int, bytes]], costs: Sequence[float],
                meanwhile: Callable[[], None] | None = None,
-               on_result: Callable[[int, Any], None] | None = None) -> list[list]:
+               on_result: Callable[[int, Any], None] | None = None) -> list[tuple]:
         """Render the pages of the given ``(source index, packed input)`` (see
         :meth:`indexgen.run.jobs.RenderInput.pack`), each where its full
         summary is kept, and return the results of :func:`indexgen.run.jobs.render` in order;
