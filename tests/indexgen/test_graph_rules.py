@@ -667,6 +667,45 @@ FILES = {
             flat, rebuild = split(x)
             return rebuild(flat)  # the place the annotated tuple leaves open
         ''',
+    "pkg/casts.py": '''
+        import typing
+        from typing import cast
+
+
+        class Job:
+            def run(self) -> None:
+                pass
+
+
+        class Queue(set):
+            def drain(self) -> None:
+                pass
+
+
+        class Other:
+            def run(self) -> None:
+                pass
+
+
+        class Holder:
+            queue_class = Queue
+
+            def bare(self, x: object) -> None:
+                cast(Job, x).run()  # the type a bare cast names
+
+            def dotted(self, x: object) -> None:
+                typing.cast(Job, x).run()  # the type typing.cast names
+
+            def quoted(self, x: object) -> None:
+                typing.cast("Job | None", x).run()  # a type written as a string
+
+            def kept(self, x: Other) -> None:
+                cast(Job, x).run()  # the type, not what x was
+
+            def runtime(self) -> None:
+                make = typing.cast("type[set]", self.queue_class)
+                make().drain()  # a builtin type: what the value holds
+        ''',
 }
 
 
@@ -824,6 +863,17 @@ def test_a_parameter_a_caller_leaves_out_is_its_default(pages, marker, callees):
 ])
 def test_an_except_clause_binds_an_instance_of_its_classes(pages, marker, callees):
     assert _calls(pages, "pkg/errors.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("run()  # the type a bare cast names", {"casts:Job.run"}),
+    ("run()  # the type typing.cast names", {"casts:Job.run"}),
+    ("run()  # a type written as a string", {"casts:Job.run"}),
+    ("run()  # the type, not what x was", {"casts:Job.run"}),
+    ("drain()  # a builtin type", {"casts:Queue", "casts:Queue.drain"}),
+])
+def test_a_cast_is_the_type_it_names_or_the_value_it_is_given(pages, marker, callees):
+    assert _calls(pages, "pkg/casts.py", marker) == callees
 
 
 def test_a_tuple_place_its_annotation_leaves_open_is_what_is_returned(pages):

@@ -3,7 +3,7 @@
 :class:`Results` is mixed into :class:`~indexgen.analyze.types.Types`: ``call`` gives what a
 class (an instance), a function (its return annotation, or what its ``return`` and ``yield``
 statements give when that says nothing) or a builtin (``iter``, ``next``, ``enumerate``,
-``zip``, ``list``, ``sorted``, ``type``, ``cast``...) returns; ``element`` what iterating
+``zip``, ``list``, ``sorted``, ``type``...) or ``typing.cast`` returns; ``element`` what iterating
 gives (an instance: its ``__iter__``, or the container or ``Iterable[T]`` its class
 subclasses); ``item`` what a subscript gives (a class: the generic itself, ``Chain[Step]``).
 """
@@ -14,6 +14,11 @@ from indexgen.analyze.containers import element_of, item_of
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
 from indexgen.extract.model import Definition
+
+#: ``typing.cast`` as the resolver names it, whichever way it was imported.
+_CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
+#: Kinds of values that are nothing of the project (a builtin, something outside the build).
+_OUTSIDE = frozenset({"b", "x", "xi"})
 
 
 def hollow(values: Values) -> bool:
@@ -82,7 +87,25 @@ class Results:
             return value[1]
         if kind == "b" and args is not None:
             return self._builtin(value[1], key, anchor, args)
+        if kind == "x" and value[1] in _CASTS and args is not None:
+            return self._cast(key, anchor, args)
         return NONE
+
+    def _cast(self, key: str, anchor: str, args: tuple) -> Values:
+        """What ``typing.cast(T, x)`` gives: what the type ``T`` names (written as a name or
+        as a string); where that is nothing of the project (a builtin, a class outside the
+        build, a type not read), also what ``x`` is -- the value itself, which calls on it
+        reach (``cast("type[set]", self.set_class)`` is whatever ``set_class`` holds)."""
+        found = NONE
+        if args and args[0]:
+            first = args[0]
+            if first[0][0] == "q":
+                found = self.annotation(key, first[0][1])
+            elif all(step[0] in ("n", "a") for step in first):
+                found = self.annotation(key, ".".join(step[1] for step in first))
+        if len(args) > 1 and args[1] and all(v[0] in _OUTSIDE for v in found):
+            found = found | self._steps(key, anchor, args[1])
+        return found
 
     def _returned(self, key: str, d: Definition) -> Values:
         """What a function without a return annotation returns: what its ``return``
@@ -98,9 +121,6 @@ class Results:
         if name == "getattr":
             return self._getattr(key, anchor, args)
         given = [self._steps(key, anchor, a) if a else NONE for a in args]
-        if name == "cast" and args and args[0]:
-            text = ".".join(arg for _, arg in args[0])
-            return self.annotation(key, text)
         if not given:
             return NONE
         if name == "type":  # type(self)(...): the class of the instance

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 
 def dotted(node: ast.AST) -> str:
@@ -25,7 +26,9 @@ def path(node: ast.AST) -> str | None:
     normalized text the global pass evaluates (:mod:`indexgen.analyze.types`), or None.
 
     Call arguments are dropped (``f()``) except for the builtins of :data:`KEEP_ARGS`
-    (``next([s])`` for ``next(s for s in states)``: ``[E]`` is a list of E), and a
+    (``next([s])`` for ``next(s for s in states)``: ``[E]`` is a list of E) and for
+    ``typing.cast`` written with its module (``t.cast(T, x)``), whose type written as a
+    string is quoted (``cast("type[S]", x)``: :func:`quoted_type`); and a
     subscript keeps an integer index (``t[1]``) and writes any other as ``_`` (``d[_]``):
     ``self.groups[i].reset`` -> ``self.groups[_].reset``, ``zip(a, self.b)`` stays as it is.
     Anything else (an operator, a literal receiver) makes the path None.
@@ -51,12 +54,21 @@ def path(node: ast.AST) -> str | None:
         head = path(func)
         if head is None:
             return None
-        if type(func) is ast.Name and func.id in KEEP_ARGS and not node.keywords:
-            args = [_argument(a) for a in node.args]
-            if func.id == "getattr" and len(args) > 1:  # the name: "on_*" for "on_" + x
-                args[1] = name_pattern(node.args[1]) or "_"
-            return f"{head}({', '.join(args)})"
-        return head + "()"
+        if type(func) is ast.Name:
+            kept = func.id if func.id in KEEP_ARGS else None
+        else:  # typing.cast(T, x), t.cast("T", x)
+            kept = "cast" if type(func) is ast.Attribute and func.attr == "cast" \
+                and type(func.value) is ast.Name else None
+        if kept is None or node.keywords:
+            return head + "()"
+        args = [_argument(a) for a in node.args]
+        if kept == "getattr" and len(args) > 1:  # the name: "on_*" for "on_" + x
+            args[1] = name_pattern(node.args[1]) or "_"
+        elif kept == "cast" and args and type(node.args[0]) not in (ast.Name, ast.Attribute):
+            first = node.args[0]  # a string, a subscript (list[T]), a union: its text
+            text = first.value if type(first) is ast.Constant else expr_text(first)
+            args[0] = quoted_type(text) or "_"
+        return f"{head}({', '.join(args)})"
     if t is ast.IfExp or t is ast.BoolOp:  # a if c else b, a or b: either of them
         items = [path(v) for v in ((node.body, node.orelse) if t is ast.IfExp
                                    else node.values)]
@@ -72,6 +84,20 @@ def path(node: ast.AST) -> str | None:
         keep = type(index) is ast.Constant and type(index.value) is int
         return f"{base}[{index.value if keep else '_'}]"
     return None
+
+
+#: A type written as a string (``cast("type[Schema]", x)``) that a path may quote: names,
+#: dots, brackets, commas and ``|``, never a quote.
+_TYPE_TEXT = re.compile(r"[A-Za-z_][\w.]*(?:[\w.\[\], |]*[\w\]])?")
+
+
+def quoted_type(value: object) -> str | None:
+    """``"T"`` for a type written as the string ``T`` that :data:`_TYPE_TEXT` admits (how a
+    path quotes it, as :func:`name_pattern` quotes a name), else None."""
+    if type(value) is not str:
+        return None
+    text = " ".join(value.split())
+    return f'"{text}"' if _TYPE_TEXT.fullmatch(text) else None
 
 
 #: Fewest characters the source states of an attribute name made at run time
