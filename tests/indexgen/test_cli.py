@@ -31,6 +31,24 @@ def test_check_lists_drift_and_exits_1(sample, monkeypatch, capsys):
     out = capsys.readouterr().out.splitlines()
     assert "missing: shop/cart.py_kw.md" in out
     assert "stale: shop/inventory.py_docs.md" in out
+    assert any("`indexgen build` with the same settings writes them" in x for x in out)
+
+
+def test_excluded_files_and_folders_get_no_pages(sample, monkeypatch, capsys):
+    monkeypatch.chdir(sample)
+    pyproject = sample / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'exclude = ["src/shop/payments"]\n')
+    assert main(["build", "-q", "-j", "1"]) == EXIT_OK
+    pages = sample / "docs/reference/shop"
+    assert (pages / "cart.py_docs.md").is_file()
+    assert not (pages / "payments").exists()  # the folder and all it holds
+    # --exclude adds a pattern: a name fits at any depth; the pages it leaves out go
+    assert main(["build", "-q", "-j", "1", "--exclude", "ledger.py"]) == EXIT_OK
+    assert not (pages / "ledger.py_docs.md").exists()
+    assert (pages / "cart.py_docs.md").is_file()
+    assert main(["check", "-q", "--exclude", "ledger.py"]) == EXIT_OK
+    assert main(["check", "-q"]) == EXIT_DRIFT  # without it, ledger.py's pages are missing
+    assert "missing: shop/ledger.py_docs.md" in capsys.readouterr().out
 
 
 def test_explicit_root_and_out(sample, tmp_path, capsys):

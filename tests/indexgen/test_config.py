@@ -41,3 +41,38 @@ def test_validate(tmp_path):
         validate(Config([tmp_path / "nope"], tmp_path / "out"))
     with pytest.raises(ConfigError, match="contains the source root"):
         validate(Config([tmp_path / "a/src"], tmp_path / "a"))
+
+
+def test_an_unknown_key_is_named_with_the_nearest_one(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.indexgen]\nroot = ["src"]\nout = "o"\n')
+    with pytest.raises(ConfigError, match=r"no key 'root'; did you mean 'roots'\?"):
+        load_config(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.indexgen]\nroots = ["src"]\nout = "o"\n'
+                                             'skip = ["x"]\n')
+    with pytest.raises(ConfigError, match=r"no key 'skip' \(its keys: roots, out, tests, "
+                                          r"exclude,"):
+        load_config(tmp_path)
+
+
+def test_exclude_is_a_list_of_patterns(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.indexgen]\nroots = ["src"]\nout = "o"\n'
+                                             'exclude = ["tests", "*_pb2.py"]\n')
+    assert load_config(tmp_path).exclude == ["tests", "*_pb2.py"]
+    (tmp_path / "pyproject.toml").write_text('[tool.indexgen]\nroots = ["src"]\nout = "o"\n'
+                                             'exclude = "tests"\n')
+    with pytest.raises(ConfigError, match="exclude must be a list of patterns"):
+        load_config(tmp_path)
+
+
+@pytest.mark.parametrize("path, patterns, left_out", [
+    ("src/pkg/tests", ["tests"], True),  # a name: at any depth
+    ("src/pkg/tests_util.py", ["tests"], False),
+    ("src/pkg/api_pb2.py", ["*_pb2.py"], True),
+    ("src/pkg/_vendor", ["src/pkg/_vendor"], True),  # a path: that folder
+    ("src/pkg/_vendor", ["./src/pkg/_vendor/"], True),  # written as a user may
+    ("src/other/_vendor", ["src/pkg/_vendor"], False),
+    ("src/pkg/core.py", [], False),
+])
+def test_a_pattern_is_matched_from_the_right_end_of_the_path(path, patterns, left_out):
+    from indexgen.extract.discover import excluded
+    assert excluded(path, patterns) is left_out

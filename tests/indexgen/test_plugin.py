@@ -107,6 +107,14 @@ def test_rebuild_rewrites_only_what_changed(tmp_path):
     assert manifest.stat().st_mtime_ns == written
 
 
+def test_excluded_files_get_no_pages_in_the_site(tmp_path):
+    project = _project(tmp_path, SITE_CONFIG + "      exclude: [payments]\n")
+    mkdocs_build(mkdocs_config(str(project / "mkdocs.yml")))
+    assert (project / "site/reference/shop/cart.py_docs/index.html").is_file()
+    assert not (project / "site/reference/shop/payments").exists()
+    assert not (project / ".cache/indexgen/shop/payments").exists()
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -1,7 +1,8 @@
 """Find the Python files of a source root, refusing paths that leave it.
 
 Hidden entries and ``__pycache__`` are skipped, as is the output directory when it lies inside
-the root (generated pages are never documented).  A symlink is followed only when its target
+the root (generated pages are never documented), and what the configuration's ``exclude``
+patterns name (:func:`excluded`).  A symlink is followed only when its target
 stays inside the root and is not one of its own ancestors; anything else raises
 :class:`~indexgen.errors.UnsafePathError`.
 """
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from indexgen.errors import UnsafePathError
 from indexgen.extract.source import module_name
@@ -40,18 +42,40 @@ class SourceFile:
         return f"{self.root}/{self.relpath}"
 
 
-def walk_python_files(root: Path, exclude: tuple[Path, ...] = ()) -> list[str]:
+def excluded(path: str, patterns: Sequence[str]) -> bool:
+    """Whether the POSIX ``path`` of a file or folder (relative to the folder of the
+    configuration, :func:`shown_path`) fits one of ``patterns``, each matched from the right
+    end of the path as :meth:`pathlib.PurePath.match` does (``*`` within one part): ``tests``
+    is any file or folder named so, ``*_pb2.py`` any such file, ``src/pkg/_vendor`` that
+    folder and so all it holds."""
+    pure = PurePosixPath(path)
+    return any(pure.match(p.removeprefix("./").rstrip("/")) for p in patterns)
+
+
+def shown_path(folder: Path, base: Path) -> str:
+    """``folder`` as :func:`excluded` matches it: relative to ``base`` when inside it, else
+    its own name."""
+    real, real_base = os.path.realpath(folder), os.path.realpath(base)
+    if real == real_base:
+        return ""
+    return fs_relpath(real, real_base) if is_inside(real, real_base) else root_name_of(folder)
+
+
+def walk_python_files(root: Path, exclude: tuple[Path, ...] = (),
+                      patterns: Sequence[str] = (), shown: str = "") -> list[str]:
     """POSIX paths (relative to ``root``) of the ``.py`` files under ``root``, sorted.
 
     Args:
         root: Folder to walk.
         exclude: Folders to leave out (e.g. the output directory).
+        patterns: Patterns of files and folders to leave out (:func:`excluded`), matched
+            against their paths below ``shown``, the root's path (:func:`shown_path`).
 
     Raises:
         UnsafePathError: A symlink points outside ``root``, is broken, or loops.
     """
     real_root = os.path.realpath(root)
-    excluded = {os.path.realpath(p) for p in exclude}
+    left_out = {os.path.realpath(p) for p in exclude}
     found: list[str] = []
 
     def visit(folder: str, rel: str, ancestors: tuple[str, ...]) -> None:
@@ -64,6 +88,8 @@ def walk_python_files(root: Path, exclude: tuple[Path, ...] = ()) -> list[str]:
             if name.startswith(".") or name == "__pycache__":
                 continue
             child_rel = f"{rel}/{name}" if rel else name
+            if patterns and excluded(f"{shown}/{child_rel}" if shown else child_rel, patterns):
+                continue
             real = entry.path
             if entry.is_symlink():
                 real = _resolve_link(entry.path)
@@ -75,7 +101,7 @@ def walk_python_files(root: Path, exclude: tuple[Path, ...] = ()) -> list[str]:
                     raise UnsafePathError(f"symlink loop: {entry.path} -> {real}")
             if os.path.isdir(real):
                 real_dir = os.path.realpath(real)
-                if real_dir in excluded:
+                if real_dir in left_out:
                     continue
                 if real_dir in ancestors:
                     raise UnsafePathError(f"symlink loop: {entry.path} -> {real_dir}")
@@ -99,13 +125,16 @@ def _resolve_link(path: str) -> str:
         raise UnsafePathError(f"cannot resolve the symlink {path}: {exc.strerror}") from exc
 
 
-def discover(root: Path, exclude: tuple[Path, ...] = ()) -> list[SourceFile]:
+def discover(root: Path, exclude: tuple[Path, ...] = (), patterns: Sequence[str] = (),
+             base: Path | None = None) -> list[SourceFile]:
     """The documented files of one source root.
 
     Args:
         root: The source root; its folder name names it on pages.  If it holds an
             ``__init__.py`` it is itself a package and module names start with its name.
         exclude: Folders to leave out.
+        patterns: Patterns of files and folders to leave out (:func:`excluded`), matched
+            against paths relative to ``base`` (the configuration's folder).
 
     Returns:
         Files sorted by relative path.
@@ -117,7 +146,8 @@ def discover(root: Path, exclude: tuple[Path, ...] = ()) -> list[SourceFile]:
     prefix = package_prefix(root)
     return [
         SourceFile(root_name, rel, root / rel, module_name(rel, prefix))
-        for rel in walk_python_files(root, exclude)
+        for rel in walk_python_files(root, exclude, patterns,
+                                     shown_path(root, base) if base is not None else "")
     ]
 
 

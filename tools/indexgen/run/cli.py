@@ -66,6 +66,10 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--out", type=Path, help="output directory (required with SRC_ROOT)")
         cmd.add_argument("--tests", type=Path, action="append", default=None, metavar="DIR",
                          help="folder of test files to cross-reference (repeatable)")
+        cmd.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
+                         help="leave out the files and folders the pattern fits (repeatable; "
+                              "adds to [tool.indexgen] exclude): tests, '*_pb2.py', "
+                              "src/pkg/_vendor")
         cmd.add_argument("--max-bytes", type=int, default=None,
                          help=f"skip analysis of larger files (default {DEFAULT_MAX_BYTES:,})")
         cmd.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
@@ -90,6 +94,7 @@ def _config(args: argparse.Namespace) -> Config:
             config.out = args.out
         if args.tests is not None:
             config.tests = list(args.tests)
+    config.exclude = [*config.exclude, *args.exclude]
     if args.max_bytes is not None:
         config.max_bytes = args.max_bytes
     if args.jobs is not None:
@@ -193,7 +198,9 @@ def _print_check(report: Report, quiet: bool, elapsed: float) -> int:
         for page in pages:
             print(f"{label}: {page}")
     if not quiet:
-        state = "pages up to date" if report.up_to_date else "pages out of date"
+        state = "pages up to date" if report.up_to_date else (
+            "pages out of date: `indexgen build` with the same settings writes them"
+            if not report.conflicts else "pages out of date")
         print(f"indexgen: {_files_line(report)}; {state} ({elapsed:.1f}s)")
         _print_details(report)
     return EXIT_OK if report.up_to_date else EXIT_DRIFT

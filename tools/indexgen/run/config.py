@@ -11,10 +11,16 @@ Keys of ``[tool.indexgen]`` (paths are relative to the folder holding ``pyprojec
 - ``jobs`` (int, default: CPU count): worker processes.
 - ``time-budget`` (seconds, default 20): a file whose analysis takes longer gets pages saying
   it was not analyzed (0: no limit; see :mod:`indexgen.extract.runtime`).
+- ``exclude`` (list of patterns, default none): files and folders of the roots and test
+  folders to leave out (:func:`indexgen.extract.discover.excluded`: ``tests``, ``*_pb2.py``,
+  ``src/pkg/_vendor``).
+
+Any other key is an error that names it (a misspelt key would otherwise be ignored).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +31,8 @@ from indexgen.paths import is_inside
 
 DEFAULT_MAX_BYTES = 2_000_000
 DEFAULT_TIME_BUDGET = 20.0
+#: The keys of ``[tool.indexgen]``.
+KEYS = ("roots", "out", "tests", "exclude", "max-bytes", "jobs", "time-budget")
 
 
 @dataclass
@@ -39,6 +47,8 @@ class Config:
         max_bytes: Size limit for analysis.
         jobs: Worker processes (0 means one per CPU).
         time_budget: Seconds one file's analysis may take (0: no limit).
+        exclude: Patterns of files and folders to leave out (see
+            :func:`indexgen.extract.discover.excluded`).
     """
 
     roots: list[Path]
@@ -48,6 +58,7 @@ class Config:
     max_bytes: int = DEFAULT_MAX_BYTES
     jobs: int = 0
     time_budget: float = DEFAULT_TIME_BUDGET
+    exclude: list[str] = field(default_factory=list)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -97,6 +108,11 @@ def load_config(start: Path | None = None, out: Path | None = None) -> Config:
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject} has no [tool.indexgen] table")
     base = pyproject.parent
+    for unknown in sorted(set(table) - set(KEYS)):
+        near = difflib.get_close_matches(unknown, KEYS, n=1)
+        raise ConfigError(f"{pyproject}: [tool.indexgen] has no key {unknown!r}"
+                          + (f"; did you mean {near[0]!r}?" if near else "")
+                          + f" (its keys: {', '.join(KEYS)})")
     roots = table.get("roots")
     if not isinstance(roots, list) or not roots or not all(isinstance(r, str) for r in roots):
         raise ConfigError(f"{pyproject}: [tool.indexgen] roots must be a non-empty list of paths")
@@ -107,6 +123,10 @@ def load_config(start: Path | None = None, out: Path | None = None) -> Config:
         tests = ["tests"] if (base / "tests").is_dir() else []
     if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
         raise ConfigError(f"{pyproject}: [tool.indexgen] tests must be a list of paths")
+    exclude = table.get("exclude", [])
+    if not isinstance(exclude, list) or not all(isinstance(x, str) and x for x in exclude):
+        raise ConfigError(f"{pyproject}: [tool.indexgen] exclude must be a list of patterns "
+                          '(e.g. ["tests", "*_pb2.py", "src/pkg/_vendor"])')
     max_bytes = table.get("max-bytes", DEFAULT_MAX_BYTES)
     jobs = table.get("jobs", 0)
     time_budget = table.get("time-budget", DEFAULT_TIME_BUDGET)
@@ -119,7 +139,8 @@ def load_config(start: Path | None = None, out: Path | None = None) -> Config:
         raise ConfigError(f"{pyproject}: [tool.indexgen] time-budget must be a number of "
                           "seconds (0 for no limit)")
     return Config([base / r for r in roots], out if out is not None else base / table["out"],
-                  [base / t for t in tests], base, max_bytes, jobs, float(time_budget))
+                  [base / t for t in tests], base, max_bytes, jobs, float(time_budget),
+                  list(exclude))
 
 
 def validate(config: Config) -> list[str]:

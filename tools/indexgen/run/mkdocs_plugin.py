@@ -13,6 +13,7 @@ Options (under ``- indexgen:``; all optional)::
 
     roots: [src]            # source roots; default: [tool.indexgen] roots of pyproject.toml
     tests: [tests]          # test folders; default: [tool.indexgen] tests, else tests/ if any
+    exclude: [_vendor]      # more files and folders to leave out (patterns, as in pyproject)
     dest: reference         # where the pages appear in the site ("" for its top)
     cache_dir: .cache/indexgen
     jobs: 0                 # worker processes (0: one per CPU)
@@ -50,6 +51,7 @@ class IndexgenOptions(MkdocsOptions):
 
     roots = opt.ListOfItems(opt.Type(str), default=[])
     tests = opt.Optional(opt.ListOfItems(opt.Type(str)))
+    exclude = opt.ListOfItems(opt.Type(str), default=[])
     dest = opt.Type(str, default="reference")
     cache_dir = opt.Type(str, default=".cache/indexgen")
     jobs = opt.Type(int, default=0)
@@ -87,6 +89,7 @@ class IndexgenPlugin(BasePlugin[IndexgenOptions]):
         if self.config.jobs < 0:
             raise PluginError("indexgen: jobs must be 0 (one per CPU) or a positive number")
         settings.jobs = self.config.jobs or settings.jobs
+        settings.exclude = [*settings.exclude, *self.config.exclude]
         self.settings = settings
 
     def on_files(self, files: Files, *, config: Any) -> Files:

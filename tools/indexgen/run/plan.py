@@ -26,13 +26,10 @@ from indexgen.extract.discover import (
     discover,
     root_label,
     root_name_of,
+    shown_path,
     walk_python_files,
 )
-from indexgen.extract.model import (
-    FAILED_STATUSES,
-    STATUS_EMPTY,
-    FileSummary,
-)
+from indexgen.extract.model import FAILED_STATUSES, STATUS_EMPTY, FileSummary
 from indexgen.extract.runtime import collector_paused
 from indexgen.layout import MANIFEST_NAME, Layout
 from indexgen.paths import fs_relpath
@@ -109,7 +106,7 @@ class Plan:
         self.notes = validate(config)
         self.sources: list[SourceFile] = []
         for root in config.roots:
-            self.sources += discover(root, exclude=(self.out,))
+            self.sources += discover(root, (self.out,), config.exclude, config.base)
         self.layout = Layout(tuple(root_name_of(r) for r in config.roots),
                              tuple(root_label(root, config.base) for root in config.roots))
         self.settings = {"roots": list(self.layout.roots), "labels": list(self.layout.labels),
@@ -119,7 +116,8 @@ class Plan:
         self.stats = {s.key: stat_of(s.path) for s in self.sources}
         self.tests: list[SourceFile] = []
         for folder in config.tests:
-            for rel in walk_python_files(folder, exclude=(self.out,)):
+            for rel in walk_python_files(folder, (self.out,), config.exclude,
+                                         shown_path(folder, config.base)):
                 display = fs_relpath(folder / rel, config.base)
                 self.tests.append(SourceFile("tests", display, folder / rel, ""))
         self.test_stats = {t.relpath: stat_of(t.path) for t in self.tests}
