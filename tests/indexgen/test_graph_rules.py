@@ -706,6 +706,55 @@ FILES = {
                 make = typing.cast("type[set]", self.queue_class)
                 make().drain()  # a builtin type: what the value holds
         ''',
+    "pkg/callables.py": '''
+        import dataclasses
+        from typing import Callable, Optional
+
+
+        class Option:
+            def to_seq(self) -> list:
+                return []
+
+
+        def some(x: int) -> Option:
+            return Option()
+
+
+        def choose(chooser: Callable[[int], Option], x: int) -> list:
+            return chooser(x).to_seq()  # what the Callable returns
+
+
+        def choose_opt(chooser: Optional[Callable[..., Option]], x: int) -> list:
+            return chooser(x).to_seq()  # an Optional Callable's return
+
+
+        def use() -> list:
+            return choose(some, 1)
+
+
+        def split(x: int) -> tuple[int, Callable[[int], Option]]:
+            return x, some
+
+
+        def join(x: int) -> list:
+            n, make = split(x)
+            return make(n).to_seq()  # the place a Callable with a return type leaves open
+
+
+        @dataclasses.dataclass
+        class Step:
+            combine: Callable[[int], Option]
+
+            def run(self) -> list:
+                return self.combine(1).to_seq()  # a field typed Callable: what is handed
+
+
+        def steps() -> Step:
+            def combine(x: int) -> Option:
+                return Option()
+
+            return Step(combine=combine)
+        ''',
 }
 
 
@@ -874,6 +923,18 @@ def test_an_except_clause_binds_an_instance_of_its_classes(pages, marker, callee
 ])
 def test_a_cast_is_the_type_it_names_or_the_value_it_is_given(pages, marker, callees):
     assert _calls(pages, "pkg/casts.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    # the Callable's return type, and what the callers hand (some) for the call itself
+    ("to_seq()  # what the Callable returns", {"callables:Option.to_seq", "callables:some"}),
+    ("to_seq()  # an Optional Callable's return", {"callables:Option.to_seq"}),
+    ("to_seq()  # the place a Callable", {"callables:some", "callables:Option.to_seq"}),
+    ("to_seq()  # a field typed Callable", {"callables:steps",
+                                           "callables:Option.to_seq"}),
+])
+def test_calling_a_callable_gives_what_its_annotation_says_it_returns(pages, marker, callees):
+    assert _calls(pages, "pkg/callables.py", marker) == callees
 
 
 def test_a_tuple_place_its_annotation_leaves_open_is_what_is_returned(pages):

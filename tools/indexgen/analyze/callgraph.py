@@ -102,11 +102,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
         if ledger is not None:
             ledger.update(accounts)
         for callee, entries in handed.items():  # the runs come in the files' order
-            mine = sites.get(callee)
-            if mine is None:
-                sites[callee] = entries
-            else:
-                mine += entries
+            sites.setdefault(callee, []).extend(entries)
     if types is not None and retry:
         if keys != sorted(keys):  # call_sites lists each callee's sites in sorted file order
             sites = flows.call_sites(resolver, found, types.flow_records)
@@ -214,8 +210,9 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                     if mine is None:
                         mine = counts[caller] = {}
                     mine[edge[5]] = mine.get(edge[5], 0) + 1
-                    if names and (edge[5] == UNKNOWN_VALUE or edge[5] == RUN_TIME_NAME):
-                        retry.append((key, call, cls, names, edge[5], text,
+                    # again with what callers hand: on local names, or read it (self.x)
+                    if edge[5] in _AGAIN and (names or memo not in settled):
+                        retry.append((key, call, cls, names or _NO_NAMES, edge[5], text,
                                       out_edges if settled.get(memo) == caller else None))
                     continue
                 if edge[0] != line or edge[1] != text:
@@ -280,6 +277,7 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
 
 
 _NO_NAMES: dict[str, list[str]] = {}  # a caller without local names (read, never written)
+_AGAIN = (UNKNOWN_VALUE, RUN_TIME_NAME)  # why a call the second round may resolve was not
 
 
 def _retried_files(resolver: Resolver, types: Types, by_file: dict[str, list],

@@ -168,8 +168,8 @@ class Members:
                 found = union([*(self.source(k, anchor, x, c) for anchor, x in sources or ()
                                  if x[0] != "~"),
                                *(self.source(*extra) for extra in extras or ())])
-                if not found:
-                    found = self._field_flow(k, c, attr)
+                if not found or hollow(found):  # a field typed Callable: what is handed
+                    found = union([found, self._field_flow(k, c, attr)]) or found
                 if not found or hollow(found):  # Dict[str, Callable]: what subclasses put
                     found = union([found, self._assigned_below(key, cls, attr)]) or found
                 held += [(k, anchor, x, c) for anchor, x in sources or () if x[0] == "~"]

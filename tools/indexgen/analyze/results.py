@@ -22,19 +22,20 @@ _OUTSIDE = frozenset({"b", "x", "xi"})
 
 
 def hollow(values: Values) -> bool:
-    """Whether every value is a container whose elements are unknown (``list[T]`` of a
-    ``TypeVar`` or a ``Callable``): what is returned (or handed) may say more."""
+    """Whether every value is a callable typed only by what it returns (``Callable[[A],
+    R]``) or a container whose elements are unknown or such callables (``list[T]`` of a
+    ``TypeVar``, ``dict[str, Callable]``): what is returned (or handed) may say more."""
     for v in values:
         kind = v[0]
-        if not (kind == "s" and not v[1] or kind == "d" and not v[2]
-                or kind == "t" and not any(v[1])):
+        if not (kind == "k" or kind == "s" and hollow(v[1]) or kind == "d" and hollow(v[2])
+                or kind == "t" and all(map(hollow, v[1]))):
             return False
     return True
 
 
 def _open(v: Value) -> bool:
     """Whether ``v`` is a tuple with a place its annotation leaves open (a ``Callable``)."""
-    return v[0] == "t" and not all(v[1])
+    return v[0] == "t" and not all(p and not hollow(p) for p in v[1])
 
 
 def _filled(annotated: Values, returned: Values) -> Values:
@@ -50,7 +51,8 @@ def _filled(annotated: Values, returned: Values) -> Values:
         places = list(v[1])
         for r in returned:  # a tuple literal is read as a sequence: any of its elements
             if r[0] == "t" and len(r[1]) == len(places) or r[0] == "s":
-                places = [p if v[1][k] else union((p, r[1] if r[0] == "s" else r[1][k]))
+                places = [p if v[1][k] and not hollow(v[1][k])
+                          else union((p, r[1] if r[0] == "s" else r[1][k]))
                           for k, p in enumerate(places)]
         out.add(("t", tuple(places)))
     return frozenset(out)
@@ -83,7 +85,7 @@ class Results:
             if "return" in d.names:  # no annotation, or a vague one: what it returns
                 return self._returned(value[1], d)
             return NONE
-        if kind == "r":
+        if kind == "r" or kind == "k":
             return value[1]
         if kind == "b" and args is not None:
             return self._builtin(value[1], key, anchor, args)

@@ -14,6 +14,9 @@ A value is a plain tuple:
 ``("d", K, V)``        a mapping
 ``("t", (E0, ...))``   a tuple with one set of values per position
 ``("r", V, name)``     a method of a container that returns ``V`` (``list.pop``, ``dict.get``)
+``("k", V)``           a callable the code types only by what it returns (``Callable[[A], V]``):
+                       calling it gives ``V``, and no call edge (which function it is, the
+                       annotation does not say; what callers hand it may)
 ``("p", key, C, k)``   ``super()`` in a method of the project class ``C``, or ``super(C, x)``:
                        its attributes are looked up past ``C`` (``k``: ``"i"`` for an
                        instance, ``"c"`` for the class, as in a classmethod)
@@ -185,6 +188,9 @@ class Annotations:
         if last in ("type", "Type"):
             return frozenset({("c", v[1], v[2]) for v in self._type(key, args[0], cls)
                               if v[0] == "i"})
+        if last == "Callable" and len(args) == 2:  # Callable[[A], R]: calling it gives R
+            returned = self._type(key, args[1], cls)
+            return frozenset({("k", returned)}) if returned else NONE
         return self._type_name(key, base, cls)
 
     def _type_name(self, key: str, dotted: str, cls: str) -> Values:
