@@ -10,6 +10,7 @@ turned into Markdown only when a page is rendered (:mod:`indexgen.render.rst`).
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 import griffe
@@ -107,17 +108,64 @@ def parse_docstring(docstring: griffe.Docstring | str) -> list[DocSection]:
     text = docstring.value
     try:
         with griffe.logger.disable():
-            sections = griffe.parse_auto(docstring, per_style_options=_OPTIONS)
+            style, _ = griffe.infer_docstring_style(docstring)
+            if style == griffe.Parser.sphinx:
+                sections = _parse_sphinx(docstring)
+            else:
+                sections = griffe.parse(docstring, style, **_OPTIONS.get(style, {}))
     except Exception:  # noqa: BLE001 - an odd docstring must not lose the page
         return [DocSection("text", text=text)] if text.strip() else []
-    return [_plain(section) for section in sections]
+    # NumPy writes an entry's description under its header, the other styles beside it
+    beside = style != griffe.Parser.numpy
+    return [_plain(section, beside) for section in sections]
+
+
+def _parse_sphinx(docstring: griffe.Docstring) -> list[griffe.DocstringSection]:
+    """griffe's Sphinx sections, one field list at a time.
+
+    griffe's Sphinx parser (griffe 2.4) lets a field run until the next line that starts
+    with ``:``, so the text after a docstring's field list (``.. versionchanged::``, a
+    closing paragraph) becomes part of the last field, and the dedent of that field is
+    measured over it: an aligned continuation line keeps its indentation and reads as a
+    definition list.  In reStructuredText a field list ends at an unindented line, so the
+    docstring is cut there (:func:`_sphinx_pieces`) and each piece is parsed on its own, in
+    order, with the same parent (parameter types and defaults from the signature).  A piece
+    without fields is kept as text as it is (a new griffe docstring would ``cleandoc`` it
+    again, which dedents a directive's body: every line after the first).
+    """
+    pieces = _sphinx_pieces(docstring.lines)
+    if len(pieces) == 1:
+        return griffe.parse(docstring, griffe.Parser.sphinx, **_OPTIONS["sphinx"])
+    sections: list[griffe.DocstringSection] = []
+    for piece in pieces:
+        if any(line.startswith(":") for line in piece):
+            part = griffe.Docstring("\n".join(piece), parent=docstring.parent)
+            sections += griffe.parse(part, griffe.Parser.sphinx, **_OPTIONS["sphinx"])
+        else:
+            sections.append(griffe.DocstringSectionText("\n".join(piece).strip()))
+    return sections
+
+
+def _sphinx_pieces(lines: list[str]) -> list[list[str]]:
+    """A cleaned Sphinx docstring's lines cut after each field list: before the first
+    unindented line that follows a blank line and starts no field (``:name ...:``)."""
+    pieces = []
+    start = 0
+    in_fields = False
+    for i, line in enumerate(lines):
+        if line.startswith(":"):
+            in_fields = True
+        elif in_fields and line[:1].strip() and not lines[i - 1].strip():
+            pieces.append(lines[start:i])
+            start, in_fields = i, False
+    return [*pieces, lines[start:]]
 
 
 def _text_of(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _plain(section: griffe.DocstringSection) -> DocSection:
+def _plain(section: griffe.DocstringSection, beside: bool) -> DocSection:
     kind = section.kind.value
     value = section.value
     title = _text_of(section.title)
@@ -142,8 +190,27 @@ def _plain(section: griffe.DocstringSection) -> DocSection:
         items.append(DocItem(name=_text_of(getattr(item, "name", "")),
                              annotation=_text_of(getattr(item, "annotation", "")),
                              default=_text_of(getattr(item, "value", "")),
-                             description=_text_of(getattr(item, "description", ""))))
+                             description=_description(item, beside)))
     return DocSection(kind, title=title, items=items)
+
+
+def _description(item: object, beside: bool) -> str:
+    """An entry's description; when it starts beside the entry's header (``x: The x,`` in
+    Google style, ``:param x: The x,`` in Sphinx style), the further lines of its first
+    paragraph dedented to their own margin.
+
+    The indentation of those lines says nothing about structure: authors align them under
+    the first line's text, and griffe strips a fixed amount (a Google continuation loses
+    twice the entry's indentation, the rest stays), which the reStructuredText reading of
+    the page would take for a definition list whose term is the first line.  Later
+    paragraphs keep their indentation (a ``::`` block under the first paragraph stays code).
+    """
+    text = _text_of(getattr(item, "description", ""))
+    lines = text.split("\n")
+    end = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
+    if not beside or end < 2:
+        return text
+    return "\n".join([lines[0], textwrap.dedent("\n".join(lines[1:end])), *lines[end:]])
 
 
 def _doctest(text: str) -> str:
