@@ -156,6 +156,9 @@ class FileContext:
 
 
 _as_edge = partial(tuple.__new__, CallEdge)
+#: ``make_edge((line, text, kind, key, anchor, label))``: a CallEdge without its Python-level
+#: ``__new__`` frame (as resolve's ``_target``), for the records made by the hundred thousand.
+make_edge = _as_edge
 _as_caller = partial(tuple.__new__, CallerRef)
 _as_indirect = partial(tuple.__new__, IndirectFinding)
 
