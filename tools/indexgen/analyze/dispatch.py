@@ -12,7 +12,7 @@ defines, which a call on an instance may run instead: class hierarchy analysis, 
 the receiver's class is known exactly; a subclass's ``__init__`` where a class value the
 code leaves open is called: :mod:`indexgen.analyze.virtual`), ``closure`` (a function
 nested in a definition), ``external`` (a name from outside the build), ``builtin`` (left
-off the pages), ``read`` (a property read on the way),
+off the pages), ``read`` (a property read on the way, or named as a value handed on),
 ``callback`` (a function handed to be called later) or ``unresolved`` (with its reason, one
 of the constants below) -- never guessed, never none.
 """
@@ -133,19 +133,26 @@ def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | 
 def _callbacks(resolver: Resolver, key: str, call: Call, cls: str | None,
                types: Types | None) -> list[CallEdge]:
     """``callback`` edges to the project functions a reference (``&self._on_grad``, given to
-    a ``register_*hook`` or ``partial`` call) may name; nothing else counts."""
+    a ``register_*hook`` or ``partial`` call) may name; nothing else counts.  A property so
+    named (``str(self.name)``, ``f(key=self.name)``) is read there, its value handed on: a
+    ``read`` edge, as for the properties read on the way (``&self.group.on_grad``)."""
     if types is None:
         return []
     if cls is None:
         cls = class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
     text = call.text[1:]
-    if text.startswith(("self.", "cls.")) and cls and text.count(".") == 1:
-        target = resolver.method(key, cls, text.partition(".")[2])
-        values = types.of_target(target) if target else frozenset()
+    read: set[tuple[str, str]] = set()
+    bound = cls and text.startswith(("self.", "cls.")) and text.count(".") == 1
+    target = resolver.method(key, cls, text.partition(".")[2]) if bound else None
+    if bound and target is None:
+        return []
+    if target and resolver.module(target.key).kinds.get(target.qualname) != "property":
+        values = types.of_target(target)
     else:
-        values = types.evaluate(key, call.caller, text)
+        values = types.evaluate(key, call.caller, text, read)
     return [CallEdge(call.line, text, "callback", v[1], resolver.anchor(v[1], v[2]), v[2])
-            for v in sorted(v for v in values if v[0] == "f")]
+            for v in sorted(v for v in values if v[0] == "f")] + [
+        CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q) for k, q in sorted(read)]
 
 
 #: Why a call is not resolved: the reasons pages count.
