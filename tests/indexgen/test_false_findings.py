@@ -118,6 +118,10 @@ def _bullet(section: str, title: str) -> str:
     return next((x for x in section.split("\n") if x.startswith(f"- **{title}**")), "")
 
 
+def _security(docs: str) -> str:
+    return docs.split("\n## Security & Safety\n", 1)[1].split("\n## ", 1)[0]
+
+
 @pytest.mark.parametrize("method", ["Param.describe", "Param.message"])
 def test_a_property_handed_to_a_call_is_read_not_passed(core, method):
     section = symbol_section(core, method)
@@ -131,3 +135,26 @@ def test_a_property_handed_to_a_call_is_read_not_passed(core, method):
 def test_a_method_handed_to_a_call_stays_a_callback(core):
     section = symbol_section(core, "Param.listen")
     assert "[`Param.on_change`]" in _bullet(section, "Passes as a callback"), section
+
+
+def test_the_projects_own_method_named_like_pathlibs_is_no_file_access(core):
+    security = _security(core)
+    own = _line("the project's own write_text")
+    assert f"#L{own})" not in security, security
+    for marker in ("pathlib's", "may be pathlib's"):
+        assert f"[line {_line(marker)}](#L{_line(marker)})" in security, (marker, security)
+    assert "- **File system access**: 2 direct calls\n" in security, security
+
+
+def test_a_call_of_it_does_no_file_access_through_it(out):
+    """Nor does a call that reaches it, where a call that reaches pathlib's does."""
+    security = _security((out / "pkg/app.py_docs.md").read_text())
+    assert f"#L{_line('reaches only the project', 'pkg/app.py')})" not in security, security
+    line = _line("reaches pathlib's", "pkg/app.py")
+    assert f"[line {line}](#L{line}): `cmd.save` in `keep`, through" in security, security
+    assert "- **File system access**: 1 call through project functions\n" in security
+
+
+def test_the_projects_own_write_text_page_finds_no_file_access(out):
+    """The callee's own page agrees: ``fmt.py`` does nothing with files."""
+    assert "None found" in _security((out / "pkg/fmt.py_docs.md").read_text())

@@ -313,3 +313,5 @@ def classify_calls(summary: FileSummary, calls: list[Candidate]) -> None:
         result = rules.classify_call(text, kws, aliases)
         if result:
             summary.findings.append(Finding(result[0], line, text, result[1]))
+            if result[2]:  # known by its name alone: anchored by calls.attribute
+                summary.by_name.append(("", line, text, result[0]))
