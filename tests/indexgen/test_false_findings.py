@@ -158,3 +158,15 @@ def test_a_call_of_it_does_no_file_access_through_it(out):
 def test_the_projects_own_write_text_page_finds_no_file_access(out):
     """The callee's own page agrees: ``fmt.py`` does nothing with files."""
     assert "None found" in _security((out / "pkg/fmt.py_docs.md").read_text())
+
+
+def test_nonlocal_is_no_module_global_state(core):
+    patterns = core.split("\n## Code Patterns & Idioms\n", 1)[1].split("\n## ", 1)[0]
+    assert "nonlocal" not in patterns, patterns
+
+
+def test_a_nonlocal_name_is_the_enclosing_functions(core):
+    calls = _bullet(symbol_section(core, "count_up"), "Calls")
+    line = _line("the enclosing function's Tally")
+    assert f"[`Tally.add`](#sym-Tally.add) ([line {line}](#L{line}))" in calls, calls
+    assert "Counter.add" not in calls, calls
