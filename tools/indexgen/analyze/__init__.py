@@ -7,7 +7,9 @@ file itself does not.
 - :mod:`~indexgen.analyze.resolve` answers what a dotted name written in a module refers to,
   as the import system would bind it;
 - :mod:`~indexgen.analyze.callgraph` resolves every call into the static call graph and
-  follows it (what a call does through project functions, what a test reaches);
+  follows it (what a call does through project functions, what a test reaches), with
+  :mod:`~indexgen.analyze.dispatch` (where one call leads) and
+  :mod:`~indexgen.analyze.virtual` (what a call may run instead: overrides);
 - :mod:`~indexgen.analyze.project` classifies imports, inverts them, links cross-references,
   finds the tests of each module and groups files into folders;
 - :mod:`~indexgen.analyze.assemble` puts each file's context together from those, a file

@@ -26,6 +26,7 @@ from indexgen.analyze.context import FileContext
 from indexgen.analyze.flows import CALLED
 from indexgen.analyze.resolve import PerFile
 from indexgen.analyze.tests import find_tests
+from indexgen.analyze.walks import projects_own
 
 #: What the caller keeps of one file's context: ``seal(key, ctx)``.
 Seal = Callable[[str, FileContext], Any]
@@ -106,6 +107,8 @@ def _finish(project, key: str, ctx: dict[str, FileContext], by_caller: dict,
                     for caller, counts in sorted(unresolved.get(key, {}).items())}
     c.conditions = _conditions(project.resolver, c.calls)
     c.indirect = callgraph.indirect_findings(key, by_caller, totals, project.resolver, done)
+    named = project.files[key].by_name
+    c.unfounded = sorted(projects_own(by_caller, named)) if named else []
     c.imported_by = sorted(c.imported_names)
     for names in c.imported_names.values():
         names.sort()

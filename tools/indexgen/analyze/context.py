@@ -123,6 +123,9 @@ class FileContext:
         conditions: ``"file key#anchor"`` of a callee in ``calls`` that is one of several
             definitions a condition picks at import time -> that condition ('' for the
             one made unconditionally), see :mod:`indexgen.extract.alternatives`.
+        unfounded: ``(line, call as written)`` of the file's findings made by name alone
+            that are calls of the project's own definitions
+            (:func:`indexgen.analyze.walks.projects_own`): left off its pages, sorted.
     """
 
     imported_by: list[str] = field(default_factory=list)
@@ -141,6 +144,7 @@ class FileContext:
     test_calls: dict[str, list[str]] = field(default_factory=dict)
     dynamic_tests: list[str] = field(default_factory=list)
     conditions: dict[str, str] = field(default_factory=dict)
+    unfounded: list[tuple[int, str]] = field(default_factory=list)
 
     def __reduce__(self) -> tuple:
         """Pickle the call edges as plain tuples: a build sends every context to a worker,
@@ -156,6 +160,9 @@ class FileContext:
 
 
 _as_edge = partial(tuple.__new__, CallEdge)
+#: ``make_edge((line, text, kind, key, anchor, label))``: a CallEdge without its Python-level
+#: ``__new__`` frame (as resolve's ``_target``), for the records made by the hundred thousand.
+make_edge = _as_edge
 _as_caller = partial(tuple.__new__, CallerRef)
 _as_indirect = partial(tuple.__new__, IndirectFinding)
 

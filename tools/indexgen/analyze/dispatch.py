@@ -10,27 +10,22 @@ receiver.  Each callee is an edge (:class:`~indexgen.analyze.context.CallEdge`) 
 every one it may pick: :func:`alternatives`), ``override`` (a method a documented subclass
 defines, which a call on an instance may run instead: class hierarchy analysis, none when
 the receiver's class is known exactly; a subclass's ``__init__`` where a class value the
-code leaves open is called), ``closure`` (a function nested in a definition), ``external``
-(a name from outside the build), ``builtin`` (left off the pages), ``read`` (a property
-read on the way), ``callback`` (a function handed to be called later) or ``unresolved``
-(with its reason, one of the constants below) -- never guessed, never none.
+code leaves open is called: :mod:`indexgen.analyze.virtual`), ``closure`` (a function
+nested in a definition), ``external`` (a name from outside the build), ``builtin`` (left
+off the pages), ``read`` (a property read on the way, or named as a value handed on),
+``callback`` (a function handed to be called later) or ``unresolved`` (with its reason, one
+of the constants below) -- never guessed, never none.
 """
 
 from __future__ import annotations
 
-from functools import partial
-
-from indexgen.analyze.context import CallEdge
+from indexgen.analyze.context import CallEdge, make_edge
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.types import Types
-from indexgen.analyze.values import ordered
+from indexgen.analyze.virtual import constructors, function_apply, overrides
 from indexgen.extract.calls import receiver_name
 from indexgen.extract.model import Call
 
-# The records made by the hundred thousand, without their Python-level ``__new__`` frame (as
-# resolve's ``_target``): ``make_edge((line, text, kind, key, anchor, label))``.
-#: ``make_edge((line, text, kind, key, anchor, label))``: a CallEdge without its ``__new__``.
-make_edge = partial(tuple.__new__, CallEdge)
 #: Edges whose target runs: a call, a property read, a callback (when it is called back).
 RUNS = frozenset({"project", "override", "closure", "read", "callback"})
 
@@ -63,55 +58,6 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
     return found + overrides(resolver, types, key, call, cls, found)
 
 
-def constructors(resolver: Resolver, types: Types, key: str, call: Call,
-                 found: list[CallEdge]) -> list[CallEdge]:
-    """``override`` edges of a call of a class value the code leaves open (``cls(...)``,
-    ``type(x)(...)``, ``x.__class__(...)``, ``error(line)`` with ``error: type[Error]`` or a
-    union holding it): the ``__init__`` of each documented subclass, which the value may
-    be.  A class a function returns by name is that class: ``make()(...)`` lists none."""
-    text = call.text
-    if not (text == "cls" or text.startswith("type(") or text.endswith(".__class__") or any(
-            s[0] == ":" and ("type[" in s or "Type[" in s)
-            for s in types.local_names(key, call.caller).get(text, ()))):
-        return []
-    known = {(e[3], e[5]) for e in found if e[2] == "project"}
-    out: list[CallEdge] = []
-    for v in ordered(types.evaluate(key, call.caller, call.text)):
-        for target in types.overrides(v[1], v[2], "__init__") if v[0] == "c" else ():
-            if target not in known:
-                known.add(target)
-                out.append(make_edge((call.line, call.text, "override", target[0],
-                                      resolver.anchor(*target), target[1])))
-    return out
-
-
-def function_apply(resolver: Resolver, types: Types, key: str, call: Call, cls: str
-                   ) -> list[CallEdge]:
-    """``C.apply(...)`` of a subclass ``C`` of ``torch.autograd.Function`` runs
-    ``C.forward`` with a context first and the call's arguments after it (torch 2.13's
-    ``Function.apply``): edges to the ``forward`` of ``C`` and, as overrides, of its
-    documented subclasses (:mod:`indexgen.analyze.flows` hands ``forward``'s parameters
-    the arguments, one place on)."""
-    receiver = call.text[:-len(".apply")]
-    if receiver == "cls" or receiver == "self":
-        classes = [(key, cls)] if cls else []
-    else:
-        classes = [(v[1], v[2]) for v in ordered(types.evaluate(key, call.caller, receiver))
-                   if v[0] == "c"]
-    out = []
-    for k, c in classes:
-        if not any(not base_key and base.rpartition(".")[2] == "Function"
-                   for base_key, base in types.mro(k, c)):
-            continue
-        target = resolver.method(k, c, "forward")
-        if target is not None and target.kind == "project":
-            out.append(make_edge((call.line, call.text, "project", target.key,
-                              resolver.anchor(target.key, target.qualname), target.qualname)))
-        out += [make_edge((call.line, call.text, "override", tk, resolver.anchor(tk, tq), tq))
-                for tk, tq in types.overrides(k, c, "forward")]
-    return out
-
-
 def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
                  ) -> list[CallEdge]:
     """``found`` with each project callee that a condition picks at import time replaced by
@@ -132,70 +78,6 @@ def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
         out = [e for e in out if e[2] != "unresolved"]
         out += [make_edge((line, text, "project", key, anchor, text)) for anchor, _c in own]
     return out
-
-
-def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
-              found: list[CallEdge]) -> list[CallEdge]:
-    """``override`` edges of a call ``x.m(...)``: the methods ``m`` that the documented
-    subclasses of the classes ``x`` may be an instance of define themselves (``self`` in a
-    method: the method's class), other than the callees already found."""
-    receiver, _, attr = call.text.rpartition(".")
-    if receiver == "self" or receiver == "cls":
-        classes = [(key, cls)] if cls else []
-    elif _is_super(receiver) or not attr.isidentifier():
-        return []  # super().m() runs the method after the class, not an override
-    elif _exact(types, key, call.caller, receiver):
-        return []
-    else:  # an instance, or a class not named as such (type[C], type(x), cls_attr)
-        values = ordered(types.evaluate(key, call.caller, receiver))
-        named = _names_a_class(resolver, types, key, call.caller, receiver)
-        classes = [(v[1], v[2]) for v in values if v[0] == "i" or v[0] == "c" and not named]
-    out: list[CallEdge] = []
-    if not classes:
-        return out
-    known = {(e[3], e[5]) for e in found if e[2] == "project"}
-    for k, c in classes:
-        for target in types.overrides(k, c, attr):
-            if target not in known:
-                known.add(target)
-                out.append(make_edge((call.line, call.text, "override", target[0],
-                                  resolver.anchor(*target), target[1])))
-    return out
-
-
-def _names_a_class(resolver: Resolver, types: Types, key: str, anchor: str,
-                   receiver: str) -> bool:
-    """Whether the receiver is a class's own name (``Base.m()``, ``mod.Base.m()``): that
-    class's method runs, where a class value (``parser: type[Parser]``, ``type(self)``)
-    may be any subclass."""
-    if "(" in receiver or "[" in receiver:
-        return False
-    if receiver.partition(".")[0] in types.local_names(key, anchor):
-        return False
-    target = resolver.name_in(key, receiver)
-    return target is not None and target.kind == "project" and bool(target.qualname) and \
-        resolver.module(target.key).kinds.get(target.qualname) == "class"
-
-
-def _is_super(receiver: str) -> bool:
-    """Whether a receiver is ``super()`` or ``super(C, x)`` itself (not a value it gives)."""
-    return receiver.startswith("super(") and receiver.find(")") == len(receiver) - 1
-
-
-def _exact(types: Types, key: str, anchor: str, receiver: str) -> bool:
-    """Whether the receiver is made by calling a class right there (``Order().save()``), or
-    is a name of the caller bound only to such calls (``order = Order()``): then its class
-    is known exactly, and no override can run instead."""
-    sources = types.local_names(key, anchor).get(receiver) if receiver.isidentifier() \
-        else ["=" + receiver]
-    if not sources:
-        return False
-    for source in sources:
-        if source[0] != "=" or not source.endswith("()") or "(" in source[1:-2]:
-            return False
-        if not all(v[0] == "c" for v in types.evaluate(key, anchor, source[1:-2]) or "x"):
-            return False
-    return True
 
 
 def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | None,
@@ -251,19 +133,26 @@ def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | 
 def _callbacks(resolver: Resolver, key: str, call: Call, cls: str | None,
                types: Types | None) -> list[CallEdge]:
     """``callback`` edges to the project functions a reference (``&self._on_grad``, given to
-    a ``register_*hook`` or ``partial`` call) may name; nothing else counts."""
+    a ``register_*hook`` or ``partial`` call) may name; nothing else counts.  A property so
+    named (``str(self.name)``, ``f(key=self.name)``) is read there, its value handed on: a
+    ``read`` edge, as for the properties read on the way (``&self.group.on_grad``)."""
     if types is None:
         return []
     if cls is None:
         cls = class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
     text = call.text[1:]
-    if text.startswith(("self.", "cls.")) and cls and text.count(".") == 1:
-        target = resolver.method(key, cls, text.partition(".")[2])
-        values = types.of_target(target) if target else frozenset()
+    read: set[tuple[str, str]] = set()
+    bound = cls and text.startswith(("self.", "cls.")) and text.count(".") == 1
+    target = resolver.method(key, cls, text.partition(".")[2]) if bound else None
+    if bound and target is None:
+        return []
+    if target and resolver.module(target.key).kinds.get(target.qualname) != "property":
+        values = types.of_target(target)
     else:
-        values = types.evaluate(key, call.caller, text)
+        values = types.evaluate(key, call.caller, text, read)
     return [CallEdge(call.line, text, "callback", v[1], resolver.anchor(v[1], v[2]), v[2])
-            for v in sorted(v for v in values if v[0] == "f")]
+            for v in sorted(v for v in values if v[0] == "f")] + [
+        CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q) for k, q in sorted(read)]
 
 
 #: Why a call is not resolved: the reasons pages count.

@@ -4,7 +4,8 @@ the functions it calls, the call sites that do something that way, and reachabil
 :func:`called_by`/:func:`inverses` invert the edges (a definition's "Called by", "Read by"
 and "Passed as a callback by"); :func:`effects` follows them to find what each definition
 does through the project functions it calls (collectives, file access, subprocesses...);
-:func:`indirect_findings` names the call sites that do something that way; :func:`reach`
+:func:`indirect_findings` names the call sites that do something that way (and
+:func:`projects_own` the calls found by name that are the project's own); :func:`reach`
 finds every definition reachable from a set of definitions (the tests that reach a module).
 """
 
@@ -27,6 +28,8 @@ Edges = dict[str, dict[str, list[CallEdge]]]
 Node = tuple[str, str]
 #: Edge kinds listed in their callee's "Called by" (a closure's: the function it is in).
 _AS_PROJECT = frozenset({"override", "closure"})
+#: Edge kinds of a call that runs the project's own code.
+_OWN = frozenset({"project", "override", "closure"})
 _LINE_CATEGORY_TEXT = itemgetter(1, 0, 2)  # an IndirectFinding's (line, category, text)
 
 
@@ -87,8 +90,14 @@ def effects(graph: Edges, resolver: Resolver) -> dict[Node, frozenset[str]]:
                             mine = callers[node] = set()
                         mine.add(me)
     for key in graph:
-        for anchor, found in resolver.module(key).effects.items():
+        module = resolver.module(key)
+        for anchor, found in module.effects.items():
             total.setdefault((key, anchor), set()).update(found)
+        if module.s.by_name:  # found by name alone: unless the project's own
+            own = projects_own(graph[key], module.s.by_name)
+            for anchor, line, text, category in module.s.by_name:
+                if anchor and (line, text) not in own:
+                    total.setdefault((key, anchor), set()).add(category)
     work = deque(total)
     while work:
         node = work.popleft()
@@ -99,6 +108,25 @@ def effects(graph: Edges, resolver: Resolver) -> dict[Node, frozenset[str]]:
                 theirs |= mine
                 work.append(caller)
     return {node: frozenset(found) for node, found in total.items()}
+
+
+def projects_own(by_caller: dict[str, list[CallEdge]], named: list[tuple[str, int, str, str]]
+                 ) -> set[tuple[int, str]]:
+    """``(line, call as written)`` of the calls ``named`` (a file's
+    :attr:`~indexgen.extract.model.FileSummary.by_name`: found by a rule that knows them by
+    their name alone, pathlib's ``write_text``) whose callees the call graph finds all in
+    the project (``by_caller``: the file's edges): the project's own methods of that name
+    (click's ``HelpFormatter.write_text`` builds a string), not findings; what they do is
+    what their bodies do.  A call not resolved, or that may reach a name outside the build
+    (a receiver that may be a ``Path`` or a project class), stays a finding."""
+    own = set()
+    for anchor, line, text, _category in named:
+        name = text.rpartition(".")[2]
+        kinds = {e[2] for e in by_caller.get(anchor, ()) if e[0] == line
+                 and e[1][0] not in "&^" and e[1].rpartition(".")[2] == name}
+        if kinds & _OWN and kinds <= _OWN | {"read"}:  # a property read on the way aside
+            own.add((line, text))
+    return own
 
 
 def entered(resolver: Resolver, edge: CallEdge) -> list[Node]:

@@ -180,7 +180,8 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
               ) -> dict[int, set[str]]:
     """Fill ``summary.calls`` and every definition's ``effects`` from the walk's records
     (:class:`~indexgen.extract.identifiers.Walked`: its calls, bindings and names declared
-    ``global``).
+    ``global``), and give each of ``summary.by_name`` its definition's anchor (those
+    findings are no effects until the global pass has resolved their calls).
 
     Returns:
         The receivers of the calls on local values (not on an unnamed receiver), by index of
@@ -244,9 +245,12 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
         calls.append(new_call(Call, (d.anchor, text, line, is_local)))
     calls.sort(key=_LINE_TEXT)
     summary.calls = calls
+    by_name = {(line, text) for _a, line, text, _c in summary.by_name}
+    summary.by_name = [(defs[owner_of(line)].anchor if owner_of(line) >= 0 else "", line,
+                        text, category) for _a, line, text, category in summary.by_name]
     effects: dict[int, set[str]] = {}
     for finding in summary.findings:
-        if finding.category in _EFFECTS:
+        if finding.category in _EFFECTS and (finding.lineno, finding.text) not in by_name:
             i = owner_of(finding.lineno)
             if i >= 0:
                 effects.setdefault(i, set()).add(finding.category)

@@ -3,7 +3,7 @@
 :func:`walk` visits every node once and collects the identifier index (names, attributes,
 parameters, definitions, imports, keywords, exception names -- never words from strings or
 comments), the calls whose last name may matter to :mod:`indexgen.extract.rules`, the pattern
-findings (hook registration, grad-mode calls, generators, ``global``/``nonlocal``) and the
+findings (hook registration, grad-mode calls, generators, ``global``) and the
 imports inside function bodies.  :func:`classify_calls` then turns the calls into findings with
 the file's import aliases.
 
@@ -60,7 +60,9 @@ class Walked(NamedTuple):
         calls: Every call to a name or attribute chain: (text as written, line).
         bindings: Names bound by assignment, parameters, ``except ... as`` and nested
             ``def``/``class`` (the scope analysis of :mod:`indexgen.extract.identifiers`): (name, line).
-        declared_global: Names of ``global``/``nonlocal`` statements: (name, line).
+        declared_global: Names of ``global`` statements: (name, line).  Not those of
+            ``nonlocal`` ones: such a name is bound in an enclosing function, whose calls
+            (those of its nested functions too) and names are one definition's.
         binders: The nodes that bind names to values (assignments, loops, comprehensions,
             ``with ... as``), for :mod:`indexgen.extract.bindings`.
     """
@@ -268,11 +270,12 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     binders.append(node)  # what the generator gives
                 continue
             elif t is ast.Global or t is ast.Nonlocal:
-                kw = "global" if t is ast.Global else "nonlocal"
                 for n in node.names:
                     _count(idents, n, node.lineno)
-                    declared.append((n, node.lineno))
-                findings.append(Finding("global-state", node.lineno, f"{kw} {', '.join(node.names)}"))
+                if t is ast.Global:  # a nonlocal name is an enclosing function's: local
+                    declared += [(n, node.lineno) for n in node.names]
+                    findings.append(Finding("global-state", node.lineno,
+                                            "global " + ", ".join(node.names)))
                 continue
             else:  # an except handler, the last type of _INTERESTING
                 if not node.name:
@@ -313,3 +316,5 @@ def classify_calls(summary: FileSummary, calls: list[Candidate]) -> None:
         result = rules.classify_call(text, kws, aliases)
         if result:
             summary.findings.append(Finding(result[0], line, text, result[1]))
+            if result[2]:  # known by its name alone: anchored by calls.attribute
+                summary.by_name.append(("", line, text, result[0]))

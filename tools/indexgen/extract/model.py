@@ -216,7 +216,11 @@ class FileSummary:
         exports: Names listed in ``__all__``, or None if there is no static ``__all__``.
         identifiers: Identifier -> (first line, number of uses), from the syntax tree.
         findings: Performance-, safety- and pattern-related findings, in line order.
-        doc: The module docstring, parsed.
+        by_name: The findings of calls a rule knows by their name alone (pathlib's
+            ``write_text`` on any object, :attr:`~indexgen.extract.rules.CallRule.by_name`),
+            for the global pass to keep those the call graph does not resolve to project
+            definitions only: (anchor of the definition making the call, '' at module level;
+            line; the call as written; category).  ``effects`` leave them out.
         calls: Every call to a name or attribute chain, in line order.
         references: Names the docstrings cross-reference (``:class:`X```) and annotations
             use, for the global pass to link, sorted.
@@ -253,6 +257,7 @@ class FileSummary:
     main_line: int = 0
     cli_options: list[str] = field(default_factory=list)
     literals: list[tuple[str, int]] = field(default_factory=list)
+    by_name: list[tuple[str, int, str, str]] = field(default_factory=list)
 
     @property
     def key(self) -> str:

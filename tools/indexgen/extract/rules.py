@@ -193,12 +193,17 @@ class CallRule:
         where: Condition on the receiver (see :class:`CallSite`).
         note: Given the call's keywords, the note to show, or None when the call is harmless
             after all (``torch.load(..., weights_only=True)``); None here means no note.
+        by_name: Whether the rule knows the call by its name alone, on any object
+            (pathlib's ``write_text``): a project may define a method of that name, and the
+            global pass drops the finding where the call graph resolves the call to project
+            definitions only (:func:`indexgen.analyze.walks.projects_own`).
     """
 
     category: str
     names: frozenset[str] | None
     where: Callable[[CallSite], bool]
     note: Callable[[dict[str, str]], str | None] | None = None
+    by_name: bool = False
 
 
 #: The rules in the order they are tried; the first whose names and condition match decides.
@@ -226,7 +231,7 @@ CALL_RULES: tuple[CallRule, ...] = (
     CallRule("file", frozenset({"glob", "iglob"}), _module("glob")),
     CallRule("file", _SHUTIL, _module("shutil")),
     CallRule("file", None, _module("tempfile")),
-    CallRule("file", _PATH_FILE, _object_not_os),
+    CallRule("file", _PATH_FILE, _object_not_os, by_name=True),
     CallRule("network", None, _module(*_NETWORK_MODULES)),
     CallRule("network", _NETWORK_NAMES, _any),
 )
@@ -256,7 +261,7 @@ def call_site(text: str, keywords: dict[str, str], aliases: dict[str, str]) -> t
 
 def classify_call(
     text: str, keywords: dict[str, str], aliases: dict[str, str]
-) -> tuple[str, str] | None:
+) -> tuple[str, str, bool] | None:
     """Classify one call expression with :data:`CALL_RULES`.
 
     Args:
@@ -267,13 +272,14 @@ def classify_call(
             (``dist`` -> ``torch.distributed``, ``load`` -> ``pickle.load``).
 
     Returns:
-        ``(category, note)`` or None when the call is not interesting.
+        ``(category, note, by_name)`` (``by_name``: see :class:`CallRule`) or None when the
+        call is not interesting.
     """
     last, site = call_site(text, keywords, aliases)
     for rule in CALL_RULES:
         if (rule.names is None or last in rule.names) and rule.where(site):
             if rule.note is None:
-                return (rule.category, "")
+                return (rule.category, "", rule.by_name)
             note = rule.note(keywords)
-            return None if note is None else (rule.category, note)
+            return None if note is None else (rule.category, note, rule.by_name)
     return None

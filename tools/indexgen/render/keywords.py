@@ -167,9 +167,10 @@ def identifier_index(s: FileSummary, docs: str) -> list[str]:
 
 def _section_map(p: Page) -> list[str]:
     s, docs = p.s, p.docs_name
-    perf = [f.text for f in s.findings if f.category in rules.PERFORMANCE_CATEGORIES]
+    findings = p.findings()
+    perf = [f.text for f in findings if f.category in rules.PERFORMANCE_CATEGORIES]
     perf += [f.text for f in p.ctx.indirect if f.category in rules.PERFORMANCE_CATEGORIES]
-    sec = [f.text for f in s.findings if f.category in rules.SECURITY_CATEGORIES]
+    sec = [f.text for f in findings if f.category in rules.SECURITY_CATEGORIES]
     sec += [f.text for f in p.ctx.indirect if f.category in rules.SECURITY_CATEGORIES]
     found_patterns = p.patterns
     names = [d.qualname for d in s.definitions]

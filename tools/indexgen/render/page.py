@@ -8,7 +8,7 @@ from functools import cached_property
 from indexgen.analyze import patterns
 from indexgen.analyze.context import FileContext
 from indexgen.extract.bindings import typed_local
-from indexgen.extract.model import Call, Definition, FileSummary, definition_anchors
+from indexgen.extract.model import Call, Definition, FileSummary, Finding, definition_anchors
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import render_doc
@@ -152,6 +152,14 @@ class Page:
         """The file's recognized patterns (:func:`indexgen.analyze.patterns.detect`), found once for
         both pages."""
         return patterns.detect(self.s)
+
+    def findings(self) -> list[Finding]:
+        """The file's findings, but for the calls of the project's own definitions that a
+        rule found by their name alone (:attr:`FileContext.unfounded`)."""
+        if not self.ctx.unfounded:
+            return self.s.findings
+        gone = set(self.ctx.unfounded)
+        return [f for f in self.s.findings if (f.lineno, f.text) not in gone]
 
     def docs_link(self, key: str, anchor_id: str = "") -> str:
         """Relative link from this page to another file's analysis page (and anchor)."""

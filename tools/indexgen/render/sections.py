@@ -113,7 +113,7 @@ def _finding_sections(p: Page, out: list[str], categories: tuple[str, ...]) -> N
     # Each category's direct findings and calls that reach one through project functions
     # (a call already found directly on the same line is not counted again).
     direct: dict[str, list] = {c: [] for c in categories}
-    for f in s.findings:
+    for f in p.findings():
         if f.category in direct:
             direct[f.category].append(f)
     seen = {(f.category, f.lineno) for found in direct.values() for f in found}

@@ -87,6 +87,7 @@ def _encode(s: FileSummary, docstring: str, calls: list[Call]) -> dict:
         "imports": [[i.written, i.module, i.name, i.alias, i.lineno, i.scope] for i in s.imports],
         "calls": [[c.caller, c.text, c.line] for c in calls],
         "refs": s.references,
+        "by_name": s.by_name,
     }
 
 
@@ -109,6 +110,7 @@ def decode_summary(d: dict) -> FileSummary:
         imports=[ImportRecord(w, m, n, a, ln, sc) for w, m, n, a, ln, sc in d["imports"]],
         calls=[Call(caller, text, line) for caller, text, line in d["calls"]],
         references=list(d["refs"]),
+        by_name=[tuple(x) for x in d["by_name"]],
     )
 
 

@@ -1,0 +1,131 @@
+"""What a call may run instead of the callee it names: the methods and constructors of the
+documented subclasses (class hierarchy analysis), and an autograd ``Function``'s ``forward``.
+
+:func:`~indexgen.analyze.dispatch.resolve_call` adds these edges to a call's callees:
+:func:`overrides` (``x.m()`` may run ``m`` of any documented subclass of the classes ``x``
+may be an instance of; none where the receiver's class is known exactly, none past
+``super()``), :func:`constructors` (calling a class value the code leaves open, ``cls(...)``,
+runs the ``__init__`` of a subclass) and :func:`function_apply` (``C.apply(...)`` runs
+``C.forward``).
+"""
+
+from __future__ import annotations
+
+from indexgen.analyze.context import CallEdge, make_edge
+from indexgen.analyze.resolve import Resolver
+from indexgen.analyze.types import Types
+from indexgen.analyze.values import ordered
+from indexgen.extract.model import Call
+
+
+def constructors(resolver: Resolver, types: Types, key: str, call: Call,
+                 found: list[CallEdge]) -> list[CallEdge]:
+    """``override`` edges of a call of a class value the code leaves open (``cls(...)``,
+    ``type(x)(...)``, ``x.__class__(...)``, ``error(line)`` with ``error: type[Error]`` or a
+    union holding it): the ``__init__`` of each documented subclass, which the value may
+    be.  A class a function returns by name is that class: ``make()(...)`` lists none."""
+    text = call.text
+    if not (text == "cls" or text.startswith("type(") or text.endswith(".__class__") or any(
+            s[0] == ":" and ("type[" in s or "Type[" in s)
+            for s in types.local_names(key, call.caller).get(text, ()))):
+        return []
+    known = {(e[3], e[5]) for e in found if e[2] == "project"}
+    out: list[CallEdge] = []
+    for v in ordered(types.evaluate(key, call.caller, call.text)):
+        for target in types.overrides(v[1], v[2], "__init__") if v[0] == "c" else ():
+            if target not in known:
+                known.add(target)
+                out.append(make_edge((call.line, call.text, "override", target[0],
+                                      resolver.anchor(*target), target[1])))
+    return out
+
+
+def function_apply(resolver: Resolver, types: Types, key: str, call: Call, cls: str
+                   ) -> list[CallEdge]:
+    """``C.apply(...)`` of a subclass ``C`` of ``torch.autograd.Function`` runs
+    ``C.forward`` with a context first and the call's arguments after it (torch 2.13's
+    ``Function.apply``): edges to the ``forward`` of ``C`` and, as overrides, of its
+    documented subclasses (:mod:`indexgen.analyze.flows` hands ``forward``'s parameters
+    the arguments, one place on)."""
+    receiver = call.text[:-len(".apply")]
+    if receiver == "cls" or receiver == "self":
+        classes = [(key, cls)] if cls else []
+    else:
+        classes = [(v[1], v[2]) for v in ordered(types.evaluate(key, call.caller, receiver))
+                   if v[0] == "c"]
+    out = []
+    for k, c in classes:
+        if not any(not base_key and base.rpartition(".")[2] == "Function"
+                   for base_key, base in types.mro(k, c)):
+            continue
+        target = resolver.method(k, c, "forward")
+        if target is not None and target.kind == "project":
+            out.append(make_edge((call.line, call.text, "project", target.key,
+                              resolver.anchor(target.key, target.qualname), target.qualname)))
+        out += [make_edge((call.line, call.text, "override", tk, resolver.anchor(tk, tq), tq))
+                for tk, tq in types.overrides(k, c, "forward")]
+    return out
+
+
+def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
+              found: list[CallEdge]) -> list[CallEdge]:
+    """``override`` edges of a call ``x.m(...)``: the methods ``m`` that the documented
+    subclasses of the classes ``x`` may be an instance of define themselves (``self`` in a
+    method: the method's class), other than the callees already found."""
+    receiver, _, attr = call.text.rpartition(".")
+    if receiver == "self" or receiver == "cls":
+        classes = [(key, cls)] if cls else []
+    elif _is_super(receiver) or not attr.isidentifier():
+        return []  # super().m() runs the method after the class, not an override
+    elif _exact(types, key, call.caller, receiver):
+        return []
+    else:  # an instance, or a class not named as such (type[C], type(x), cls_attr)
+        values = ordered(types.evaluate(key, call.caller, receiver))
+        named = _names_a_class(resolver, types, key, call.caller, receiver)
+        classes = [(v[1], v[2]) for v in values if v[0] == "i" or v[0] == "c" and not named]
+    out: list[CallEdge] = []
+    if not classes:
+        return out
+    known = {(e[3], e[5]) for e in found if e[2] == "project"}
+    for k, c in classes:
+        for target in types.overrides(k, c, attr):
+            if target not in known:
+                known.add(target)
+                out.append(make_edge((call.line, call.text, "override", target[0],
+                                  resolver.anchor(*target), target[1])))
+    return out
+
+
+def _names_a_class(resolver: Resolver, types: Types, key: str, anchor: str,
+                   receiver: str) -> bool:
+    """Whether the receiver is a class's own name (``Base.m()``, ``mod.Base.m()``): that
+    class's method runs, where a class value (``parser: type[Parser]``, ``type(self)``)
+    may be any subclass."""
+    if "(" in receiver or "[" in receiver:
+        return False
+    if receiver.partition(".")[0] in types.local_names(key, anchor):
+        return False
+    target = resolver.name_in(key, receiver)
+    return target is not None and target.kind == "project" and bool(target.qualname) and \
+        resolver.module(target.key).kinds.get(target.qualname) == "class"
+
+
+def _is_super(receiver: str) -> bool:
+    """Whether a receiver is ``super()`` or ``super(C, x)`` itself (not a value it gives)."""
+    return receiver.startswith("super(") and receiver.find(")") == len(receiver) - 1
+
+
+def _exact(types: Types, key: str, anchor: str, receiver: str) -> bool:
+    """Whether the receiver is made by calling a class right there (``Order().save()``), or
+    is a name of the caller bound only to such calls (``order = Order()``): then its class
+    is known exactly, and no override can run instead."""
+    sources = types.local_names(key, anchor).get(receiver) if receiver.isidentifier() \
+        else ["=" + receiver]
+    if not sources:
+        return False
+    for source in sources:
+        if source[0] != "=" or not source.endswith("()") or "(" in source[1:-2]:
+            return False
+        if not all(v[0] == "c" for v in types.evaluate(key, anchor, source[1:-2]) or "x"):
+            return False
+    return True
