@@ -8,6 +8,7 @@ import pytest
 from ig_helpers import anchors_of, broken_links, line_of, sample_config
 from indexgen import MARKER, build
 from indexgen.render.docs import SECTIONS
+from indexgen.render.page import SHORT_SECTIONS
 
 
 @pytest.fixture
@@ -38,7 +39,8 @@ def test_analysis_sections_in_seed_order(pages):
     for name, text in pages.items():
         if name.endswith("_docs.md"):
             heads = re.findall(r"^## (.+)$", text, flags=re.M)
-            assert heads == list(SECTIONS), name
+            empty = name == "shop/payments/__init__.py_docs.md"  # 0 bytes: nothing analyzed
+            assert heads == list(SHORT_SECTIONS if empty else SECTIONS), name
 
 
 def test_keyword_entries_link_to_exact_anchors(pages):
@@ -231,7 +233,23 @@ def test_unparsable_undecodable_and_huge_files_get_explaining_pages(tmp_path):
     big = (out / "odd/big.py_docs.md").read_text()
     assert "Not analyzed: 240 bytes exceeds the 100-byte limit." in big
     assert "not analyzed: not analyzed" not in big.lower()
-    assert "## Cross-References" in big and "## Detailed Analysis" in big
+    # Only the sections its context or its bytes still fill, and no filler line repeated
+    # in each of the others; the keyword page's section map lists those sections.
+    (src / "empty.py").write_text("")
+    (src / "user.py").write_text("import odd.big\n")
+    build(Config(roots=[tmp_path / "src"], out=out, max_bytes=100, jobs=1))
+    for name in ("broken", "binary", "big", "empty"):
+        page = (out / f"odd/{name}.py_docs.md").read_text()
+        assert re.findall(r"^## (.+)$", page, flags=re.M) == list(SHORT_SECTIONS), name
+        assert "Not analyzed (see the overview)" not in page and "### Usage" not in page
+        kw = (out / f"odd/{name}.py_kw.md").read_text()
+        listed = re.findall(r"^- \*\*\[([^\]]+)\]", kw.split("## Keyword → Section Map")[1],
+                            flags=re.M)
+        assert [t.replace("&amp;", "&") for t in listed] == list(SHORT_SECTIONS), name
+    big = (out / "odd/big.py_docs.md").read_text()
+    assert "[`src/odd/user.py`](user.py_docs.md): imports the module" in big  # importers
+    empty = (out / "odd/empty.py_docs.md").read_text()
+    assert "The file is empty (0 bytes): it defines, imports and calls nothing." in empty
     assert broken_links(out) == []
 
 

@@ -47,7 +47,7 @@ def render_docs(
     p = page or Page(s, ctx, layout, tests_label)
     out = [MARKER, f"# Documentation: {code(p.display(s.key))}", ""]
     ahead = p.sections_ahead or {}
-    for title in SECTIONS:
+    for title in p.sections:
         out += [f"## {title}", ""]
         if title in ahead:
             out += ahead[title]
@@ -126,8 +126,12 @@ def source_listing(source: str) -> list[str]:
 
 def _overview(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
+    if s.status == STATUS_EMPTY:
+        out.append(f"The file is empty ({count(s.size, 'byte')}): it defines, imports and "
+                   "calls nothing.")
+        return
     if s.status != STATUS_OK:
-        out.append(not_analyzed(s, full=True))
+        out.append(not_analyzed(s))
         return
     doc = p.doc_lines(-1)
     if doc:

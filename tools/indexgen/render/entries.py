@@ -9,11 +9,9 @@ ahead of the global pass (:func:`heads_ahead`); the rest waits for the file's co
 
 from __future__ import annotations
 
-from indexgen.extract.model import STATUS_OK
 from indexgen.render.calls import calls_lines
 from indexgen.render.markdown import anchor, code, link
 from indexgen.render.page import MODULE_LEVEL, Page, lines_link
-from indexgen.render.sections import not_analyzed
 
 
 def blank_joined(blocks: list[str]) -> list[str]:
@@ -27,9 +25,6 @@ def blank_joined(blocks: list[str]) -> list[str]:
 def detailed(p: Page, out: list[str], source: str | None) -> None:
     """Render the Detailed Analysis section into ``out``."""
     s = p.s
-    if s.status != STATUS_OK:
-        out.append(not_analyzed(s))
-        return
     module_calls = calls_lines(p, "")
     if not s.definitions and not s.attributes and not module_calls:
         out.append("No classes, functions or module attributes.")

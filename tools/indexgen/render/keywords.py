@@ -176,11 +176,20 @@ def _section_map(p: Page) -> list[str]:
     names = [d.qualname for d in s.definitions]
     shown = ", ".join(code(n) for n in names[:12]) + (f" and {len(names) - 12} more"
                                                       if len(names) > 12 else "")
+    if s.status != STATUS_OK:  # a page of SHORT_SECTIONS: what its context still says
+        why = escape_text(s.error, line_start=False)
+        notes = {"File Metadata": f"path, module {code(s.module)}, size and status",
+                 "Original Source": why, "High-Level Overview": f"why nothing is listed: {why}",
+                 "Dependencies": "imported by " + count(len(p.ctx.imported_by), "project file"),
+                 "Testing & Usage": count(len(p.ctx.tests), "test file") + " importing it",
+                 "Related Files": count(len(p.ctx.lines), "file") + " related by imports",
+                 "Cross-References": "keyword index and folder pages"}
+        return [f"- **{link(escape_text(t), f'{docs}#{heading_anchor(t)}')}**: {notes[t]}"
+                for t in p.sections] + [""]
     notes = {
         "File Metadata": f"path, module {code(s.module)}, size and line count",
-        "Original Source": (f"all {count(s.n_lines, 'line')}, folded; keyword and identifier "
-                            "links open it at their line") if s.status == STATUS_OK else
-        "not analyzed: " + escape_text(s.error, line_start=False),
+        "Original Source": f"all {count(s.n_lines, 'line')}, folded; keyword and identifier "
+                           "links open it at their line",
         "High-Level Overview": "module docstring and public API"
         + (f" ({', '.join(code(n) for n in p.public_api[:8])})" if p.public_api else ""),
         "Detailed Analysis": (f"{shown}" if names else "no classes or functions"),

@@ -8,7 +8,14 @@ from functools import cached_property
 from indexgen.analyze import patterns
 from indexgen.analyze.context import FileContext
 from indexgen.extract.bindings import typed_local
-from indexgen.extract.model import Call, Definition, FileSummary, Finding, definition_anchors
+from indexgen.extract.model import (
+    STATUS_OK,
+    Call,
+    Definition,
+    FileSummary,
+    Finding,
+    definition_anchors,
+)
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import render_doc
@@ -30,6 +37,11 @@ SECTIONS = (
     "Cross-References",
 )
 """Sections of the analysis page, in order: the layout of the seed pages."""
+SHORT_SECTIONS = tuple(t for t in SECTIONS if t not in (
+    "Detailed Analysis", "Architecture & Design", "Code Patterns & Idioms",
+    "Performance Considerations", "Security & Safety"))
+"""The sections of the page of a file with nothing analyzed (empty, or its analysis failed):
+those its context or its bytes still fill, never one that could only say "not analyzed"."""
 SOURCE_ANCHOR = heading_anchor("Original Source")
 MODULE_LEVEL = "module-level"
 """Anchor of the calls made at module level, in the Detailed Analysis section."""
@@ -216,6 +228,12 @@ class Page:
             return render_doc(self.s.doc, self.linker("", asked))
         d = self.s.definitions[position]
         return render_doc(d.doc, self.linker(doc_scope(d), asked))
+
+    @property
+    def sections(self) -> tuple[str, ...]:
+        """The analysis page's sections: :data:`SECTIONS`, or :data:`SHORT_SECTIONS` for a
+        file with nothing analyzed."""
+        return SECTIONS if self.s.status == STATUS_OK else SHORT_SECTIONS
 
     @cached_property
     def public_api(self) -> list[str]:

@@ -19,20 +19,18 @@ _SCOPE_NOTE = {"type-checking": "only under `TYPE_CHECKING`",
                "function": "inside a function (lazy import)", "nested": "inside a class body"}
 
 
-def not_analyzed(s: FileSummary, full: bool = False) -> str:
-    """The one line a section of a file that was not analyzed says."""
-    if full:
-        return f"Not analyzed: {escape_text(s.error, line_start=False)}."
-    return "Not analyzed (see the overview)."
+def not_analyzed(s: FileSummary) -> str:
+    """What the overview of a file that was not analyzed says (its page has only the sections
+    its context or its bytes fill: :attr:`~indexgen.render.page.Page.sections`)."""
+    return f"Not analyzed: {escape_text(s.error, line_start=False)}."
 
 
 def _dependencies(p: Page, out: list[str], source: str | None) -> None:
     s = p.s
-    out += ["### Imports", ""]
-    if s.status != STATUS_OK:
-        out += [not_analyzed(s), ""]
-    elif not s.imports:
-        out += ["No imports.", ""]
+    if s.status == STATUS_OK:  # else nothing is known of its imports and calls
+        out += ["### Imports", ""]
+        if not s.imports:
+            out += ["No imports.", ""]
     for category in ("stdlib", "third-party", "project"):
         groups: dict[str, list] = {}
         for imp in s.imports:
@@ -51,8 +49,8 @@ def _dependencies(p: Page, out: list[str], source: str | None) -> None:
         names = p.ctx.imported_names.get(key) or []
         what = ("imports " + ", ".join(code(n) for n in names)) if names else "imports the module"
         out.append(f"- {link(p.file_label(key), p.docs_link(key))}: {what}")
-    out += ["", "### Call graph", ""]
-    out += call_graph_summary(p) if s.status == STATUS_OK else [not_analyzed(s)]
+    if s.status == STATUS_OK:
+        out += ["", "### Call graph", "", *call_graph_summary(p)]
 
 
 def _import_line(p: Page, mod: str, imps: list) -> str:
@@ -77,8 +75,7 @@ def _import_line(p: Page, mod: str, imps: list) -> str:
 
 
 def _patterns(p: Page, out: list[str], source: str | None) -> None:
-    if p.s.status != STATUS_OK:
-        out.append(not_analyzed(p.s))
+    if p.s.status != STATUS_OK:  # not on its page (made ahead for every file)
         return
     found = p.patterns
     if not found:
@@ -107,9 +104,6 @@ def _enclosing(s: FileSummary):
 
 def _finding_sections(p: Page, out: list[str], categories: tuple[str, ...]) -> None:
     s = p.s
-    if s.status != STATUS_OK:
-        out.append(not_analyzed(s))
-        return
     # Each category's direct findings and calls that reach one through project functions
     # (a call already found directly on the same line is not counted again).
     direct: dict[str, list] = {c: [] for c in categories}
@@ -177,10 +171,9 @@ def _testing(p: Page, out: list[str], source: str | None) -> None:
             f" and {len(p.ctx.dynamic_tests) - 4} more" if len(p.ctx.dynamic_tests) > 4 else "")
         out += ["", f"Not counted: {shown} import modules dynamically (`importlib`), which "
                 "this static analysis cannot follow."]
-    out += ["", "### Usage", ""]
     if s.status != STATUS_OK:
-        out.append(not_analyzed(s))
         return
+    out += ["", "### Usage", ""]
     if s.main_line or s.relpath.endswith("__main__.py"):
         out += [_command_line(s), ""]
     api = p.public_api
