@@ -116,8 +116,9 @@ def test_foreign_file_in_the_way_is_a_conflict(sample):
     target = config.out / "shop/cart.py_kw.md"
     target.parent.mkdir(parents=True)
     target.write_text("hand written\n")
-    with pytest.raises(ConflictError, match="shop/cart.py_kw.md"):
+    with pytest.raises(ConflictError, match="shop/cart.py_kw.md") as err:
         build(config)
+    assert str(target) in str(err.value) and "move them out of" in str(err.value)
     assert target.read_text() == "hand written\n"
     report = check(config)
     assert report.conflicts == ["shop/cart.py_kw.md"] and not report.up_to_date

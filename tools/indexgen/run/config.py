@@ -167,7 +167,9 @@ def validate(config: Config) -> list[str]:
     notes = []
     for root in config.roots:
         if is_inside(root, config.out):
-            raise ConfigError(f"the output directory {config.out} contains the source root {root}")
+            raise ConfigError(f"the output directory {config.out} contains the source root "
+                              f"{root}: a build would write pages among the sources; choose a "
+                              "folder beside them (--out docs/reference, [tool.indexgen] out)")
         if is_inside(config.out, root):
             inside = walk_python_files(config.out) if os.path.isdir(config.out) else []
             if inside:
