@@ -216,6 +216,7 @@ class FileSummary:
         exports: Names listed in ``__all__``, or None if there is no static ``__all__``.
         identifiers: Identifier -> (first line, number of uses), from the syntax tree.
         findings: Performance-, safety- and pattern-related findings, in line order.
+        doc: The module docstring, parsed.
         by_name: The findings of calls a rule knows by their name alone (pathlib's
             ``write_text`` on any object, :attr:`~indexgen.extract.rules.CallRule.by_name`),
             for the global pass to keep those the call graph does not resolve to project
