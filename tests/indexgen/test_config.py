@@ -76,3 +76,10 @@ def test_exclude_is_a_list_of_patterns(tmp_path):
 def test_a_pattern_is_matched_from_the_right_end_of_the_path(path, patterns, left_out):
     from indexgen.extract.discover import excluded
     assert excluded(path, patterns) is left_out
+
+
+@pytest.mark.parametrize("pattern", ["/abs/src/pkg", "../other", "src\\pkg", "~/x"])
+def test_an_exclude_pattern_that_fits_no_relative_path_is_refused(tmp_path, pattern):
+    (tmp_path / "src").mkdir()
+    with pytest.raises(ConfigError, match="fits no path: patterns are written relative to"):
+        validate(Config([tmp_path / "src"], tmp_path / "out", base=tmp_path, exclude=[pattern]))

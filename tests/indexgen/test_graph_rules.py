@@ -1042,3 +1042,13 @@ def test_super_calls_are_accounted_for(pages):
     assert "Not resolved" not in symbol_section(docs, "Base.__init__")
     assert "- **Not resolved statically**: 1 call (1 on a value of unknown type)" in \
         symbol_section(docs, "Oops.__init__")
+
+
+def test_a_call_of_a_nested_function_says_so_on_the_called_by(pages):
+    # steps() hands its nested combine to Step; Step.run calls it: the page of steps lists
+    # that caller with the nested function's name, never as a call of steps itself
+    root, out = pages
+    docs = (out / "pkg/callables.py_docs.md").read_text()
+    block = docs.split('<a id="sym-steps"></a>', 1)[1].split("<a id=", 1)[0]
+    called_by = next(x for x in block.split("\n") if x.startswith("- **Called by**: "))
+    assert "[`Step.run`](#sym-Step.run)" in called_by and ": its nested `combine`)" in called_by

@@ -182,4 +182,8 @@ def validate(config: Config) -> list[str]:
     for test in config.tests:
         if not os.path.isdir(test):
             raise ConfigError(f"test folder is not a folder: {test}")
+    for pattern in config.exclude:  # matched against relative paths: these would fit none
+        if pattern.startswith(("/", "~")) or ".." in pattern.split("/") or "\\" in pattern:
+            raise ConfigError(f"exclude pattern {pattern!r} fits no path: patterns are written "
+                              f"relative to {config.base}, with '/' (e.g. 'src/pkg/_vendor')")
     return notes
