@@ -167,6 +167,15 @@ def identifier_index(s: FileSummary, docs: str) -> list[str]:
 
 def _section_map(p: Page) -> list[str]:
     s, docs = p.s, p.docs_name
+    if s.status != STATUS_OK:  # a page of SHORT_SECTIONS: what its context still says
+        why = escape_text(s.error, line_start=False)
+        notes = {"File Metadata": f"path, module {code(s.module)}, size and status",
+                 "Original Source": why, "High-Level Overview": f"why nothing is listed: {why}",
+                 "Dependencies": "imported by " + count(len(p.ctx.imported_by), "project file"),
+                 "Testing & Usage": count(len(p.ctx.tests), "test file") + " importing it",
+                 "Related Files": count(len(p.ctx.lines), "file") + " related by imports",
+                 "Cross-References": "keyword index and folder pages"}
+        return _mapped(docs, notes, p.sections)
     findings = p.findings()
     perf = [f.text for f in findings if f.category in rules.PERFORMANCE_CATEGORIES]
     perf += [f.text for f in p.ctx.indirect if f.category in rules.PERFORMANCE_CATEGORIES]
@@ -176,16 +185,6 @@ def _section_map(p: Page) -> list[str]:
     names = [d.qualname for d in s.definitions]
     shown = ", ".join(code(n) for n in names[:12]) + (f" and {len(names) - 12} more"
                                                       if len(names) > 12 else "")
-    if s.status != STATUS_OK:  # a page of SHORT_SECTIONS: what its context still says
-        why = escape_text(s.error, line_start=False)
-        notes = {"File Metadata": f"path, module {code(s.module)}, size and status",
-                 "Original Source": why, "High-Level Overview": f"why nothing is listed: {why}",
-                 "Dependencies": "imported by " + count(len(p.ctx.imported_by), "project file"),
-                 "Testing & Usage": count(len(p.ctx.tests), "test file") + " importing it",
-                 "Related Files": count(len(p.ctx.lines), "file") + " related by imports",
-                 "Cross-References": "keyword index and folder pages"}
-        return [f"- **{link(escape_text(t), f'{docs}#{heading_anchor(t)}')}**: {notes[t]}"
-                for t in p.sections] + [""]
     notes = {
         "File Metadata": f"path, module {code(s.module)}, size and line count",
         "Original Source": f"all {count(s.n_lines, 'line')}, folded; keyword and identifier "
@@ -207,5 +206,11 @@ def _section_map(p: Page) -> list[str]:
         "Related Files": f"{count(len(p.ctx.lines), 'file')} related by imports or calls",
         "Cross-References": "keyword index, folder pages and names used elsewhere",
     }
-    return [f"- **{link(escape_text(title), f'{docs}#{heading_anchor(title)}')}**: {notes[title]}"
-            for title in SECTIONS] + [""]
+    return _mapped(docs, notes, SECTIONS)
+
+
+def _mapped(docs: str, notes: dict[str, str], sections: tuple[str, ...]) -> list[str]:
+    """The section map's lines: each section of the analysis page ``docs``, linked, with
+    what ``notes`` says it holds."""
+    return [f"- **{link(escape_text(t), f'{docs}#{heading_anchor(t)}')}**: {notes[t]}"
+            for t in sections] + [""]
