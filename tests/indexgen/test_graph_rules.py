@@ -754,6 +754,20 @@ FILES = {
                 return Option()
 
             return Step(combine=combine)
+
+
+        def adder(n: int):
+            def add(x: int) -> int:
+                return x + n
+
+            return add
+        ''',
+    "pkg/closing.py": '''
+        from pkg.callables import adder
+
+
+        def use() -> int:
+            return adder(1)(2)  # a closure made in another file
         ''',
 }
 
@@ -1052,3 +1066,14 @@ def test_a_call_of_a_nested_function_says_so_on_the_called_by(pages):
     block = docs.split('<a id="sym-steps"></a>', 1)[1].split("<a id=", 1)[0]
     called_by = next(x for x in block.split("\n") if x.startswith("- **Called by**: "))
     assert "[`Step.run`](#sym-Step.run)" in called_by and ": its nested `combine`)" in called_by
+
+
+def test_a_call_from_another_file_of_a_nested_function_says_so_too(pages):
+    # use() in closing.py calls what adder returns (its nested add) and adder itself: both
+    # at one line, the page of adder names the nested function beside that caller
+    root, out = pages
+    assert _calls(pages, "pkg/closing.py", "# a closure made") == {"callables:adder"}
+    docs = (out / "pkg/callables.py_docs.md").read_text()
+    block = docs.split('<a id="sym-adder"></a>', 1)[1].split("<a id=", 1)[0]
+    called_by = next(x for x in block.split("\n") if x.startswith("- **Called by**: "))
+    assert "`closing.use`" in called_by and ": its nested `add`)" in called_by, called_by

@@ -47,12 +47,16 @@ class CallerRef(NamedTuple):
         caller: Qualname of the calling definition ('' for module level).
         anchor: The calling definition's anchor ('' for module level).
         line: Line of the call in the caller's file.
+        nested: The name of the function nested in the callee that the call runs (a
+            closure the callee made: the edge's kind is ``closure``), '' when the call runs
+            the callee itself.
     """
 
     key: str
     caller: str
     anchor: str
     line: int
+    nested: str = ""
 
 
 class IndirectFinding(NamedTuple):

@@ -58,7 +58,8 @@ def inverses(graph: Edges, resolver: Resolver, kinds: tuple[str, ...]
                     refs = by_anchor.get(edge[4])
                     if refs is None:
                         refs = by_anchor[edge[4]] = []
-                    refs.append(_caller_ref((key, qualname, caller, edge[0])))
+                    refs.append(_caller_ref((key, qualname, caller, edge[0], edge[5].rpartition(
+                        ".<locals>.")[2] if kind == "closure" else "")))
     for by_key in found.values():
         for by_anchor in by_key.values():
             for refs in by_anchor.values():

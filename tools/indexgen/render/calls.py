@@ -78,19 +78,8 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
                         ("Read by", p.ctx.read_by.get(anchor)),
                         ("Passed as a callback by", p.ctx.passed_by.get(anchor))):
         if refs:
-            out.append(f"- **{title}**: " + format_callers(
-                p, refs, anchor if title == "Called by" and anchor in p.closure_targets
-                else None))
+            out.append(f"- **{title}**: " + format_callers(p, refs))
     return out
-
-
-def _nested(p: Page, ref: CallerRef, anchor: str) -> str:
-    """The name of the function nested in the definition ``anchor`` that the call ``ref``
-    of this file runs (a closure edge of its caller at that line), else ''."""
-    for e in p.ctx.calls.get(ref.anchor) or ():
-        if e.line == ref.line and e.kind == "closure" and e.anchor == anchor and e.key == p.key:
-            return e.label.rpartition(".<locals>.")[2]
-    return ""
 
 
 def format_calls(p: Page, edges: list[CallEdge]) -> str:
@@ -136,18 +125,17 @@ def _condition(p: Page, key: str, anchor: str) -> str:
     return " " + escape_inline(f"(if {found})" if found else "(unless redefined)")
 
 
-def format_callers(p: Page, refs: list[CallerRef], anchor: str | None = None) -> str:
+def format_callers(p: Page, refs: list[CallerRef]) -> str:
     """Call sites reaching a definition: the calling definition (linked) and line links.
-    With the definition's ``anchor`` (its "Called by"), a call of this file that runs a
-    function nested in it says so (``define (line 5: its nested do_it)``), where the caller
-    may be the definition itself."""
+    A call that runs a function nested in the definition says so (``define (line 5: its
+    nested do_it)``, ``other.use (line 9: its nested do_it)``), where the caller may be the
+    definition itself."""
     groups: dict[tuple[str, str, str], list[int]] = {}
     nested: dict[tuple[str, str, str], list[str]] = {}
     for r in refs:  # r[:3]: (key, caller, anchor) as a plain tuple
         groups.setdefault(r[:3], []).append(r.line)
-        name = _nested(p, r, anchor) if anchor is not None and r.key == p.key else ""
-        if name and name not in nested.setdefault(r[:3], []):
-            nested[r[:3]].append(name)
+        if r.nested and r.nested not in nested.setdefault(r[:3], []):
+            nested[r[:3]].append(r.nested)
     items = []
     heads = p.caller_heads  # the same callers reach many definitions of a file
     for ident, lines in groups.items():

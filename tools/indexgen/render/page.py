@@ -236,13 +236,6 @@ class Page:
         return SECTIONS if self.s.status == STATUS_OK else SHORT_SECTIONS
 
     @cached_property
-    def closure_targets(self) -> frozenset[str]:
-        """Anchors of this file's definitions whose nested functions this file's calls run
-        (closure edges): only their "Called by" may name a nested function."""
-        return frozenset(e.anchor for out in self.ctx.calls.values() for e in out
-                         if e.kind == "closure" and e.key == self.key)
-
-    @cached_property
     def public_api(self) -> list[str]:
         """``__all__`` if the file defines it, else its top-level names without underscore
         (both pages show it, the analysis page twice: found once)."""
