@@ -76,6 +76,10 @@ def test_help_documents_exit_codes(capsys):
     assert exc.value.code == 0
     text = capsys.readouterr().out
     assert "exit status" in text and "stale, missing or orphaned" in text
+    # every key [tool.indexgen] accepts is named (the list once left exclude out)
+    listed = text.split("[tool.indexgen] in the nearest pyproject.toml", 1)[1].split(")", 1)[0]
+    for key in ("roots", "out", "tests", "exclude", "max-bytes", "time-budget", "jobs"):
+        assert key in listed, key
 
 
 def test_python_dash_m(sample):

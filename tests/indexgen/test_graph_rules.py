@@ -762,6 +762,40 @@ FILES = {
 
             return add
         ''',
+    "pkg/protocols.py": '''
+        import typing as t
+        from typing import Protocol
+
+        if t.TYPE_CHECKING:
+            class VisitCallable(Protocol):
+                def __call__(self, node: int) -> t.Any: ...
+
+
+        class Runner(Protocol):
+            def __call__(self) -> "Result": ...
+
+
+        class Result:
+            def show(self): ...
+
+
+        class Visitor:
+            def get_visitor(self, kind: str) -> t.Optional["VisitCallable"]:
+                return getattr(self, f"visit_{kind}", None)
+
+            def visit(self, kind):
+                f = self.get_visitor(kind)
+                if f is not None:
+                    return f(1)  # a callable protocol: what get_visitor returns
+
+            def visit_a(self, node): ...
+
+            def visit_b(self, node): ...
+
+
+        def use(r: Runner):
+            r().show()  # what the protocol's __call__ returns
+        ''',
     "pkg/closing.py": '''
         from pkg.callables import adder
 
@@ -1047,6 +1081,18 @@ def test_getattr_reaches_the_methods_its_name_fits(pages, marker, callees):
 ])
 def test_an_append_elsewhere_leaves_a_property_its_type(pages, marker, callees):
     assert _calls(pages, "pkg/tables.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return f(1)  # a callable protocol", {"protocols:Visitor.visit_a",
+                                            "protocols:Visitor.visit_b"}),
+    ("r().show()  # what the protocol's", {"protocols:Result.show"}),
+])
+def test_a_callable_protocol_reads_like_callable(pages, marker, callees):
+    # a Protocol with __call__ is a callable type written as a class: calling a value it
+    # types gives its __call__'s return annotation, and (like Callable[..., Any]) what the
+    # function annotated by it returns is read for the call itself
+    assert _calls(pages, "pkg/protocols.py", marker) == callees
 
 
 def test_super_calls_are_accounted_for(pages):

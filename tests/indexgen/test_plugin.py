@@ -67,10 +67,14 @@ def _built(project: Path, page: str) -> str:
 
 def test_strict_build_adds_the_pages_to_the_site(tmp_path):
     project = _project(tmp_path)
+    # a source that does not parse does not fail a strict build: logged at INFO level
+    (project / "src" / "shop" / "broken.py").write_text("def oops(:\n")
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=project,
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert "pages written" in result.stderr  # the plugin's log line
+    listed = [x for x in result.stderr.splitlines() if "not analyzed: " in x]
+    assert len(listed) == 1 and "broken.py" in listed[0] and listed[0].startswith("INFO")
     cart = _built(project, "reference/shop/cart.py_docs")
     assert "A shopping cart." in cart and 'id="sym-Cart.add"' in cart
     for page in ("reference/shop/cart.py_kw", "reference/shop/payments/gateway.py_docs",
@@ -139,7 +143,10 @@ def _wait_for(url: str, text: str, proc: subprocess.Popen, seconds: float) -> bo
 
 
 def test_serve_rebuilds_the_pages_of_a_saved_source(tmp_path):
-    project = _project(tmp_path)
+    # not strict, as one serves while editing: a strict serve stops rebuilding at the first
+    # warning (the source saved with a syntax error below would stop it, and so would the
+    # link into its page, whose anchor is gone)
+    project = _project(tmp_path, SITE_CONFIG.replace("strict: true\n", ""))
     port = _free_port()
     url = f"http://127.0.0.1:{port}/reference/shop/cart.py_docs/"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -150,10 +157,16 @@ def test_serve_rebuilds_the_pages_of_a_saved_source(tmp_path):
         assert _wait_for(url, "A shopping cart.", proc, 120), "the first build was not served"
         _edit(project, "A shopping cart.", "A trolley.")
         assert _wait_for(url, "A trolley.", proc, 60), "saving a source did not rebuild"
+        # a source saved with a syntax error: its page says so, and serve warns (a build
+        # lists it at INFO level, which --strict does not count: test_strict_build_...)
+        _edit(project, '"""A trolley."""', '"""A trolley."""\ndef oops(:\n')
+        assert _wait_for(url, "does not parse", proc, 60), "the broken source was not served"
     finally:
         proc.terminate()
         output = proc.communicate(timeout=30)[0]
     assert "pages written" in output
+    warned = [x for x in output.splitlines() if "not analyzed: " in x and "cart.py" in x]
+    assert warned and all("WARNING" in x for x in warned), warned
 
 
 def _refused(project: Path, caplog) -> str:
@@ -191,3 +204,11 @@ def test_a_docs_file_in_the_way_is_refused(tmp_path, caplog):
     (project / "docs" / "reference" / "shop").mkdir(parents=True)
     (project / "docs" / "reference" / "shop" / "cart.py_kw.md").write_text("# mine\n")
     assert "both a file of docs_dir and a generated page" in _refused(project, caplog)
+
+
+def test_a_misspelt_option_stops_even_a_build_that_is_not_strict(tmp_path, caplog):
+    # mkdocs only warns about an unknown option: the build would go on and read roots from
+    # pyproject.toml instead of the ones the user meant to give
+    config = SITE_CONFIG.replace("strict: true\n", "") + "      root: [src]\n"
+    error = _refused(_project(tmp_path, config), caplog)
+    assert "the indexgen plugin has no option 'root'; did you mean 'roots'?" in error, error

@@ -72,6 +72,22 @@ class Hierarchy:
             self._memo[memo] = found
         return found
 
+    def called_protocol(self, key: str, cls: str) -> frozenset | None:
+        """What a value typed by the class is when the class is a ``Protocol`` whose one
+        method is ``__call__`` (a callable type written as a class: ``VisitCallable``): a
+        ``("k", R)`` value, R its ``__call__``'s return annotation (nothing when that says
+        nothing), as ``Callable[..., R]`` reads; None for any other class (a protocol with
+        other methods stays an instance, whose calls reach its explicit subclasses)."""
+        if not self.is_protocol(key, cls):
+            return None
+        call = self._defs[key][1].get(f"{cls}.__call__")
+        if call is None or any(d.parent == cls and d.kind in _CALLABLE_KINDS
+                               and d.qualname != call.qualname
+                               for d in self._defs[key][1].values()):
+            return None
+        returned = self.annotation(key, call.returns, cls) if call.returns else frozenset()
+        return frozenset({("k", returned)}) if returned else frozenset()
+
     def overrides(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the methods ``attr`` that the documented subclasses
         of the class define themselves (class hierarchy analysis: a call on an instance of

@@ -133,7 +133,8 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
 
 class Annotations:
     """Annotations read as values; mixed into :class:`~indexgen.analyze.types.Types`, whose
-    ``resolver`` looks names up and ``of_target`` says what a resolved name stands for."""
+    ``resolver`` looks names up, ``of_target`` says what a resolved name stands for and
+    ``called_protocol`` what a callable ``Protocol`` gives (the hierarchy's)."""
 
     resolver: Resolver
     _guard: GuardedMemo
@@ -210,9 +211,14 @@ class Annotations:
             return frozenset({("b", target.qualname)})
         if target.kind == "external":
             return frozenset({("xi", target.qualname)})
-        found = self.of_target(target)
-        return frozenset({("i", v[1], v[2]) if v[0] == "c" else v for v in found
-                          if v[0] in ("c", "i", "s", "d", "t", "xi")})
+        found = []
+        for v in self.of_target(target):
+            if v[0] == "c":  # a class: its instances, or what a callable protocol gives
+                called = self.called_protocol(v[1], v[2])
+                found.append(frozenset({("i", v[1], v[2])}) if called is None else called)
+            elif v[0] in ("i", "s", "d", "t", "xi"):
+                found.append(frozenset({v}))
+        return frozenset().union(*found)
 
 
 def dotted(node: ast.AST) -> str:

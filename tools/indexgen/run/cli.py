@@ -20,7 +20,13 @@ from tqdm import tqdm
 from indexgen.errors import IndexgenError
 from indexgen.render.page import count
 from indexgen.run import build, check
-from indexgen.run.config import DEFAULT_MAX_BYTES, DEFAULT_TIME_BUDGET, Config, load_config
+from indexgen.run.config import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_TIME_BUDGET,
+    KEYS,
+    Config,
+    load_config,
+)
 from indexgen.run.manifest import __version__
 from indexgen.run.pageio import Report
 
@@ -28,10 +34,10 @@ EXIT_OK = 0
 EXIT_DRIFT = 1
 EXIT_ERROR = 2
 
-_EPILOG = """\
+_EPILOG = f"""\
 With no SRC_ROOT, settings come from [tool.indexgen] in the nearest pyproject.toml
-(roots, out, tests, max-bytes, time-budget, jobs); with several roots each root's pages go
-under OUT/<root>/.
+({', '.join(KEYS)});
+with several roots each root's pages go under OUT/<root>/.
 
 The summary line counts the files analyzed, empty and not analyzed (too large, not
 decodable, does not parse, timed out) and lists each file not analyzed; their pages say

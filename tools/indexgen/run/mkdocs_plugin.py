@@ -21,18 +21,23 @@ Options (under ``- indexgen:``; all optional)::
 Relative paths are relative to the folder of ``mkdocs.yml``; without ``roots`` the
 settings come from the nearest ``pyproject.toml`` above it (its ``out`` is not used).  A
 configuration or build error stops the site build with indexgen's message; files that
-could not be analyzed do not (their pages say why, and the log lists them).  Needs mkdocs
+could not be analyzed do not (their pages say why, and the log lists them: at INFO level in
+``mkdocs build``, so that ``--strict`` does not fail on another project's sources, and as a
+WARNING in ``mkdocs serve`` without ``strict``, where the file that no longer parses is
+likely the one just saved; a strict serve would abort the rebuild on it).  Needs mkdocs
 1.6 or later (``pip install 'indexgen-pages[mkdocs]'``).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
 from typing import Any
 
 from mkdocs.config import config_options as opt
 from mkdocs.config.base import Config as MkdocsOptions
+from mkdocs.config.base import ValidationError
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import File, Files
@@ -62,6 +67,29 @@ class IndexgenPlugin(BasePlugin[IndexgenOptions]):
 
     settings: Config | None = None
     """The build's settings, made by :meth:`on_config`."""
+    command: str = "build"
+    """The mkdocs command that runs the plugin (``build``, ``serve``, ``gh-deploy``)."""
+
+    def load_config(self, options: dict[str, Any], config_file_path: str | None = None
+                    ) -> tuple[list, list]:
+        """mkdocs' validation of the options, with an unknown option an error that names the
+        nearest one: mkdocs only warns, and a build that is not strict would go on without
+        it (a misspelt ``roots`` falls back to ``[tool.indexgen]``, silently)."""
+        errors, warnings = super().load_config(options, config_file_path)
+        names = [name for name, _option in IndexgenOptions._schema]
+        for name in sorted(set(options) - set(names)):
+            near = difflib.get_close_matches(name, names, n=1)
+            errors.append((name, ValidationError(
+                f"the indexgen plugin has no option {name!r}"
+                + (f"; did you mean {near[0]!r}?" if near else "")
+                + f" (its options: {', '.join(names)})")))
+        unknown = set(options) - set(names)
+        return errors, [(k, w) for k, w in warnings if k not in unknown]
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        """Note the command: ``serve`` lists the files not analyzed as warnings (unless
+        strict)."""
+        self.command = command
 
     def on_config(self, config: Any) -> None:
         """Resolve the settings against the folder of ``mkdocs.yml`` and check them."""
@@ -102,8 +130,9 @@ class IndexgenPlugin(BasePlugin[IndexgenOptions]):
             raise PluginError(f"indexgen: {exc}") from exc
         log.info("%d files, %d parsed, %d pages written, %d removed", report.files,
                  report.extracted, len(report.written), len(report.removed))
+        say = log.warning if self.command == "serve" and not config.strict else log.info
         for path, _status, why in report.not_analyzed:
-            log.info("not analyzed: %s: %s", path, why)
+            say("not analyzed: %s: %s", path, why)
         _ignore_in_git(settings.out)
         prefix = self.config.dest.strip("/")
         for page in _pages(settings.out):
