@@ -796,6 +796,70 @@ FILES = {
         def use(r: Runner):
             r().show()  # what the protocol's __call__ returns
         ''',
+    "pkg/unions.py": '''
+        from typing import Optional, Sequence, Union
+
+
+        class Text:
+            def __init__(self, n=0): ...
+
+            def measure(self): ...
+
+
+        class Panel:
+            def __init__(self, n=0): ...
+
+            def measure(self): ...
+
+
+        Renderable = Union[Text, Panel]
+        Arg = Optional[Union[tuple, Sequence["Arg"], Text]]
+
+
+        def use(r: Renderable):
+            r.measure()  # an alias written without TypeAlias
+
+
+        def rebuild(arg: Arg):
+            if isinstance(arg, (list, tuple)):
+                return type(arg)([])  # narrowed to a list or tuple: no constructor of Text
+            return type(arg)()  # the rest: Text
+
+
+        class User:
+            def one(self, value: Text):
+                return type(value)(1)  # one's value
+
+            def two(self, value: Panel):
+                return type(value)(2)  # two's value, not one's
+        ''',
+    "pkg/decos.py": '''
+        import functools
+
+
+        def register(f):
+            return f
+
+
+        def curry(n):
+            def deco(f):
+                return f
+            return deco
+
+
+        @register  # bare
+        def a(): ...
+
+
+        @curry(1)  # with arguments
+        def b(): ...
+
+
+        @register  # on a class
+        class C:
+            @functools.cache  # the standard library's: left out
+            def m(self): ...
+        ''',
     "pkg/closing.py": '''
         from pkg.callables import adder
 
@@ -1093,6 +1157,29 @@ def test_a_callable_protocol_reads_like_callable(pages, marker, callees):
     # types gives its __call__'s return annotation, and (like Callable[..., Any]) what the
     # function annotated by it returns is read for the call itself
     assert _calls(pages, "pkg/protocols.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("r.measure()  # an alias", {"unions:Text.measure", "unions:Panel.measure"}),
+    ("return type(arg)([])  # narrowed", set()),
+    ("return type(arg)()  # the rest", {"unions:Text.__init__"}),
+    ("return type(value)(1)  # one's", {"unions:Text.__init__"}),
+    ("return type(value)(2)  # two's", {"unions:Panel.__init__"}),
+])
+def test_aliases_and_the_type_of_a_narrowed_value(pages, marker, callees):
+    # X = Union[A, B] is a type alias as X: TypeAlias = ... is; type(x) reads x as the
+    # isinstance test at its line narrows it, and as each method's own parameter
+    assert _calls(pages, "pkg/unions.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("@register  # bare", {"decos:register"}),
+    ("@curry(1)  # with arguments", {"decos:curry"}),  # curry, and its nested deco
+    ("@register  # on a class", {"decos:register"}),
+    ("@functools.cache  # the standard", set()),
+])
+def test_a_decorator_is_called_where_it_decorates(pages, marker, callees):
+    assert _calls(pages, "pkg/decos.py", marker) == callees
 
 
 def test_super_calls_are_accounted_for(pages):

@@ -26,7 +26,9 @@ from indexgen.analyze.dispatch import (
     UNKNOWN_VALUE,
     class_of,
     make_edge,
+    narrowed,
     resolve_call,
+    text_heads,
 )
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.types import Types
@@ -40,7 +42,6 @@ from indexgen.analyze.walks import (  # noqa: F401 - the graph's walks, where ca
     inverses,
     reach,
 )
-from indexgen.extract.calls import receiver_name
 from indexgen.extract.model import Call
 
 #: ``key -> caller anchor -> reason -> number of calls`` not resolved statically.
@@ -150,7 +151,9 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
     found: Edges = {}
     unresolved: Unresolved = {}
     ledger: Ledger | None = {} if want_ledger else None
-    heads: dict[str, str] = {}  # call text -> receiver_name (the same texts in every file)
+    # call text -> its receiver_name and the name type() is given (the same texts in every
+    # file)
+    heads: dict[str, tuple[str, str]] = {}
     # the calls not resolved, for a second round with what callers hand parameters
     retry: list[tuple[str, Call, str, dict, str, str, list[CallEdge] | None]] = []
     for key in keys:
@@ -184,12 +187,15 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                 mine = counts.get(caller)
                 tail = tails.get(caller)
             if names:
-                head = heads.get(text)
-                if head is None:
-                    head = heads[text] = receiver_name(text)
+                parts = heads.get(text)
+                if parts is None:
+                    parts = heads[text] = text_heads(text)
+                head, inner = parts
                 if narrow and head in narrow:  # isinstance narrows the receiver here
-                    call = _narrowed(call, head, narrow[head])
-                memo = (call[1], caller if head in names else cls, local)
+                    call = narrowed(call, head, narrow[head])
+                elif narrow and inner in narrow:  # type(x)(...): narrows x
+                    call = narrowed(call, inner, narrow[inner], len(head) + 1)
+                memo = (call[1], caller if head in names or inner in names else cls, local)
             else:
                 memo = (text, cls, local)
             out_edges = seen.get(memo)
@@ -301,19 +307,6 @@ def _retried(resolver: Resolver, types: Types, retry: list) -> list[list[CallEdg
         out.append([e for e in resolve_call(resolver, key, call, cls, types, names)
                     if e[2] != "unresolved"])
     return out
-
-
-def _narrowed(call: Call, head: str, spans: list[tuple[int, int, str]]) -> Call:
-    """The call with its receiver's name replaced by the narrowed name (``x@12``) of the
-    innermost ``isinstance`` branch that holds its line, if one does (``spans``: first
-    line, last line, narrowed name; by first line)."""
-    found = None
-    for first, last, name in spans:
-        if first <= call[2] <= last:
-            found = name  # a later first line: an inner branch
-    if found is None or not call[1].startswith(head):
-        return call
-    return tuple.__new__(Call, (call[0], found + call[1][len(head):], call[2], call[3]))
 
 
 def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:

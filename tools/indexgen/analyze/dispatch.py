@@ -14,7 +14,9 @@ code leaves open is called: :mod:`indexgen.analyze.virtual`), ``closure`` (a fun
 nested in a definition), ``external`` (a name from outside the build), ``builtin`` (left
 off the pages), ``read`` (a property read on the way, or named as a value handed on),
 ``callback`` (a function handed to be called later) or ``unresolved`` (with its reason, one
-of the constants below) -- never guessed, never none.
+of the constants below) -- never guessed, never none.  Before a call is resolved,
+:func:`narrowed` writes the name an ``isinstance`` test narrows at its line into its text
+(the receiver's, or the one ``type()`` is given: :func:`text_heads`).
 """
 
 from __future__ import annotations
@@ -215,3 +217,29 @@ def class_of(resolver: Resolver, key: str, caller: str) -> str:
     """The class whose method ``caller`` is, or ''."""
     cls = caller.rpartition(".")[0]
     return cls if cls and resolver.module(key).kinds.get(cls) == "class" else ""
+
+
+def text_heads(text: str) -> tuple[str, str]:
+    """The name a call's path starts with, and the plain name ``type(...)`` is given when
+    the path starts with that (``type(value)(...)``: ``value``), else ''."""
+    head = receiver_name(text)
+    if head == "type" and text.startswith("type("):
+        inner = text[5:].partition(")")[0]
+        return head, inner if inner.isidentifier() else ""
+    return head, ""
+
+
+def narrowed(call: Call, head: str, spans: list[tuple[int, int, str]], at: int = 0) -> Call:
+    """The call with the name ``head`` at position ``at`` of its text (its receiver's, or
+    the one ``type()`` is given) replaced by the narrowed name (``x@12``) of the innermost
+    ``isinstance`` branch that holds its line, if one does (``spans``: first line, last
+    line, narrowed name; by first line)."""
+    found = None
+    for first, last, name in spans:
+        if first <= call[2] <= last:
+            found = name  # a later first line: an inner branch
+    text = call[1]
+    if found is None or not text.startswith(head, at):
+        return call
+    return tuple.__new__(Call, (call[0], text[:at] + found + text[at + len(head):], call[2],
+                                call[3]))

@@ -246,7 +246,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 continue
             elif t in FUNCS or t is ast.ClassDef:
                 name, line = node.name, node.lineno
-                if node.decorator_list and t is not ast.ClassDef:
+                if node.decorator_list:
                     decorated(node, own_defs.get(id(node), name), all_calls)
                 if id(node) not in own_defs:
                     bindings.append((name, line))

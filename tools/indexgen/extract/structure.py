@@ -181,6 +181,8 @@ class Structure:
         elif source and type(node.value) in (ast.List, ast.Tuple, ast.Dict, ast.Set):
             held = literal(node.value)  # a table of functions says more than its type
             source = "=" + held if held else source
+        if not source and type(node.value) is ast.Subscript and _typing_form(node.value):
+            source = ":" + annotation_text(node.value)  # X = Union[A, B]: an alias all the same
         if not source and node.value is not None:
             source = _type_var(node.value)
         if not source and node.value is not None:
@@ -307,3 +309,18 @@ def _annotation_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]
             continue
         stack.extend(ast.iter_child_nodes(sub))
     return sorted(names)
+
+
+#: The last names of the generic types and special forms whose subscript, assigned to a name
+#: at module level, makes a type alias (``Renderable = Union[Text, Panel]``).
+_TYPING_FORMS = frozenset({"Union", "Optional", "Callable", "Type", "List", "Dict", "Tuple",
+                           "Set", "FrozenSet", "Sequence", "Mapping", "MutableMapping",
+                           "Iterable", "Iterator", "Generator", "Annotated", "type", "list",
+                           "dict", "tuple", "set", "frozenset"})
+
+
+def _typing_form(node: ast.Subscript) -> bool:
+    """Whether a subscript is one of :data:`_TYPING_FORMS` (``Union[...]``,
+    ``t.Optional[...]``, ``list[Part]``) written by its name."""
+    base = dotted(node.value)
+    return "(...)" not in base and base.rpartition(".")[2] in _TYPING_FORMS
