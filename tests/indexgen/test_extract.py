@@ -250,6 +250,15 @@ def test_file_system_calls_include_listing_and_path_methods():
     assert s.definitions[0].effects == ["file"]
 
 
+def test_archives_opened_for_writing_are_file_system_access():
+    src = (b"import tarfile\nimport zipfile\nfrom zipfile import ZipFile\n\n"
+           b"def f(t):\n"
+           b"    zipfile.ZipFile(t, 'w')\n    ZipFile(t)\n    tarfile.open(t)\n    t.ZipFile()\n")
+    s = _extract(src)
+    assert [(f.text, f.lineno) for f in s.findings if f.category == "file"] == [
+        ("zipfile.ZipFile", 6), ("ZipFile", 7), ("tarfile.open", 8)]
+
+
 def test_whole_docstrings_are_parsed_into_sections():
     s = _extract(b'def f(x: int = 1):\n    """Do.\n\n    More.\n\n    Args:\n        x: The x.\n    """\n')
     kinds = [sec.kind for sec in s.definitions[0].doc]

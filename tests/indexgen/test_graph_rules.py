@@ -860,6 +860,24 @@ FILES = {
             @functools.cache  # the standard library's: left out
             def m(self): ...
         ''',
+    "pkg/slices.py": '''
+        from typing import List
+
+
+        class Hook:
+            def process(self): ...
+
+
+        class Console:
+            def __init__(self):
+                self._hooks: List[Hook] = []
+
+            def render(self, lines):
+                hooks = self._hooks[:]
+                for hook in hooks:
+                    hook.process()  # a slice of the list: its elements
+                return ", ".join(lines), [1, 2].index(1)  # builtins on literals
+        ''',
     "pkg/closing.py": '''
         from pkg.callables import adder
 
@@ -1180,6 +1198,12 @@ def test_aliases_and_the_type_of_a_narrowed_value(pages, marker, callees):
 ])
 def test_a_decorator_is_called_where_it_decorates(pages, marker, callees):
     assert _calls(pages, "pkg/decos.py", marker) == callees
+
+
+def test_a_slice_holds_the_elements_and_a_literal_is_a_builtin(pages):
+    assert _calls(pages, "pkg/slices.py", "# a slice of the list") == {"slices:Hook.process"}
+    docs = (pages[1] / "pkg/slices.py_docs.md").read_text()
+    assert "Not resolved" not in symbol_section(docs, "Console.render")  # ", ".join: a builtin
 
 
 def test_super_calls_are_accounted_for(pages):

@@ -40,8 +40,26 @@ def call_text(func: ast.AST) -> str:
     receiver is; as written with ``(...)`` for a receiver that is no path."""
     text = dotted(func)
     if "(...)" in text:
-        return path(func) or text
+        return path(func) or _on_literal(func) or text
     return text
+
+
+#: Literal receivers and the builtin type they make (``", ".join``: ``str.join``).
+_LITERALS = {ast.JoinedStr: "str", ast.List: "list", ast.ListComp: "list", ast.Dict: "dict",
+             ast.DictComp: "dict", ast.Set: "set", ast.SetComp: "set", ast.Tuple: "tuple"}
+
+
+def _on_literal(func: ast.AST) -> str:
+    """``str.join`` for a method called on a literal (``", ".join``, ``f"{x}".split``,
+    ``[a, b].index``): a builtin's method, which the pages leave out; '' otherwise."""
+    if type(func) is not ast.Attribute:
+        return ""
+    value = func.value
+    if type(value) is ast.Constant:
+        kind = type(value.value).__name__ if type(value.value) in (str, bytes) else ""
+    else:
+        kind = _LITERALS.get(type(value), "")
+    return f"{kind}.{func.attr}" if kind else ""
 
 
 _EFFECTS = frozenset(rules.PERFORMANCE_CATEGORIES + rules.SECURITY_CATEGORIES)

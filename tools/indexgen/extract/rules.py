@@ -104,7 +104,7 @@ CANDIDATE_NAMES = frozenset().union(
     _OS_PATH_FILE, _PATH_FILE, _SHUTIL, _NETWORK_NAMES,
     {"open", "load", "import_module", "__import__", "get", "post", "put", "delete", "request",
      "socket", "Session", "connect", "mkstemp", "mkdtemp", "NamedTemporaryFile",
-     "TemporaryDirectory", "glob", "iglob"},
+     "TemporaryDirectory", "glob", "iglob", "ZipFile", "TarFile"},
 )
 
 
@@ -225,7 +225,9 @@ CALL_RULES: tuple[CallRule, ...] = (
     CallRule("subprocess", _SUBPROCESS, _module("subprocess")),
     CallRule("subprocess", _OS_SHELL, _module("os")),
     CallRule("file", frozenset({"open"}), _bare),
-    CallRule("file", frozenset({"open"}), _module("io", "os", "codecs", "gzip", "bz2", "lzma")),
+    CallRule("file", frozenset({"open"}), _module("io", "os", "codecs", "gzip", "bz2", "lzma",
+                                                  "tarfile", "shelve", "dbm")),
+    CallRule("file", frozenset({"ZipFile", "TarFile"}), _module("zipfile", "tarfile")),
     CallRule("file", _OS_FILE, _module("os")),
     CallRule("file", _OS_PATH_FILE, _module("os.path", "posixpath", "ntpath")),
     CallRule("file", frozenset({"glob", "iglob"}), _module("glob")),

@@ -29,7 +29,8 @@ def path(node: ast.AST) -> str | None:
     (``next([s])`` for ``next(s for s in states)``: ``[E]`` is a list of E) and for
     ``typing.cast`` written with its module (``t.cast(T, x)``), whose type written as a
     string is quoted (``cast("type[S]", x)``: :func:`quoted_type`); and a
-    subscript keeps an integer index (``t[1]``) and writes any other as ``_`` (``d[_]``):
+    subscript keeps an integer index (``t[1]``), writes any other as ``_`` (``d[_]``) and a
+    slice as nothing (``xs[1:]`` is ``xs``, a container of the same elements):
     ``self.groups[i].reset`` -> ``self.groups[_].reset``, ``zip(a, self.b)`` stays as it is.
     Anything else (an operator, a literal receiver) makes the path None.
     """
@@ -81,6 +82,8 @@ def path(node: ast.AST) -> str | None:
         if base is None:
             return None
         index = node.slice
+        if type(index) is ast.Slice:  # a slice of a list is a list of the same elements
+            return base
         keep = type(index) is ast.Constant and type(index.value) is int
         return f"{base}[{index.value if keep else '_'}]"
     return None
