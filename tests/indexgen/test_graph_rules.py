@@ -878,6 +878,30 @@ FILES = {
                     hook.process()  # a slice of the list: its elements
                 return ", ".join(lines), [1, 2].index(1)  # builtins on literals
         ''',
+    "pkg/ifexp.py": '''
+        def lower(x):
+            return x
+
+
+        def make_getter(postprocess=None):
+            def getter(item):
+                if postprocess is not None:
+                    item = postprocess(item)  # handed through a conditional expression
+                return item
+            return getter
+
+
+        def do_sort(case_sensitive):
+            return make_getter(postprocess=lower if not case_sensitive else None)
+
+
+        def run(fn):
+            return fn(1)  # handed by position through an and
+
+
+        def go(fast):
+            return run(fast and lower)
+        ''',
     "pkg/closing.py": '''
         from pkg.callables import adder
 
@@ -1204,6 +1228,16 @@ def test_a_slice_holds_the_elements_and_a_literal_is_a_builtin(pages):
     assert _calls(pages, "pkg/slices.py", "# a slice of the list") == {"slices:Hook.process"}
     docs = (pages[1] / "pkg/slices.py_docs.md").read_text()
     assert "Not resolved" not in symbol_section(docs, "Console.render")  # ", ".join: a builtin
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("item = postprocess(item)  # handed through", {"ifexp:lower"}),
+    ("return fn(1)  # handed by position", {"ifexp:lower"}),
+])
+def test_a_function_handed_through_a_conditional_expression(pages, marker, callees):
+    # f if c else None, c and f: the one function the expression may give besides None is
+    # handed all the same (c and f gives c when c is false: a bool, no function)
+    assert _calls(pages, "pkg/ifexp.py", marker) == callees
 
 
 def test_super_calls_are_accounted_for(pages):

@@ -89,6 +89,9 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
     starred = False
     for k, a in enumerate(node.args):
         t = type(a)
+        if t is ast.IfExp or t is ast.BoolOp:  # f if c else None: f
+            a = _one_branch(a)
+            t = type(a)
         if t is ast.Name:  # the most common argument: its path is its name
             if taker:
                 out.append(("&" + a.id, line))
@@ -108,6 +111,9 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
     for kw in node.keywords:
         v = kw.value
         t = type(v)
+        if t is ast.IfExp or t is ast.BoolOp:  # key=by_name if c else None: by_name
+            v = _one_branch(v)
+            t = type(v)
         if t is not ast.Name and t is not ast.Attribute:
             continue
         found = path(v)
@@ -122,6 +128,19 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
         if not node.keywords and not starred:
             items.append(f"#={len(node.args)}")  # as many arguments, all by position
         out.append((f"<{text}\t{','.join(items)}", line))
+
+
+def _one_branch(node: ast.IfExp | ast.BoolOp) -> ast.AST | None:
+    """The one name or attribute chain a conditional expression or an ``or``/``and`` may
+    give besides ``None`` (``lower if not case_sensitive else None``: ``lower``; ``fast and
+    lower``: ``lower``, the ``and``'s other outcome being a false value), else None."""
+    if type(node) is ast.IfExp:
+        given = [node.body, node.orelse]
+    else:
+        given = node.values[-1:] if type(node.op) is ast.And else node.values
+    found = [v for v in given if not (type(v) is ast.Constant and v.value is None)]
+    return found[0] if len(found) == 1 and type(found[0]) in (ast.Name, ast.Attribute) \
+        else None
 
 
 #: Decorators that hand the function to nothing a call graph follows.
