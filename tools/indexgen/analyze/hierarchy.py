@@ -13,7 +13,7 @@ structural type (PEP 544) from a class, ``constructor`` says what calling a clas
 from __future__ import annotations
 
 from indexgen.analyze.resolve import Resolver
-from indexgen.analyze.values import Value, Values
+from indexgen.analyze.values import NONE, Value, Values
 from indexgen.extract.model import Definition
 
 _CALLABLE_KINDS = frozenset({"method", "classmethod", "staticmethod", "function"})
@@ -72,7 +72,7 @@ class Hierarchy:
             self._memo[memo] = found
         return found
 
-    def called_protocol(self, key: str, cls: str) -> frozenset | None:
+    def called_protocol(self, key: str, cls: str) -> Values | None:
         """What a value typed by the class is when the class is a ``Protocol`` whose one
         method is ``__call__`` (a callable type written as a class: ``VisitCallable``): a
         ``("k", R)`` value, R its ``__call__``'s return annotation (nothing when that says
@@ -85,8 +85,8 @@ class Hierarchy:
                                and d.qualname != call.qualname
                                for d in self._defs[key][1].values()):
             return None
-        returned = self.annotation(key, call.returns, cls) if call.returns else frozenset()
-        return frozenset({("k", returned)}) if returned else frozenset()
+        returned = self.annotation(key, call.returns, cls) if call.returns else NONE
+        return frozenset({("k", returned)}) if returned else NONE
 
     def overrides(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the methods ``attr`` that the documented subclasses

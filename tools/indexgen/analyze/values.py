@@ -211,14 +211,17 @@ class Annotations:
             return frozenset({("b", target.qualname)})
         if target.kind == "external":
             return frozenset({("xi", target.qualname)})
-        found = []
+        found = set()
         for v in self.of_target(target):
             if v[0] == "c":  # a class: its instances, or what a callable protocol gives
                 called = self.called_protocol(v[1], v[2])
-                found.append(frozenset({("i", v[1], v[2])}) if called is None else called)
+                if called is None:
+                    found.add(("i", v[1], v[2]))
+                else:
+                    found |= called
             elif v[0] in ("i", "s", "d", "t", "xi"):
-                found.append(frozenset({v}))
-        return frozenset().union(*found)
+                found.add(v)
+        return frozenset(found)
 
 
 def dotted(node: ast.AST) -> str:

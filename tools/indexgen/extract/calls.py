@@ -44,8 +44,9 @@ def call_text(func: ast.AST) -> str:
     return text
 
 
-#: Literal receivers and the builtin type they make (``", ".join``: ``str.join``).
-_LITERALS = {ast.JoinedStr: "str", ast.List: "list", ast.ListComp: "list", ast.Dict: "dict",
+#: Literal receivers and the builtin type they make (``", ".join``: ``str.join``); not
+#: :data:`indexgen.extract.syntax.LITERALS`, the literals read as what they hold.
+_LITERAL_TYPES = {ast.JoinedStr: "str", ast.List: "list", ast.ListComp: "list", ast.Dict: "dict",
              ast.DictComp: "dict", ast.Set: "set", ast.SetComp: "set", ast.Tuple: "tuple"}
 
 
@@ -58,7 +59,7 @@ def _on_literal(func: ast.AST) -> str:
     if type(value) is ast.Constant:
         kind = type(value.value).__name__ if type(value.value) in (str, bytes) else ""
     else:
-        kind = _LITERALS.get(type(value), "")
+        kind = _LITERAL_TYPES.get(type(value), "")
     return f"{kind}.{func.attr}" if kind else ""
 
 
