@@ -902,6 +902,78 @@ FILES = {
         def go(fast):
             return run(fast and lower)
         ''',
+    "pkg/structural.py": '''
+        from typing import Protocol, Union
+
+
+        class Renderable(Protocol):
+            def render(self, width: int) -> str: ...
+
+            def measure(self) -> int: ...
+
+
+        class Extended(Renderable, Protocol):
+            def extra(self) -> None: ...
+
+
+        class Cast(Protocol):
+            def cast(self) -> Renderable: ...
+
+
+        class Base:
+            def measure(self) -> int:
+                return 1
+
+
+        class Box(Base):
+            def render(self, width: int) -> str:  # measure from its project base
+                return "box"
+
+
+        class Wide(Box):
+            def render(self, width: int) -> str:
+                return "wide"
+
+
+        class Half:
+            def render(self, width: int) -> str:  # no measure: not a Renderable
+                return "half"
+
+
+        class Full:
+            def render(self, width: int) -> str:
+                return "full"
+
+            def measure(self) -> int:
+                return 3
+
+            def extra(self) -> None:
+                pass
+
+
+        class NoMeasure:
+            def render(self, width: int) -> str:
+                return "no"
+
+            def extra(self) -> None:  # the protocol's base's measure is missing
+                pass
+
+
+        def show(item: Renderable) -> str:
+            return item.render(80)  # any conforming class
+
+
+        def size(item: Renderable) -> int:
+            return item.measure()  # what the conforming classes run
+
+
+        def either(item: Union[Renderable, Cast]) -> str:
+            return item.render(1)  # Cast has no render
+
+
+        def more(item: Extended) -> str:
+            return item.render(2)  # the members of its protocol base count
+        ''',
     "pkg/closing.py": '''
         from pkg.callables import adder
 
@@ -1228,6 +1300,30 @@ def test_a_slice_holds_the_elements_and_a_literal_is_a_builtin(pages):
     assert _calls(pages, "pkg/slices.py", "# a slice of the list") == {"slices:Hook.process"}
     docs = (pages[1] / "pkg/slices.py_docs.md").read_text()
     assert "Not resolved" not in symbol_section(docs, "Console.render")  # ", ".join: a builtin
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return item.render(80)  # any", {"structural:Box.render", "structural:Wide.render",
+                                      "structural:Full.render"}),
+    ("return item.measure()  # what", {"structural:Base.measure", "structural:Full.measure"}),
+    ("return item.render(1)  # Cast", {"structural:Box.render", "structural:Wide.render",
+                                      "structural:Full.render"}),
+    ("return item.render(2)  # the members", {"structural:Full.render"}),
+])
+def test_a_protocol_method_runs_on_the_classes_that_conform(pages, marker, callees):
+    # PEP 544: a value typed by a Protocol may be of any class that defines its methods
+    # (its own or its project bases', and those of the protocol's protocol bases), whether
+    # or not it inherits from it; the protocol's stub never runs
+    assert _calls(pages, "pkg/structural.py", marker) == callees
+
+
+def test_conforming_classes_are_one_group_and_a_protocol_base_gives_no_member(pages):
+    docs = (pages[1] / "pkg/structural.py_docs.md").read_text()
+    calls = calls_line(symbol_section(docs, "show"))
+    assert calls.startswith("- **Calls**: one of: "), calls  # no callee of its own
+    assert "or an override in" not in calls
+    either = symbol_section(docs, "either")  # Cast's missing render: not typing.Protocol's
+    assert "outside this build" not in either and "Not resolved" not in either, either
 
 
 @pytest.mark.parametrize("marker, callees", [

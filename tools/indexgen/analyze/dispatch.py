@@ -57,7 +57,10 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
         return found
     if text.endswith(".apply"):
         found = found + function_apply(resolver, types, key, call, cls)
-    return found + overrides(resolver, types, key, call, cls, found)
+    extra = overrides(resolver, types, key, call, cls, found)
+    if extra:  # a method only subclasses or a protocol's conforming classes define
+        found = [e for e in found if e[2] != "unresolved"]
+    return found + extra
 
 
 def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]

@@ -88,6 +88,76 @@ class Hierarchy:
         returned = self.annotation(key, call.returns, cls) if call.returns else NONE
         return frozenset({("k", returned)}) if returned else NONE
 
+    def implementers(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
+        """``[(file key, qualname)]`` of the methods ``attr`` that run on the documented
+        classes conforming to the ``Protocol`` (PEP 544: a class whose own project classes
+        define every method and property the protocol and its protocol bases declare; it
+        need not inherit from the protocol), sorted; none when the class is not a protocol
+        or declares no method ``attr``.  The protocol's data attributes are not checked: a
+        summary keeps only the attributes whose values the type evaluation reads."""
+        memo = ("\10", key, cls, attr)
+        found = self._memo.get(memo)
+        if found is None:
+            found = self._memo[memo] = []
+            wanted = self._protocol_methods(key, cls)
+            if attr in wanted:
+                for k, c in self._definers(attr):
+                    for sk, sc in [(k, c), *self.subclasses(k, c)]:
+                        if not self.is_protocol(sk, sc) and self._conforms(sk, sc, wanted):
+                            target = self._first_method(sk, sc, attr)
+                            if target is not None and target not in found:
+                                found.append(target)
+                found.sort()
+        return found
+
+    def _protocol_methods(self, key: str, cls: str) -> frozenset[str]:
+        """The methods and properties a protocol and its protocol bases declare (none for a
+        class that is not a protocol)."""
+        found: set[str] = set()
+        for k, c in self.mro(key, cls):
+            if k and self.is_protocol(k, c):
+                found.update(d.name for d in self._defs[k][1].values() if d.parent == c and (
+                    d.kind in _CALLABLE_KINDS or d.kind == "property") and not d.overload)
+        return frozenset(found)
+
+    def _definers(self, attr: str) -> list[tuple[str, str]]:
+        """The documented classes that define a method ``attr`` in their own body."""
+        index = self._memo.get("\11")
+        if index is None:
+            index = self._memo["\11"] = {}
+            for k, s in self.resolver.files.items():
+                kinds = self.resolver.module(k).kinds if not k.startswith("test:") else {}
+                for d in s.definitions if kinds else ():
+                    if d.parent and d.kind in _CALLABLE_KINDS and not d.overload \
+                            and kinds.get(d.parent) == "class":
+                        index.setdefault(d.name, []).append((k, d.parent))
+        return index.get(attr, [])
+
+    def _conforms(self, key: str, cls: str, wanted: frozenset[str]) -> bool:
+        """Whether the class or its project bases define every name ``wanted``."""
+        missing = set(wanted)
+        for k, c in self.mro(key, cls):
+            if k:
+                missing -= self._own_names(k, c)
+        return not missing
+
+    def _own_names(self, key: str, cls: str) -> frozenset[str]:
+        """The methods and properties a class's own body defines."""
+        memo = ("\12", key, cls)
+        found = self._memo.get(memo)
+        if found is None:
+            found = self._memo[memo] = frozenset(
+                d.name for d in self._defs[key][1].values() if d.parent == cls)
+        return found
+
+    def _first_method(self, key: str, cls: str, attr: str) -> tuple[str, str] | None:
+        """(file key, qualname) of the method ``attr`` an instance of the class runs."""
+        for k, c in self.mro(key, cls):
+            d = self._defs[k][1].get(f"{c}.{attr}") if k else None
+            if d is not None:
+                return (k, d.qualname) if d.kind in _CALLABLE_KINDS else None
+        return None
+
     def overrides(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the methods ``attr`` that the documented subclasses
         of the class define themselves (class hierarchy analysis: a call on an instance of
@@ -182,3 +252,4 @@ class Hierarchy:
             return False
         bases = self.mro(value[1], value[2])
         return any(t[0] == "i" and (t[1], t[2]) in bases for t in tested)
+

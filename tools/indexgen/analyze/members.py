@@ -25,6 +25,9 @@ from indexgen.extract.model import Definition
 
 _CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
 _METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod"})
+# bases that give a class no attribute of its own: never where one a class lacks comes from
+_MARKERS = frozenset({f"{m}.{c}" for m in ("typing", "typing_extensions")
+                      for c in ("Protocol", "Generic")})
 
 
 @lru_cache(maxsize=256)
@@ -109,7 +112,7 @@ class Members:
         outside = ""
         for k, c in self.mro(key, cls)[1:]:
             if not k:
-                outside = outside or c
+                outside = outside or (c if c not in _MARKERS else "")
                 continue
             by_name = self._defs[k][1]
             owner = by_name.get(c)
@@ -139,7 +142,7 @@ class Members:
         held: list[tuple[str, str, str, str]] = []  # appended to in a subclass: see sources
         for k, c in self.mro(key, cls):
             if not k:  # a base outside the build: the attribute may be its
-                outside = outside or c
+                outside = outside or (c if c not in _MARKERS else "")
                 continue
             by_name = self._defs[k][1]
             if instance and delegate is None and f"{c}.__getattr__" in by_name:

@@ -88,7 +88,7 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
         return out
     known = {(e[3], e[5]) for e in found if e[2] == "project"}
     for k, c in classes:
-        for target in types.overrides(k, c, attr):
+        for target in types.overrides(k, c, attr) + types.implementers(k, c, attr):
             if target not in known:
                 known.add(target)
                 out.append(make_edge((call.line, call.text, "override", target[0],

@@ -84,7 +84,9 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
 
 def format_calls(p: Page, edges: list[CallEdge]) -> str:
     """Project callees (linked), the overrides a call may run instead (one group per set of
-    them: "or an override in: ..."), then names outside the build, each with its lines."""
+    them: "or an override in: ..."; "one of: ..." where the call names no callee of its own:
+    a method only subclasses or a protocol's conforming classes define), then names outside
+    the build, each with its lines."""
     groups: dict[tuple[str, str, str, str], list[int]] = {}
     by_line: dict[int, list[CallEdge]] = {}  # the overrides of each line
     for e in edges:
@@ -92,10 +94,11 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
             by_line.setdefault(e.line, []).append(e)
             continue
         groups.setdefault(e[2:], []).append(e.line)  # e[2:]: (kind, key, anchor, label)
+    named = {e.line for e in edges if e.kind == "project"} if by_line else ()
     override_groups: dict[tuple, list[int]] = {}
-    for line, found in by_line.items():
-        override_groups.setdefault(tuple(sorted({(e.key, e.anchor, e.label) for e in found})),
-                                   []).append(line)
+    for line, found in by_line.items():  # a line that names no callee of its own: "one of"
+        override_groups.setdefault((line in named, *sorted(
+            {(e.key, e.anchor, e.label) for e in found})), []).append(line)
     parts: dict[str, list[str]] = {"project": [], "closure": [], "read": [], "callback": [],
                                    "external": []}
     heads = p.callee_heads  # a file's definitions call the same callees again and again
@@ -107,9 +110,10 @@ def format_calls(p: Page, edges: list[CallEdge]) -> str:
                                    callee_link(p, key, anchor, label)
                                    + _condition(p, key, anchor))
         parts[ident[0]].append(f"{head} ({line_links(lines)})")
-    for callees, lines in override_groups.items():
+    for (instead, *callees), lines in override_groups.items():
         names = ", ".join(callee_link(p, key, anchor, label) for key, anchor, label in callees)
-        parts["project"].append(f"or an override in: {names} ({line_links(lines)})")
+        parts["project"].append(f"{'or an override in' if instead else 'one of'}: {names} "
+                                f"({line_links(lines)})")
     text = "; ".join(parts["project"] + parts["closure"] + parts["read"] + parts["callback"])
     if parts["external"]:
         text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
