@@ -9,6 +9,11 @@ parser read as one field running to the end of the docstring.  ``sphinx_type_las
 text became the type, or was lost.  ``google_aligned`` is torch 2.13's
 ``BytecodeDebugger.get_instructions`` (griffe strips twice the entry's indentation from a
 continuation line and keeps the rest).
+
+``pkg/google.py``: rich 14.3.4's Google forms, read as Napoleon (its docs' tool) reads them
+(``Returns:`` ``Iterable[Segment]: ...``, ``bool: ...``, ```str`: ...``, ``~Control: ...``;
+``console (:class:`~rich.console.Console`, optional): ...``), and jinja2 3.1.6's
+``Environment`` definition list, whose ``.. versionadded::`` notes split the list.
 """
 
 from __future__ import annotations
@@ -114,6 +119,93 @@ FILES = {
             A closing note.
             """
         ''',
+    "pkg/google.py": '''
+        from typing import Iterable, List
+
+
+        class Thing:
+            """A thing."""
+
+
+        def annotated() -> Iterable[Thing]:
+            """Run it.
+
+            Returns:
+                Iterable[Thing]: An iterable of things, one
+                    per line.
+            """
+
+
+        def bare():
+            """Run it.
+
+            Yields:
+                List[int]: The widths.
+            """
+
+
+        def word() -> bool:
+            """Run it.
+
+            Returns:
+                bool: True if it ran.
+            """
+
+        def quoted() -> str:
+            """Run it.
+
+            Returns:
+                `str`: The text.
+            """
+
+        def tilde() -> "Thing":
+            """Run it.
+
+            Returns:
+                ~Thing: A new thing.
+            """
+
+
+        def named() -> int:
+            """Run it.
+
+            Returns:
+                count: How many ran.
+            """
+
+
+        def prose() -> List[Thing]:
+            """Run it.
+
+            Returns:
+                One :class:`Thing` per line.
+            """
+
+
+        def roles(console=None, style=""):
+            """Run it.
+
+            Args:
+                console (:class:`~pkg.google.Thing`, optional): The console.
+                style (:class:`Thing`): The style.
+
+            Raises:
+                :exc:`ValueError`: If it is bad.
+            """
+
+
+        def options():
+            """Run it with these options:
+
+            `first`
+                The first.
+
+                .. versionadded:: 2.2
+
+            `second`
+                The second.
+            """
+        ''',
 }
 
 # symbol -> the parameters section's list, exactly (the descriptions written above, joined)
@@ -156,9 +248,18 @@ AFTER = {
 
 
 @pytest.fixture(scope="module")
-def docs(tmp_path_factory):
-    root, out = build_files(tmp_path_factory.mktemp("docstrings") / "src", FILES)
+def out(tmp_path_factory):
+    return build_files(tmp_path_factory.mktemp("docstrings") / "src", FILES)[1]
+
+
+@pytest.fixture(scope="module")
+def docs(out):
     return (out / "pkg" / "styles.py_docs.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def google(out):
+    return (out / "pkg" / "google.py_docs.md").read_text()
 
 
 def _blocks(docs: str, name: str) -> list[str]:
@@ -191,3 +292,38 @@ def test_google_aligned_returns_and_later_blocks_keep_their_shape(docs):
     # the second paragraph's literal block stays code: only the first paragraph is dedented
     code = blocks[blocks.index("Example:") + 1]
     assert code.startswith("<pre") and "b = 2" in code, blocks
+
+
+# symbol -> (section title, its list): the type once, as the docstring writes it, then the text
+GOOGLE = {
+    "annotated": ("**Returns**", "- `Iterable[Thing]`: An iterable of things, one per line."),
+    "bare": ("**Yields**", "- `List[int]`: The widths."),
+    "word": ("**Returns**", "- `bool`: True if it ran."),
+    "quoted": ("**Returns**", "- `str`: The text."),
+    "tilde": ("**Returns**", "- [`Thing`](#sym-Thing): A new thing."),
+    # mkdocstrings' ``name: text``: a lower-case word stays the name, the signature's type added
+    "named": ("**Returns**", "- `count` (`int`): How many ran."),
+    # a role in the text is no type: the whole line is the text, the signature gives the type
+    "prose": ("**Returns**", "- `List[Thing]`: One [`Thing`](#sym-Thing) per line."),
+    "roles": ("**Parameters**", "- `console` ([`Thing`](#sym-Thing), default `None`): The console."
+              "\n- `style` ([`Thing`](#sym-Thing), default `''`): The style."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOOGLE))
+def test_google_entry_types_read_as_napoleon_reads_them(google, name):
+    title, expected = GOOGLE[name]
+    blocks = _blocks(google, name)
+    assert blocks[blocks.index(title) + 1] == expected, blocks
+
+
+def test_google_raises_typed_with_a_role(google):
+    blocks = _blocks(google, "roles")
+    assert blocks[blocks.index("**Raises**") + 1] == "- `ValueError`: If it is bad.", blocks
+
+
+def test_version_note_in_a_definition_list_stays_in_its_item(google):
+    blocks = _blocks(google, "options")
+    start = blocks.index("Run it with these options:")
+    assert blocks[start + 1:start + 3] == [
+        "- `first`: The first. **New in version 2.2**", "- `second`: The second."], blocks

@@ -9,6 +9,7 @@ turned into Markdown only when a page is rendered (:mod:`indexgen.render.rst`).
 
 from __future__ import annotations
 
+import builtins
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -23,6 +24,14 @@ _ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const|typ
 # ("Args:"), a NumPy underline, a Sphinx field (":param x:").  A docstring without any is
 # plain text for every parser, and is kept as one text section without asking griffe.
 _SECTION_HINT = re.compile(r"^\s*(?:[A-Z][\w ]*:\s*$|-{3,}\s*$|:\w+[^:]*:)", re.M)
+# A Google entry's head whose first ':' is inside a role: ``name (:class:`T`, optional): text``
+# (parameters), ``:exc:`E`: text`` (raises), ``:class:`T`: text`` (returns).
+_ROLE_ENTRY = re.compile(r"(?:(?P<name>\*{0,2}\w+)\s*\((?P<type>(?:[^()`]|`[^`]*`)+)\)"
+                         r"|(?P<role>:(?:py:)?[a-z]+:`[^`]+`))\s*:\s*(?P<rest>.*)", re.S)
+# ``Type: text``, the first line of a Google returns entry as Napoleon reads it.
+_TYPE_HEAD = re.compile(r"(?P<type>`[^`]+`|[^\s:`][^:`]*?)\s*:(?:\s+(?P<rest>.*)|$)", re.S)
+_TYPE_NAME = r"~?[A-Za-z_][\w.]*"
+_TYPE_SHAPE = re.compile(rf"{_TYPE_NAME}(?:\s*\|\s*{_TYPE_NAME})*")
 
 
 @dataclass
@@ -117,7 +126,11 @@ def parse_docstring(docstring: griffe.Docstring | str) -> list[DocSection]:
         return [DocSection("text", text=text)] if text.strip() else []
     # NumPy writes an entry's description under its header, the other styles beside it
     beside = style != griffe.Parser.numpy
-    return [_plain(section, beside) for section in sections]
+    done = [_plain(section, beside) for section in sections]
+    if style == griffe.Parser.google:
+        for section in done:
+            section.items = [_google_item(section.kind, item) for item in section.items]
+    return done
 
 
 def _parse_sphinx(docstring: griffe.Docstring) -> list[griffe.DocstringSection]:
@@ -211,6 +224,64 @@ def _description(item: object, beside: bool) -> str:
     if not beside or end < 2:
         return text
     return "\n".join([lines[0], textwrap.dedent("\n".join(lines[1:end])), *lines[end:]])
+
+
+def _google_item(kind: str, item: DocItem) -> DocItem:
+    """A Google entry as Napoleon (Sphinx's reader of the style) reads it, where griffe's
+    reading differs.
+
+    griffe splits an entry at its first ``:``, which in a type written as a role is the
+    role's own (``console (:class:`~rich.console.Console`, optional): text`` gave the name
+    ``console (``; ``:exc:`ValueError`: text`` an empty type): the entry is split after the
+    role instead.  A returns, yields or receives entry ``Type: text`` is Napoleon's form,
+    which griffe reads as ``name: text`` when the type is one word (``bool: True if ...``)
+    and as all description otherwise (``Iterable[Segment]: ...``): the type is taken back
+    when the word is a builtin or capitalized name (a lower-case word stays a name, as in
+    mkdocstrings' ``name: text``) or the text before the colon has the shape of a type.  An
+    entry whose first word is followed by a role (``One :class:`X` per line``) is all text.
+    """
+    if kind in ("parameters", "other parameters"):
+        entry = _ROLE_ENTRY.fullmatch(item.name + ":" + item.description) \
+            if "(" in item.name else None
+        if entry and entry["name"]:
+            annotation = entry["type"].strip().removesuffix(", optional").strip()
+            return DocItem(entry["name"], annotation, item.default, entry["rest"])
+        return item
+    if item.annotation or kind not in ("raises", "warns", "returns", "yields", "receives"):
+        return item
+    entry = None if item.name else _ROLE_ENTRY.fullmatch(":" + item.description)
+    if entry and entry["role"]:
+        return DocItem(annotation=entry["role"], description=entry["rest"])
+    if kind not in ("returns", "yields", "receives"):
+        return item
+    if item.name and re.match(r"(?:py:)?[a-z]+:`", item.description):
+        # griffe's ``name: text`` split at a role in the text: ``One :class:`X` per line``
+        return DocItem(description=f"{item.name} :{item.description}")
+    if item.name:
+        word = item.name
+        typed = word[:1].isupper() or isinstance(getattr(builtins, word, None), type)
+        return DocItem(annotation=word, description=item.description) if typed else item
+    first, *more = item.description.split("\n")
+    head = _TYPE_HEAD.fullmatch(first)
+    annotation = _type_text(head["type"]) if head else ""
+    if not annotation:
+        return item
+    return DocItem(annotation=annotation, description="\n".join([head["rest"] or "", *more]))
+
+
+def _type_text(head: str) -> str:
+    """``head`` as a type (``Iterable[Segment]``, ``int | None``, ```str```, ``~Control``,
+    ``[Syntax]``) without its quoting, or '' when it has not the shape of one (``The count``)."""
+    head = head.strip()
+    if head.startswith("`"):
+        head = head.strip("`")
+    if head.startswith("[") and head.endswith("]"):
+        head = head[1:-1]
+    bare = ""
+    shape = head
+    while shape != bare:  # the subscripts' contents, innermost first
+        bare, shape = shape, re.sub(r"\[[^\[\]]*\]", "", shape)
+    return head if _TYPE_SHAPE.fullmatch(shape) else ""
 
 
 def _doctest(text: str) -> str:

@@ -13,8 +13,8 @@ import functools
 import re
 
 from indexgen.extract.docstrings import DocItem, DocSection
-from indexgen.render.markdown import code, escape_inline, link
-from indexgen.render.rst import Linker, inline, to_markdown
+from indexgen.render.markdown import code, escape_inline
+from indexgen.render.rst import Linker, inline, role, to_markdown
 
 _TITLES = {"parameters": "Parameters", "other parameters": "Other parameters",
            "type parameters": "Type parameters", "returns": "Returns", "yields": "Yields",
@@ -55,12 +55,14 @@ def render_doc(sections: list[DocSection], linker: Linker) -> list[str]:
 
 
 def annotation(text: str, linker: Linker) -> str:
-    """A type as a code span, linked when it is a single name with a known definition."""
+    """A type as a code span, linked when it is a single name with a known definition; a
+    type written as a role (``:class:`~pkg.Name```) or with Sphinx's ``~`` (``~pkg.Name``:
+    shown ``Name``) reads as the role does in prose."""
     text = " ".join(text.split())
-    if _DOTTED.match(text):
-        url = linker("class", text)
-        if url:
-            return link(code(text), url)
+    if _DOTTED.match(text.lstrip("~")):
+        return role("class", text, linker)
+    if "`" in text:
+        return inline(text, linker, line_start=False)
     return code(text)
 
 

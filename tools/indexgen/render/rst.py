@@ -49,6 +49,8 @@ _ADMONITIONS = {"note", "warning", "tip", "important", "attention", "caution", "
                 "admonition", "todo"}
 _TITLES = {"seealso": "See also", "versionadded": "New in version",
            "versionchanged": "Changed in version", "todo": "To do"}
+# A version note as :func:`_directive` writes it: one line, its label first.
+_VERSION_NOTE = re.compile(r"\*\*(?:New in version|Changed in version|Deprecated)\b[^\n]*$")
 
 
 def inline(text: str, linker: Linker, line_start: bool = True) -> str:
@@ -202,8 +204,14 @@ def _paragraph(lines: list[str], i: int, base: int, linker: Linker, blocks: list
         term = " ".join(x.strip() for x in lines[i:end])
         stop = _block_end(lines, end, base)
         body = to_markdown("\n".join(_dedent(lines[end:stop])), linker)
-        blocks.append(f"- {inline(term, linker, False)}" + (": " + body[0] if body else ""))
-        blocks.extend(body[1:])
+        item = f"- {inline(term, linker, False)}" + (": " + body[0] if body else "")
+        # a version note of the definition (.. versionadded::) ends its item, not the list
+        notes = 1
+        while notes < len(body) and _VERSION_NOTE.match(body[notes]):
+            item += " " + body[notes]
+            notes += 1
+        blocks.append(item)
+        blocks.extend(body[notes:])
         return stop
     text = "\n".join(x.strip() for x in lines[i:end])
     literal = text.endswith("::")
