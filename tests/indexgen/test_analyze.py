@@ -209,3 +209,44 @@ def test_compact_copies_records_as_dataclasses_replace_would():
     assert small.imports == [dataclasses.replace(i, category="", target="", anchor="")
                              for i in full.imports]
     assert [dataclasses.asdict(d) for d in full.definitions] == before
+
+
+def _pkg_project(tmp_path, sources: dict[str, str]) -> Project:
+    pkg = tmp_path / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    for name, text in sources.items():
+        (pkg / name).write_text(text)
+    return Project([compact(extract_file(s.path, s.root, s.relpath, s.module, 10**6))
+                    for s in discover(tmp_path / "src")], {})
+
+
+def test_a_file_that_does_not_parse_is_imported_by_either_form(tmp_path):
+    project = _pkg_project(tmp_path, {
+        "broken.py": "def f(:\n    pass\n", "a.py": "from pkg.broken import thing\n",
+        "b.py": "from pkg import broken\n", "c.py": "from .broken import other, more\n"})
+    assert project.files["src/pkg/broken.py"].status == "syntax-error"
+    broken = project.contexts()["src/pkg/broken.py"]
+    assert broken.imported_by == ["src/pkg/a.py", "src/pkg/b.py", "src/pkg/c.py"]
+    assert broken.imported_names == {"src/pkg/a.py": ["thing"], "src/pkg/b.py": [],
+                                     "src/pkg/c.py": ["more", "other"]}
+    a = project.files["src/pkg/a.py"]
+    project.classify_imports(a)
+    assert [(i.target, i.anchor) for i in a.imports] == [("src/pkg/broken.py", "")]
+
+
+def test_an_import_graph_edge_goes_to_the_module_its_line_names(tmp_path):
+    # env.py's line 2 imports defaults, which re-exports filters' FILTERS: the edge at that
+    # line is env.py -> defaults.py (jinja2's environment.py showed "-> filters.py").
+    project = _pkg_project(tmp_path, {
+        "filters.py": "FILTERS = {}\n",
+        "defaults.py": "from .filters import FILTERS as DEFAULT_FILTERS\n",
+        "env.py": "import os\nfrom .defaults import DEFAULT_FILTERS\nfrom . import filters\n"
+                  "from pkg import defaults\nimport pkg.filters\n",
+        "__init__.py": "from .filters import FILTERS\n",
+        "user.py": "from pkg import FILTERS\n"})
+    (pkg,) = [f for f in project.folders() if f.relpath == "pkg"]
+    edges = {(a.rpartition("/")[2], b.rpartition("/")[2], line) for a, b, line in pkg.edges}
+    assert edges == {("__init__.py", "filters.py", 1), ("defaults.py", "filters.py", 1),
+                     ("env.py", "defaults.py", 2), ("env.py", "filters.py", 3),
+                     ("user.py", "__init__.py", 1)}

@@ -314,3 +314,26 @@ def test_signatures_and_docstrings_left_for_later_come_out_the_same():
 ])
 def test_a_name_given_to_getattr_is_kept_as_a_pattern(source, text):
     assert path(ast.parse(source).body[0].value) == text
+
+
+def test_names_bound_only_under_type_checking():
+    # What type checkers alone see: a class, a function, an alias and an import under
+    # ``if TYPE_CHECKING:`` (nested blocks too); a name bound at run time as well (the
+    # else branch, a later import) is importable.
+    s = _extract(b"import typing as t\nfrom typing import TYPE_CHECKING\n"
+                 b"if t.TYPE_CHECKING:\n    class Proto(t.Protocol): ...\n"
+                 b"    def helper(): ...\n    Alias = t.Union[int, str]\n"
+                 b"    from os import sep\n    try:\n        import json as js\n"
+                 b"    except ImportError:\n        pass\n"
+                 b"    class Both: ...\nelse:\n    Both = object\n"
+                 b"if TYPE_CHECKING:\n    from os import path as later\n"
+                 b"from os import path as later\nclass Runtime: ...\n")
+    assert s.status == STATUS_OK
+    assert s.type_checking == ["Alias", "Proto", "helper", "js", "sep"]
+    assert {a.name for a in s.attributes} >= {"Alias", "Both"}  # still documented
+
+
+def test_a_module_getattr_may_make_any_name_at_run_time():
+    s = _extract(b"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                 b"    class Lazy: ...\n\ndef __getattr__(name): ...\n")
+    assert s.type_checking == []

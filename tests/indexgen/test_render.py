@@ -248,6 +248,14 @@ def test_unparsable_undecodable_and_huge_files_get_explaining_pages(tmp_path):
         assert [t.replace("&amp;", "&") for t in listed] == list(SHORT_SECTIONS), name
     big = (out / "odd/big.py_docs.md").read_text()
     assert "[`src/odd/user.py`](user.py_docs.md): imports the module" in big  # importers
+    # ... by a name imported from it too (from odd.broken import f), whose definition the
+    # page cannot claim
+    (src / "user.py").write_text("import odd.big\nfrom odd.broken import f\n")
+    build(Config(roots=[tmp_path / "src"], out=out, max_bytes=100, jobs=1))
+    broken = (out / "odd/broken.py_docs.md").read_text()
+    assert "[`src/odd/user.py`](user.py_docs.md): imports `f`" in broken
+    assert "Names other files of the project import from it (not analyzed: whether it " \
+           "defines them is not known):\n\n- `f`: [`src/odd/user.py`](user.py_docs.md)" in broken
     empty = (out / "odd/empty.py_docs.md").read_text()
     assert "The file is empty (0 bytes): it defines, imports and calls nothing." in empty
     assert broken_links(out) == []
@@ -259,3 +267,33 @@ def test_class_attributes_from_griffe(pages):
     assert f"- **Assigned attributes**: `levels: dict[str, int]` ([line {n}](#L{n}))" in detail
     n = line_of("src/shop/inventory.py", "    price: float")
     assert f"`price: float` ([line {n}](#L{n}))" in detail
+
+
+def test_names_for_type_checkers_only_are_marked_and_not_offered_for_import(tmp_path):
+    from indexgen import Config
+
+    pkg = tmp_path / "src" / "vis"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import typing as t\n\nif t.TYPE_CHECKING:\n"
+                                     "    class Hook(t.Protocol): ...\n\nclass Walker: ...\n")
+    (pkg / "only.py").write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                                 "    def a(): ...\n    def b(): ...\n")
+    out = tmp_path / "out"
+    build(Config(roots=[pkg], out=out, jobs=1, base=tmp_path / "src"))
+    page = (out / "__init__.py_docs.md").read_text()
+    overview = _section(page, "High-Level Overview")
+    assert ("[`Hook`](#sym-Hook) (type checkers only: under `if TYPE_CHECKING:`), "
+            "[`Walker`](#sym-Walker).") in overview
+    usage = _section(page, "Testing & Usage")
+    assert "Import: `from vis import Walker`\n" in usage
+    assert "`Hook` is bound only under `if TYPE_CHECKING:`: type checkers see it, but " \
+           "importing it fails at run time" in usage
+    usage = _section((out / "only.py_docs.md").read_text(), "Testing & Usage")
+    assert "Import: `import vis.only` (no public names importable at run time)." in usage
+    assert "`a`, `b` are bound only under `if TYPE_CHECKING:`" in usage
+    doc = (out / "doc.md").read_text()
+    assert "- [`Hook`](__init__.py_docs.md#sym-Hook) (type checkers only: under " \
+           "`if TYPE_CHECKING:`)\n- [`Walker`](__init__.py_docs.md#sym-Walker)\n" in doc
+    (pkg / "only.py").write_text("X = 1\n")  # the next build reads __init__.py's manifest entry
+    build(Config(roots=[pkg], out=out, jobs=1, base=tmp_path / "src"))
+    assert (out / "doc.md").read_text() == doc

@@ -25,7 +25,7 @@ from indexgen.analyze.tests import TEST_PREFIX, test_module
 from indexgen.analyze.types import Types
 from indexgen.extract.bindings import typed_local
 from indexgen.extract.docstrings import first_paragraph
-from indexgen.extract.model import Call, FileSummary, ImportRecord
+from indexgen.extract.model import FAILED_STATUSES, Call, FileSummary, ImportRecord
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 _UNKNOWN = object()
@@ -141,6 +141,9 @@ class Project:
             return None
         if imp.name:
             found = self.resolver.attribute_of(imp.module, imp.name)
+            key = self.resolver.by_module.get(imp.module, "") if found is None else ""
+            if key in self.files and self.files[key].status in FAILED_STATUSES:
+                found = Target("project", key, imp.name)  # its names unknown: not analyzed
         else:
             found = self.resolver.absolute(imp.module)
         return found if found is not None and found.kind == "project" else None
@@ -150,6 +153,15 @@ class Project:
         re-export through a package), else ''."""
         key = self.resolver.by_module.get(imp.module, "") if imp.name else ""
         return key if key and key != target.key else ""
+
+    def _named_file(self, imp: ImportRecord, target: Target) -> str:
+        """The file an import's line names: the submodule of ``from pkg import sub`` or
+        ``import pkg.sub``, else the module ``from`` reads (``from .defaults import
+        FILTERS`` names defaults.py, where filters.py defines what it re-exports)."""
+        files = self.resolver.by_module
+        sub = files.get(f"{imp.module}.{imp.name}" if imp.name else imp.module, "")
+        found = sub if sub and not target.qualname else files.get(imp.module, "")
+        return found if found in self.files else target.key
 
     def import_link(self, imp: ImportRecord) -> tuple[str, str]:
         """``(file key, anchor)`` of what a project import binds, ``("", "")`` otherwise."""
@@ -238,8 +250,9 @@ class Project:
         for key, s in self.files.items():
             for imp in s.imports:
                 target = self.project_target(imp)
-                if target and target.key != key:
-                    first_line.setdefault((key, target.key), imp.lineno)
+                named = self._named_file(imp, target) if target else key
+                if named != key:
+                    first_line.setdefault((key, named), imp.lineno)
         for (src, dst), line in first_line.items():
             if posixpath.dirname(src) == posixpath.dirname(dst):
                 s = self.files[src]

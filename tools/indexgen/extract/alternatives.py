@@ -20,18 +20,24 @@ hold it; :func:`alternatives` finds the definitions that may be the name's value
 body has run -- a binding hides the earlier ones of its own branch (an unconditional
 redefinition hides them all) -- and says under which condition each is made.  The global
 pass links a call of the name to every one of them, each marked with its condition.
+
+One condition is never true at run time: ``if TYPE_CHECKING:``.  :func:`checking_only` finds
+the names a module binds under it alone (jinja2's ``VisitCallable`` protocol): type checkers
+see them, ``from module import name`` fails when it runs.
 """
 
 from __future__ import annotations
 
 import ast
 
-from indexgen.extract.syntax import unparse
+from indexgen.extract.syntax import is_type_checking, unparse
 
 #: One binding: (qualname, anchor of the definition or '' for an import, the branches that
 #: hold it: ``("if" | "else", test)``, ``("try", None)``, ``("except", handler type)``).
 Binding = tuple[str, str, tuple]
 _LONG = 60  # characters of a test shown in a condition
+_BLOCKS = tuple(getattr(ast, n) for n in ("Try", "TryStar", "With", "AsyncWith", "For",
+                                          "AsyncFor", "While") if hasattr(ast, n))
 
 
 def alternatives(bound: list[Binding]) -> dict[str, str]:
@@ -74,3 +80,46 @@ def _text(node: ast.AST) -> str:
     except Exception:  # noqa: BLE001 - unparse of odd trees must not stop extraction
         return "..."
     return text if len(text) <= _LONG else text[: _LONG - 3] + "..."
+
+
+def checking_only(body: list[ast.stmt]) -> list[str]:
+    """The names the module of ``body`` binds only under ``if TYPE_CHECKING:`` (a definition,
+    an assignment or an import there, and none outside it), sorted; none when the module
+    defines ``__getattr__``, which may make any name at run time."""
+    runtime: set[str] = set()
+    checking: set[str] = set()
+    stack = [(body, False)]
+    while stack:
+        statements, under = stack.pop()
+        for node in statements:
+            t = type(node)
+            if t is ast.If:
+                stack += [(node.body, under or is_type_checking(node.test)),
+                          (node.orelse, under)]
+            elif t in _BLOCKS:
+                stack += [(getattr(node, part, []), under)
+                          for part in ("body", "orelse", "finalbody")]
+                stack += [(h.body, under) for h in getattr(node, "handlers", ())]
+            elif t is ast.Match:
+                stack += [(case.body, under) for case in node.cases]
+            else:
+                (checking if under else runtime).update(_bound_names(node))
+    return [] if "__getattr__" in runtime else sorted(checking - runtime)
+
+
+def _bound_names(node: ast.stmt) -> list[str]:
+    """The names one module-level statement binds: a definition's, an import's, the plain
+    names an assignment targets."""
+    t = type(node)
+    if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        return [node.name]
+    if t is ast.Import:
+        return [a.asname or a.name.partition(".")[0] for a in node.names]
+    if t is ast.ImportFrom:
+        return [a.asname or a.name for a in node.names if a.name != "*"]
+    targets = node.targets if t is ast.Assign else [node.target] if t is ast.AnnAssign else []
+    names = []
+    for target in targets:
+        elements = target.elts if type(target) in (ast.Tuple, ast.List) else [target]
+        names += [e.id for e in elements if type(e) is ast.Name]
+    return names

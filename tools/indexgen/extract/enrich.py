@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
+from indexgen.extract.alternatives import checking_only
 from indexgen.extract.docstrings import DocSection, parse_docstring, role_targets
 from indexgen.extract.identifiers import import_aliases
 from indexgen.extract.model import Definition, FileSummary
@@ -69,6 +70,7 @@ def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: s
         else:
             later.append(None)
     summary.exports = _exports(tree)
+    summary.type_checking = checking_only(tree.body)
     references = set(role_targets(summary.docstring))
     for definition, node in structure.defs:
         definition.labels = sorted(set(definition.labels) | _labels(definition, aliases))

@@ -214,6 +214,9 @@ class FileSummary:
         attributes: Module-level assignments in source order.
         imports: Every import, in source order.
         exports: Names listed in ``__all__``, or None if there is no static ``__all__``.
+        type_checking: Module-level names bound only under ``if TYPE_CHECKING:``, sorted
+            (:func:`indexgen.extract.alternatives.checking_only`): importing them fails at
+            run time.
         identifiers: Identifier -> (first line, number of uses), from the syntax tree.
         findings: Performance-, safety- and pattern-related findings, in line order.
         doc: The module docstring, parsed.
@@ -250,6 +253,7 @@ class FileSummary:
     attributes: list[ModuleAttribute] = field(default_factory=list)
     imports: list[ImportRecord] = field(default_factory=list)
     exports: list[str] | None = None
+    type_checking: list[str] = field(default_factory=list)
     identifiers: dict[str, tuple[int, int]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     doc: list[DocSection] = field(default_factory=list)

@@ -20,7 +20,7 @@ from indexgen.layout import Layout
 from indexgen.render.entries import blank_joined, detailed
 from indexgen.render.keywords import render_keywords
 from indexgen.render.markdown import MARKER, code, escape_text, link
-from indexgen.render.page import KIND_PLURAL, SECTIONS, Page, count
+from indexgen.render.page import CHECKING_NOTE, KIND_PLURAL, SECTIONS, Page, count
 from indexgen.render.sections import SECTION_RENDERERS, not_analyzed
 
 __all__ = ["SECTIONS", "render_docs", "render_keywords"]
@@ -157,7 +157,8 @@ def _overview(p: Page, out: list[str], source: str | None) -> None:
         items = []
         for name in api:
             a = p.anchor_of(name)
-            items.append(link(code(name), f"#{a}") if a else code(name) + " (re-exported)")
+            item = link(code(name), f"#{a}") if a else code(name) + " (re-exported)"
+            items.append(item + (CHECKING_NOTE if name in s.type_checking else ""))
         out.append(f"Public API ({origin}): " + ", ".join(items) + ".")
     else:
         out.append(f"Public API ({origin}): none.")

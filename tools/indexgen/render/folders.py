@@ -15,6 +15,7 @@ from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import summary_markdown
 from indexgen.render.markdown import MARKER, code, escape_text, link
+from indexgen.render.page import CHECKING_NOTE
 from indexgen.render.rst import Linker, to_markdown
 
 
@@ -141,7 +142,7 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
                 elif name in sources:
                     imp = sources[name]
                     item += f" (from {code(imp.written if imp.name else imp.module)})"
-                out.append(f"- {item}")
+                out.append(f"- {item}" + (CHECKING_NOTE if name in pkg.type_checking else ""))
     out += ["", "## Import graph", ""]
     if len(info.files) < 2:
         out.append("Fewer than two files in this folder, so no imports among them.")

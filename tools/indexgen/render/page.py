@@ -45,6 +45,9 @@ those its context or its bytes still fill, never one that could only say "not an
 SOURCE_ANCHOR = heading_anchor("Original Source")
 MODULE_LEVEL = "module-level"
 """Anchor of the calls made at module level, in the Detailed Analysis section."""
+CHECKING_NOTE = " (type checkers only: under `if TYPE_CHECKING:`)"
+"""What follows a public name the module binds only for type checkers
+(:attr:`~indexgen.extract.model.FileSummary.type_checking`)."""
 CATEGORY_TITLES = {"stdlib": "Standard library", "third-party": "Third party",
                    "project": "This project"}
 KIND_PLURAL = {"class": "classes", "function": "functions", "method": "methods",

@@ -176,12 +176,19 @@ def _testing(p: Page, out: list[str], source: str | None) -> None:
     out += ["", "### Usage", ""]
     if s.main_line or s.relpath.endswith("__main__.py"):
         out += [_command_line(s), ""]
-    api = p.public_api
+    api = [n for n in p.public_api if n not in s.type_checking]
     if api:
         names = ", ".join(api[:6]) + (", ..." if len(api) > 6 else "")
         out.append(f"Import: {code(f'from {s.module} import {names}')}")
     else:
-        out.append(f"Import: {code(f'import {s.module}')} (no public names).")
+        out.append(f"Import: {code(f'import {s.module}')} (no public names"
+                   + (" importable at run time)." if p.public_api else ")."))
+    checking = [n for n in p.public_api if n in s.type_checking]
+    if checking:
+        verb, it = ("is", "it") if len(checking) == 1 else ("are", "them")
+        out += ["", f"{', '.join(code(n) for n in checking)} {verb} bound only under "
+                f"`if TYPE_CHECKING:`: type checkers see {it}, but importing {it} fails at run "
+                f"time (import {it} under `if TYPE_CHECKING:` to annotate with {it})."]
     if any(part.startswith("_") and part != "__init__" for part in s.module.split(".")):
         out += ["", f"{code(s.module)} is private (a component starts with an underscore); "
                 "its names are meant for use inside the package."]
@@ -221,7 +228,9 @@ def _crossrefs(p: Page, out: list[str], source: str | None) -> None:
         for name in names:
             used.setdefault(name, []).append(key)
     if used:
-        out += ["", "Names defined here and imported elsewhere in the project:", ""]
+        out += ["", "Names defined here and imported elsewhere in the project:" if p.s.status
+                == STATUS_OK else "Names other files of the project import from it (not "
+                "analyzed: whether it defines them is not known):", ""]
         for name in sorted(used):
             a = p.anchor_of(name)
             label = link(code(name), f"#{a}") if a else code(name)
