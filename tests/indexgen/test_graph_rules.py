@@ -974,6 +974,29 @@ FILES = {
         def more(item: Extended) -> str:
             return item.render(2)  # the members of its protocol base count
         ''',
+    "pkg/registry.py": '''
+        from pkg.rules import normalize, balance
+
+        FILTERS = {"normalize": normalize, "balance": balance}
+        ''',
+    "pkg/environment.py": '''
+        from pkg.registry import FILTERS as DEFAULT_FILTERS
+
+
+        class Environment:
+            def __init__(self) -> None:
+                self.filters = DEFAULT_FILTERS.copy()
+
+            def apply(self, name, value):
+                func = self.filters.get(name)
+                return func(value)  # through the copy of the registry
+
+
+        def labels(table, name, fn):
+            func = table.get(name)
+            func(1)  # a value stated, of unknown type
+            fn(2)  # a parameter no caller hands: bound at run time
+        ''',
     "pkg/closing.py": '''
         from pkg.callables import adder
 
@@ -1324,6 +1347,17 @@ def test_conforming_classes_are_one_group_and_a_protocol_base_gives_no_member(pa
     assert "or an override in" not in calls
     either = symbol_section(docs, "either")  # Cast's missing render: not typing.Protocol's
     assert "outside this build" not in either and "Not resolved" not in either, either
+
+
+def test_a_copy_of_a_registry_holds_its_functions(pages):
+    assert _calls(pages, "pkg/environment.py", "# through the copy") == {
+        "rules:normalize", "rules:balance"}
+
+
+def test_a_local_assigned_a_value_of_unknown_type_is_not_a_run_time_name(pages):
+    docs = (pages[1] / "pkg/environment.py_docs.md").read_text()
+    labels = symbol_section(docs, "labels")  # table.get and func(1): unknown; fn(2): run time
+    assert "3 calls (2 on a value of unknown type, 1 to a name bound at run time)" in labels
 
 
 @pytest.mark.parametrize("marker, callees", [

@@ -55,6 +55,8 @@ def container_member(value: Value, attr: str) -> Values:
         if attr == "items":
             return frozenset({("r", frozenset({("s", frozenset(
                 {("t", (value[1], value[2]))}))}), "dict.items")})
+        if attr == "copy":  # a copy holds the same keys and values
+            return frozenset({("r", frozenset({value}), "dict.copy")})
         if attr in ("values", "keys"):
             return frozenset({("r", frozenset({("s", value[2 if attr == "values" else 1])}),
                                "dict." + attr)})

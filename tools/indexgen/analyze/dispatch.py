@@ -211,9 +211,18 @@ def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values
     if not found:
         bare = "." not in text and "(" not in text and "[" not in text
         why = (MODULE if any(v[0] == "m" for v in values) else
-               RUN_TIME_NAME if bare and target is None else UNKNOWN_VALUE)
+               RUN_TIME_NAME if bare and target is None and not _assigned(types, key, call)
+               else UNKNOWN_VALUE)
         found.append(make_edge((line, text, "unresolved", "", "", why)))
     return found
+
+
+def _assigned(types: Types | None, key: str, call: Call) -> bool:
+    """Whether the name a call calls is a local its function assigns a value to (``func =
+    table.get(name)``): a value stated, of a type not known, where a parameter no caller
+    hands a function is a name bound at run time."""
+    sources = types.local_names(key, call.caller).get(call.text) if types is not None else None
+    return any(source[0] == "=" for source in sources or ())
 
 
 def class_of(resolver: Resolver, key: str, caller: str) -> str:
