@@ -951,6 +951,22 @@ FILES = {
                 pass
 
 
+        class Narrow:
+            def render(self) -> str:  # takes no width: not a Renderable
+                return "narrow"
+
+            def measure(self) -> int:
+                return 4
+
+
+        class Loose:
+            def render(self, *parts) -> str:  # any number of arguments: a Renderable
+                return "loose"
+
+            def measure(self, extra: int = 0) -> int:
+                return 5
+
+
         class NoMeasure:
             def render(self, width: int) -> str:
                 return "no"
@@ -1327,16 +1343,18 @@ def test_a_slice_holds_the_elements_and_a_literal_is_a_builtin(pages):
 
 @pytest.mark.parametrize("marker, callees", [
     ("return item.render(80)  # any", {"structural:Box.render", "structural:Wide.render",
-                                      "structural:Full.render"}),
-    ("return item.measure()  # what", {"structural:Base.measure", "structural:Full.measure"}),
+                                      "structural:Full.render", "structural:Loose.render"}),
+    ("return item.measure()  # what", {"structural:Base.measure", "structural:Full.measure",
+                                       "structural:Loose.measure"}),
     ("return item.render(1)  # Cast", {"structural:Box.render", "structural:Wide.render",
-                                      "structural:Full.render"}),
+                                      "structural:Full.render", "structural:Loose.render"}),
     ("return item.render(2)  # the members", {"structural:Full.render"}),
 ])
 def test_a_protocol_method_runs_on_the_classes_that_conform(pages, marker, callees):
     # PEP 544: a value typed by a Protocol may be of any class that defines its methods
-    # (its own or its project bases', and those of the protocol's protocol bases), whether
-    # or not it inherits from it; the protocol's stub never runs
+    # (its own or its project bases', and those of the protocol's protocol bases), each
+    # taking the arguments the protocol's does, whether or not it inherits from it; the
+    # protocol's stub never runs
     assert _calls(pages, "pkg/structural.py", marker) == callees
 
 

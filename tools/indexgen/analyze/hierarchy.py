@@ -17,6 +17,7 @@ from indexgen.analyze.values import NONE, Value, Values
 from indexgen.extract.model import Definition
 
 _CALLABLE_KINDS = frozenset({"method", "classmethod", "staticmethod", "function"})
+_MEMBER_KINDS = _CALLABLE_KINDS | {"property"}
 
 
 class Hierarchy:
@@ -91,10 +92,11 @@ class Hierarchy:
     def implementers(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the methods ``attr`` that run on the documented
         classes conforming to the ``Protocol`` (PEP 544: a class whose own project classes
-        define every method and property the protocol and its protocol bases declare; it
-        need not inherit from the protocol), sorted; none when the class is not a protocol
-        or declares no method ``attr``.  The protocol's data attributes are not checked: a
-        summary keeps only the attributes whose values the type evaluation reads."""
+        define every method and property the protocol and its protocol bases declare, each
+        method taking the arguments the protocol's does; it need not inherit from the
+        protocol), sorted; none when the class is not a protocol or declares no method
+        ``attr``.  The protocol's data attributes are not checked: a summary keeps only the
+        attributes whose values the type evaluation reads."""
         memo = ("\10", key, cls, attr)
         found = self._memo.get(memo)
         if found is None:
@@ -110,15 +112,17 @@ class Hierarchy:
                 found.sort()
         return found
 
-    def _protocol_methods(self, key: str, cls: str) -> frozenset[str]:
-        """The methods and properties a protocol and its protocol bases declare (none for a
-        class that is not a protocol)."""
-        found: set[str] = set()
+    def _protocol_methods(self, key: str, cls: str) -> dict[str, tuple[int, int] | None]:
+        """The methods and properties a protocol and its protocol bases declare, each with
+        the least and most arguments it takes by position (None: a property, or not known);
+        none for a class that is not a protocol."""
+        found: dict[str, tuple[int, int] | None] = {}
         for k, c in self.mro(key, cls):
             if k and self.is_protocol(k, c):
-                found.update(d.name for d in self._defs[k][1].values() if d.parent == c and (
-                    d.kind in _CALLABLE_KINDS or d.kind == "property") and not d.overload)
-        return frozenset(found)
+                for d in self._defs[k][1].values():
+                    if d.parent == c and d.kind in _MEMBER_KINDS and not d.overload:
+                        found.setdefault(d.name, _takes(d))
+        return found
 
     def _definers(self, attr: str) -> list[tuple[str, str]]:
         """The documented classes that define a method ``attr`` in their own body."""
@@ -133,22 +137,27 @@ class Hierarchy:
                         index.setdefault(d.name, []).append((k, d.parent))
         return index.get(attr, [])
 
-    def _conforms(self, key: str, cls: str, wanted: frozenset[str]) -> bool:
-        """Whether the class or its project bases define every name ``wanted``."""
-        missing = set(wanted)
-        for k, c in self.mro(key, cls):
-            if k:
-                missing -= self._own_names(k, c)
-        return not missing
+    def _conforms(self, key: str, cls: str, wanted: dict[str, tuple[int, int] | None]
+                  ) -> bool:
+        """Whether the class or its project bases define every name ``wanted``, each method
+        taking (at least) every number of arguments the protocol's does."""
+        for name, takes in wanted.items():
+            d = self._first_definition(key, cls, name)
+            if d is None:
+                return False
+            have = _takes(d) if takes is not None else None
+            if have is not None and (have[0] > takes[0] or -1 < have[1] < takes[1]
+                                     or takes[1] == -1 < have[1]):
+                return False
+        return True
 
-    def _own_names(self, key: str, cls: str) -> frozenset[str]:
-        """The methods and properties a class's own body defines."""
-        memo = ("\12", key, cls)
-        found = self._memo.get(memo)
-        if found is None:
-            found = self._memo[memo] = frozenset(
-                d.name for d in self._defs[key][1].values() if d.parent == cls)
-        return found
+    def _first_definition(self, key: str, cls: str, attr: str) -> Definition | None:
+        """The definition of ``attr`` an instance of the class finds first."""
+        for k, c in self.mro(key, cls):
+            d = self._defs[k][1].get(f"{c}.{attr}") if k else None
+            if d is not None:
+                return d
+        return None
 
     def _first_method(self, key: str, cls: str, attr: str) -> tuple[str, str] | None:
         """(file key, qualname) of the method ``attr`` an instance of the class runs."""
@@ -253,3 +262,13 @@ class Hierarchy:
         bases = self.mro(value[1], value[2])
         return any(t[0] == "i" and (t[1], t[2]) in bases for t in tested)
 
+
+def _takes(d: Definition) -> tuple[int, int] | None:
+    """The least and most arguments a method takes by position, its instance counted (most
+    -1: any number), or None when not known (a property; a summary without the shape)."""
+    shape = d.names.get(")") if d.kind != "staticmethod" else d.names.get("(")
+    if not shape:
+        return None
+    least, _, most = shape[0].partition("-")
+    extra = d.kind == "staticmethod"  # no instance argument: counted as one more
+    return int(least) + extra, int(most) + extra if most != "-1" else -1

@@ -62,7 +62,7 @@ _DEPTH = 25  # paths evaluated inside one another
 _CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
 #: Keys of a definition's ``names`` that are no names: what a plain function accepts
 #: (``(``), the condition that picks a definition (``?``).
-_NOT_NAMES = frozenset({"(", "?"})
+_NOT_NAMES = frozenset({"(", ")", "?"})
 
 
 def _definitions(files: dict[str, FileSummary], key: str

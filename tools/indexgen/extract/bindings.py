@@ -69,6 +69,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     shapes: dict[int, list[str]] = {}  # plain function -> what it accepts by position
     shapes_nested: dict[int, dict[str, list[str]]] = {}  # the same of its closures, by name
     metaclasses: dict[int, str] = {}  # class -> its metaclass= keyword
+    methods: dict[int, list[str]] = {}  # method -> what it accepts by position, self too
     for d, node in structure.defs:
         if d.kind == "class":
             meta = [k.value for k in node.keywords if k.arg == "metaclass"]
@@ -78,6 +79,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         i = index[d.anchor]
         if d.kind == "function" or d.kind == "staticmethod":
             shapes[i] = accepts(node)
+        else:  # a method: how many arguments it takes, for protocol conformance (")")
+            methods[i] = accepts(node)[:1]
         if node.returns is not None:
             d.returns = annotation(node.returns)
         args = node.args
@@ -187,6 +190,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             narrow(names, found_here, lazy.get(i, {}))
     for i, shape in shapes.items():  # read by the global pass as "("
         defs[i].names["("] = shape
+    for i, shape in methods.items():  # and of a method as ")"
+        defs[i].names[")"] = shape
     for i, meta in metaclasses.items():  # read by the global pass as "metaclass="
         defs[i].names = {**(defs[i].names or {}), "metaclass=": [meta]}
     for i, inner in shapes_nested.items():  # and of a closure "inner" as "(inner"
