@@ -122,6 +122,49 @@ def test_findings_classify_calls():
             assert f.text.split(".")[-1] in lines[f.lineno - 1]
 
 
+def test_a_call_through_an_import_alias_is_classified_as_what_it_stands_for():
+    src = (b"import subprocess as sp\n"                       # 1
+           b"from subprocess import run as sh\n"              # 2
+           b"from pickle import loads as unpickle\n"          # 3
+           b"from importlib import import_module as imp\n"    # 4
+           b"from torch import load as tload\n"               # 5
+           b"def f(b):\n"                                     # 6
+           b"    sp.run(['ls'])\n"                            # 7
+           b"    sh(['ls'])\n"                                # 8
+           b"    unpickle(b)\n"                               # 9
+           b"    imp('x')\n"                                  # 10
+           b"    tload(b, weights_only=True)\n"               # 11
+           b"    from os import system as shell\n"            # 12: a function's own import
+           b"    shell('ls')\n"                               # 13
+           b"    sh2 = 1\n"                                   # 14
+           b"    sh2()\n"                                     # 15: no import: nothing
+           b"    tload(b)\n"                                  # 16
+           b"    from os import system as system\n"           # 17: re-exported, not renamed
+           b"    system('ls')\n")                             # 18: once
+    s = _extract(src)
+    found = {(f.category, f.lineno, f.text, f.note) for f in s.findings
+             if f.category not in ("generator", "global-state")}
+    assert found == {("subprocess", 7, "sp.run", ""), ("subprocess", 8, "sh", ""),
+                     ("deserialization", 9, "unpickle", ""), ("dynamic-import", 10, "imp", ""),
+                     ("subprocess", 13, "shell", ""),  # torch.load(weights_only=True): safe
+                     ("deserialization", 16, "tload", "torch.load without weights_only"),
+                     ("subprocess", 18, "system", "")}
+    assert len([f for f in s.findings if f.lineno == 18]) == 1
+
+
+def test_command_line_options_in_source_order():
+    src = (b"import argparse\n"
+           b"if __name__ == '__main__':\n"
+           b"    p = argparse.ArgumentParser()\n"
+           b"    p.add_argument('path')\n"
+           b"    p.add_argument('-c', '--code-theme')\n"
+           b"    if True:\n"
+           b"        p.add_argument('-w', '--width'); p.add_argument('--wrap')\n"
+           b"    p.add_argument('--page')\n")
+    s = _extract(src)
+    assert s.cli_options == ["path", "-c", "--code-theme", "-w", "--width", "--wrap", "--page"]
+
+
 def test_empty_file():
     s = _extract(b"")
     assert s.status == STATUS_EMPTY and s.size == 0 and "empty" in s.error

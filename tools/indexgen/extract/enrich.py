@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 from indexgen.extract.alternatives import checking_only
 from indexgen.extract.docstrings import DocSection, parse_docstring, role_targets
-from indexgen.extract.identifiers import import_aliases
 from indexgen.extract.model import Definition, FileSummary
+from indexgen.extract.rules import import_aliases
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, expr_text, unparse
 

@@ -4,8 +4,8 @@
 parameters, definitions, imports, keywords, exception names -- never words from strings or
 comments), the calls whose last name may matter to :mod:`indexgen.extract.rules`, the pattern
 findings (hook registration, grad-mode calls, generators, ``global``) and the
-imports inside function bodies.  :func:`classify_calls` then turns the calls into findings with
-the file's import aliases.
+imports inside function bodies.  :func:`indexgen.extract.rules.classify_calls` then turns the
+calls into findings with the file's import aliases.
 
 The walk is the costliest step of extraction after :func:`ast.parse` (millions of nodes in
 torch), so it is written for speed: an explicit stack; a node's child fields read by one
@@ -31,7 +31,8 @@ from typing import Any, NamedTuple
 
 from indexgen.extract import rules
 from indexgen.extract.calls import call_text, decorated, handed
-from indexgen.extract.model import FileSummary, Finding
+from indexgen.extract.model import Finding
+from indexgen.extract.rules import Candidate
 from indexgen.extract.sources import HANDS_ELEMENTS, lambda_pairs
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, path, strings
@@ -47,10 +48,6 @@ APPENDS = frozenset({"append", "appendleft", "add", "insert"})
 _SPECIAL = frozenset({"add_argument", "isinstance", "import_module", "__import__", "no_grad",
                       "inference_mode", "enable_grad", *APPENDS, *rules.CANDIDATE_NAMES,
                       *HANDS_ELEMENTS})
-
-#: A call worth classifying: (dotted callee as written, line, keyword name -> value text).
-Candidate = tuple[str, int, dict[str, str]]
-
 
 class Walked(NamedTuple):
     """What :func:`walk` returns besides what it writes into the summary.
@@ -106,6 +103,24 @@ def _count(idents: dict[str, list[int]], name: str, line: int) -> None:
         entry[0] = min(entry[0], line)
 
 
+def _special(structure: Structure, node: ast.Call, last: str, calls: list[Candidate],
+             literals: list[tuple[str, int]] | None) -> None:
+    """Record what a call whose last name (what an import's other name stands for) is one
+    of :data:`_SPECIAL` or ``register*hook*`` gives: a candidate for the rules, a name a
+    test imports, a pattern finding."""
+    s, func, args = structure.s, node.func, node.args
+    if last in rules.CANDIDATE_NAMES:
+        kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
+                       else dotted(k.value)) for k in node.keywords if k.arg}
+        calls.append((dotted(func), node.lineno, kws))
+    if literals is not None and last in ("import_module", "__import__") and args:
+        literals += [("import:" + m, node.lineno) for m in strings(args[0], structure.constants)]
+    if last.startswith("register") and "hook" in last:
+        s.findings.append(Finding("hook-registration", node.lineno, dotted(func)))
+    elif last in ("no_grad", "inference_mode", "enable_grad"):
+        s.findings.append(Finding("grad-mode", node.lineno, dotted(func)))
+
+
 def walk(tree: ast.Module, structure: Structure) -> Walked:
     """Fill identifiers, pattern findings, function-level imports and the command-line options.
 
@@ -123,6 +138,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     bindings: list[tuple[str, int]] = []
     declared: list[tuple[str, int]] = []
     binders: list[ast.AST] = []
+    bare: list[ast.Call] = []  # calls of a plain name that is not a special one
+    options: list[tuple[int, int, int, str]] = []  # add_argument's: where, which, option
     literals = s.literals if not s.module else None  # a test file: what it names to run
     own_defs = {id(node): d.qualname for d, node in structure.defs}
     methods = {d.qualname.rpartition(".")[2] for d, _node in structure.defs}
@@ -185,25 +202,17 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             if args or keywords:
                 handed(node, text, last, all_calls, methods)
             if last not in special and not last.startswith("register"):
+                if ft is Name:
+                    bare.append(node)  # sh(...) may be an import's other name: seen below
                 continue  # most calls: nothing more to see
-            if last == "add_argument":
-                s.cli_options.extend(a.value for a in args
-                                     if type(a) is ast.Constant and type(a.value) is str)
-            if last in rules.CANDIDATE_NAMES:
-                kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
-                               else dotted(k.value)) for k in keywords if k.arg}
-                calls.append((dotted(func), node.lineno, kws))
+            if last == "add_argument":  # visited last to first: sorted below
+                options += [(node.lineno, node.col_offset, i, a.value) for i, a in enumerate(args)
+                            if type(a) is ast.Constant and type(a.value) is str]
+            _special(structure, node, last, calls, literals)
             if ((last == "isinstance" and ft is Name and len(args) == 2
                  and type(args[0]) is Name) or (last in APPENDS and ft is Attribute)
                     or (last in HANDS_ELEMENTS and lambda_pairs(node))):
                 binders.append(node)  # the name may be of that type; xs holds x; f(x in xs)
-            if literals is not None and last in ("import_module", "__import__") and args:
-                literals += [("import:" + m, node.lineno)
-                             for m in strings(args[0], structure.constants)]
-            if last.startswith("register") and "hook" in last:
-                findings.append(Finding("hook-registration", node.lineno, dotted(func)))
-            elif last in ("no_grad", "inference_mode", "enable_grad"):
-                findings.append(Finding("grad-mode", node.lineno, dotted(func)))
             continue
         elif t is ast.Assign:  # the most common statement: taken at once
             extend(node.targets)
@@ -290,31 +299,14 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             entry[1] += 1
             if line < entry[0]:
                 entry[0] = line
+    # from subprocess import run as sh: sh(...) is run's call (function imports known now)
+    renamed = {i.alias: i.name for i in s.imports if i.alias and i.name
+               and (i.name in special or i.name.startswith("register"))}
+    for node in bare if renamed else ():
+        if node.func.id in renamed:
+            _special(structure, node, renamed[node.func.id], calls, literals)
+    s.cli_options = [option for *_where, option in sorted(options)]
     s.identifiers = {k: (v[0], v[1]) for k, v in sorted(idents.items())}
     s.imports.sort(key=lambda i: (i.lineno, i.module, i.name))
     return Walked(calls, all_calls, bindings, declared, binders)
 
-
-def import_aliases(summary: FileSummary) -> dict[str, str]:
-    """Bound name -> the absolute module or object it refers to, from the file's imports."""
-    aliases: dict[str, str] = {}
-    for imp in summary.imports:
-        if imp.name:
-            aliases[imp.bound_name] = f"{imp.module}.{imp.name}" if imp.module else imp.name
-        elif imp.alias:
-            aliases[imp.alias] = imp.module
-        else:
-            head = imp.module.split(".")[0]
-            aliases[head] = head
-    return aliases
-
-
-def classify_calls(summary: FileSummary, calls: list[Candidate]) -> None:
-    """Add a finding to ``summary`` for every call that :func:`rules.classify_call` matches."""
-    aliases = import_aliases(summary)
-    for text, line, kws in calls:
-        result = rules.classify_call(text, kws, aliases)
-        if result:
-            summary.findings.append(Finding(result[0], line, text, result[1]))
-            if result[2]:  # known by its name alone: anchored by calls.attribute
-                summary.by_name.append(("", line, text, result[0]))

@@ -31,8 +31,9 @@ from indexgen.extract import runtime
 from indexgen.extract.bindings import bind
 from indexgen.extract.calls import attribute
 from indexgen.extract.enrich import Later, enrich
-from indexgen.extract.identifiers import classify_calls, walk
+from indexgen.extract.identifiers import walk
 from indexgen.extract.model import STATUS_TIMEOUT, STATUS_UNREADABLE, FileSummary
+from indexgen.extract.rules import classify_calls
 from indexgen.extract.runtime import collector_paused
 from indexgen.extract.source import parse_source
 from indexgen.extract.structure import Structure

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from indexgen.extract.model import FileSummary, Finding
+
 #: Finding categories shown in "Performance Considerations", in display order.
 PERFORMANCE_CATEGORIES = ("collective", "stream", "event", "synchronization", "allocation")
 #: Finding categories shown in "Security & Safety", in display order.
@@ -106,6 +108,10 @@ CANDIDATE_NAMES = frozenset().union(
      "socket", "Session", "connect", "mkstemp", "mkdtemp", "NamedTemporaryFile",
      "TemporaryDirectory", "glob", "iglob", "ZipFile", "TarFile"},
 )
+
+
+#: A call worth classifying: (dotted callee as written, line, keyword name -> value text).
+Candidate = tuple[str, int, dict[str, str]]
 
 
 # -- the rules -----------------------------------------------------------------------------
@@ -285,3 +291,28 @@ def classify_call(
             note = rule.note(keywords)
             return None if note is None else (rule.category, note, rule.by_name)
     return None
+
+
+def import_aliases(summary: FileSummary) -> dict[str, str]:
+    """Bound name -> the absolute module or object it refers to, from the file's imports."""
+    aliases: dict[str, str] = {}
+    for imp in summary.imports:
+        if imp.name:
+            aliases[imp.bound_name] = f"{imp.module}.{imp.name}" if imp.module else imp.name
+        elif imp.alias:
+            aliases[imp.alias] = imp.module
+        else:
+            head = imp.module.split(".")[0]
+            aliases[head] = head
+    return aliases
+
+
+def classify_calls(summary: FileSummary, calls: list[Candidate]) -> None:
+    """Add a finding to ``summary`` for every call that :func:`classify_call` matches."""
+    aliases = import_aliases(summary)
+    for text, line, kws in calls:
+        result = classify_call(text, kws, aliases)
+        if result:
+            summary.findings.append(Finding(result[0], line, text, result[1]))
+            if result[2]:  # known by its name alone: anchored by calls.attribute
+                summary.by_name.append(("", line, text, result[0]))
