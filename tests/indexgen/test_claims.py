@@ -118,7 +118,7 @@ def test_wrappers_count_for_performance_and_safety(pages):
 def test_usage_of_a_main_module_and_tests_through_calls(pages):
     usage = _section(pages["shop/orders.py_docs.md"], "Testing & Usage")
     n = line_of(ORDERS, 'if __name__ == "__main__":')
-    assert (f"Run: `python -m shop.orders [--rush] ledger` (`__main__` block at "
+    assert (f"Run: `python -m shop.orders ledger [--rush]` (`__main__` block at "
             f"[line {n}](#L{n}))") in usage
     tests = _section(pages["shop/ledger.py_docs.md"], "Testing & Usage")
     assert "- `tests/test_orders.py` reaches `write_entry` through calls" in tests
