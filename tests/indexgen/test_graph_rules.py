@@ -1013,6 +1013,33 @@ FILES = {
             func(1)  # a value stated, of unknown type
             fn(2)  # a parameter no caller hands: bound at run time
         ''',
+    "pkg/factory.py": '''
+        class Builder:
+            def __repr__(self):
+                return "<Builder>"
+
+            def add_str(self, cls):
+                def __str__(self):
+                    return self.__repr__()  # the built class's self, not the Builder
+
+                cls.__str__ = __str__
+                return self.__repr__()  # the Builder's own
+
+            def add_replace(self, cls_dict):
+                cls_dict["r"] = lambda self, **changes: evolve(self, **changes)
+                return self
+
+            def typed(self):
+                def helper(self: "Builder") -> str:
+                    return self.__repr__()  # annotated: a Builder
+
+                return helper
+
+
+        def evolve(inst, **changes):
+            cls = inst.__class__
+            return cls(**changes)  # what callers hand: nothing known
+        ''',
     "pkg/closing.py": '''
         from pkg.callables import adder
 
@@ -1376,6 +1403,19 @@ def test_a_local_assigned_a_value_of_unknown_type_is_not_a_run_time_name(pages):
     docs = (pages[1] / "pkg/environment.py_docs.md").read_text()
     labels = symbol_section(docs, "labels")  # table.get and func(1): unknown; fn(2): run time
     assert "3 calls (2 on a value of unknown type, 1 to a name bound at run time)" in labels
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return self.__repr__()  # the built", set()),
+    ("return self.__repr__()  # the Builder's own", {"factory:Builder.__repr__"}),
+    ("return self.__repr__()  # annotated", {"factory:Builder.__repr__"}),
+    ("return cls(**changes)  # what callers", set()),
+])
+def test_a_nested_scope_s_own_self_is_not_the_method_s(pages, marker, callees):
+    # a function or lambda nested in a method that takes a self of its own is handed
+    # another object (a class factory's __str__, attrs' evolve lambda): its calls on it
+    # are not the method's class's, and what it hands on is not the method's instance
+    assert _calls(pages, "pkg/factory.py", marker) == callees
 
 
 @pytest.mark.parametrize("marker, callees", [

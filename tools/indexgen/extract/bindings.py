@@ -135,7 +135,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         if t in FUNCS:  # a nested function: its parameters are names here
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
-                nested_function(node, found.setdefault(i, {}), lazy.setdefault(i, {}))
+                nested_function(node, found.setdefault(i, {}), lazy.setdefault(i, {}),
+                                bool(defs[i].parent))
                 shapes_nested.setdefault(i, {})[node.name] = accepts(node)
             continue
         line = (node.target.lineno if t is ast.comprehension else

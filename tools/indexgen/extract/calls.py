@@ -25,6 +25,7 @@ from operator import itemgetter
 
 from indexgen.extract import rules
 from indexgen.extract.model import Call, FileSummary
+from indexgen.extract.shadows import MARK, renamed
 from indexgen.extract.syntax import annotation, dotted, path
 
 #: Calls that take a function to call later (besides ``*hook*`` and ``*callback*`` ones):
@@ -221,11 +222,14 @@ def owners(summary: FileSummary) -> list[int]:
 
 def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
               bindings: list[tuple[str, int]], declared: list[tuple[str, int]],
-              ) -> dict[int, set[str]]:
+              shadow: dict[int, frozenset[str]] | None = None) -> dict[int, set[str]]:
     """Fill ``summary.calls`` and every definition's ``effects`` from the walk's records
     (:class:`~indexgen.extract.identifiers.Walked`: its calls, bindings and names declared
     ``global``), and give each of ``summary.by_name`` its definition's anchor (those
     findings are no effects until the global pass has resolved their calls).
+
+    ``shadow``: line -> the ``self``/``cls`` a nested scope binds there as its own
+    (:func:`indexgen.extract.shadows.shadowed`), written apart in the calls of that line.
 
     Returns:
         The receivers of the calls on local values (not on an unnamed receiver), by index of
@@ -261,6 +265,8 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
             continue
         d = defs[i]
         names = local.get(i)
+        if shadow and line in shadow and d.parent and in_function[i]:
+            text = renamed(text, shadow[line])  # a nested scope's own self: not the method's
         if text[0] == "<":  # what a call hands its callee: a flow record, never local
             calls.append(new_call(Call, (d.anchor, text, line, False)))
             if names:  # the local names it hands on: what they are is needed
@@ -276,7 +282,7 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
             head = receiver_name(text)
         if head == "(...)":
             is_local = True
-        elif head in names and not (head in ("self", "cls") and d.parent):
+        elif (head in names or head[-1] == MARK) and not (head in ("self", "cls") and d.parent):
             is_local = True
             if text[0] != "(":
                 needed.setdefault(i, set()).add(head)

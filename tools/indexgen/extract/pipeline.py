@@ -35,8 +35,9 @@ from indexgen.extract.identifiers import walk
 from indexgen.extract.model import STATUS_TIMEOUT, STATUS_UNREADABLE, FileSummary
 from indexgen.extract.rules import classify_calls
 from indexgen.extract.runtime import collector_paused
+from indexgen.extract.shadows import own_parameters, shadowed
 from indexgen.extract.source import parse_source
-from indexgen.extract.structure import Structure
+from indexgen.extract.structure import FUNCS, Structure
 
 
 def extract_file(
@@ -112,7 +113,10 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | N
     structure.scan(tree)
     walked = walk(tree, structure)
     classify_calls(summary, walked.candidates)
-    receivers = attribute(summary, walked.calls, walked.bindings, walked.declared_global)
+    shadow = shadowed(own_parameters(structure.defs),
+                      [n for n in walked.binders if type(n) in FUNCS], walked.bindings)
+    receivers = attribute(summary, walked.calls, walked.bindings, walked.declared_global,
+                          shadow)
     bind(summary, structure, walked.binders, receivers)
     enrich(summary, structure, tree, text, later)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))

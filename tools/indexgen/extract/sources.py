@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 
+from indexgen.extract.shadows import MARK, SELF_NAMES
 from indexgen.extract.syntax import LITERALS, annotation, literal, path, strings
 
 #: (target node, source) pairs of one binder.
@@ -153,24 +154,26 @@ def _unpack(target: ast.AST, source: str) -> Pairs:
 
 
 def nested_function(node: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, list[str]],
-            lazy: dict[str, list]) -> None:
+            lazy: dict[str, list], in_method: bool = False) -> None:
     """A function nested in another (a closure: not a definition of its own) in that
     function's names: its name is the closure (``λname``), each parameter what its
     annotation says and what the callers of the closure hand it (``<λname|position:param``,
-    read by :meth:`indexgen.analyze.flows.Flows._flow`)."""
+    read by :meth:`indexgen.analyze.flows.Flows._flow`).  In a method (``in_method``), its
+    own ``self`` or ``cls`` is named apart (``selfʹ``, :mod:`indexgen.extract.shadows`)."""
     found.setdefault(node.name, []).append("λ" + node.name)
     args = node.args
     positional = [*args.posonlyargs, *args.args]
     for k, a in enumerate((*positional, *args.kwonlyargs, args.vararg, args.kwarg)):
         if a is None:
             continue
+        name = a.arg + MARK if in_method and a.arg in SELF_NAMES else a.arg
         if a.annotation is not None:
-            lazy.setdefault(a.arg, []).append(
+            lazy.setdefault(name, []).append(
                 (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
         spot = (k if k < len(positional) else f"*{len(positional)}" if a is args.vararg
                 else None if a is args.kwarg else "k")
         if spot is not None:
-            lazy.setdefault(a.arg, []).append(f"<λ{node.name}|{spot}:{a.arg}")
+            lazy.setdefault(name, []).append(f"<λ{node.name}|{spot}:{a.arg}")
 
 
 def parameter_source(arg: ast.arg, stars: str) -> str:
