@@ -1040,6 +1040,25 @@ FILES = {
             cls = inst.__class__
             return cls(**changes)  # what callers hand: nothing known
         ''',
+    "pkg/loops.py": '''
+        def first(x):
+            return x
+
+
+        def second(x):
+            return x
+
+
+        def third(x, y):
+            return x
+
+
+        def run_all(stmt):
+            for func in [first, second]:
+                func(stmt)  # each function of the list literal
+            for fn in (third,):
+                fn(stmt, 1)  # of a tuple literal
+        ''',
     "pkg/closing.py": '''
         from pkg.callables import adder
 
@@ -1416,6 +1435,14 @@ def test_a_nested_scope_s_own_self_is_not_the_method_s(pages, marker, callees):
     # another object (a class factory's __str__, attrs' evolve lambda): its calls on it
     # are not the method's class's, and what it hands on is not the method's instance
     assert _calls(pages, "pkg/factory.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("func(stmt)  # each function", {"loops:first", "loops:second"}),
+    ("fn(stmt, 1)  # of a tuple", {"loops:third"}),
+])
+def test_a_loop_over_a_literal_takes_each_element(pages, marker, callees):
+    assert _calls(pages, "pkg/loops.py", marker) == callees
 
 
 @pytest.mark.parametrize("marker, callees", [

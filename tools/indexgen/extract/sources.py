@@ -62,6 +62,9 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
     found = path(node.iter)
     if found:
         return _unpack(node.target, f"=next(iter({found}))")
+    if type(node.iter) in (ast.List, ast.Tuple, ast.Set):  # for f in [a, b]: each of them
+        return [pair for element in node.iter.elts for s in values(element, consts)
+                for pair in _unpack(node.target, s)]
     if type(node.iter) is ast.IfExp:  # for x in xs if c else ys: the elements of either
         return [pair for s in values(node.iter, consts) if s[0] == "="
                 for pair in _unpack(node.target, f"=next(iter({s[1:]}))")]
