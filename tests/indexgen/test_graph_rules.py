@@ -1059,6 +1059,39 @@ FILES = {
             for fn in (third,):
                 fn(stmt, 1)  # of a tuple literal
         ''',
+    "pkg/branches.py": '''
+        from typing import Union
+
+
+        class Square:
+            def area(self) -> float:
+                return 1.0
+
+            def grow(self) -> "Square":
+                return Square()
+
+
+        class Circle:
+            def area(self) -> float:
+                return 3.0
+
+
+        def pick(s: Union[Square, Circle], flag: bool) -> float:
+            if isinstance(s, Square):
+                if flag:
+                    s = s.grow()
+                else:
+                    return s.area()  # the other branch: still a Square
+                return s.area()  # after the inner if: either
+            return 0.0
+
+
+        def turns(s: Union[Square, Circle]) -> None:
+            if isinstance(s, Square):
+                for _ in range(2):
+                    s.area()  # a later turn sees the new value
+                    s = Circle()
+        ''',
     "pkg/closing.py": '''
         from pkg.callables import adder
 
@@ -1443,6 +1476,15 @@ def test_a_nested_scope_s_own_self_is_not_the_method_s(pages, marker, callees):
 ])
 def test_a_loop_over_a_literal_takes_each_element(pages, marker, callees):
     assert _calls(pages, "pkg/loops.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return s.area()  # the other branch", {"branches:Square.area"}),
+    ("return s.area()  # after the inner if", {"branches:Square.area", "branches:Circle.area"}),
+    ("s.area()  # a later turn", {"branches:Square.area", "branches:Circle.area"}),
+])
+def test_a_binding_in_one_branch_leaves_the_other_narrowed(pages, marker, callees):
+    assert _calls(pages, "pkg/branches.py", marker) == callees
 
 
 @pytest.mark.parametrize("marker, callees", [

@@ -11,7 +11,9 @@ narrowed and how: ``(name, first line, last line, source)``, the source ``:T`` (
 ``T``) or ``-T`` (it is not).  Recognized: ``if isinstance(x, T)`` (also as a conjunct of
 ``and``), ``if not isinstance(x, T)``, their ``else`` branches, what follows an ``if`` whose
 body always leaves (``return``, ``raise``, ``continue``, ``break``), and what follows
-``assert isinstance(x, T)`` -- each up to the line where the function binds ``x`` again.
+``assert isinstance(x, T)`` -- each up to where the function binds ``x`` again on the way
+there (a binding in one branch of an ``if`` or ``try`` leaves the other branches narrowed,
+and ends the narrowing after that statement; one in a loop, from the loop on).
 :mod:`indexgen.extract.bindings` keeps them in the function's ``names`` as ``x@first`` with
 the sources ``[":T" or "-T", "#last"]``, for :class:`indexgen.analyze.types.Types`.
 """
@@ -22,9 +24,11 @@ import ast
 
 from indexgen.extract.syntax import annotation
 
-#: One narrowing: (name, first line, last line, ``:T`` or ``-T``).
-Narrowing = tuple[str, int, int, str]
+#: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
+#: branch it holds in, or None for what follows a statement).
+Narrowing = tuple[str, int, int, str, list | None]
 _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def _test(node: ast.AST) -> tuple[str, str] | None:
@@ -67,34 +71,81 @@ def narrowings(node: ast.If | ast.Assert, end: int) -> list[Narrowing]:
     if not true and not false:
         return found
     if type(node) is ast.Assert:
-        return [(name, node.end_lineno + 1, end, ":" + types) for name, types in true]
+        return [(name, node.end_lineno + 1, end, ":" + types, None) for name, types in true]
     body, orelse = node.body, node.orelse
     first, last = body[0].lineno, body[-1].end_lineno
-    found += [(name, first, last, ":" + types) for name, types in true]
-    found += [(name, first, last, "-" + types) for name, types in false]
+    found += [(name, first, last, ":" + types, body) for name, types in true]
+    found += [(name, first, last, "-" + types, body) for name, types in false]
     # the else branch, and what follows an if whose body always leaves, know the opposite
     # of a single test (not of one conjunct of an ``and``)
     if not exact:
         return found
-    spans = [(orelse[0].lineno, orelse[-1].end_lineno)] if orelse else []
+    spans = [(orelse[0].lineno, orelse[-1].end_lineno, orelse)] if orelse else []
     if type(body[-1]) in _LEAVES:
-        spans.append((node.end_lineno + 1, end))
-    for span in spans:
-        found += [(name, *span, "-" + types) for name, types in true]
-        found += [(name, *span, ":" + types) for name, types in false]
+        spans.append((node.end_lineno + 1, end, None))
+    for a, b, stmts in spans:
+        found += [(name, a, b, "-" + types, stmts) for name, types in true]
+        found += [(name, a, b, ":" + types, stmts) for name, types in false]
     return found
 
 
-def cut(found: list[Narrowing], rebound: dict[str, list[int]]) -> list[Narrowing]:
-    """The narrowings up to the first line in their range where the name is bound again
-    (``rebound``: name -> lines of its bindings), the binding's line included (its value is
-    read before the name is bound)."""
+def cut(found: list[Narrowing], rebound: dict[str, list[int]]
+        ) -> list[tuple[str, int, int, str]]:
+    """Each narrowing as the runs of lines no binding of its name comes before
+    (``rebound``: name -> lines of its bindings), a binding's line included (its value is
+    read before the name is bound).  In a branch, a binding ends the narrowing in the block
+    that holds it, and after the statement that block belongs to, not in the other
+    branches of that statement (``if e: x = f(x)`` then ``else: x.g()``); a loop that
+    binds the name ends it from the loop on (a later turn sees the new value)."""
     out = []
-    for name, first, last, source in found:
-        last = min([line for line in rebound.get(name, ()) if first <= line <= last],
-                   default=last)
-        if first <= last:
-            out.append((name, first, last, source))
+    for name, first, last, source, stmts in found:
+        lines = set(rebound.get(name, ()))
+        if stmts is None:
+            last = min([line for line in lines if first <= line <= last], default=last)
+            runs = [(first, last)] if first <= last else []
+        else:
+            runs = _runs(stmts, lines)[0]
+        out += [(name, a, b, source) for a, b in _merged(runs)]
+    return out
+
+
+def _runs(stmts: list[ast.stmt], bound: set[int]) -> tuple[list[tuple[int, int]], bool]:
+    """The line runs of ``stmts`` that no binding (a line of ``bound``) comes before on the
+    way there, and whether the block binds on some way through it."""
+    runs: list[tuple[int, int]] = []
+    for st in stmts:
+        t = type(st)
+        blocks = [b for b in (getattr(st, f, None) for f in ("body", "orelse", "finalbody"))
+                  if b] + [h.body for h in getattr(st, "handlers", ())] + [
+                  c.body for c in getattr(st, "cases", ())]
+        if not blocks:  # a simple statement: its lines, then the name may be bound
+            runs.append((st.lineno, st.end_lineno))
+            if any(st.lineno <= line <= st.end_lineno for line in bound):
+                return runs, True
+            continue
+        head_end = min(b[0].lineno for b in blocks) - 1
+        runs.append((st.lineno, max(st.lineno, head_end)))
+        if t in _LOOPS and any(st.lineno <= line <= st.end_lineno for line in bound) or \
+                any(st.lineno <= line <= head_end for line in bound):
+            return runs, True  # a loop's later turn, or its header, sees a new value
+        killed = False
+        for block in blocks:  # each branch from the state before the statement
+            inner, k = _runs(block, bound)
+            runs += inner
+            killed = killed or k
+        if killed:  # after the statement the name may be either: no longer narrowed
+            return runs, True
+    return runs, False
+
+
+def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Line runs sorted, those that touch or overlap made one."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(runs):
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
     return out
 
 
