@@ -1092,6 +1092,48 @@ FILES = {
                     s.area()  # a later turn sees the new value
                     s = Circle()
         ''',
+    "pkg/stacks.py": '''
+        class Upper:
+            def process(self, x):
+                return x
+
+
+        class Strip:
+            def process(self, x):
+                return x
+
+
+        class Serialize:
+            def process(self, x):
+                return x
+
+
+        class Stack:
+            def __init__(self):
+                self.pre = []
+                self.post = []
+
+            def run(self, x):
+                for f in self.pre:
+                    x = f.process(x)  # the pre filters only
+                for f in self.post:
+                    x = f.process(x)  # the post filters only
+                return x
+
+
+        def build(stack, upper):
+            if upper:
+                stack.pre.append(Upper())  # stack: what fmt hands
+            stack.pre.append(Strip())
+            return stack
+
+
+        def fmt(text):
+            stack = Stack()
+            stack = build(stack, True)
+            stack.post.append(Serialize())
+            return stack.run(text)
+        ''',
     "pkg/closing.py": '''
         from pkg.callables import adder
 
@@ -1485,6 +1527,16 @@ def test_a_loop_over_a_literal_takes_each_element(pages, marker, callees):
 ])
 def test_a_binding_in_one_branch_leaves_the_other_narrowed(pages, marker, callees):
     assert _calls(pages, "pkg/branches.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("x = f.process(x)  # the pre", {"stacks:Upper.process", "stacks:Strip.process"}),
+    ("x = f.process(x)  # the post", {"stacks:Serialize.process"}),
+])
+def test_a_loop_target_is_its_own_loop_s_element(pages, marker, callees):
+    # f is bound by two loops: in each body it is that loop's element; what build puts
+    # into the list of a parameter its caller hands (stack.pre.append) counts there
+    assert _calls(pages, "pkg/stacks.py", marker) == callees
 
 
 @pytest.mark.parametrize("marker, callees", [

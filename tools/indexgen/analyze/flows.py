@@ -154,6 +154,7 @@ class Flows:
         forgotten."""
         self._flows = flows
         self._guard.clear()
+        self._extras = None  # found again: what a parameter's attribute is given, now known
         self.decorate(flows)
         self._guard.clear()
         self._flows_open = False

@@ -47,6 +47,7 @@ class Members:
     _parsed: dict
     _flows: object
     _extras: dict | None
+    _flows_open: bool
 
     def _property(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the property ``attr`` of the class, if it is one."""
@@ -213,6 +214,8 @@ class Members:
         """``(file key, class, attribute) -> [(file key, anchor, source)]``: what functions
         elsewhere put into an attribute of another object (``ctx.order.append(self)``
         gives the ``order`` of the class of ``ctx`` the source ``=[self]``), found once."""
+        if self._flows_open:  # found again once callers hand parameters (set_flows)
+            self._guard.note_provisional()
         if self._extras is None:
             self._extras = {}
             # found as if asked first (every build finds the same), then what was evaluated

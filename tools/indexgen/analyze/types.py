@@ -200,9 +200,12 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         if d is not None:
             sources = d.names.get(name)
             if sources and "@" in name:  # x@12: x where isinstance tests narrow it
-                full = found = self._name(key, d.anchor, name.partition("@")[0])
+                own = [x for x in sources[:-1] if x[0] == "="]  # a loop's own element
+                full = found = (self.sources(key, d.anchor, own, d.parent) if own else
+                                self._name(key, d.anchor, name.partition("@")[0]))
                 for source in sources[:-1]:
-                    found = self._narrowed(key, d, found, source)
+                    if source[0] != "=":
+                        found = self._narrowed(key, d, found, source)
                 return found or full  # tests no value passes: the line is for others
             if sources:
                 if len(sources) == 1:

@@ -31,7 +31,7 @@ from indexgen.extract.alternatives import alternatives
 from indexgen.extract.calls import accepts, owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
-from indexgen.extract.narrowing import Narrowing, narrow, narrowings
+from indexgen.extract.narrowing import NARROWERS, Narrowing, narrow, narrowings
 from indexgen.extract.sources import (
     lambda_pairs,
     nested_function,
@@ -125,13 +125,14 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     narrowed: dict[int, list[Narrowing]] = {}  # function -> where isinstance tests narrow
     for node in binders:
         t = type(node)
-        if t is ast.If or t is ast.Assert:
+        if t in NARROWERS:  # isinstance tests; a loop's target is its own element within
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
                 found_here = narrowings(node, defs[i].end_lineno)
                 if found_here:
                     narrowed.setdefault(i, []).extend(found_here)
-            continue
+            if t is ast.If or t is ast.Assert:
+                continue
         if t in FUNCS:  # a nested function: its parameters are names here
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":

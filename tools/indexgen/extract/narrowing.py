@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import ast
 
-from indexgen.extract.syntax import annotation
+from indexgen.extract.syntax import annotation, path
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
 #: branch it holds in, or None for what follows a statement).
 Narrowing = tuple[str, int, int, str, list | None]
 _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+#: The statements :func:`narrowings` reads.
+NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor})
 
 
 def _test(node: ast.AST) -> tuple[str, str] | None:
@@ -63,9 +65,15 @@ def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]],
     return [], [], False
 
 
-def narrowings(node: ast.If | ast.Assert, end: int) -> list[Narrowing]:
+def narrowings(node: ast.If | ast.Assert | ast.For, end: int) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
-    ``end`` (before the function's rebindings are applied: :func:`cut`)."""
+    ``end`` (before the function's rebindings are applied: :func:`cut`); of a ``for``
+    loop, that its target name is the loop's element in its body (``=`` and the element's
+    path: the name's other bindings, another loop's, do not reach there)."""
+    if type(node) in _LOOPS:
+        found_path = path(node.iter) if type(node.target) is ast.Name else None
+        return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
+                 f"=next(iter({found_path}))", node.body)] if found_path else []
     found: list[Narrowing] = []
     true, false, exact = _tests(node.test)
     if not true and not false:
@@ -159,6 +167,8 @@ def narrow(names: dict[str, list[str]], found: list[Narrowing], lazy: dict[str, 
                for name, *_ in found}
     spans: dict[str, tuple[list[str], int]] = {}
     for name, first, last, source in cut(found, rebound):
+        if source[0] == "=" and len(rebound.get(name, ())) < 2:
+            continue  # a loop's target bound nowhere else: its element all the same
         if name in names and "@" not in name:
             key = f"{name}@{first}"
             tests, end = spans.get(key, ([], last))
