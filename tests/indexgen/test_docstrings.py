@@ -13,7 +13,9 @@ continuation line and keeps the rest).
 ``pkg/google.py``: rich 14.3.4's Google forms, read as Napoleon (its docs' tool) reads them
 (``Returns:`` ``Iterable[Segment]: ...``, ``bool: ...``, ```str`: ...``, ``~Control: ...``;
 ``console (:class:`~rich.console.Console`, optional): ...``), and jinja2 3.1.6's
-``Environment`` definition list, whose ``.. versionadded::`` notes split the list.
+``Environment`` definition list, whose ``.. versionadded::`` notes split the list; attrs
+25.4.0's ``evolve``, whose ``Args:`` title and entries are set apart by blank lines (Napoleon
+reads the section, griffe 2.4 left it text).
 """
 
 from __future__ import annotations
@@ -194,6 +196,22 @@ FILES = {
             """
 
 
+        def spaced(*args, **changes):
+            """Create a new instance.
+
+            Args:
+
+                inst:
+                    Instance of a class.
+
+                changes:
+                    Keyword changes.
+
+            Returns:
+                A copy.
+            """
+
+
         def options():
             """Run it with these options:
 
@@ -305,6 +323,8 @@ GOOGLE = {
     "named": ("**Returns**", "- `count` (`int`): How many ran."),
     # a role in the text is no type: the whole line is the text, the signature gives the type
     "prose": ("**Returns**", "- `List[Thing]`: One [`Thing`](#sym-Thing) per line."),
+    # attrs 25.4.0's ``evolve``: a blank line after ``Args:`` and between the entries
+    "spaced": ("**Parameters**", "- `inst`: Instance of a class.\n- `changes`: Keyword changes."),
     "roles": ("**Parameters**", "- `console` ([`Thing`](#sym-Thing), default `None`): The console."
               "\n- `style` ([`Thing`](#sym-Thing), default `''`): The style."),
 }

@@ -113,3 +113,37 @@ def test_broken_literals_degrade_to_plain_text():
 def test_balanced_literals_next_to_formulas_stay_code():
     html = _html(to_markdown("it represents ``1*x\n+ 2*y`` here", _linker))
     assert "<code>1*x + 2*y</code>" in html
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # attrs 25.4.0: the note's text on the marker's line, as Sphinx reads it (version, then text)
+    (".. versionchanged:: 21.1.0 ``bool(NOTHING)`` is now False.",
+     "**Changed in version 21.1.0**: `bool(NOTHING)` is now False."),
+    (".. versionadded:: 15.2.0 *convert*", "**New in version 15.2.0**: *convert*"),
+    (".. deprecated:: 21.3.0 It will not be removed, but it also will not be\n"
+     "   moved to new ``attrs`` namespace.",
+     "**Deprecated 21.3.0**: It will not be removed, but it also will not be moved to new "
+     "`attrs` namespace."),
+    (".. versionchanged:: 8.0\n    Added the ``a`` parameter.",
+     "**Changed in version 8.0**: Added the `a` parameter."),
+    (".. versionadded:: 2.2", "**New in version 2.2**"),
+    # an admonition's text beside its marker is its first paragraph, not lost
+    (".. note:: Mind the *gap*.\n   Always.", "**Note**: Mind the *gap*. Always."),
+    (".. seealso:: :func:`bar`", "**See also**: [`bar()`](#sym-bar)"),
+])
+def test_directive_text_on_the_marker_line_is_prose(text, expected):
+    assert to_markdown(text, _linker) == [expected]
+
+
+def test_google_title_set_apart_by_a_blank_line_is_a_section():
+    spaced = parse_docstring("Do it.\n\nArgs:\n\n    x:\n        The x.\n\n"
+                             "    y: The y.\n\nRaises:\n\n    ValueError: When bad.\n")
+    text = "\n\n".join(render_doc(spaced, _linker))
+    assert "**Parameters**\n\n- `x`: The x.\n- `y`: The y." in text, text
+    assert "**Raises**\n\n- `ValueError`: When bad." in text, text
+    # a title followed by unindented text is no section, a fenced one is code: both keep
+    # their blank line
+    unindented = parse_docstring("Do it.\n\nArgs:\n    x: The x.\n\nExamples:\n\nSee the guide.")
+    assert unindented[-1].text == "Examples:\n\nSee the guide.", unindented
+    fenced = "Do it.\n\nArgs:\n    x: The x.\n\n```\nArgs:\n\n    x: The x.\n```"
+    assert parse_docstring(fenced)[-1].text == fenced.split("\n\n", 2)[2], fenced

@@ -32,6 +32,11 @@ _ROLE_ENTRY = re.compile(r"(?:(?P<name>\*{0,2}\w+)\s*\((?P<type>(?:[^()`]|`[^`]*
 _TYPE_HEAD = re.compile(r"(?P<type>`[^`]+`|[^\s:`][^:`]*?)\s*:(?:\s+(?P<rest>.*)|$)", re.S)
 _TYPE_NAME = r"~?[A-Za-z_][\w.]*"
 _TYPE_SHAPE = re.compile(rf"{_TYPE_NAME}(?:\s*\|\s*{_TYPE_NAME})*")
+# The titles griffe's Google parser reads as sections (not admonitions), alone on a line.
+_GOOGLE_TITLE = re.compile(
+    r"(?:(?:other |type |keyword )?(?:args|arguments|params|parameters)|raises|exceptions"
+    r"|returns|yields|receives|examples|attributes|functions|methods|classes|type aliases"
+    r"|modules|warns|warnings):\s*", re.I)
 
 
 @dataclass
@@ -118,6 +123,10 @@ def parse_docstring(docstring: griffe.Docstring | str) -> list[DocSection]:
     try:
         with griffe.logger.disable():
             style, _ = griffe.infer_docstring_style(docstring)
+            google = style in (None, griffe.Parser.google)
+            closed = _close_google_titles(docstring) if google else None
+            if closed and griffe.infer_docstring_style(closed)[0] == griffe.Parser.google:
+                docstring, style = closed, griffe.Parser.google
             if style == griffe.Parser.sphinx:
                 sections = _parse_sphinx(docstring)
             else:
@@ -131,6 +140,30 @@ def parse_docstring(docstring: griffe.Docstring | str) -> list[DocSection]:
         for section in done:
             section.items = [_google_item(section.kind, item) for item in section.items]
     return done
+
+
+def _close_google_titles(docstring: griffe.Docstring) -> griffe.Docstring | None:
+    """The docstring without the blank lines between a Google section title and its indented
+    entries (``Args:``, a blank line, ``x: The x.``), or None when it has none.
+
+    Napoleon reads such a section as it reads one without the blank line; griffe (2.4)
+    skips the title ("extraneous blank line below section title") and the section stays
+    text.  Only unindented titles outside code fences count, as for griffe.
+    """
+    lines = docstring.lines
+    kept: list[str] = []
+    fenced = False
+    for i, line in enumerate(lines):
+        fenced ^= line.lstrip().startswith("```")
+        if not fenced and not line.strip() and kept and _GOOGLE_TITLE.fullmatch(kept[-1]):
+            after = next((x for x in lines[i + 1:] if x.strip()), "")
+            if after[:1].isspace():
+                continue
+        kept.append(line)
+    if len(kept) == len(lines):
+        return None
+    return griffe.Docstring("\n".join(kept), lineno=docstring.lineno,
+                            endlineno=docstring.endlineno, parent=docstring.parent)
 
 
 def _parse_sphinx(docstring: griffe.Docstring) -> list[griffe.DocstringSection]:

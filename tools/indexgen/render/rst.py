@@ -266,11 +266,14 @@ def _directive(m: re.Match[str], lines: list[str], i: int, base: int, linker: Li
             blocks.append(code_block("\n".join(content)))
     elif name in _ADMONITIONS:
         title = argument if name == "admonition" else _TITLES.get(name, name.capitalize())
+        if name in ("versionadded", "versionchanged", "deprecated"):
+            # the version, then (as in Sphinx) the note's own text up to the first blank line
+            version, _, argument = argument.partition(" ")
+            title += f" {version}" if version else ""
+        if name != "admonition" and argument.strip():  # text beside the marker starts the body
+            content = [argument.strip(), *content]
         rest = to_markdown("\n".join(content), linker)
-        label = f"**{escape_inline(title)}**" + (
-            f" {escape_inline(argument)}" if argument and name.startswith("version") else "")
-        if name in ("versionadded", "versionchanged", "deprecated") and argument:
-            label = f"**{escape_inline(title)} {escape_inline(argument)}**"
+        label = f"**{escape_inline(title)}**"
         first = rest[0] if rest and not rest[0].startswith("<pre") else ""
         blocks.append(f"{label}: {first}" if first else label)
         blocks.extend(rest[1:] if first else rest)
