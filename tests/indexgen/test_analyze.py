@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ig_helpers import SAMPLE
+from ig_helpers import SAMPLE, broken_links, build_files
 from indexgen.analyze.project import Project, compact
 from indexgen.extract.discover import discover
 from indexgen.extract.pipeline import extract_file
@@ -250,3 +250,40 @@ def test_an_import_graph_edge_goes_to_the_module_its_line_names(tmp_path):
     assert edges == {("__init__.py", "filters.py", 1), ("defaults.py", "filters.py", 1),
                      ("env.py", "defaults.py", 2), ("env.py", "filters.py", 3),
                      ("user.py", "__init__.py", 1)}
+
+
+def test_a_module_attribute_whose_value_is_an_attribute_is_a_name_its_module_defines(tmp_path):
+    # attrs' NOTHING = _Nothing.NOTHING and _OBJ_SETATTR = object.__setattr__: imported
+    # elsewhere, neither was linked nor counted under "Imported by", the graph's line went to
+    # the next name, and a call of the second was "to a name bound at run time".
+    _root, out = build_files(tmp_path / "src", {
+        "pkg/__init__.py": "",
+        "pkg/a.py": """
+            import enum
+            class _Nothing(enum.Enum):
+                NOTHING = enum.auto()
+            NOTHING = _Nothing.NOTHING
+            SETATTR = object.__setattr__
+            def f():
+                return 1
+            """,
+        "pkg/b.py": """
+            from .a import (
+                NOTHING,
+                SETATTR,
+                f,
+            )
+            def g(x=NOTHING):
+                SETATTR(x, "y", 1)
+                return f()
+            """,
+        "pkg/c.py": "from pkg.b import SETATTR\n"})
+    b, a = (out / "pkg/b.py_docs.md").read_text(), (out / "pkg/a.py_docs.md").read_text()
+    assert ("- `.a`: [`NOTHING`](a.py_docs.md#sym-NOTHING), [`SETATTR`](a.py_docs.md#sym-"
+            "SETATTR), [`f`](a.py_docs.md#sym-f)") in b
+    assert "bound at run time" not in b and "Not resolved statically" not in b
+    assert "- [`src/pkg/b.py`](b.py_docs.md): imports `NOTHING`, `SETATTR`, `f`" in a
+    assert "- [`src/pkg/c.py`](c.py_docs.md): imports `SETATTR`" in a  # through b's import
+    graph = (out / "pkg/doc.md").read_text()
+    assert "[`b.py`](b.py_docs.md) → [`a.py`](a.py_docs.md) (line 2)" in graph  # NOTHING's
+    assert broken_links(out) == []

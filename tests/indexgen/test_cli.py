@@ -61,6 +61,24 @@ def test_explicit_root_and_out(sample, tmp_path, capsys):
                  str(sample / "tests")]) == EXIT_OK
 
 
+def test_explicit_root_takes_tests_beside_it_as_the_guide_says(tmp_path, monkeypatch):
+    # "the command line takes tests/ when it exists": with SRC_ROOT it took none, and every
+    # page said "No test folders are configured"; --tests still chooses.
+    (tmp_path / "src/pkg").mkdir(parents=True)
+    (tmp_path / "src/pkg/__init__.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_f.py").write_text("from pkg import f\n\ndef test_f():\n"
+                                              "    assert f() == 1\n")
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "src", "--out", "out", "-q", "-j", "1"]) == EXIT_OK
+    page = (tmp_path / "out/pkg/__init__.py_docs.md").read_text()
+    assert "tests/test_f.py" in page and "No test folders" not in page
+    assert main(["build", "src", "--out", "out2", "--tests", "other", "-q", "-j", "1"]) == 0
+    page = (tmp_path / "out2/pkg/__init__.py_docs.md").read_text()
+    assert "tests/test_f.py" not in page
+
+
 def test_errors_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["build", str(tmp_path)]) == EXIT_ERROR

@@ -132,7 +132,7 @@ def test_a_call_through_an_import_alias_is_classified_as_what_it_stands_for():
            b"    sp.run(['ls'])\n"                            # 7
            b"    sh(['ls'])\n"                                # 8
            b"    unpickle(b)\n"                               # 9
-           b"    imp('x')\n"                                  # 10
+           b"    imp(b)\n"                                    # 10: a computed name
            b"    tload(b, weights_only=True)\n"               # 11
            b"    from os import system as shell\n"            # 12: a function's own import
            b"    shell('ls')\n"                               # 13
@@ -150,6 +150,28 @@ def test_a_call_through_an_import_alias_is_classified_as_what_it_stands_for():
                      ("deserialization", 16, "tload", "torch.load without weights_only"),
                      ("subprocess", 18, "system", "")}
     assert len([f for f in s.findings if f.lineno == 18]) == 1
+
+
+def test_an_import_of_a_module_the_source_names_is_lazy_not_dynamic():
+    # rich's SystemPager._pager: __import__("pydoc").pager(content) was a "Dynamic imports"
+    # finding, and 51 rich pages said so through the project functions reaching it.
+    src = (b"import importlib\n"                              # 1
+           b"from importlib import import_module as imp\n"   # 2
+           b"PAGER = 'pydoc'\n"                               # 3
+           b"MODS = {'a': 'json'}\n"                          # 4
+           b"NAMES = ['json', 'csv']\n"                       # 5
+           b"def f(name, k):\n"                               # 6
+           b"    __import__('pydoc').pager('x')\n"            # 7
+           b"    importlib.import_module('json')\n"           # 8
+           b"    imp(PAGER)\n"                                # 9
+           b"    imp(MODS[k])\n"                              # 10: one module all the same
+           b"    importlib.import_module(name)\n"             # 11: computed
+           b"    __import__(f'x{name}')\n"                    # 12: computed
+           b"    imp(NAMES[k])\n"                             # 13: one of two
+           b"    imp('a' if name else 'b')\n")                # 14: one of two
+    found = {(f.category, f.lineno) for f in _extract(src).findings
+             if f.category == "dynamic-import"}
+    assert found == {("dynamic-import", n) for n in (11, 12, 13, 14)}
 
 
 def test_command_line_options_in_source_order():

@@ -297,3 +297,37 @@ def test_names_for_type_checkers_only_are_marked_and_not_offered_for_import(tmp_
     (pkg / "only.py").write_text("X = 1\n")  # the next build reads __init__.py's manifest entry
     build(Config(roots=[pkg], out=out, jobs=1, base=tmp_path / "src"))
     assert (out / "doc.md").read_text() == doc
+
+
+def test_names_of_all_that_nothing_binds_are_not_called_re_exported(tmp_path):
+    # attrs' __author__, __url__ ... are in __all__ and answered by a module __getattr__:
+    # pages called them "(re-exported)" and offered them in the import line.
+    from ig_helpers import build_files
+
+    _root, out = build_files(tmp_path / "src", {
+        "pkg/__init__.py": """
+            from pkg.core import f
+            __all__ = ["f", "__author__", "__doc__", "core", "missing"]
+            def __getattr__(name):
+                raise AttributeError(name)
+            """,
+        "pkg/core.py": "__all__ = ['f', 'gone']\ndef f():\n    return 1\n",
+        "pkg/dyn.py": "__all__ = ['made']\nglobals().update({'made': 1})\n"})
+    page = (out / "pkg/__init__.py_docs.md").read_text()
+    overview = _section(page, "High-Level Overview")
+    assert ("Public API (`__all__`): `__author__` (not bound here), `__doc__` (set for every "
+            "module), [`core`](core.py_docs.md) (submodule), `f` (re-exported), `missing` (not "
+            "bound here).") in overview
+    assert ("`__author__`, `missing` are listed in `__all__` but bound by no statement here: "
+            "the module's `__getattr__` answers for them") in overview
+    assert "Import: `from pkg import __doc__, core, f`\n" in _section(page, "Testing & Usage")
+    core = (out / "pkg/core.py_docs.md").read_text()
+    assert ("`gone` is listed in `__all__` but bound by no statement here: importing it fails"
+            in core)
+    assert "Import: `from pkg.core import f`\n" in core
+    dyn = (out / "pkg/dyn.py_docs.md").read_text()
+    assert "the module binds names through `globals()`, which may make it." in dyn
+    doc = (out / "pkg/doc.md").read_text()
+    assert "- `__author__` (not bound in `__init__.py`)\n- `__doc__`\n" in doc
+    assert "- [`core`](core.py_docs.md) (submodule)\n" in doc
+    assert broken_links(out) == []

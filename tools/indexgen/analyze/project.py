@@ -141,6 +141,8 @@ class Project:
             return None
         if imp.name:
             found = self.resolver.attribute_of(imp.module, imp.name)
+            if found is None or found.kind != "project":  # a module attribute all the same
+                found = self.resolver.module_attribute(imp.module, imp.name) or found
             key = self.resolver.by_module.get(imp.module, "") if found is None else ""
             if key in self.files and self.files[key].status in FAILED_STATUSES:
                 found = Target("project", key, imp.name)  # its names unknown: not analyzed
@@ -210,8 +212,9 @@ class Project:
                     names.append(name)
 
     def bases_and_links(self, key: str, s: FileSummary, c: FileContext) -> None:
-        """Link, in the context ``c`` of file ``key``, its classes' project bases and the names
-        its docstrings cross-reference."""
+        """Link, in the context ``c`` of file ``key``, its classes' project bases, the names
+        its docstrings cross-reference and, for a package, the submodules its ``__all__``
+        names (``from pkg import *`` imports them)."""
         for d in s.definitions:
             for base in d.bases:
                 if "(" in base:
@@ -227,6 +230,10 @@ class Project:
             target = self.resolver.absolute(ref) or self.resolver.name_in(key, ref)
             if target and target.kind == "project":
                 c.links[ref] = (target.key, self.resolver.anchor(target.key, target.qualname))
+        for name in s.exports or () if s.is_package else ():  # __all__ naming a submodule
+            sub = self.resolver.by_module.get(f"{s.module}.{name}")
+            if sub:
+                c.links.setdefault(name, (sub, ""))
 
     # -- folders ---------------------------------------------------------------------------
     def folders(self) -> list[FolderInfo]:

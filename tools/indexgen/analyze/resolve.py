@@ -35,6 +35,12 @@ _UNKNOWN = object()
 _LINE_ORDER = itemgetter(0, 1)  # a binding's (line, order) in _Module
 
 
+def _is_builtin(parts: list[str]) -> bool:
+    """Whether ``parts`` name a builtin or an attribute of one (``object.__setattr__``)."""
+    found = builtins
+    return all((found := getattr(found, part, None)) is not None for part in parts)
+
+
 class Target(NamedTuple):
     """What a name refers to.
 
@@ -180,6 +186,20 @@ class Resolver:
         """What ``from module import name`` binds (a definition, a re-export, a submodule)."""
         return self._attribute_of(module, [name], 0)
 
+    def module_attribute(self, module: str, name: str) -> Target | None:
+        """The module attribute that ``from module import name`` reads, through re-exports,
+        when it is one: a name its module defines whatever its value names (``_OBJ_SETATTR =
+        object.__setattr__``, where :meth:`attribute_of` follows the value to the builtin)."""
+        for _ in range(_MAX_DEPTH):
+            key = self.by_module.get(module)
+            bound = self._modules[key].binding.get(name) if key is not None else None
+            if isinstance(bound, ModuleAttribute):
+                return Target("project", key, name)
+            if not isinstance(bound, ImportRecord) or not bound.name:
+                return None
+            module, name = bound.module, bound.name
+        return None
+
     def method(self, key: str, cls: str, name: str, depth: int = 0) -> Target | None:
         """``name`` looked up in class ``cls`` of file ``key``, then in its project bases."""
         table = self._modules[key]
@@ -223,8 +243,14 @@ class Resolver:
         if bound == "def":
             return self._definition(key, head, rest)
         if isinstance(bound, ModuleAttribute):
-            if bound.alias_of and bound.alias_of.split(".")[0] != head:
-                return self._in_module(key, bound.alias_of.split(".") + rest, depth + 1)
+            alias = bound.alias_of.split(".") if bound.alias_of else [head]
+            if alias[0] != head:  # run = _impl.run: what it names, when the source tells
+                found = self._in_module(key, alias + rest, depth + 1)
+                if found is None and _is_builtin(alias + rest) and not self._binds(key, alias[0]):
+                    found = _target(("builtin", "", ".".join(alias + rest)))
+                if found is not None or rest:
+                    return found
+            # else the attribute itself (NOTHING = _Nothing.NOTHING: a class attribute)
             return Target("project", key, head) if not rest else None
         if isinstance(bound, ImportRecord):
             if bound.name and bound.module == table.s.module and table.s.is_package:

@@ -48,6 +48,8 @@ APPENDS = frozenset({"append", "appendleft", "add", "insert"})
 _SPECIAL = frozenset({"add_argument", "isinstance", "import_module", "__import__", "no_grad",
                       "inference_mode", "enable_grad", *APPENDS, *rules.CANDIDATE_NAMES,
                       *HANDS_ELEMENTS})
+_IMPORTS = ("import_module", "__import__")
+
 
 class Walked(NamedTuple):
     """What :func:`walk` returns besides what it writes into the summary.
@@ -112,8 +114,10 @@ def _special(structure: Structure, node: ast.Call, last: str, calls: list[Candid
     if last in rules.CANDIDATE_NAMES:
         kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
                        else dotted(k.value)) for k in node.keywords if k.arg}
+        if last in _IMPORTS and args and len(strings(args[0], structure.constants)) == 1:
+            kws[rules.FIXED_MODULE] = ""
         calls.append((dotted(func), node.lineno, kws))
-    if literals is not None and last in ("import_module", "__import__") and args:
+    if literals is not None and last in _IMPORTS and args:
         literals += [("import:" + m, node.lineno) for m in strings(args[0], structure.constants)]
     if last.startswith("register") and "hook" in last:
         s.findings.append(Finding("hook-registration", node.lineno, dotted(func)))

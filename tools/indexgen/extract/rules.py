@@ -189,6 +189,15 @@ def _torch_load(keywords: dict[str, str]) -> str | None:
     return None
 
 
+#: The keyword the walk gives an import call whose one module the source names
+#: (``__import__("pydoc")``, a constant): a lazy import of a fixed module, not a dynamic one.
+FIXED_MODULE = "<fixed>"
+
+
+def _computed(keywords: dict[str, str]) -> str | None:
+    return None if FIXED_MODULE in keywords else ""
+
+
 @dataclass(frozen=True)
 class CallRule:
     """One row of :data:`CALL_RULES`.
@@ -224,8 +233,8 @@ CALL_RULES: tuple[CallRule, ...] = (
     CallRule("allocation", _ALLOC_ANY, _written_receiver),
     CallRule("allocation", _ALLOC_TORCH, _module("torch")),
     CallRule("eval", _EVAL_BUILTINS, _bare),
-    CallRule("dynamic-import", frozenset({"__import__"}), _bare_as_written),
-    CallRule("dynamic-import", frozenset({"import_module"}), _module("importlib")),
+    CallRule("dynamic-import", frozenset({"__import__"}), _bare_as_written, _computed),
+    CallRule("dynamic-import", frozenset({"import_module"}), _module("importlib"), _computed),
     CallRule("deserialization", _PICKLE_NAMES, _module(*_PICKLE_MODULES)),
     CallRule("deserialization", frozenset({"load"}), _module("torch"), _torch_load),
     CallRule("subprocess", _SUBPROCESS, _module("subprocess")),

@@ -20,7 +20,7 @@ from indexgen.layout import Layout
 from indexgen.render.entries import blank_joined, detailed
 from indexgen.render.keywords import render_keywords
 from indexgen.render.markdown import MARKER, code, escape_text, link
-from indexgen.render.page import CHECKING_NOTE, KIND_PLURAL, SECTIONS, Page, count
+from indexgen.render.page import CHECKING_NOTE, IMPLICIT, KIND_PLURAL, SECTIONS, Page, count
 from indexgen.render.sections import SECTION_RENDERERS, not_analyzed
 
 __all__ = ["SECTIONS", "render_docs", "render_keywords"]
@@ -155,13 +155,34 @@ def _overview(p: Page, out: list[str], source: str | None) -> None:
     origin = "`__all__`" if s.exports is not None else "names without a leading underscore"
     if api:
         items = []
+        unbound = p.unbound_exports
         for name in api:
-            a = p.anchor_of(name)
-            item = link(code(name), f"#{a}") if a else code(name) + " (re-exported)"
+            a, sub = p.anchor_of(name), p.ctx.links.get(name, ("", "x"))
+            item = link(code(name), f"#{a}") if a else (
+                link(code(name), p.docs_link(sub[0])) + " (submodule)" if not sub[1] else
+                code(name) + (" (not bound here)" if name in unbound else " (set for every "
+                              "module)" if name in IMPLICIT and name not in p.imported else
+                              " (re-exported)"))
             items.append(item + (CHECKING_NOTE if name in s.type_checking else ""))
         out.append(f"Public API ({origin}): " + ", ".join(items) + ".")
+        if unbound:
+            out += ["", _unbound_note(p, unbound)]
     else:
         out.append(f"Public API ({origin}): none.")
+
+
+def _unbound_note(p: Page, names: list[str]) -> str:
+    """What the names of ``__all__`` that nothing here binds are (attrs' ``__author__``)."""
+    one = len(names) == 1
+    them = "it" if one else "them"
+    if "__getattr__" in p.anchors or "__getattr__" in p.imported:
+        why = f"the module's `__getattr__` answers for {them} (it may supply or refuse {them})"
+    elif any(c.text == "globals" for c in p.s.calls):
+        why = f"the module binds names through `globals()`, which may make {them}"
+    else:
+        why = f"importing {them} fails, `from {p.s.module} import *` too"
+    return (f"{', '.join(code(n) for n in names)} {'is' if one else 'are'} listed in "
+            f"`__all__` but bound by no statement here: {why}.")
 
 
 def _architecture(p: Page, out: list[str], source: str | None) -> None:

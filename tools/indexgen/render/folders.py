@@ -15,7 +15,7 @@ from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import summary_markdown
 from indexgen.render.markdown import MARKER, code, escape_text, link
-from indexgen.render.page import CHECKING_NOTE
+from indexgen.render.page import CHECKING_NOTE, IMPLICIT
 from indexgen.render.rst import Linker, to_markdown
 
 
@@ -135,13 +135,19 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
             out.append(f"{code(pkg.module)} exports {len(names)} names ({origin}):")
             out.append("")
             sources = {i.bound_name: i for i in pkg.imports if i.scope == "module"}
+            star = any(i.name == "*" for i in pkg.imports if i.scope != "function")
+            by_module = by_module or {s.module: key for key, s in files.items()}
             for name in names:
-                item = code(name)
+                item, sub = code(name), by_module.get(f"{pkg.module}.{name}")
                 if name in anchors:
                     item = link(item, f"{docs}#{anchors[name]}")
                 elif name in sources:
                     imp = sources[name]
                     item += f" (from {code(imp.written if imp.name else imp.module)})"
+                elif sub:
+                    item = link(item, relpath(layout.docs_page(sub), here)) + " (submodule)"
+                elif not star and name not in IMPLICIT and name not in pkg.type_checking:
+                    item += " (not bound in `__init__.py`)"
                 out.append(f"- {item}" + (CHECKING_NOTE if name in pkg.type_checking else ""))
     out += ["", "## Import graph", ""]
     if len(info.files) < 2:

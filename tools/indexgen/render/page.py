@@ -46,6 +46,9 @@ SOURCE_ANCHOR = heading_anchor("Original Source")
 MODULE_LEVEL = "module-level"
 """Anchor of the calls made at module level, in the Detailed Analysis section."""
 CHECKING_NOTE = " (type checkers only: under `if TYPE_CHECKING:`)"
+#: Module attributes every module has without a statement binding them.
+IMPLICIT = frozenset(("__doc__", "__name__", "__file__", "__spec__", "__loader__",
+                       "__package__", "__path__", "__builtins__", "__cached__"))
 """What follows a public name the module binds only for type checkers
 (:attr:`~indexgen.extract.model.FileSummary.type_checking`)."""
 CATEGORY_TITLES = {"stdlib": "Standard library", "third-party": "Third party",
@@ -247,6 +250,23 @@ class Page:
         names = [d.qualname for d in self.s.definitions if not d.parent]
         names += [a.name for a in self.s.attributes]
         return sorted({n for n in names if not n.startswith("_")})
+
+    @cached_property
+    def unbound_exports(self) -> list[str]:
+        """Names of ``__all__`` that no statement of the module binds (a definition, an
+        assignment, an import) and that name no submodule: neither defined nor re-exported
+        here; none when a ``*`` import may bind them."""
+        s = self.s
+        if not s.exports or "*" in self.imported:
+            return []
+        bound = {*self.anchors, *IMPLICIT, *self.imported}
+        return [n for n in s.exports if n not in bound and n not in self.ctx.links]
+
+    @cached_property
+    def imported(self) -> set[str]:
+        """The names the module's own imports bind (``*`` for a ``*`` import)."""
+        return {"*" if i.name == "*" else i.bound_name for i in self.s.imports
+                if i.scope in ("module", "type-checking")}
 
     def anchor_of(self, name: str) -> str:
         """Anchor a reference to ``name`` lands on (the implementation of an overloaded

@@ -176,7 +176,7 @@ def _testing(p: Page, out: list[str], source: str | None) -> None:
     out += ["", "### Usage", ""]
     if s.main_line or s.relpath.endswith("__main__.py"):
         out += [_command_line(s), ""]
-    api = [n for n in p.public_api if n not in s.type_checking]
+    api = [n for n in p.public_api if n not in s.type_checking and n not in p.unbound_exports]
     if api:
         names = ", ".join(api[:6]) + (", ..." if len(api) > 6 else "")
         out.append(f"Import: {code(f'from {s.module} import {names}')}")

@@ -71,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
                          help="source root(s) to document (default: [tool.indexgen] roots)")
         cmd.add_argument("--out", type=Path, help="output directory (required with SRC_ROOT)")
         cmd.add_argument("--tests", type=Path, action="append", default=None, metavar="DIR",
-                         help="folder of test files to cross-reference (repeatable)")
+                         help="folder of test files to cross-reference (repeatable; default: "
+                              "tests/ when it exists)")
         cmd.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
                          help="leave out the files and folders the pattern fits (repeatable; "
                               "adds to [tool.indexgen] exclude): tests, '*_pb2.py', "
@@ -92,7 +93,9 @@ def _config(args: argparse.Namespace) -> Config:
     if args.src_root:
         if args.out is None:
             raise IndexgenError("--out is required when SRC_ROOT is given")
-        config = Config(roots=list(args.src_root), out=args.out, tests=list(args.tests or []),
+        tests = args.tests if args.tests is not None else [  # as [tool.indexgen] does
+            Path("tests")] if Path("tests").is_dir() else []
+        config = Config(roots=list(args.src_root), out=args.out, tests=list(tests),
                         base=Path.cwd())
     else:
         config = load_config(Path.cwd())
