@@ -142,30 +142,29 @@ class Hierarchy:
         """Whether the class or its project bases define every name ``wanted``, each method
         taking (at least) every number of arguments the protocol's does."""
         for name, takes in wanted.items():
-            d = self._first_definition(key, cls, name)
-            if d is None:
+            found = self._first_definition(key, cls, name)
+            if found is None:
                 return False
-            have = _takes(d) if takes is not None else None
+            have = _takes(found[1]) if takes is not None else None
             if have is not None and (have[0] > takes[0] or -1 < have[1] < takes[1]
                                      or takes[1] == -1 < have[1]):
                 return False
         return True
 
-    def _first_definition(self, key: str, cls: str, attr: str) -> Definition | None:
-        """The definition of ``attr`` an instance of the class finds first."""
+    def _first_definition(self, key: str, cls: str, attr: str
+                          ) -> tuple[str, Definition] | None:
+        """(file key, definition) of the ``attr`` an instance of the class finds first."""
         for k, c in self.mro(key, cls):
             d = self._defs[k][1].get(f"{c}.{attr}") if k else None
             if d is not None:
-                return d
+                return k, d
         return None
 
     def _first_method(self, key: str, cls: str, attr: str) -> tuple[str, str] | None:
         """(file key, qualname) of the method ``attr`` an instance of the class runs."""
-        for k, c in self.mro(key, cls):
-            d = self._defs[k][1].get(f"{c}.{attr}") if k else None
-            if d is not None:
-                return (k, d.qualname) if d.kind in _CALLABLE_KINDS else None
-        return None
+        found = self._first_definition(key, cls, attr)
+        return (found[0], found[1].qualname) if found and found[1].kind in _CALLABLE_KINDS \
+            else None
 
     def overrides(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the methods ``attr`` that the documented subclasses

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 
+from indexgen.extract.sources import element_source
 from indexgen.extract.syntax import annotation, path
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
@@ -73,7 +74,7 @@ def narrowings(node: ast.If | ast.Assert | ast.For, end: int) -> list[Narrowing]
     if type(node) in _LOOPS:
         found_path = path(node.iter) if type(node.target) is ast.Name else None
         return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
-                 f"=next(iter({found_path}))", node.body)] if found_path else []
+                 element_source(found_path), node.body)] if found_path else []
     found: list[Narrowing] = []
     true, false, exact = _tests(node.test)
     if not true and not false:

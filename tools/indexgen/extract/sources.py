@@ -61,14 +61,19 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
     # for loops and comprehensions: the target takes the elements of the iterable
     found = path(node.iter)
     if found:
-        return _unpack(node.target, f"=next(iter({found}))")
+        return _unpack(node.target, element_source(found))
     if type(node.iter) in (ast.List, ast.Tuple, ast.Set):  # for f in [a, b]: each of them
         return [pair for element in node.iter.elts for s in values(element, consts)
                 for pair in _unpack(node.target, s)]
     if type(node.iter) is ast.IfExp:  # for x in xs if c else ys: the elements of either
         return [pair for s in values(node.iter, consts) if s[0] == "="
-                for pair in _unpack(node.target, f"=next(iter({s[1:]}))")]
+                for pair in _unpack(node.target, element_source(s[1:]))]
     return []
+
+
+def element_source(found: str) -> str:
+    """The source of a loop's target: an element of the iterable at path ``found``."""
+    return f"=next(iter({found}))"
 
 
 #: Builtins (and ``functools.reduce``) that call the function they are handed with the
@@ -97,7 +102,7 @@ def lambda_pairs(call: ast.Call) -> list[tuple[ast.arg, str]]:
     if type(fn) is not ast.Lambda:
         return []
     params = [*fn.args.posonlyargs, *fn.args.args]
-    elements = [[f"=next(iter({found}))"] if found else [] for found in map(path, given)]
+    elements = [[element_source(found)] if found else [] for found in map(path, given)]
     if name == "reduce" and elements:  # acc, then the element
         elements = [values(given[1], {}) if len(given) > 1 else elements[0], elements[0]]
     return [(param, source) for param, sources in zip(params, elements) for source in sources]

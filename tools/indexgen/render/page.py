@@ -46,11 +46,11 @@ SOURCE_ANCHOR = heading_anchor("Original Source")
 MODULE_LEVEL = "module-level"
 """Anchor of the calls made at module level, in the Detailed Analysis section."""
 CHECKING_NOTE = " (type checkers only: under `if TYPE_CHECKING:`)"
-#: Module attributes every module has without a statement binding them.
-IMPLICIT = frozenset(("__doc__", "__name__", "__file__", "__spec__", "__loader__",
-                       "__package__", "__path__", "__builtins__", "__cached__"))
 """What follows a public name the module binds only for type checkers
 (:attr:`~indexgen.extract.model.FileSummary.type_checking`)."""
+IMPLICIT = frozenset(("__doc__", "__name__", "__file__", "__spec__", "__loader__",
+                       "__package__", "__path__", "__builtins__", "__cached__"))
+"""Module attributes every module has without a statement binding them."""
 CATEGORY_TITLES = {"stdlib": "Standard library", "third-party": "Third party",
                    "project": "This project"}
 KIND_PLURAL = {"class": "classes", "function": "functions", "method": "methods",
