@@ -295,6 +295,26 @@ FILES = {
             job = Job(work)
             return job.action()  # a field its constructor's callers fill
         ''',
+    "pkg/widen.py": '''
+        class Plain:
+            def run(self):
+                return 1
+
+
+        class Fancy:
+            def run(self):
+                return 2
+
+
+        def use(runner, fallback: bool):
+            job = Plain() if fallback else runner
+            return job.run()  # resolved in the first round, widened in the second
+
+
+        def main():
+            fancy = Fancy()
+            return use(fancy, False)
+        ''',
     "pkg/supers.py": '''
         import threading
 
@@ -1341,6 +1361,13 @@ def test_a_dataclass_field_is_what_its_constructor_is_handed(pages):
     # found in the second round, from the call sites of Job: a first round that forgot the
     # field waits for them would keep its "not resolved" answer
     assert _calls(pages, "pkg/jobs.py", "job.action()  # a field") == {"jobs:work"}
+
+
+def test_a_call_the_first_round_resolved_from_less_is_widened_in_the_second(pages):
+    # the first round knows job only as Plain (what main hands runner comes later): a
+    # second round that asked again only the calls left unresolved would keep Plain alone
+    assert _calls(pages, "pkg/widen.py", "job.run()  # resolved") == {"widen:Plain.run",
+                                                                     "widen:Fancy.run"}
 
 
 @pytest.mark.parametrize("marker, callees", [

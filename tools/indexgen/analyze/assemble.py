@@ -25,6 +25,7 @@ from indexgen.analyze import callgraph
 from indexgen.analyze.context import FileContext
 from indexgen.analyze.flows import CALLED
 from indexgen.analyze.resolve import PerFile
+from indexgen.analyze.runs import FanOut, cut
 from indexgen.analyze.tests import find_tests
 from indexgen.analyze.walks import projects_own
 
@@ -39,7 +40,7 @@ _LINKED = frozenset({"project", "override", "closure", "read", "callback"})  # t
 
 
 def contexts(project, ledger: callgraph.Ledger | None = None,
-             fan: callgraph.FanOut | None = None, shards: int = 1,
+             fan: FanOut | None = None, shards: int = 1,
              seal: Seal | None = None) -> dict[str, Any]:
     """Every file's context, by file key, in key order (``seal(key, ctx)`` of each, when
     given); ``ledger``, ``fan`` and ``shards``: see :func:`indexgen.analyze.callgraph.edges`,
@@ -78,7 +79,7 @@ def _runs(keys: list[str], ctx: dict[str, FileContext], graph: callgraph.Edges,
           shards: int) -> list[list[str]]:
     """``keys`` cut into ``shards`` runs of about equal work: a file's edges and the call
     sites that reach it."""
-    return callgraph.cut(keys, [1 + sum(map(len, graph.get(k, {}).values()))
+    return cut(keys, [1 + sum(map(len, graph.get(k, {}).values()))
                                 + sum(map(len, ctx[k].called_by.values())) for k in keys],
                          shards)
 

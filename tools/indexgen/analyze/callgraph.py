@@ -5,7 +5,9 @@
 edge), once per call text and class or caller, and keeps the edges in line order; the calls
 not resolved are counted by reason (the pages show counts, never a list), builtins' calls
 left out.  A second round resolves again, with what the call sites found hand each parameter
-(:mod:`indexgen.analyze.flows`), the calls on values the first could not type.  A call
+(:mod:`indexgen.analyze.flows`), the calls on values the first could not type, then the calls
+the first resolved from a read that was provisional (a parameter's callers not yet known):
+what those find now is added to what they found then.  A call
 inside an ``isinstance`` branch is resolved on its receiver as the test narrows it
 (:mod:`indexgen.extract.narrowing`).  Every call is accounted for: an edge, a count or a
 builtin (:data:`Ledger`, for the test that says so).  The walks over the edges (inverse
@@ -17,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from operator import itemgetter
-from typing import Any
 
 from indexgen.analyze import flows
 from indexgen.analyze.context import CallEdge
@@ -31,6 +32,7 @@ from indexgen.analyze.dispatch import (
     text_heads,
 )
 from indexgen.analyze.resolve import Resolver
+from indexgen.analyze.runs import FanOut, fan_runs
 from indexgen.analyze.types import Types
 from indexgen.analyze.walks import (  # noqa: F401 - the graph's walks, where callers look
     Edges,
@@ -51,10 +53,6 @@ Unresolved = dict[str, dict[str, dict[str, int]]]
 #: never an empty list.
 Ledger = dict[tuple[str, str, int, str], list[str]]
 _LINE = itemgetter(0)  # a CallEdge's line
-#: ``fan(func, runs, meanwhile=None) -> [func(run) for run in runs]``, the last run in the
-#: calling process and then ``meanwhile()``, each other run perhaps in a process of its own
-#: (:func:`indexgen.run.fanout.fork_map` with ``here=True``).
-FanOut = Callable[..., list]
 
 
 def _account(edge: CallEdge) -> str:
@@ -77,7 +75,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     ``(text, caller)``, and the edges reused with the call's own line.
 
     With a fan-out ``fan`` and ``shards`` > 1, the first round runs in that many processes,
-    the calling process one of them (:func:`_fan`; the others forked:
+    the calling process one of them (:func:`~indexgen.analyze.runs.fan_runs`; the others forked:
     :func:`indexgen.run.fanout.fork_map`), and the results are merged in the files' order.
     The result is the same: each file's values are found from its own queries
     (:mod:`indexgen.analyze.memo`).  The second round likewise, with more than two
@@ -94,7 +92,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     retry: list = []
     sites: flows.CallSites = {}
     round_one = partial(_first_round, resolver, types, ledger is not None)
-    for part, counts, again, accounts, handed in _fan(fan, round_one, keys, sizes, shards,
+    for part, counts, again, accounts, handed in fan_runs(fan, round_one, keys, sizes, shards,
                                                       meanwhile):
         found.update(part)
         retry += again
@@ -111,37 +109,6 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     return found
 
 
-def _fan(fan: FanOut | None, func: Callable[[list], Any], keys: list[str],
-         sizes: dict[str, int], shards: int,
-         meanwhile: Callable[[], None] | None = None) -> list:
-    """``func`` over the files ``keys`` in ``shards`` processes, the calling process one of
-    them: ``keys`` cut into ``shards + 1`` runs of about equal numbers of calls (``sizes``;
-    a file is never split), the first computed here before any process is forked (the
-    values many files share land in the memo the forked processes inherit), then the
-    others by ``fan``, which computes its last run here too, then ``meanwhile()``; without
-    a fan, ``[func(keys)]`` and ``meanwhile()``."""
-    runs = ([keys] if fan is None or shards < 2 or len(keys) < 2
-            else cut(keys, [sizes[k] + 1 for k in keys], shards + 1))
-    first = func(runs[0])
-    if len(runs) > 1:
-        return [first, *fan(func, runs[1:], meanwhile=meanwhile)]
-    if meanwhile is not None:
-        meanwhile()
-    return [first]
-
-
-def cut(keys: list[str], weight: list[int], pieces: int) -> list[list[str]]:
-    """``keys`` in their order, cut into at most ``pieces`` runs of about equal ``weight``
-    (one per key; a key is never split)."""
-    total, runs, acc = sum(weight), [[]], 0
-    for key, w in zip(keys, weight):
-        if acc >= total * len(runs) / pieces and runs[-1]:
-            runs.append([])
-        runs[-1].append(key)
-        acc += w
-    return runs
-
-
 def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                  keys: list[str]) -> tuple[Edges, Unresolved, list, Ledger, flows.CallSites]:
     """The first round of :func:`edges` over ``keys``: the edges, the unresolved counts,
@@ -154,8 +121,11 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
     # call text -> its receiver_name and the name type() is given (the same texts in every
     # file)
     heads: dict[str, tuple[str, str]] = {}
-    # the calls not resolved, for a second round with what callers hand parameters
+    # the calls not resolved, for a second round with what callers hand parameters; after
+    # them, the calls resolved from what the second round may know better (asked after, so
+    # that the values they bring into the memo shape no answer of the first kind)
     retry: list[tuple[str, Call, str, dict, str, str, list[CallEdge] | None]] = []
+    widen: list[tuple[str, Call, str, dict, str, str, None]] = []
     for key in keys:
         if types is not None:
             types.begin_file()
@@ -208,6 +178,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                     settled[memo] = caller
             if ledger is not None:
                 ledger[(key, caller, line, text)] = [_account(e) for e in out_edges]
+            asked = len(retry)
             for edge in out_edges:
                 kind = edge[2]
                 if kind == "builtin":
@@ -233,9 +204,14 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                 else:
                     tail = tails[caller] = {mark}
                 out.append(edge)
+            # resolved (to a callee, not only to builtins) from what may change: widen it
+            if (types is not None and len(retry) == asked and memo not in settled
+                    and any(e[2] != "builtin" for e in out_edges)):
+                widen.append((key, call, cls, names or _NO_NAMES, "", text, None))
         found[key] = by_caller
         if counts:
             unresolved[key] = counts
+    retry += widen
     handed = flows.call_sites(resolver, found, types.flow_records) if types is not None else {}
     return found, unresolved, retry, ledger or {}, handed
 
@@ -245,7 +221,10 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
                   fan: FanOut | None, shards: int, sites: flows.CallSites) -> None:
     """Resolve again, with what the call sites found hand each parameter (``sites``:
     :mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
-    those it resolves now become edges, in line order, and leave the unresolved counts."""
+    those it resolves now become edges, in line order, and leave the unresolved counts.
+    A call the first round resolved from a provisional read (its reason ``""``) keeps its
+    edges and gains those it finds now; it is asked after the others of its file, so that
+    the values it brings into the memo shape none of their answers."""
     types.set_flows(sites)
     changed: set[tuple[str, str]] = set()
     by_file: dict[str, list] = {}
@@ -254,18 +233,30 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
     sizes = {k: len(v) for k, v in by_file.items()}
     # spread only with more than two processes: on two, measured, the forked process's
     # time took nothing off the calling process's
-    runs = _fan(fan if shards > 2 else None, partial(_retried_files, resolver, types, by_file),
+    runs = fan_runs(fan if shards > 2 else None, partial(_retried_files, resolver, types, by_file),
                 list(by_file), sizes, shards)
     done = [new for part in runs for new in part]
-    for (key, call, _cls, _names, why, text, _known), new in zip(retry, done):
+    asked = [entry for key in by_file for entry in by_file[key]]
+    have: dict[tuple[str, str], set] = {}  # what a widened call's caller lists already
+    for (key, call, _cls, _names, why, text, _known), new in zip(asked, done):
         if all(e[2] == "read" for e in new):  # a property read on the way is no callee
             continue
+        at = (key, call.caller, call.line, text)
+        if not why:  # resolved in the first round, perhaps from less: what it adds
+            mine = have.get(at[:2])
+            if mine is None:
+                mine = have[at[:2]] = {_callee(e, e[0]) for e in found[key].get(call.caller, ())}
+            new = [e for e in new if _callee(e, call.line) not in mine
+                   and (e[2] != "builtin" or ledger is None or _account(e) not in ledger[at])]
+            if not new:
+                continue
+            mine.update(_callee(e, call.line) for e in new)
         if ledger is not None:
-            ledger[(key, call.caller, call.line, text)] = [_account(e) for e in new]
+            ledger[at] = ([] if why else ledger[at]) + [_account(e) for e in new]
         new = [make_edge((e[0], text, *e[2:])) for e in new if e[2] != "builtin"]
         found[key].setdefault(call.caller, []).extend(new)
         changed.add((key, call.caller))
-        if unresolved is not None:
+        if unresolved is not None and why:
             counts = unresolved[key][call.caller]
             counts[why] -= 1
             if not counts[why]:
@@ -307,6 +298,12 @@ def _retried(resolver: Resolver, types: Types, retry: list) -> list[list[CallEdg
         out.append([e for e in resolve_call(resolver, key, call, cls, types, names)
                     if e[2] != "unresolved"])
     return out
+
+
+def _callee(edge: CallEdge, line: int) -> tuple:
+    """The callee of ``edge`` at ``line``, whatever the kind of edge that reaches it (a
+    method listed as an override the call may run, or as the callee itself)."""
+    return (line, edge[3], edge[4]) if edge[3] else (line, edge[2], edge[5])
 
 
 def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:

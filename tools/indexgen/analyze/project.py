@@ -21,6 +21,7 @@ from typing import Any
 from indexgen.analyze import assemble, callgraph
 from indexgen.analyze.context import FileContext, FolderInfo
 from indexgen.analyze.resolve import Resolver, Target
+from indexgen.analyze.runs import FanOut
 from indexgen.analyze.tests import TEST_PREFIX, test_module
 from indexgen.analyze.types import Types
 from indexgen.extract.bindings import typed_local
@@ -180,7 +181,7 @@ class Project:
 
     # -- contexts --------------------------------------------------------------------------
     def contexts(self, ledger: callgraph.Ledger | None = None,
-                 fan: callgraph.FanOut | None = None, shards: int = 1,
+                 fan: FanOut | None = None, shards: int = 1,
                  seal: assemble.Seal | None = None) -> dict[str, Any]:
         """The :class:`FileContext` of every file, keyed by file key, or ``seal(key, ctx)``
         of each (see :func:`indexgen.analyze.assemble.contexts`; the contexts are the same
