@@ -1,4 +1,5 @@
-"""What the pages say of imports: the names of ``__all__`` nothing binds.
+"""What the pages say of imports: the folder graph's lines, the names of ``__all__``
+nothing binds.
 
 Every expected text below is written from the little source trees of the tests."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 from ig_helpers import build_files
+from indexgen import Config, build
 from indexgen.analyze.project import compact
 from indexgen.extract.pipeline import extract_source
 from indexgen.render.exports import unbound_exports
@@ -14,6 +16,37 @@ from indexgen.render.exports import unbound_exports
 
 def _section(page: str, title: str) -> str:
     return page.split(f"## {title}\n")[1].split("\n## ")[0].strip("\n") + "\n"
+
+
+def test_folder_graph_gives_the_line_the_import_statement_starts_on(tmp_path):
+    # attrs' attr/__init__.py: `from ._make import (` on line 14, its first name on 15;
+    # the graph said line 15, where no reader looks for the statement.
+    root, out = build_files(tmp_path / "src", {
+        "pkg/__init__.py": '''
+            """Pkg."""
+            import os
+
+            from .core import (
+                f,
+                g,
+            )
+            from .util import h
+            ''',
+        "pkg/core.py": "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
+        "pkg/util.py": "def h():\n    return 3\n"})
+    edges = ["- [`__init__.py`](__init__.py_docs.md) → [`core.py`](core.py_docs.md) (line 4)",
+             "- [`__init__.py`](__init__.py_docs.md) → [`util.py`](util.py_docs.md) (line 8)"]
+    graph = _section((out / "pkg/doc.md").read_text(), "Import graph")
+    assert "\n".join(edges) in graph
+    # each name keeps its own line on the importer's page
+    deps = _section((out / "pkg/__init__.py_docs.md").read_text(), "Dependencies")
+    assert "(lines [5](#L5), [6](#L6))" in deps
+    # an incremental build reads __init__.py's imports from the manifest: same lines
+    (root / "pkg/extra.py").write_text("import os\nfrom pkg.core import f\n")
+    build(Config(roots=[root], out=out, base=root.parent, jobs=1))
+    graph = _section((out / "pkg/doc.md").read_text(), "Import graph")
+    assert "\n".join(edges) in graph
+    assert "- [`extra.py`](extra.py_docs.md) → [`core.py`](core.py_docs.md) (line 2)" in graph
 
 
 _EXPORTS = '''

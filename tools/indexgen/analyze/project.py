@@ -259,7 +259,7 @@ class Project:
                 target = self.project_target(imp)
                 named = self._named_file(imp, target) if target else key
                 if named != key:
-                    first_line.setdefault((key, named), imp.lineno)
+                    first_line.setdefault((key, named), imp.statement)
         for (src, dst), line in first_line.items():
             if posixpath.dirname(src) == posixpath.dirname(dst):
                 s = self.files[src]
