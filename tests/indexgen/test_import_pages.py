@@ -1,5 +1,5 @@
 """What the pages say of imports: the folder graph's lines, namespace packages, re-exports
-from a file that does not parse, the names of ``__all__`` nothing binds.
+from a file that does not parse, the names of ``__all__`` nothing binds, lazy imports.
 
 Every expected text below is written from the little source trees of the tests."""
 
@@ -160,3 +160,38 @@ def test_the_folder_page_and_the_package_page_name_the_same_unbound_exports(tmp_
     flagged = [line[3:].split("`")[0] for line in doc.split("\n")
                if line.endswith("(not bound in `__init__.py`)")]
     assert flagged == ["gone", "lazy", "m"]
+
+
+def test_imports_in_function_bodies_are_listed_as_lazy_imports(tmp_path):
+    _root, out = build_files(tmp_path / "src", {"m.py": """
+        def f():
+            import json
+            return json
+
+        class C:
+            def m(self):
+                from os import path
+                return path
+
+            async def a(self):
+                import csv
+                return csv
+
+        def outer():
+            def inner():
+                import zlib
+                return zlib
+            try:
+                import gzip
+            except ImportError:
+                gzip = None
+            return inner, gzip
+
+        class D:
+            import bz2
+        """})
+    patterns = _section((out / "m.py_docs.md").read_text(), "Code Patterns & Idioms")
+    # bz2 is imported when the class body runs, with the module: not lazy
+    assert patterns == ("- **Lazy imports**: `json` ([line 2](#L2)), `os.path` ([line 7](#L7)), "
+                        "`csv` ([line 11](#L11)), `zlib` ([line 16](#L16)), `gzip` "
+                        "([line 19](#L19))\n")
