@@ -285,5 +285,6 @@ def test_a_module_attribute_whose_value_is_an_attribute_is_a_name_its_module_def
     assert "- [`src/pkg/b.py`](b.py_docs.md): imports `NOTHING`, `SETATTR`, `f`" in a
     assert "- [`src/pkg/c.py`](c.py_docs.md): imports `SETATTR`" in a  # through b's import
     graph = (out / "pkg/doc.md").read_text()
-    assert "[`b.py`](b.py_docs.md) → [`a.py`](a.py_docs.md) (line 2)" in graph  # NOTHING's
+    # the line the statement starts on (NOTHING, its first name, is on line 2)
+    assert "[`b.py`](b.py_docs.md) → [`a.py`](a.py_docs.md) (line 1)" in graph
     assert broken_links(out) == []

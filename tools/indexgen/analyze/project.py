@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import sys
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -73,6 +74,26 @@ def compact_calls(summary: FileSummary) -> list[Call]:
     return list(dict.fromkeys(kept))
 
 
+def namespace_packages(summaries: Iterable[FileSummary], modules: set[str]) -> set[str]:
+    """The module names of the folders of a build that are no module of it (no
+    ``__init__.py``): namespace packages.  A root's own folder and the packages above a root
+    that is itself a package (``torch`` above ``torch/distributed/fsdp``) are not among them."""
+    found = set()
+    for s in summaries:
+        if not s.module:
+            continue
+        rel = s.relpath.removesuffix(".py").split("/")
+        if rel[-1] == "__init__":
+            rel.pop()
+        parts = s.module.split(".")
+        above = len(parts) - len(rel)  # the parts of the root's own package name
+        for depth in range(1, len(rel)):
+            name = ".".join(parts[:above + depth])
+            if name not in modules:
+                found.add(name)
+    return found
+
+
 def _copy(record: object, **changes: object) -> object:
     """A copy of a record of :mod:`indexgen.extract.model` with some fields changed: what
     :func:`dataclasses.replace` makes (those records have no ``__post_init__`` and no
@@ -105,6 +126,7 @@ class Project:
         # The outermost documented packages and modules: an import inside one of them is
         # "this project" even when the exact module is not a file (e.g. a re-export).
         self.prefixes = {m for m in by_module if m.rpartition(".")[0] not in by_module}
+        self.namespaces = namespace_packages(self.files.values(), by_module)
         self._categories: dict[str, str] = {}  # module -> category of imports written absolute
         self._targets: dict[tuple[str, str, str], Target | None] = {}  # see project_target
 
@@ -113,12 +135,17 @@ class Project:
         """``stdlib``, ``third-party`` or ``project`` for one import."""
         if imp.written.startswith("."):
             return "project"
-        found = self._categories.get(imp.module)
+        module = imp.module
+        if imp.name and imp.name != "*" and module in self.namespaces:
+            module += "." + imp.name  # from ns import sub: the name decides, not the namespace
+        found = self._categories.get(module)
         if found is None:
-            found = self._categories[imp.module] = self._module_category(imp.module)
+            found = self._categories[module] = self._module_category(module)
         return found
 
     def _module_category(self, module: str) -> str:
+        if module in self.namespaces:
+            return "project"
         parts = module.split(".")
         for i in range(1, len(parts) + 1):
             if ".".join(parts[:i]) in self.prefixes:
@@ -144,12 +171,27 @@ class Project:
             found = self.resolver.attribute_of(imp.module, imp.name)
             if found is None or found.kind != "project":  # a module attribute all the same
                 found = self.resolver.module_attribute(imp.module, imp.name) or found
-            key = self.resolver.by_module.get(imp.module, "") if found is None else ""
-            if key in self.files and self.files[key].status in FAILED_STATUSES:
-                found = Target("project", key, imp.name)  # its names unknown: not analyzed
+            if found is None:  # maybe a name of a file not analyzed, or re-exported from one
+                found = self._unread_origin(imp.module, imp.name)
         else:
             found = self.resolver.absolute(imp.module)
         return found if found is not None and found.kind == "project" else None
+
+    def _unread_origin(self, module: str, name: str) -> Target | None:
+        """``name`` in the file not analyzed (one that does not parse, ...) where ``from module
+        import name`` leads, directly or through re-exports (``from .broken import thing`` in
+        a package): what it binds there is not known."""
+        for _ in range(40):  # a cycle of re-exports ends nowhere
+            key = self.resolver.by_module.get(module)
+            if key not in self.files:
+                return None
+            if self.files[key].status in FAILED_STATUSES:
+                return Target("project", key, name)
+            bound = self.resolver.module(key).binding.get(name)
+            if not isinstance(bound, ImportRecord) or not bound.name or bound.name == "*":
+                return None
+            module, name = bound.module, bound.name
+        return None
 
     def _read_from(self, imp: ImportRecord, target: Target) -> str:
         """The file a ``from`` import reads when that is not where the name is defined (a
@@ -260,7 +302,7 @@ class Project:
                 target = self.project_target(imp)
                 named = self._named_file(imp, target) if target else key
                 if named != key:
-                    first_line.setdefault((key, named), imp.lineno)
+                    first_line.setdefault((key, named), imp.statement)
         for (src, dst), line in first_line.items():
             if posixpath.dirname(src) == posixpath.dirname(dst):
                 s = self.files[src]

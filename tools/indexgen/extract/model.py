@@ -129,13 +129,15 @@ class ImportRecord:
         module: The absolute module the statement reads from (relative imports resolved).
         name: The imported name for ``from`` imports, empty for ``import x``.
         alias: The ``as`` name, empty if none.
-        lineno: Line of the statement.
+        lineno: Line of the imported name (in ``from x import (a,\n b)`` each name has its
+            own).
         scope: ``module``, ``type-checking`` (under ``if TYPE_CHECKING``) or ``function``
             (a lazy import inside a function body).
         category: ``stdlib``, ``third-party`` or ``project``; set by the global pass.
         target: Key of the project file whose module or definition this import binds,
             following re-exports; set by the global pass.
         anchor: Anchor of that definition ('' for a module); set by the global pass.
+        statement: First line of the import statement (where a reader looks it up).
     """
 
     written: str
@@ -147,6 +149,7 @@ class ImportRecord:
     category: str = ""
     target: str = ""
     anchor: str = ""
+    statement: int = 0
 
     @property
     def bound_name(self) -> str:

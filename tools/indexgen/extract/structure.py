@@ -223,7 +223,7 @@ class Structure:
         if type(node) is ast.Import:
             for alias in node.names:
                 s.imports.append(ImportRecord(alias.name, alias.name, "", alias.asname or "",
-                                              getattr(alias, "lineno", node.lineno), scope))
+                                              alias.lineno, scope, statement=node.lineno))
             return
         written = "." * node.level + (node.module or "")
         module = node.module or ""
@@ -233,7 +233,7 @@ class Structure:
             module = ".".join(base + ([node.module] if node.module else []))
         for alias in node.names:  # each name on its own line in ``from x import (a,\n b)``
             s.imports.append(ImportRecord(written, module, alias.name, alias.asname or "",
-                                          getattr(alias, "lineno", node.lineno), scope))
+                                          alias.lineno, scope, statement=node.lineno))
 
 
 def _function_kind(decorators: list[str]) -> str:

@@ -18,9 +18,10 @@ from indexgen.analyze.context import FileContext
 from indexgen.extract.model import STATUS_EMPTY, STATUS_OK, Definition, FileSummary
 from indexgen.layout import Layout
 from indexgen.render.entries import blank_joined, detailed
+from indexgen.render.exports import IMPLICIT
 from indexgen.render.keywords import render_keywords
 from indexgen.render.markdown import MARKER, code, escape_text, link
-from indexgen.render.page import CHECKING_NOTE, IMPLICIT, KIND_PLURAL, SECTIONS, Page, count
+from indexgen.render.page import CHECKING_NOTE, KIND_PLURAL, SECTIONS, Page, count
 from indexgen.render.sections import SECTION_RENDERERS, not_analyzed
 
 __all__ = ["SECTIONS", "render_docs", "render_keywords"]

@@ -14,8 +14,9 @@ from indexgen.extract.model import FileSummary, definition_anchors
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import summary_markdown
+from indexgen.render.exports import unbound_exports
 from indexgen.render.markdown import MARKER, code, escape_text, link
-from indexgen.render.page import CHECKING_NOTE, IMPLICIT
+from indexgen.render.page import CHECKING_NOTE
 from indexgen.render.rst import Linker, to_markdown
 
 
@@ -135,8 +136,8 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
             out.append(f"{code(pkg.module)} exports {len(names)} names ({origin}):")
             out.append("")
             sources = {i.bound_name: i for i in pkg.imports if i.scope == "module"}
-            star = any(i.name == "*" for i in pkg.imports if i.scope != "function")
             by_module = by_module or {s.module: key for key, s in files.items()}
+            unbound = unbound_exports(pkg, {n for n in names if f"{pkg.module}.{n}" in by_module})
             for name in names:
                 item, sub = code(name), by_module.get(f"{pkg.module}.{name}")
                 if name in anchors:
@@ -146,7 +147,7 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
                     item += f" (from {code(imp.written if imp.name else imp.module)})"
                 elif sub:
                     item = link(item, relpath(layout.docs_page(sub), here)) + " (submodule)"
-                elif not star and name not in IMPLICIT and name not in pkg.type_checking:
+                elif name in unbound:
                     item += " (not bound in `__init__.py`)"
                 out.append(f"- {item}" + (CHECKING_NOTE if name in pkg.type_checking else ""))
     out += ["", "## Import graph", ""]

@@ -19,6 +19,7 @@ from indexgen.extract.model import (
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import render_doc
+from indexgen.render.exports import imported_names, unbound_exports
 from indexgen.render.markdown import code, heading_anchor, link, link_target
 from indexgen.render.rst import Linker
 
@@ -48,9 +49,6 @@ MODULE_LEVEL = "module-level"
 CHECKING_NOTE = " (type checkers only: under `if TYPE_CHECKING:`)"
 """What follows a public name the module binds only for type checkers
 (:attr:`~indexgen.extract.model.FileSummary.type_checking`)."""
-IMPLICIT = frozenset(("__doc__", "__name__", "__file__", "__spec__", "__loader__",
-                       "__package__", "__path__", "__builtins__", "__cached__"))
-"""Module attributes every module has without a statement binding them."""
 CATEGORY_TITLES = {"stdlib": "Standard library", "third-party": "Third party",
                    "project": "This project"}
 KIND_PLURAL = {"class": "classes", "function": "functions", "method": "methods",
@@ -253,20 +251,13 @@ class Page:
 
     @cached_property
     def unbound_exports(self) -> list[str]:
-        """Names of ``__all__`` that no statement of the module binds (a definition, an
-        assignment, an import) and that name no submodule: neither defined nor re-exported
-        here; none when a ``*`` import may bind them."""
-        s = self.s
-        if not s.exports or "*" in self.imported:
-            return []
-        bound = {*self.anchors, *IMPLICIT, *self.imported}
-        return [n for n in s.exports if n not in bound and n not in self.ctx.links]
+        """:func:`unbound_exports` of the file (the global pass linked its submodules)."""
+        return unbound_exports(self.s, self.ctx.links)
 
     @cached_property
     def imported(self) -> set[str]:
         """The names the module's own imports bind (``*`` for a ``*`` import)."""
-        return {"*" if i.name == "*" else i.bound_name for i in self.s.imports
-                if i.scope in ("module", "type-checking")}
+        return imported_names(self.s)
 
     def anchor_of(self, name: str) -> str:
         """Anchor a reference to ``name`` lands on (the implementation of an overloaded

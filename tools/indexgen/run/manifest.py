@@ -84,7 +84,8 @@ def _encode(s: FileSummary, docstring: str, calls: list[Call]) -> dict:
                  for d in s.definitions],
         "attrs": [[a.name, a.lineno, a.constant, a.anchor, a.alias_of, a.source]
                   for a in s.attributes],
-        "imports": [[i.written, i.module, i.name, i.alias, i.lineno, i.scope] for i in s.imports],
+        "imports": [[i.written, i.module, i.name, i.alias, i.lineno, i.scope, i.statement]
+                    for i in s.imports],
         "calls": [[c.caller, c.text, c.line] for c in calls],
         "refs": s.references,
         "by_name": s.by_name,
@@ -107,7 +108,8 @@ def decode_summary(d: dict) -> FileSummary:
         attributes=[ModuleAttribute(name=n, lineno=ln, constant=c, anchor=a, alias_of=al,
                                     source=src)
                     for n, ln, c, a, al, src in d["attrs"]],
-        imports=[ImportRecord(w, m, n, a, ln, sc) for w, m, n, a, ln, sc in d["imports"]],
+        imports=[ImportRecord(w, m, n, a, ln, sc, statement=st)
+                 for w, m, n, a, ln, sc, st in d["imports"]],
         calls=[Call(caller, text, line) for caller, text, line in d["calls"]],
         references=list(d["refs"]),
         by_name=[tuple(x) for x in d["by_name"]],
