@@ -36,8 +36,12 @@ def container_member(value: Value, attr: str) -> Values:
     """``value.attr`` for a value outside the project's classes and modules: what a method of
     a container gives, a builtin's method, an outside name's attribute."""
     kind = value[0]
-    if kind == "x" or kind == "xi":
+    if kind == "x":  # an outside module's or class's name: its attribute is named so
         return frozenset({("x", f"{value[1]}.{attr}")})
+    if kind == "xi":  # a method or attribute of an outside instance, its type unknown
+        return frozenset({("xa", f"{value[1]}.{attr}")})
+    if kind == "xa":  # an attribute of that: nothing the build can name
+        return NONE
     if kind == "b":  # a builtin's attribute, if it has it (else the value is something else)
         found = f"{value[1]}.{attr}"
         return frozenset({("b", found)}) if builtin_exists(found) else NONE

@@ -201,7 +201,7 @@ def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values
             found.append(make_edge((line, text, "closure", value[1],
                                 resolver.anchor(value[1], value[2]),
                                 f"{value[2]}.<locals>.{value[3]}")))
-        elif kind == "x" or kind == "xi":
+        elif kind == "x" or kind == "xi" or kind == "xa":
             found.append(make_edge((line, text, "external", "", "", value[1])))
         elif kind == "b" or kind == "r":  # a builtin, or a method of a builtin container
             if not builtin:

@@ -120,7 +120,7 @@ class Members:
             if f"{c}.{attr}" in by_name or owner is not None and attr in owner.members:
                 return self._class_member(k, c, attr, instance)
         if outside:
-            return frozenset({("x", f"{outside}.{attr}")})
+            return frozenset({("xa", f"{outside}.{attr}")})
         builtin = "object"
         for k, c in self.mro(key, cls):
             for base in self.resolver.module(k).bases.get(c, ()) if k else ():
@@ -184,7 +184,7 @@ class Members:
             return union(self.source(*x) for x in held)
         if delegate is not None and not outside:
             return self._delegated(*delegate, attr)
-        return frozenset({("x", f"{outside}.{attr}")}) if outside else NONE
+        return frozenset({("xa", f"{outside}.{attr}")}) if outside else NONE
 
     def _assigned_below(self, key: str, cls: str, attr: str) -> Values:
         """What the documented subclasses of the class assign to the attribute themselves

@@ -18,7 +18,7 @@ from indexgen.extract.model import Definition
 #: ``typing.cast`` as the resolver names it, whichever way it was imported.
 _CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 #: Kinds of values that are nothing of the project (a builtin, something outside the build).
-_OUTSIDE = frozenset({"b", "x", "xi"})
+_OUTSIDE = frozenset({"b", "x", "xi", "xa"})
 
 
 def hollow(values: Values) -> bool:
@@ -81,6 +81,10 @@ class Results:
                 if found and not hollow(found) or "return" not in d.names:
                     if "return" in d.names and any(map(_open, found)):
                         return _filled(found, self._returned(value[1], d))
+                    if "return" in d.names and any(v[0] == "k" for v in found):
+                        # -> C | Callable[..., C]: which callable, the returns say
+                        return found | frozenset(v for v in self._returned(value[1], d)
+                                                 if v[0] == "f" or v[0] == "n")
                     return found
             if "return" in d.names:  # no annotation, or a vague one: what it returns
                 return self._returned(value[1], d)

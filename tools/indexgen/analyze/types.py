@@ -201,12 +201,19 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
             sources = d.names.get(name)
             if sources and "@" in name:  # x@12: x where isinstance tests narrow it
                 own = [x for x in sources[:-1] if x[0] == "="]  # a loop's own element
-                full = found = (self.sources(key, d.anchor, own, d.parent) if own else
+                found = (self.sources(key, d.anchor, own, d.parent) if own else
                                 self._name(key, d.anchor, name.partition("@")[0]))
+                given = []  # +path: what a branch that tested the name bound it to
                 for source in sources[:-1]:
-                    if source[0] != "=":
+                    if source[0] == "+":
+                        given.append(self.source(key, d.anchor, "=" + source[1:], d.parent))
+                    elif source[0] != "=":
                         found = self._narrowed(key, d, found, source)
-                return found or full  # tests no value passes: the line is for others
+                if given:
+                    return union([found, *given])
+                # a value no test lets pass: "is not a T" of a name known only as a T is
+                # something the build does not know (the else of isinstance(x, T))
+                return found
             if sources:
                 if len(sources) == 1:
                     return one(self.source(key, d.anchor, sources[0], d.parent))

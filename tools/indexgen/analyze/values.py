@@ -9,6 +9,10 @@ A value is a plain tuple:
 ``("m", key)``         a project module
 ``("x", dotted)``      something outside the build (``torch.cat``, ``torch.Tensor.view``)
 ``("xi", dotted)``     an instance of a class outside the build (``torch.Tensor``)
+``("xa", dotted)``     a method or attribute of such an instance, or one a project class
+                       inherits from an outside base (``torch.Tensor.view``): calling it is
+                       an outside call; its own attributes are unknown (``frame.f_code``'s
+                       ``co_filename`` is no name of ``types.FrameType``)
 ``("b", name)``        a builtin (``len``, a ``str`` and its methods): calls on it are dropped
 ``("s", E)``           a sequence, set or iterator of elements ``E`` (a set of values)
 ``("d", K, V)``        a mapping

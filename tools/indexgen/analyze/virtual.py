@@ -77,7 +77,7 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
         classes = [(key, cls)] if cls else []
     elif _is_super(receiver) or not attr.isidentifier():
         return []  # super().m() runs the method after the class, not an override
-    elif _exact(types, key, call.caller, receiver):
+    elif _exact(resolver, types, key, call.caller, receiver):
         return []
     else:  # an instance, or a class not named as such (type[C], type(x), cls_attr)
         values = ordered(types.evaluate(key, call.caller, receiver))
@@ -115,10 +115,11 @@ def _is_super(receiver: str) -> bool:
     return receiver.startswith("super(") and receiver.find(")") == len(receiver) - 1
 
 
-def _exact(types: Types, key: str, anchor: str, receiver: str) -> bool:
-    """Whether the receiver is made by calling a class right there (``Order().save()``), or
-    is a name of the caller bound only to such calls (``order = Order()``): then its class
-    is known exactly, and no override can run instead."""
+def _exact(resolver: Resolver, types: Types, key: str, anchor: str, receiver: str) -> bool:
+    """Whether the receiver is made by calling a class by its own name right there
+    (``Order().save()``), or is a name of the caller bound only to such calls (``order =
+    Order()``): then its class is known exactly, and no override can run instead.  A class
+    held in a name (``cls = registry[name]; cls()``, ``type[Base]``) may be a subclass."""
     sources = types.local_names(key, anchor).get(receiver) if receiver.isidentifier() \
         else ["=" + receiver]
     if not sources:
@@ -126,6 +127,6 @@ def _exact(types: Types, key: str, anchor: str, receiver: str) -> bool:
     for source in sources:
         if source[0] != "=" or not source.endswith("()") or "(" in source[1:-2]:
             return False
-        if not all(v[0] == "c" for v in types.evaluate(key, anchor, source[1:-2]) or "x"):
+        if not _names_a_class(resolver, types, key, anchor, source[1:-2]):
             return False
     return True

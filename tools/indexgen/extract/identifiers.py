@@ -33,7 +33,7 @@ from indexgen.extract import rules
 from indexgen.extract.calls import call_text, decorated, handed
 from indexgen.extract.model import Finding
 from indexgen.extract.rules import Candidate
-from indexgen.extract.sources import HANDS_ELEMENTS, lambda_pairs
+from indexgen.extract.sources import HANDS_ELEMENTS, lambda_pairs, lambda_tests
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, path, strings
 
@@ -85,7 +85,7 @@ _FIELDS: dict[type, tuple[Callable[[ast.AST], Any] | None, bool]] = {type(None):
 _INTERESTING = frozenset(
     {ast.Call, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
      ast.keyword, ast.Import, ast.ImportFrom, ast.Yield, ast.YieldFrom, ast.Global,
-     ast.Nonlocal, ast.ExceptHandler, *BINDERS}
+     ast.Nonlocal, ast.ExceptHandler, ast.Lambda, *BINDERS}
 )
 _BINDER_TYPES = frozenset(BINDERS)
 
@@ -143,6 +143,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     declared: list[tuple[str, int]] = []
     binders: list[ast.AST] = []
     bare: list[ast.Call] = []  # calls of a plain name that is not a special one
+    own_tests: set[int] = set()  # isinstance calls on a lambda's own parameter (no binder)
     options: list[tuple[int, int, int, str]] = []  # add_argument's: where, which, option
     literals = s.literals if not s.module else None  # a test file: what it names to run
     own_defs = {id(node): d.qualname for d, node in structure.defs}
@@ -214,7 +215,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                             if type(a) is ast.Constant and type(a.value) is str]
             _special(structure, node, last, calls, literals)
             if ((last == "isinstance" and ft is Name and len(args) == 2
-                 and type(args[0]) is Name) or (last in APPENDS and ft is Attribute)
+                 and type(args[0]) is Name and id(node) not in own_tests) or (last in APPENDS and ft is Attribute)
                     or (last in HANDS_ELEMENTS and lambda_pairs(node))):
                 binders.append(node)  # the name may be of that type; xs holds x; f(x in xs)
             continue
@@ -265,6 +266,9 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     bindings.append((name, line))
                     if t is not ast.ClassDef:
                         binders.append(node)  # its returns are not the enclosing function's
+            elif t is ast.Lambda:  # its isinstance tests of its own parameters
+                own_tests |= lambda_tests(node)
+                continue
             elif t is keyword:
                 if node.arg is None:
                     continue

@@ -92,10 +92,37 @@ def narrowings(node: ast.If | ast.Assert | ast.For, end: int) -> list[Narrowing]
     spans = [(orelse[0].lineno, orelse[-1].end_lineno, orelse)] if orelse else []
     if type(body[-1]) in _LEAVES:
         spans.append((node.end_lineno + 1, end, None))
+    elif not orelse:  # if isinstance(x, T): x = convert(x) -- after it, x is no T or that
+        for name, types in true:
+            given = _rebinding(body, name)
+            if given:
+                found += [(name, node.end_lineno + 1, end, "-" + types, None),
+                          (name, node.end_lineno + 1, end, "+" + given, None)]
     for a, b, stmts in spans:
         found += [(name, a, b, "-" + types, stmts) for name, types in true]
         found += [(name, a, b, ":" + types, stmts) for name, types in false]
     return found
+
+
+def _rebinding(body: list[ast.stmt], name: str) -> str | None:
+    """The path of what ``body`` binds ``name`` to in a statement of its own (``name =
+    value``, ``name: T = value``; the last such), which every way through the block runs,
+    None when there is none or it is no path."""
+    given = None
+    for st in body:
+        t = type(st)
+        if t is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name \
+                and st.targets[0].id == name or t is ast.AnnAssign and st.value is not None \
+                and type(st.target) is ast.Name and st.target.id == name:
+            given = path(st.value)
+        elif type(st) not in _SIMPLE:
+            return None  # a branch, loop or try: some way through may not bind it
+    return given
+
+
+#: Statements that run through to the next one (no block of their own).
+_SIMPLE = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass,
+                     ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal})
 
 
 def cut(found: list[Narrowing], rebound: dict[str, list[int]]

@@ -81,6 +81,17 @@ def element_source(found: str) -> str:
 HANDS_ELEMENTS = frozenset({"map", "filter", "sorted", "min", "max", "reduce"})
 
 
+def lambda_tests(node: ast.Lambda) -> set[int]:
+    """The ids of the ``isinstance(p, T)`` calls in a lambda's body whose ``p`` is a
+    parameter of the lambda: the lambda's own name, not its function's, so the test says
+    nothing of the function's ``p`` (nor of another lambda's)."""
+    a = node.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    return {id(c) for c in ast.walk(node.body) if type(c) is ast.Call
+            and type(c.func) is ast.Name and c.func.id == "isinstance" and c.args
+            and type(c.args[0]) is ast.Name and c.args[0].id in params}
+
+
 def lambda_pairs(call: ast.Call) -> list[tuple[ast.arg, str]]:
     """(parameter, source) of a lambda that a call of :data:`HANDS_ELEMENTS` is handed,
     which it calls with elements of its iterables: ``map(lambda x, y: ..., xs, ys)`` (x an
