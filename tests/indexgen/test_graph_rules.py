@@ -389,6 +389,21 @@ FILES = {
             frame.clear()
             return frame.f_code.co_filename.upper()
         ''',
+    "pkg/bound.py": '''
+        class Error(Exception):
+            def show(self):
+                return "error"
+
+
+        class UsageError(Error):
+            def show(self):
+                return "usage"
+
+
+        def main(e: Error):
+            report = e.show
+            return report()  # Error.show, or the override of e's class
+        ''',
     "pkg/widen.py": '''
         class Plain:
             def run(self):
@@ -1495,6 +1510,11 @@ def test_an_attribute_of_an_outside_instances_attribute_is_unknown(pages):
     assert "`types.FrameType.clear`" in calls_line(where)
     assert "co_filename" not in where
     assert "1 call (1 on a value of unknown type)" in where
+
+
+def test_a_bound_method_kept_in_a_name_may_be_an_override(pages):
+    assert _calls(pages, "pkg/bound.py", "return report()") == {"bound:Error.show",
+                                                               "bound:UsageError.show"}
 
 
 def test_a_call_the_first_round_resolved_from_less_is_widened_in_the_second(pages):

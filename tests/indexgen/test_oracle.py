@@ -135,8 +135,17 @@ def test_call_edges(tree):
         called = methods_called.get(caller_rel)
         if called is None:
             calls_here = [n for n in ast.walk(by_rel[caller_rel].tree) if isinstance(n, ast.Call)]
+            # a name bound to a bound method (``f = a.copy``, then ``f()``) calls it too
+            bound: dict[str, set[str]] = {}
+            for n in ast.walk(by_rel[caller_rel].tree):
+                if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute):
+                    for t in n.targets:
+                        if isinstance(t, ast.Name):
+                            bound.setdefault(t.id, set()).add(n.value.attr)
             called = methods_called[caller_rel] = {
                 (n.lineno, n.func.attr) for n in calls_here if isinstance(n.func, ast.Attribute)
+            } | {(n.lineno, attr) for n in calls_here if isinstance(n.func, ast.Name)
+                 for attr in bound.get(n.func.id, ())
             } | {(n.lineno, "__init__") for n in calls_here
                  if isinstance(n.func, (ast.Name, ast.Call)) or isinstance(
                      n.func, ast.Attribute) and n.func.attr == "__class__"}

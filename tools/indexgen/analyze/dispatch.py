@@ -53,7 +53,7 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
     if types is None or text[0] in "&^(":
         return found
     found = found + constructors(resolver, types, key, call, found)
-    if "." not in text:
+    if "." not in text and text not in names:  # a local name may hold a bound method
         return found
     if text.endswith(".apply"):
         found = found + function_apply(resolver, types, key, call, cls)

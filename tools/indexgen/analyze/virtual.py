@@ -71,8 +71,17 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
               found: list[CallEdge]) -> list[CallEdge]:
     """``override`` edges of a call ``x.m(...)``: the methods ``m`` that the documented
     subclasses of the classes ``x`` may be an instance of define themselves (``self`` in a
-    method: the method's class), other than the callees already found."""
+    method: the method's class), other than the callees already found; of a call of a name
+    bound to such a method (``report = e.show``, then ``report()``), those of ``e.show``."""
     receiver, _, attr = call.text.rpartition(".")
+    if not receiver and call.text.isidentifier():  # report = e.show; report(): e.show's
+        out = []
+        for source in types.local_names(key, call.caller).get(call.text, ()):
+            bound = source[1:]
+            if source[0] == "=" and "." in bound and bound.replace(".", "").isidentifier():
+                out += overrides(resolver, types, key, call._replace(text=bound), cls,
+                                 found + out)
+        return out
     if receiver == "self" or receiver == "cls":
         classes = [(key, cls)] if cls else []
     elif _is_super(receiver) or not attr.isidentifier():
