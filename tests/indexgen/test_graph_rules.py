@@ -404,6 +404,89 @@ FILES = {
             report = e.show
             return report()  # Error.show, or the override of e's class
         ''',
+    "pkg/tuples.py": '''
+        class A:
+            def run(self):
+                return 1
+
+
+        class B:
+            def go(self):
+                return 2
+
+            def run(self):
+                return 3
+
+
+        def pair():
+            return A(), B()
+
+
+        def use():
+            a, b = pair()
+            return a.run()  # the first place of the returned tuple
+
+
+        TABLE = [("a", A), ("b", B)]
+
+
+        def table():
+            for name, cls in TABLE:
+                name.run()  # a string, not a class
+
+
+        class Registry:
+            def __init__(self):
+                self.pairs = []
+
+            def register(self, pred, fn):
+                self.pairs.insert(0, (pred, fn))
+
+            def dispatch(self, x):
+                for pred, fn in self.pairs:
+                    if pred(x):  # the predicate of a pair registered
+                        return fn(x)  # the handler of a pair registered
+
+
+        def is_a(x):
+            return True
+
+
+        def handle_a(x):
+            return x
+
+
+        def setup(reg: Registry):
+            reg.register(is_a, handle_a)
+        ''',
+    "pkg/outside.py": '''
+        import io
+
+
+        class CopyingIO(io.BytesIO):
+            def write(self, data):
+                return super().write(data)
+
+
+        def dump(out: io.BytesIO):
+            return out.write(b"x")  # io.BytesIO.write, or the override the build defines
+        ''',
+    "pkg/conv.py": '''
+        class Converter:
+            def structure(self, obj):
+                return obj
+
+
+        global_converter = Converter()
+        structure = global_converter.structure
+        ''',
+    "pkg/conv_use.py": '''
+        from pkg.conv import structure
+
+
+        def load(x):
+            return structure(x)  # the method the module attribute is bound to
+        ''',
     "pkg/widen.py": '''
         class Plain:
             def run(self):
@@ -1515,6 +1598,28 @@ def test_an_attribute_of_an_outside_instances_attribute_is_unknown(pages):
 def test_a_bound_method_kept_in_a_name_may_be_an_override(pages):
     assert _calls(pages, "pkg/bound.py", "return report()") == {"bound:Error.show",
                                                                "bound:UsageError.show"}
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("return a.run()  # the first place", {"tuples:A.run"}),
+    ("name.run()  # a string", set()),
+    ("if pred(x):  # the predicate", {"tuples:is_a"}),
+    ("return fn(x)  # the handler", {"tuples:handle_a"}),
+])
+def test_a_tuple_literal_holds_each_value_in_its_place(pages, marker, callees):
+    # a returned (A(), B()) unpacked: a is an A only; a table's rows unpacked likewise
+    assert _calls(pages, "pkg/tuples.py", marker) == callees
+
+
+def test_a_value_typed_by_an_outside_class_may_be_a_subclass_the_build_defines(pages):
+    assert _calls(pages, "pkg/outside.py", "return out.write") == {"outside:CopyingIO.write"}
+    dump = symbol_section((pages[1] / "pkg/outside.py_docs.md").read_text(), "dump")
+    assert "`io.BytesIO.write`" in calls_line(dump)
+
+
+def test_a_module_attribute_bound_to_a_method_calls_it(pages):
+    assert _calls(pages, "pkg/conv_use.py", "return structure(x)") == {
+        "conv:Converter.structure"}
 
 
 def test_a_call_the_first_round_resolved_from_less_is_widened_in_the_second(pages):

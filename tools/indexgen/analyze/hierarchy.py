@@ -184,7 +184,8 @@ class Hierarchy:
 
     def subclasses(self, key: str, cls: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the documented subclasses of the class, direct or
-        not, sorted."""
+        not, sorted; of a class outside the build, ``("", dotted)`` as :meth:`mro` names it,
+        those the build defines (``class CopyIO(io.BytesIO)``)."""
         if self._subclasses is None:
             subs: dict[tuple[str, str], list[tuple[str, str]]] = {}
             for k, s in self.resolver.files.items():
@@ -192,9 +193,8 @@ class Hierarchy:
                     continue
                 for d in s.definitions:
                     if d.kind == "class":
-                        for base in self.mro(k, d.qualname)[1:]:
-                            if base[0]:
-                                subs.setdefault(base, []).append((k, d.qualname))
+                        for base in self.mro(k, d.qualname)[1:]:  # ("", dotted): outside
+                            subs.setdefault(base, []).append((k, d.qualname))
             self._subclasses = {c: sorted(set(v)) for c, v in subs.items()}
             self._overridden = {}
         return self._subclasses.get((key, cls), [])

@@ -49,7 +49,7 @@ def _filled(annotated: Values, returned: Values) -> Values:
             out.add(v)
             continue
         places = list(v[1])
-        for r in returned:  # a tuple literal is read as a sequence: any of its elements
+        for r in returned:  # a tuple place by place; a list (or a starred tuple): any element
             if r[0] == "t" and len(r[1]) == len(places) or r[0] == "s":
                 places = [p if v[1][k] and not hollow(v[1][k])
                           else union((p, r[1] if r[0] == "s" else r[1][k]))

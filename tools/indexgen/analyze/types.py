@@ -153,6 +153,9 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
             values = self._name(key, anchor, first)
         elif kind == "q":  # a string: getattr reads it (Results._getattr), nothing else
             return NONE
+        elif kind == "u":  # a tuple literal: what each place holds
+            values = frozenset({("t", tuple(self._steps(key, anchor, item) if item else NONE
+                                            for item in first))})
         else:  # a literal: what its items (or the values of the mappings it unpacks) are
             held = []
             for splat, item in first:

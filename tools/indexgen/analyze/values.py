@@ -65,7 +65,8 @@ _ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Call
 def parse(text: str) -> tuple:
     """The steps of a path: ``("n", name)``, or a literal (:func:`~indexgen.extract.syntax.
     literal`): ``("l", items)`` for ``[a, b]`` and ``("m", items)`` for ``{a, *m}``, each item
-    ``(unpacked, steps)``, or ``("q", pattern)`` (a quoted name given to ``getattr``,
+    ``(unpacked, steps)``, and ``("u", places)`` for ``(a, _)``, each place steps or None; or
+    ``("q", pattern)`` (a quoted name given to ``getattr``,
     :func:`indexgen.extract.syntax.name_pattern`); then ``("a", attr)``, ``("c", args)`` (args: steps of the kept
     arguments, None for ``_``) and ``("i", index or None)``."""
     if "(" not in text and "[" not in text and "{" not in text:  # a dotted name
@@ -89,6 +90,22 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
             elif not text.startswith(closing, pos):
                 return (), len(text)
         steps = [("l" if closing == "]" else "m", tuple(items))]
+        pos += 1
+    elif text.startswith("(", pos):  # (a, _): a tuple, place by place (None: unknown)
+        pos += 1
+        items = []
+        while pos < len(text) and text[pos] != ")":
+            if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
+                items.append(None)
+                pos += 1
+            else:
+                sub, pos = _parse(text, pos)
+                items.append(sub)
+            if text.startswith(", ", pos):
+                pos += 2
+            elif not text.startswith(")", pos):
+                return (), len(text)
+        steps = [("u", tuple(items))]
         pos += 1
     elif text.startswith('"', pos):  # getattr's name: "run", or a pattern "visit_*"
         end = text.find('"', pos + 1)

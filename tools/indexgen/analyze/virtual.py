@@ -91,13 +91,15 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
     else:  # an instance, or a class not named as such (type[C], type(x), cls_attr)
         values = ordered(types.evaluate(key, call.caller, receiver))
         named = _names_a_class(resolver, types, key, call.caller, receiver)
-        classes = [(v[1], v[2]) for v in values if v[0] == "i" or v[0] == "c" and not named]
+        classes = [(v[1], v[2]) if v[0] != "xi" else ("", v[1]) for v in values
+                   if v[0] == "i" or v[0] == "c" and not named or v[0] == "xi"]
     out: list[CallEdge] = []
     if not classes:
         return out
     known = {(e[3], e[5]) for e in found if e[2] == "project"}
     for k, c in classes:
-        for target in types.overrides(k, c, attr) + types.implementers(k, c, attr):
+        for target in types.overrides(k, c, attr) + (types.implementers(k, c, attr) if k
+                                                     else []):
             if target not in known:
                 known.add(target)
                 out.append(make_edge((call.line, call.text, "override", target[0],

@@ -41,7 +41,7 @@ from indexgen.extract.sources import (
     values,
 )
 from indexgen.extract.structure import FUNCS, Structure
-from indexgen.extract.syntax import annotation, path
+from indexgen.extract.syntax import annotation, literal, path
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
@@ -233,7 +233,7 @@ def _appended(node: ast.Call, d: Definition, i: int, first_param: dict,
     pass to give to the class of ``self.ctx``."""
     args = node.args
     value = args[1] if node.func.attr == "insert" and len(args) > 1 else args[0] if args else None
-    found_value = path(value) if value is not None else None
+    found_value = (path(value) or literal(value)) if value is not None else None
     receiver = node.func.value
     if found_value is None or d.kind == "class":
         return

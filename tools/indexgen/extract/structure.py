@@ -30,6 +30,9 @@ _TRY_STAR = getattr(ast, "TryStar", ast.Try)
 if hasattr(ast, "TryStar"):
     _BLOCKS = (*_BLOCKS, ast.TryStar)
 _ACCESSORS = (".setter", ".getter", ".deleter")  # a property's other functions: no rebinding
+#: Values of a module attribute read as a path: a call, a subscript, an attribute of a value
+#: (``structure = converter.structure``, where the alias names nothing the build defines).
+_PATHS = (ast.Call, ast.Subscript, ast.Attribute)
 
 
 class Structure:
@@ -186,8 +189,7 @@ class Structure:
         if not source and node.value is not None:
             source = _type_var(node.value)
         if not source and node.value is not None:
-            found = path(node.value) if type(node.value) in (ast.Call, ast.Subscript) \
-                else literal(node.value)
+            found = path(node.value) if type(node.value) in _PATHS else literal(node.value)
             source = "=" + found if found else ""
         known = self._attribute_names
         new = []

@@ -179,13 +179,18 @@ LITERALS = frozenset({ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.
 
 
 def literal(node: ast.AST) -> str | None:
-    """A container literal as a path of what it holds: ``[a, b]`` for a list, tuple or set
-    (or a comprehension) whose elements are the paths ``a`` or ``b``; ``{a, *m}`` for a dict
+    """A container literal as a path of what it holds: ``[a, b]`` for a list or set (or a
+    comprehension, or a tuple with a starred element) whose elements are the paths ``a`` or
+    ``b``; ``(a, _)`` for a tuple, place by place (``_``: no path); ``{a, *m}`` for a dict
     whose values are ``a`` or those of the mapping ``m`` (``{**m}``; a dict comprehension
     ``{a}``); None when no element
     is a path (a dispatch table ``{"x": render_x, ...}`` is one)."""
     t = type(node)
-    if t in (ast.List, ast.Tuple, ast.Set):  # a row of a table ("x", f, [...]): [f]
+    if t is ast.Tuple and node.elts and not any(type(e) is ast.Starred for e in node.elts):
+        items = [path(e) or (literal(e) if type(e) in _ROWS else None) or "_"
+                 for e in node.elts]  # (_, f): a tuple, what each place holds
+        return f"({', '.join(items)})" if any(i != "_" for i in items) else None
+    if t in (ast.List, ast.Tuple, ast.Set):  # a row of a table [["x", f, [...]]]: [[f]]
         items = [path(e) or (literal(e) if type(e) in _ROWS else None)
                  for e in node.elts if type(e) is not ast.Starred]
         opening, closing = "[", "]"
