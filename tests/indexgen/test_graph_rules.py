@@ -487,6 +487,32 @@ FILES = {
         def load(x):
             return structure(x)  # the method the module attribute is bound to
         ''',
+    "pkg/wrapped.py": '''
+        import functools
+        from functools import partial
+
+
+        def work(a, b):
+            return a + b
+
+
+        class C:
+            def m(self, x):
+                return x
+
+            def setup(self):
+                self.cached = functools.lru_cache(maxsize=None)(self.m)
+                self.bound = partial(self.m)
+
+            def run(self):
+                self.cached(1)  # the method the cache was made for
+                return self.bound(2)  # the method partial bound
+
+
+        def use():
+            f = partial(work, 1)
+            return f(2)  # the function partial bound
+        ''',
     "pkg/widen.py": '''
         class Plain:
             def run(self):
@@ -1620,6 +1646,15 @@ def test_a_value_typed_by_an_outside_class_may_be_a_subclass_the_build_defines(p
 def test_a_module_attribute_bound_to_a_method_calls_it(pages):
     assert _calls(pages, "pkg/conv_use.py", "return structure(x)") == {
         "conv:Converter.structure"}
+
+
+@pytest.mark.parametrize("marker, callees", [
+    ("self.cached(1)  # the method the cache", {"wrapped:C.m"}),
+    ("return self.bound(2)  # the method partial", {"wrapped:C.m"}),
+    ("return f(2)  # the function partial", {"wrapped:work"}),
+])
+def test_partial_and_lru_cache_give_back_the_function_they_are_handed(pages, marker, callees):
+    assert _calls(pages, "pkg/wrapped.py", marker) == callees
 
 
 def test_a_call_the_first_round_resolved_from_less_is_widened_in_the_second(pages):

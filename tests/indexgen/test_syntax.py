@@ -7,7 +7,7 @@ from pathlib import Path
 
 import indexgen
 import pytest
-from indexgen.extract.syntax import _quick, unparse
+from indexgen.extract.unparse import _quick, unparse
 
 # Forms the quick path writes itself, and forms it must leave to ast.unparse (precedence,
 # string quoting, infinities, slices, starred and keyword-splat arguments...).

@@ -17,6 +17,9 @@ from indexgen.extract.model import Definition
 
 #: ``typing.cast`` as the resolver names it, whichever way it was imported.
 _CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
+#: Calls that give back the function they are handed first (:data:`indexgen.extract.syntax.
+#: WRAPPERS` as the resolver names them): ``partial(f, 1)`` and ``lru_cache(None)(f)`` call f.
+_WRAPPERS = frozenset({"functools.partial", "functools.lru_cache", "functools.cache"})
 #: Kinds of values that are nothing of the project (a builtin, something outside the build).
 _OUTSIDE = frozenset({"b", "x", "xi", "xa"})
 
@@ -95,6 +98,10 @@ class Results:
             return self._builtin(value[1], key, anchor, args)
         if kind == "x" and value[1] in _CASTS and args is not None:
             return self._cast(key, anchor, args)
+        if kind == "x" and value[1] in _WRAPPERS:  # partial(f, 1), cache(f): f, bound
+            if args:  # lru_cache(maxsize=8) itself: a decorator that gives that back
+                return self._steps(key, anchor, args[0]) if args[0] else NONE
+            return frozenset({value})
         return NONE
 
     def _cast(self, key: str, anchor: str, args: tuple) -> Values:
