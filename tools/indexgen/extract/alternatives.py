@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 
-from indexgen.extract.syntax import is_type_checking, unparse
+from indexgen.extract.syntax import blocks, is_type_checking, unparse
 
 #: One binding: (qualname, anchor of the definition or '' for an import, the branches that
 #: hold it: ``("if" | "else", test)``, ``("try", None)``, ``("except", handler type)``).
@@ -96,12 +96,8 @@ def checking_only(body: list[ast.stmt]) -> list[str]:
             if t is ast.If:
                 stack += [(node.body, under or is_type_checking(node.test)),
                           (node.orelse, under)]
-            elif t in _BLOCKS:
-                stack += [(getattr(node, part, []), under)
-                          for part in ("body", "orelse", "finalbody")]
-                stack += [(h.body, under) for h in getattr(node, "handlers", ())]
-            elif t is ast.Match:
-                stack += [(case.body, under) for case in node.cases]
+            elif t in _BLOCKS or t is ast.Match:
+                stack += [(block, under) for block in blocks(node)]
             else:
                 (checking if under else runtime).update(_bound_names(node))
     return [] if "__getattr__" in runtime else sorted(checking - runtime)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.sources import element_source
-from indexgen.extract.syntax import annotation, path
+from indexgen.extract.syntax import annotation, blocks, path
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
 #: branch it holds in, or None for what follows a statement).
@@ -151,21 +151,19 @@ def _runs(stmts: list[ast.stmt], bound: set[int]) -> tuple[list[tuple[int, int]]
     runs: list[tuple[int, int]] = []
     for st in stmts:
         t = type(st)
-        blocks = [b for b in (getattr(st, f, None) for f in ("body", "orelse", "finalbody"))
-                  if b] + [h.body for h in getattr(st, "handlers", ())] + [
-                  c.body for c in getattr(st, "cases", ())]
-        if not blocks:  # a simple statement: its lines, then the name may be bound
+        held = blocks(st)
+        if not held:  # a simple statement: its lines, then the name may be bound
             runs.append((st.lineno, st.end_lineno))
             if any(st.lineno <= line <= st.end_lineno for line in bound):
                 return runs, True
             continue
-        head_end = min(b[0].lineno for b in blocks) - 1
+        head_end = min(b[0].lineno for b in held) - 1
         runs.append((st.lineno, max(st.lineno, head_end)))
         if t in _LOOPS and any(st.lineno <= line <= st.end_lineno for line in bound) or \
                 any(st.lineno <= line <= head_end for line in bound):
             return runs, True  # a loop's later turn, or its header, sees a new value
         killed = False
-        for block in blocks:  # each branch from the state before the statement
+        for block in held:  # each branch from the state before the statement
             inner, k = _runs(block, bound)
             runs += inner
             killed = killed or k

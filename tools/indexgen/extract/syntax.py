@@ -231,6 +231,15 @@ def expr_text(node: ast.AST) -> str:
         return "..."
 
 
+def blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    """The blocks of statements a statement holds, in source order: its body, ``else`` and
+    ``finally``, the bodies of its ``except`` handlers and ``match`` cases (none for a simple
+    statement)."""
+    found = [b for b in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if b]
+    return found + [h.body for h in getattr(node, "handlers", ())] + [
+        c.body for c in getattr(node, "cases", ())]
+
+
 def is_type_checking(test: ast.AST) -> bool:
     """Whether an ``if`` test is ``TYPE_CHECKING`` (imports under it are for type checkers)."""
     return expr_text(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING", "t.TYPE_CHECKING")
