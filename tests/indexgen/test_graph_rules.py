@@ -513,6 +513,17 @@ FILES = {
             f = partial(work, 1)
             return f(2)  # the function partial bound
         ''',
+    "pkg/sig.py": '''
+        from typing import Callable
+
+
+        class Job:
+            def __init__(self, action: Callable[[], int]):
+                self.action = action
+
+            def run(self):
+                return self.action()  # which function, only a caller could say
+        ''',
     "pkg/widen.py": '''
         class Plain:
             def run(self):
@@ -1655,6 +1666,11 @@ def test_a_module_attribute_bound_to_a_method_calls_it(pages):
 ])
 def test_partial_and_lru_cache_give_back_the_function_they_are_handed(pages, marker, callees):
     assert _calls(pages, "pkg/wrapped.py", marker) == callees
+
+
+def test_a_callable_typed_only_by_its_signature_is_counted_as_such(pages):
+    run = symbol_section((pages[1] / "pkg/sig.py_docs.md").read_text(), "Job.run")
+    assert "1 call (1 on a callable typed only by its signature)" in run
 
 
 def test_a_call_the_first_round_resolved_from_less_is_widened_in_the_second(pages):

@@ -24,6 +24,7 @@ from indexgen.analyze import flows
 from indexgen.analyze.context import CallEdge
 from indexgen.analyze.dispatch import (
     RUN_TIME_NAME,
+    SIGNATURE_ONLY,
     UNKNOWN_VALUE,
     class_of,
     make_edge,
@@ -274,7 +275,8 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
 
 
 _NO_NAMES: dict[str, list[str]] = {}  # a caller without local names (read, never written)
-_AGAIN = (UNKNOWN_VALUE, RUN_TIME_NAME)  # why a call the second round may resolve was not
+#: Why a call the second round may resolve was not.
+_AGAIN = (UNKNOWN_VALUE, RUN_TIME_NAME, SIGNATURE_ONLY)
 
 
 def _retried_files(resolver: Resolver, types: Types, by_file: dict[str, list],

@@ -165,6 +165,9 @@ UNKNOWN_VALUE = "on a value of unknown type"
 RUN_TIME_NAME = "to a name bound at run time"
 COMPUTED = "on a computed value"
 MODULE = "to a module"
+#: Why a call of a value the code types only as a ``Callable`` (which function, the annotation
+#: does not say; no caller in the tree hands one) is not resolved.
+SIGNATURE_ONLY = "on a callable typed only by its signature"
 
 
 def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values, target
@@ -211,6 +214,7 @@ def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values
     if not found:
         bare = "." not in text and "(" not in text and "[" not in text
         why = (MODULE if any(v[0] == "m" for v in values) else
+               SIGNATURE_ONLY if values and all(v[0] == "k" for v in values) else
                RUN_TIME_NAME if bare and target is None and not _assigned(types, key, call)
                else UNKNOWN_VALUE)
         found.append(make_edge((line, text, "unresolved", "", "", why)))
