@@ -40,9 +40,11 @@ def page_call_edges(docs: str, rel: str, overrides: bool | None = None
                 continue
             project = re.split(r"outside this build: ", line)[0]
             if overrides is not None:
-                parts = project.split("; ")
-                project = "; ".join(x for x in parts
-                                    if x.startswith("or an override in: ") == overrides)
+                # a callee's overrides follow it: "A (lines), or an override in: B, C (lines)"
+                parts = [(part, n > 0 or part.startswith("or an override in: "))
+                         for x in project.split("; ")
+                         for n, part in enumerate(x.split(", or an override in: "))]
+                project = "; ".join(x for x, alternative in parts if alternative == overrides)
             # a callee's lines follow it; a group of overrides ("or an override in: A, B")
             # is followed by the lines of the calls that may run any of them
             targets: list[tuple[str, str]] = []

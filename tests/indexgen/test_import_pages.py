@@ -12,7 +12,7 @@ from indexgen import Config, build
 from indexgen.analyze.project import Project, compact
 from indexgen.extract.pipeline import extract_source
 from indexgen.extract.source import module_name
-from indexgen.render.exports import unbound_exports
+from indexgen.render.exports import public_names, unbound_exports
 
 
 def _section(page: str, title: str) -> str:
@@ -195,3 +195,68 @@ def test_imports_in_function_bodies_are_listed_as_lazy_imports(tmp_path):
     assert patterns == ("- **Lazy imports**: `json` ([line 2](#L2)), `os.path` ([line 7](#L7)), "
                         "`csv` ([line 11](#L11)), `zlib` ([line 16](#L16)), `gzip` "
                         "([line 19](#L19))\n")
+
+
+_REEXPORT = {  # click's __init__: `X as X` re-exports, no __all__, a lazy import too
+    "pkg/__init__.py": '''
+        """A package."""
+
+        from __future__ import annotations
+
+        from .core import Thing as Thing
+        from .core import Helper
+        import typing as t
+
+
+        def __getattr__(name: str) -> object:
+            if name == "OldThing":
+                from .core import _OldThing
+
+                return _OldThing
+            raise AttributeError(name)
+        ''',
+    "pkg/core.py": "class Thing:\n    pass\n\n\nclass _OldThing:\n    pass\n\n\nclass Helper:\n"
+                   "    pass\n",
+    "pkg/use.py": '''
+        from .core import Thing as Thing
+        from .core import _OldThing as Old
+        from .core import Thing as Other
+        import os
+        ''',
+}
+
+
+def test_public_names_of_a_full_and_a_compact_summary_alike():
+    # a package exports what it imports from its modules, a module only `X as X` re-exports
+    for rel, names in (("pkg/__init__.py", ["Helper", "Thing"]), ("pkg/use.py", ["Thing"])):
+        text = textwrap.dedent(_REEXPORT[rel]).lstrip("\n").encode()
+        full = extract_source(text, "src", rel, module_name(rel), 10**6)
+        # neither __future__'s annotations nor a module only used (typing as t) is an export
+        assert public_names(full) == names
+        assert public_names(compact(full)) == names
+
+
+def test_the_package_page_and_the_folder_page_export_the_same_names(tmp_path):
+    _root, out = build_files(tmp_path / "src", _REEXPORT)
+    page = (out / "pkg/__init__.py_docs.md").read_text()
+    overview = _section(page, "High-Level Overview")
+    assert ("Public API (names without a leading underscore): `Helper` (re-exported), `Thing` "
+            "(re-exported).") in overview
+    assert "Import: `from pkg import Helper, Thing`\n" in _section(page, "Testing & Usage")
+    doc = _section((out / "pkg/doc.md").read_text(), "Exported names")
+    assert doc == ("`pkg` exports 2 names (public names defined in `__init__.py` or "
+                   "imported from the package's modules (no `__all__`)):"
+                   "\n\n- `Helper` (from `.core`)\n- `Thing` (from `.core`)\n")
+    use = _section((out / "pkg/use.py_docs.md").read_text(), "High-Level Overview")
+    assert "Public API (names without a leading underscore): `Thing` (re-exported)." in use
+
+
+def test_a_top_level_and_a_lazy_import_of_one_module_are_two_entries(tmp_path):
+    _root, out = build_files(tmp_path / "src", _REEXPORT)
+    deps = _section((out / "pkg/__init__.py_docs.md").read_text(), "Dependencies")
+    entries = [line for line in deps.split("\n") if line.startswith("- `.core`")]
+    assert entries == [
+        "- `.core`: [`Helper`](core.py_docs.md#sym-Helper), [`Thing as Thing`]"
+        "(core.py_docs.md#sym-Thing) (lines [5](#L5), [6](#L6))",
+        "- `.core`: [`_OldThing`](core.py_docs.md#sym-_OldThing) ([line 12](#L12))"
+        " — inside a function (lazy import)"]

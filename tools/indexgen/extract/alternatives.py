@@ -82,10 +82,13 @@ def _text(node: ast.AST) -> str:
     return text if len(text) <= _LONG else text[: _LONG - 3] + "..."
 
 
-def checking_only(body: list[ast.stmt]) -> list[str]:
+def checking_only(body: list[ast.stmt], spans: list[tuple[int, int]] | None = None
+                  ) -> list[str]:
     """The names the module of ``body`` binds only under ``if TYPE_CHECKING:`` (a definition,
     an assignment or an import there, and none outside it), sorted; none when the module
-    defines ``__getattr__``, which may make any name at run time."""
+    defines ``__getattr__``, which may make any name at run time.  ``spans``, if given,
+    receives the (first, last) lines of the bodies of those ``if`` statements, outermost
+    only: what runs for type checkers alone."""
     runtime: set[str] = set()
     checking: set[str] = set()
     stack = [(body, False)]
@@ -94,8 +97,11 @@ def checking_only(body: list[ast.stmt]) -> list[str]:
         for node in statements:
             t = type(node)
             if t is ast.If:
-                stack += [(node.body, under or is_type_checking(node.test)),
-                          (node.orelse, under)]
+                test = under or is_type_checking(node.test)
+                if test and not under and spans is not None and node.body:
+                    spans.append((node.body[0].lineno,
+                                  node.body[-1].end_lineno or node.body[-1].lineno))
+                stack += [(node.body, test), (node.orelse, under)]
             elif t in _BLOCKS or t is ast.Match:
                 stack += [(block, under) for block in blocks(node)]
             else:

@@ -70,7 +70,7 @@ def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: s
         else:
             later.append(None)
     summary.exports = _exports(tree)
-    summary.type_checking = checking_only(tree.body)
+    summary.type_checking = checking_only(tree.body, summary.checking_spans)
     references = set(role_targets(summary.docstring))
     for definition, node in structure.defs:
         definition.labels = sorted(set(definition.labels) | _labels(definition, aliases))

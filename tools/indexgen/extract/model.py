@@ -220,6 +220,8 @@ class FileSummary:
         type_checking: Module-level names bound only under ``if TYPE_CHECKING:``, sorted
             (:func:`indexgen.extract.alternatives.checking_only`): importing them fails at
             run time.
+        checking_spans: (first, last) lines of the module-level ``if TYPE_CHECKING:``
+            bodies, in no set order: what never runs.
         identifiers: Identifier -> (first line, number of uses), from the syntax tree.
         findings: Performance-, safety- and pattern-related findings, in line order.
         doc: The module docstring, parsed.
@@ -257,6 +259,7 @@ class FileSummary:
     imports: list[ImportRecord] = field(default_factory=list)
     exports: list[str] | None = None
     type_checking: list[str] = field(default_factory=list)
+    checking_spans: list[tuple[int, int]] = field(default_factory=list)
     identifiers: dict[str, tuple[int, int]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     doc: list[DocSection] = field(default_factory=list)

@@ -12,11 +12,12 @@ one line -- never guessed.  Builtins are left out.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 
 from indexgen.analyze.context import CallEdge, CallerRef
 from indexgen.analyze.dispatch import UNKNOWN_VALUE
 from indexgen.render.markdown import code, escape_inline, link
-from indexgen.render.page import MODULE_LEVEL, Page, count, line_links
+from indexgen.render.page import CHECKING_NOTE, MODULE_LEVEL, Page, count, line_links
 
 
 def unresolved(p: Page, caller: str) -> dict[str, int]:
@@ -68,7 +69,8 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
         for title, kinds in _CALL_BULLETS:
             mine = [e for e in edges if e.kind in kinds]
             if mine:
-                out.append(f"- **{title}**: " + format_calls(p, mine))
+                out.append(f"- **{title}**: " + format_calls(
+                    p, mine, p.s.checking_spans if not anchor else ()))
     reasons = unresolved(p, anchor)
     if reasons:
         out.append(f"- **Not resolved statically**: {count(sum(reasons.values()), 'call')} ("
@@ -82,42 +84,79 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
     return out
 
 
-def format_calls(p: Page, edges: list[CallEdge]) -> str:
-    """Project callees (linked), the overrides a call may run instead (one group per set of
-    them: "or an override in: ..."; "one of: ..." where the call names no callee of its own:
-    a method only subclasses or a protocol's conforming classes define), then names outside
-    the build, each with its lines."""
-    groups: dict[tuple[str, str, str, str], list[int]] = {}
-    by_line: dict[int, list[CallEdge]] = {}  # the overrides of each line
+def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, int]] = ()
+                 ) -> str:
+    """Project callees (linked), each followed by the overrides a call of it may run instead
+    (one group per set of them: ``Shape.area (4), or an override in: Square.area (4)``), a
+    call that names no callee of its own (a method only subclasses or a protocol's conforming
+    classes define) giving "one of: ..." in the callees' line order, then names outside the
+    build, each with its lines.  The lines in a span of ``checking`` (module-level ``if
+    TYPE_CHECKING:`` bodies) are entries of their own, marked as never run."""
+    spans = [range(first, last + 1) for first, last in checking]
+    # (callee, under TYPE_CHECKING) -> lines
+    groups: dict[tuple[tuple[str, str, str, str], bool], list[int]] = {}
+    by_call: dict[tuple[int, str], list[CallEdge]] = {}  # the overrides of each call
     for e in edges:
         if e.kind == "override":
-            by_line.setdefault(e.line, []).append(e)
+            by_call.setdefault((e.line, e.text), []).append(e)
             continue
-        groups.setdefault(e[2:], []).append(e.line)  # e[2:]: (kind, key, anchor, label)
-    named = {e.line for e in edges if e.kind == "project"} if by_line else ()
+        groups.setdefault((e[2:], any(e.line in r for r in spans)),  # e[2:]: (kind, key,
+                          []).append(e.line)                         # anchor, label)
+    # (base callee or None, *overrides) -> lines: each group goes after its base
     override_groups: dict[tuple, list[int]] = {}
-    for line, found in by_line.items():  # a line that names no callee of its own: "one of"
-        override_groups.setdefault((line in named, *sorted(
+    named: dict[int, list[CallEdge]] = {}  # the project callees of each line with overrides
+    for e in edges:
+        if e.kind == "project" and by_call:
+            named.setdefault(e.line, []).append(e)
+    for (line, text), found in by_call.items():
+        override_groups.setdefault((_base(named.get(line, ()), text, found[0].label), *sorted(
             {(e.key, e.anchor, e.label) for e in found})), []).append(line)
+    after: dict[tuple, list[str]] = {}  # base callee -> its override groups
+    one_of: list[tuple[int, str]] = []
+    for (base, *callees), lines in override_groups.items():
+        names = ", ".join(callee_link(p, key, anchor, label) for key, anchor, label in callees)
+        if base is None:
+            one_of.append((min(lines), f"one of: {names} ({line_links(lines)})"))
+        else:
+            after.setdefault(base, []).append(f"or an override in: {names} "
+                                              f"({line_links(lines)})")
+    one_of.sort()
     parts: dict[str, list[str]] = {"project": [], "closure": [], "read": [], "callback": [],
                                    "external": []}
     heads = p.callee_heads  # a file's definitions call the same callees again and again
-    for ident, lines in groups.items():
+    for (ident, never), lines in groups.items():
         head = heads.get(ident)
         if head is None:
             kind, key, anchor, label = ident
             head = heads[ident] = (code(label) if kind == "external" else
                                    callee_link(p, key, anchor, label)
                                    + _condition(p, key, anchor))
-        parts[ident[0]].append(f"{head} ({line_links(lines)})")
-    for (instead, *callees), lines in override_groups.items():
-        names = ", ".join(callee_link(p, key, anchor, label) for key, anchor, label in callees)
-        parts["project"].append(f"{'or an override in' if instead else 'one of'}: {names} "
-                                f"({line_links(lines)})")
+        if ident[0] == "project" and one_of:  # a "one of" group goes in line order
+            while one_of and one_of[0][0] < min(lines):
+                parts["project"].append(one_of.pop(0)[1])
+        parts[ident[0]].append(", ".join([f"{head} ({line_links(lines)})"
+                                          + (CHECKING_NOTE if never else ""),
+                                          *after.pop(ident, ())]))
+    parts["project"] += [text for _line, text in one_of]
     text = "; ".join(parts["project"] + parts["closure"] + parts["read"] + parts["callback"])
     if parts["external"]:
         text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
     return text
+
+
+def _base(same: Iterable[CallEdge], text: str, override: str) -> tuple | None:
+    """The project callee (``(kind, key, anchor, label)``) that the overrides of the call
+    ``text`` are alternatives to, of the callees ``same`` of its line: the one that call
+    names, else (a name bound to a method, ``report = e.show; report()``) the one of the
+    overrides' method name; None where the call names none."""
+    for e in same:
+        if e.text == text:
+            return e[2:]
+    method = override.rpartition(".")[2]
+    for e in same:
+        if e.label.rpartition(".")[2] == method:
+            return e[2:]
+    return None
 
 
 def _condition(p: Page, key: str, anchor: str) -> str:
@@ -133,16 +172,15 @@ def format_callers(p: Page, refs: list[CallerRef]) -> str:
     """Call sites reaching a definition: the calling definition (linked) and line links.
     A call that runs a function nested in the definition says so (``define (line 5: its
     nested do_it)``, ``other.use (line 9: its nested do_it)``), where the caller may be the
-    definition itself."""
-    groups: dict[tuple[str, str, str], list[int]] = {}
-    nested: dict[tuple[str, str, str], list[str]] = {}
+    definition itself; the lines of one caller that run the definition itself and those
+    that run a nested function are separate entries (``run (line 7); run (line 6: its
+    nested helper)``)."""
+    groups: dict[tuple[tuple[str, str, str], str], list[int]] = {}
     for r in refs:  # r[:3]: (key, caller, anchor) as a plain tuple
-        groups.setdefault(r[:3], []).append(r.line)
-        if r.nested and r.nested not in nested.setdefault(r[:3], []):
-            nested[r[:3]].append(r.nested)
+        groups.setdefault((r[:3], r.nested), []).append(r.line)
     items = []
     heads = p.caller_heads  # the same callers reach many definitions of a file
-    for ident, lines in groups.items():
+    for (ident, inner), lines in groups.items():
         found = heads.get(ident)
         if found is None:
             key, caller, anchor = ident
@@ -154,9 +192,8 @@ def format_callers(p: Page, refs: list[CallerRef]) -> str:
             else:
                 head = f"module level of {link(code(name), p.docs_link(key, MODULE_LEVEL))}"
             found = heads[ident] = (head, docs)
-        inner = nested.get(ident)
         items.append(f"{found[0]} ({line_links(lines, found[1])}"
-                     + (": its nested " + ", ".join(map(code, inner)) if inner else "") + ")")
+                     + (f": its nested {code(inner)}" if inner else "") + ")")
     return "; ".join(items)
 
 

@@ -1,16 +1,43 @@
-"""What a module's ``__all__`` lists that nothing in it binds: one pure function of a summary
-(a full one or the compact one of the manifest), which the file's pages and its package's
-folder page both ask."""
+"""What a module exports and what its ``__all__`` lists that nothing in it binds: pure
+functions of a summary (a full one or the compact one of the manifest), which the file's pages
+and its package's folder page both ask, so that they never disagree."""
 
 from __future__ import annotations
 
 from collections.abc import Container
 
-from indexgen.extract.model import FileSummary
+from indexgen.extract.model import FileSummary, ImportRecord
 
 IMPLICIT = frozenset(("__doc__", "__name__", "__file__", "__spec__", "__loader__",
                        "__package__", "__path__", "__builtins__", "__cached__"))
 """Module attributes every module has without a statement binding them."""
+
+
+def reexport_form(i: ImportRecord) -> bool:
+    """Whether an import is written in the explicit re-export form of PEP 484
+    (``from .core import Thing as Thing``, ``import x as x``)."""
+    return bool(i.alias) and i.alias == (i.name or i.written.rpartition(".")[2])
+
+
+def public_names(s: FileSummary) -> list[str]:
+    """The names a module exports: its ``__all__`` (in its order) when it has one, else, sorted,
+    the names without a leading underscore that its top-level definitions and attributes bind,
+    those its top-level imports bind in the re-export form (:func:`reexport_form`) and, in a
+    package ``__init__``, those it imports from its own modules (``from .core import Thing``,
+    ``from pkg.core import Thing``, ``from . import sub``); never a ``__future__`` feature
+    (``annotations``), a module it only uses (``import typing as t``) nor what a ``*``
+    import may bind."""
+    if s.exports is not None:
+        return list(s.exports)
+    names = {d.qualname for d in s.definitions if not d.parent}
+    names.update(a.name for a in s.attributes)
+    inside = s.module + "."
+    names.update(i.bound_name for i in s.imports
+                 if i.scope == "module" and i.name != "*" and i.module != "__future__"
+                 and (reexport_form(i) or s.is_package and i.name and (
+                     i.written.startswith(".") or i.module == s.module
+                     or i.module.startswith(inside))))
+    return sorted(n for n in names if not n.startswith("_"))
 
 
 def imported_names(s: FileSummary) -> set[str]:

@@ -14,9 +14,9 @@ from indexgen.extract.model import FileSummary, definition_anchors
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import summary_markdown
-from indexgen.render.exports import unbound_exports
+from indexgen.render.exports import public_names, unbound_exports
 from indexgen.render.markdown import MARKER, code, escape_text, link
-from indexgen.render.page import CHECKING_NOTE
+from indexgen.render.page import CHECKING_NOTE, count
 from indexgen.render.rst import Linker, to_markdown
 
 
@@ -123,17 +123,14 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
         docs = relpath(layout.docs_page(pkg.key), here)
         anchors = {d.qualname: d.anchor for d in pkg.definitions if not d.parent}
         anchors.update({a.name: a.anchor for a in pkg.attributes})
-        if pkg.exports is not None:
-            names, origin = pkg.exports, "`__all__`"
-        else:
-            names = sorted({i.bound_name for i in pkg.imports if i.scope == "module"
-                            and not i.bound_name.startswith("_") and i.name != "*"}
-                           | {n for n in anchors if not n.startswith("_")})
-            origin = "public names bound in `__init__.py` (no `__all__`)"
+        names = public_names(pkg)
+        origin = "`__all__`" if pkg.exports is not None else \
+            "public names defined in `__init__.py` or imported from the package's modules " \
+            "(no `__all__`)"
         if not names:
             out.append(f"{code(pkg.module)} exports no names.")
         else:
-            out.append(f"{code(pkg.module)} exports {len(names)} names ({origin}):")
+            out.append(f"{code(pkg.module)} exports {count(len(names), 'name')} ({origin}):")
             out.append("")
             sources = {i.bound_name: i for i in pkg.imports if i.scope == "module"}
             by_module = by_module or {s.module: key for key, s in files.items()}

@@ -19,7 +19,7 @@ from indexgen.extract.model import (
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import render_doc
-from indexgen.render.exports import imported_names, unbound_exports
+from indexgen.render.exports import imported_names, public_names, unbound_exports
 from indexgen.render.markdown import code, heading_anchor, link, link_target
 from indexgen.render.rst import Linker
 
@@ -241,13 +241,9 @@ class Page:
 
     @cached_property
     def public_api(self) -> list[str]:
-        """``__all__`` if the file defines it, else its top-level names without underscore
-        (both pages show it, the analysis page twice: found once)."""
-        if self.s.exports is not None:
-            return list(self.s.exports)
-        names = [d.qualname for d in self.s.definitions if not d.parent]
-        names += [a.name for a in self.s.attributes]
-        return sorted({n for n in names if not n.startswith("_")})
+        """:func:`public_names` of the file, which its package's folder page lists too (both
+        pages show it, the analysis page twice: found once)."""
+        return public_names(self.s)
 
     @cached_property
     def unbound_exports(self) -> list[str]:

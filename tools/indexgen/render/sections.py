@@ -17,6 +17,9 @@ from indexgen.render.page import CATEGORY_TITLES, Page, count, line_links
 
 _SCOPE_NOTE = {"type-checking": "only under `TYPE_CHECKING`",
                "function": "inside a function (lazy import)", "nested": "inside a class body"}
+_SCOPES = ("module", "type-checking", "nested", "function")
+"""The scopes of an import (:attr:`~indexgen.extract.model.ImportRecord.scope`), in the order
+the entries of one module are listed."""
 
 
 def not_analyzed(s: FileSummary) -> str:
@@ -32,15 +35,17 @@ def _dependencies(p: Page, out: list[str], source: str | None) -> None:
         if not s.imports:
             out += ["No imports.", ""]
     for category in ("stdlib", "third-party", "project"):
-        groups: dict[str, list] = {}
+        # one entry per module and scope: a top-level import is never labelled lazy
+        groups: dict[tuple[str, int], list] = {}
         for imp in s.imports:
             if imp.category == category:
-                groups.setdefault(imp.written if imp.name else imp.module, []).append(imp)
+                mod = imp.written if imp.name else imp.module
+                groups.setdefault((mod, _SCOPES.index(imp.scope)), []).append(imp)
         if not groups:
             continue
         out += [f"**{CATEGORY_TITLES[category]}**", ""]
-        for mod in sorted(groups):
-            out.append("- " + _import_line(p, mod, groups[mod]))
+        for mod, _scope in sorted(groups):
+            out.append("- " + _import_line(p, mod, groups[mod, _scope]))
         out.append("")
     out += ["### Imported by", ""]
     if not p.ctx.imported_by:
