@@ -27,7 +27,13 @@ from indexgen.analyze.tests import TEST_PREFIX, test_module
 from indexgen.analyze.types import Types
 from indexgen.extract.bindings import typed_local
 from indexgen.extract.docstrings import first_paragraph
-from indexgen.extract.model import FAILED_STATUSES, Call, FileSummary, ImportRecord
+from indexgen.extract.model import (
+    FAILED_STATUSES,
+    Call,
+    FileSummary,
+    ImportRecord,
+    ModuleAttribute,
+)
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 _UNKNOWN = object()
@@ -170,27 +176,32 @@ class Project:
         if imp.name:
             found = self.resolver.attribute_of(imp.module, imp.name)
             if found is None or found.kind != "project":  # a module attribute all the same
-                found = self.resolver.module_attribute(imp.module, imp.name) or found
+                found = self._module_attribute(imp.module, imp.name) or found
             if found is None:  # maybe a name of a file not analyzed, or re-exported from one
                 found = self._unread_origin(imp.module, imp.name)
         else:
             found = self.resolver.absolute(imp.module)
         return found if found is not None and found.kind == "project" else None
 
+    def _module_attribute(self, module: str, name: str) -> Target | None:
+        """The module attribute that ``from module import name`` reads, through re-exports,
+        when it is one: a name its module defines whatever its value names (``_OBJ_SETATTR =
+        object.__setattr__``, where :meth:`Resolver.attribute_of` follows the value to the
+        builtin)."""
+        for key, found in self.resolver.reexports(module, name):
+            if isinstance(self.resolver.module(key).binding.get(found), ModuleAttribute):
+                return Target("project", key, found)
+        return None
+
     def _unread_origin(self, module: str, name: str) -> Target | None:
         """``name`` in the file not analyzed (one that does not parse, ...) where ``from module
         import name`` leads, directly or through re-exports (``from .broken import thing`` in
         a package): what it binds there is not known."""
-        for _ in range(40):  # a cycle of re-exports ends nowhere
-            key = self.resolver.by_module.get(module)
+        for key, found in self.resolver.reexports(module, name):
             if key not in self.files:
                 return None
             if self.files[key].status in FAILED_STATUSES:
-                return Target("project", key, name)
-            bound = self.resolver.module(key).binding.get(name)
-            if not isinstance(bound, ImportRecord) or not bound.name or bound.name == "*":
-                return None
-            module, name = bound.module, bound.name
+                return Target("project", key, found)
         return None
 
     def _read_from(self, imp: ImportRecord, target: Target) -> str:

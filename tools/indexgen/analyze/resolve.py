@@ -23,6 +23,7 @@ and then its project base classes, depth first in base order.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterator
 from functools import partial
 from operator import itemgetter
 from typing import NamedTuple
@@ -186,19 +187,19 @@ class Resolver:
         """What ``from module import name`` binds (a definition, a re-export, a submodule)."""
         return self._attribute_of(module, [name], 0)
 
-    def module_attribute(self, module: str, name: str) -> Target | None:
-        """The module attribute that ``from module import name`` reads, through re-exports,
-        when it is one: a name its module defines whatever its value names (``_OBJ_SETATTR =
-        object.__setattr__``, where :meth:`attribute_of` follows the value to the builtin)."""
+    def reexports(self, module: str, name: str) -> Iterator[tuple[str, str]]:
+        """``(file key, name there)`` of each file ``from module import name`` reads on its
+        way: the module's own, then, while it imports the name from another (``from .core
+        import name``), that one's; a cycle of re-exports ends after a few steps."""
         for _ in range(_MAX_DEPTH):
             key = self.by_module.get(module)
-            bound = self._modules[key].binding.get(name) if key is not None else None
-            if isinstance(bound, ModuleAttribute):
-                return Target("project", key, name)
-            if not isinstance(bound, ImportRecord) or not bound.name:
-                return None
+            if key is None:
+                return
+            yield key, name
+            bound = self._modules[key].binding.get(name)
+            if not isinstance(bound, ImportRecord) or not bound.name or bound.name == "*":
+                return
             module, name = bound.module, bound.name
-        return None
 
     def method(self, key: str, cls: str, name: str, depth: int = 0) -> Target | None:
         """``name`` looked up in class ``cls`` of file ``key``, then in its project bases."""

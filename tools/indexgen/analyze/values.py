@@ -76,6 +76,26 @@ def parse(text: str) -> tuple:
     return steps
 
 
+def _places(text: str, pos: int) -> tuple[tuple, int, bool]:
+    """The items of ``(a, _, ...)`` from ``pos``, just past its opening parenthesis (a call's
+    kept arguments, a tuple's places): the steps of each, None for ``_``; the position past
+    the closing parenthesis; whether each item was followed by ``", "`` or the closing one."""
+    items: list = []
+    whole = True
+    while pos < len(text) and text[pos] != ")":
+        if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
+            items.append(None)
+            pos += 1
+        else:
+            sub, pos = _parse(text, pos)
+            items.append(sub)
+        if text.startswith(", ", pos):
+            pos += 2
+        elif not text.startswith(")", pos):
+            whole = False
+    return tuple(items), pos + 1, whole
+
+
 def _parse(text: str, pos: int) -> tuple[tuple, int]:
     if text.startswith(("[", "{"), pos):  # [a, b]: a list of a or b; {a, *m}: a mapping
         closing = "]" if text[pos] == "[" else "}"
@@ -92,21 +112,10 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
         steps = [("l" if closing == "]" else "m", tuple(items))]
         pos += 1
     elif text.startswith("(", pos):  # (a, _): a tuple, place by place (None: unknown)
-        pos += 1
-        items = []
-        while pos < len(text) and text[pos] != ")":
-            if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
-                items.append(None)
-                pos += 1
-            else:
-                sub, pos = _parse(text, pos)
-                items.append(sub)
-            if text.startswith(", ", pos):
-                pos += 2
-            elif not text.startswith(")", pos):
-                return (), len(text)
-        steps = [("u", tuple(items))]
-        pos += 1
+        places, pos, whole = _places(text, pos + 1)
+        if not whole:
+            return (), len(text)
+        steps = [("u", places)]
     elif text.startswith('"', pos):  # getattr's name: "run", or a pattern "visit_*"
         end = text.find('"', pos + 1)
         if end < 0:
@@ -129,19 +138,8 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
             steps.append(("a", m.group()))
             pos = m.end()
         elif ch == "(":
-            pos += 1
-            args: list = []
-            while pos < n and text[pos] != ")":
-                if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
-                    args.append(None)
-                    pos += 1
-                else:
-                    sub, pos = _parse(text, pos)
-                    args.append(sub)
-                if text.startswith(", ", pos):
-                    pos += 2
-            steps.append(("c", tuple(args)))
-            pos += 1
+            args, pos, _whole = _places(text, pos + 1)
+            steps.append(("c", args))
         elif ch == "[":
             end = text.index("]", pos)
             inner = text[pos + 1:end]
