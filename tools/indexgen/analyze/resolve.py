@@ -28,18 +28,13 @@ from functools import partial
 from operator import itemgetter
 from typing import NamedTuple
 
+from indexgen.analyze.containers import builtin_exists
 from indexgen.extract.model import FileSummary, ImportRecord, ModuleAttribute, definition_anchors
 
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 40
 _UNKNOWN = object()
 _LINE_ORDER = itemgetter(0, 1)  # a binding's (line, order) in _Module
-
-
-def _is_builtin(parts: list[str]) -> bool:
-    """Whether ``parts`` name a builtin or an attribute of one (``object.__setattr__``)."""
-    found = builtins
-    return all((found := getattr(found, part, None)) is not None for part in parts)
 
 
 class Target(NamedTuple):
@@ -247,7 +242,7 @@ class Resolver:
             alias = bound.alias_of.split(".") if bound.alias_of else [head]
             if alias[0] != head:  # run = _impl.run: what it names, when the source tells
                 found = self._in_module(key, alias + rest, depth + 1)
-                if found is None and _is_builtin(alias + rest) and not self._binds(key, alias[0]):
+                if found is None and builtin_exists(".".join(alias + rest)) and not self._binds(key, alias[0]):
                     found = _target(("builtin", "", ".".join(alias + rest)))
                 if found is not None or rest:
                     return found

@@ -35,7 +35,7 @@ from indexgen.extract.model import Finding
 from indexgen.extract.rules import Candidate
 from indexgen.extract.sources import HANDS_ELEMENTS, lambda_pairs, lambda_tests
 from indexgen.extract.structure import FUNCS, Structure
-from indexgen.extract.syntax import dotted, path, strings
+from indexgen.extract.syntax import dotted, path, strings, tested_name
 
 #: Nodes that bind names to values whose type the global pass may infer.
 BINDERS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr,
@@ -214,8 +214,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 options += [(node.lineno, node.col_offset, i, a.value) for i, a in enumerate(args)
                             if type(a) is ast.Constant and type(a.value) is str]
             _special(structure, node, last, calls, literals)
-            if ((last == "isinstance" and ft is Name and len(args) == 2
-                 and type(args[0]) is Name and id(node) not in own_tests) or (last in APPENDS and ft is Attribute)
+            if ((last == "isinstance" and tested_name(node) and id(node) not in own_tests)
+                    or (last in APPENDS and ft is Attribute)
                     or (last in HANDS_ELEMENTS and lambda_pairs(node))):
                 binders.append(node)  # the name may be of that type; xs holds x; f(x in xs)
             continue

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.sources import element_source
-from indexgen.extract.syntax import annotation, blocks, path
+from indexgen.extract.syntax import annotation, blocks, path, tested_name
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
 #: branch it holds in, or None for what follows a statement).
@@ -36,15 +36,14 @@ NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor})
 
 def _test(node: ast.AST) -> tuple[str, str] | None:
     """``(name, 'A | B')`` of ``isinstance(name, A)`` or ``isinstance(name, (A, B))``."""
-    if not (type(node) is ast.Call and type(node.func) is ast.Name
-            and node.func.id == "isinstance" and len(node.args) == 2 and not node.keywords
-            and type(node.args[0]) is ast.Name):
+    name = tested_name(node)
+    if name is None:
         return None
     kind = node.args[1]
     types = kind.elts if type(kind) is ast.Tuple else [kind]
     if not types or not all(type(k) in (ast.Name, ast.Attribute) for k in types):
         return None
-    return node.args[0].id, " | ".join(annotation(k) for k in types)
+    return name, " | ".join(annotation(k) for k in types)
 
 
 def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.shadows import MARK, SELF_NAMES
-from indexgen.extract.syntax import LITERALS, annotation, literal, path, strings
+from indexgen.extract.syntax import LITERALS, annotation, literal, path, strings, tested_name
 
 #: (target node, source) pairs of one binder.
 Pairs = list[tuple[ast.AST, str]]
@@ -87,9 +87,7 @@ def lambda_tests(node: ast.Lambda) -> set[int]:
     nothing of the function's ``p`` (nor of another lambda's)."""
     a = node.args
     params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
-    return {id(c) for c in ast.walk(node.body) if type(c) is ast.Call
-            and type(c.func) is ast.Name and c.func.id == "isinstance" and c.args
-            and type(c.args[0]) is ast.Name and c.args[0].id in params}
+    return {id(c) for c in ast.walk(node.body) if tested_name(c) in params}
 
 
 def lambda_pairs(call: ast.Call) -> list[tuple[ast.arg, str]]:

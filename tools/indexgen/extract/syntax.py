@@ -13,6 +13,18 @@ KEEP_ARGS = frozenset({"enumerate", "zip", "iter", "next", "list", "sorted", "re
 #: Calls (of ``functools``, by name or attribute) that give back the function they are
 #: handed first, bound or cached: a path keeps their positional arguments, keywords or not.
 WRAPPERS = frozenset({"partial", "lru_cache", "cache"})
+#: What :func:`path` keeps the arguments of, besides the names above: a call of what a
+#: wrapper's call made (``lru_cache(maxsize=None)(f)``: the cache, handed ``f``).
+_MADE_BY_WRAPPER = "()"
+
+
+def tested_name(node: ast.AST) -> str | None:
+    """The name that ``isinstance(name, T)`` tests, or None for any other node (another
+    call, a test of an attribute or of a call's result)."""
+    if (type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "isinstance"
+            and len(node.args) == 2 and not node.keywords and type(node.args[0]) is ast.Name):
+        return node.args[0].id
+    return None
 
 
 def path(node: ast.AST) -> str | None:
@@ -57,10 +69,10 @@ def path(node: ast.AST) -> str | None:
                 and type(func.value) is ast.Name else None
         else:  # lru_cache(maxsize=None)(f): the cache made, handed f
             inner = func.func if ft is ast.Call else None
-            kept = "()" if inner is not None and (getattr(inner, "id", None) in WRAPPERS or
+            kept = _MADE_BY_WRAPPER if inner is not None and (getattr(inner, "id", None) in WRAPPERS or
                                                   getattr(inner, "attr", None) in WRAPPERS) \
                 else None
-        if kept is None or node.keywords and kept not in WRAPPERS and kept != "()":
+        if kept is None or node.keywords and kept not in WRAPPERS and kept != _MADE_BY_WRAPPER:
             return head + "()"
         args = [_argument(a) for a in node.args]
         if kept == "getattr" and len(args) > 1:  # the name: "on_*" for "on_" + x
