@@ -12,6 +12,7 @@ from indexgen import Config, build
 from indexgen.analyze.project import Project, compact
 from indexgen.extract.pipeline import extract_source
 from indexgen.extract.source import module_name
+from indexgen.extract.served import served_names
 from indexgen.render.exports import public_names, unbound_exports
 
 
@@ -246,7 +247,9 @@ def test_the_package_page_and_the_folder_page_export_the_same_names(tmp_path):
     doc = _section((out / "pkg/doc.md").read_text(), "Exported names")
     assert doc == ("`pkg` exports 2 names (public names defined in `__init__.py` or "
                    "imported from the package's modules (no `__all__`)):"
-                   "\n\n- `Helper` (from `.core`)\n- `Thing` (from `.core`)\n")
+                   "\n\n- `Helper` (from `.core`)\n- `Thing` (from `.core`)\n\n"
+                   "Served by the `__getattr__` of `__init__.py` alone (PEP 562): "
+                   "`OldThing`.\n")
     use = _section((out / "pkg/use.py_docs.md").read_text(), "High-Level Overview")
     assert "Public API (names without a leading underscore): `Thing` (re-exported)." in use
 
@@ -260,3 +263,73 @@ def test_a_top_level_and_a_lazy_import_of_one_module_are_two_entries(tmp_path):
         "(core.py_docs.md#sym-Thing) (lines [5](#L5), [6](#L6))",
         "- `.core`: [`_OldThing`](core.py_docs.md#sym-_OldThing) ([line 12](#L12))"
         " — inside a function (lazy import)"]
+
+
+def _served(source: str, exports: list[str] | None = None) -> list[str]:
+    import ast
+    return served_names(ast.parse(textwrap.dedent(source)), exports)
+
+
+def test_the_names_a_module_getattr_compares_its_parameter_with_are_served():
+    # click's __init__ (name == "X"), click.parser (name in {...}), torch.ao (name in
+    # __all__), a module-level table, a match statement
+    assert _served("""
+        _LAZY = {"lazy_a": ".core", "lazy_b": ".core"}
+        NAMES = ("t1",)
+        def __getattr__(attr):
+            if attr == "Old" or "Older" == attr:
+                return 1
+            if attr in {"p1", "p2"} or attr in _LAZY or attr in NAMES or attr in __all__:
+                return 2
+            match attr:
+                case "m1" | "m2":
+                    return 3
+            raise AttributeError(attr)
+        """, ["x1"]) == ["Old", "Older", "lazy_a", "lazy_b", "m1", "m2", "p1", "p2", "t1",
+                         "x1"]
+    # what it cannot list: no name is made up for a prefix test or a computed table
+    assert _served("""
+        TABLE = make()
+        def __getattr__(name):
+            if name.startswith("old_") or name in TABLE or other == "x":
+                return 1
+        """) == []
+    # only the module's own function: a class's __getattr__ serves its instances
+    assert _served("class C:\n    def __getattr__(self, name):\n"
+                   "        return name == 'x'\n") == []
+
+
+def test_pages_say_which_names_only_the_module_getattr_serves(tmp_path):
+    _root, out = build_files(tmp_path / "src", {
+        "pkg/__init__.py": """
+            from .core import Thing
+            __all__ = ["Thing", "Gone", "Later"]
+            def __getattr__(name):
+                if name in ("Later", "OldThing", "core", "Thing"):
+                    return Thing
+                raise AttributeError(name)
+            """,
+        "pkg/core.py": "class Thing:\n    pass\n",
+        "pkg/star.py": """
+            from .core import *
+            def __getattr__(name):
+                if name == "Thing":
+                    return 1
+            """})
+    page = _section((out / "pkg/__init__.py_docs.md").read_text(), "High-Level Overview")
+    # in __all__: said of the unbound name; not in __all__: a line of its own; never the
+    # submodule (a link of its own) nor a bound name (Python never asks __getattr__ for it)
+    assert ("`Gone` is listed in `__all__` but bound by no statement here: importing it "
+            "fails") not in page
+    assert "`Later` is listed in `__all__` but bound by no statement here: the module's " \
+           "`__getattr__` serves it." in page
+    assert ("Served by the module's [`__getattr__`](#sym-__getattr__) alone (PEP 562; no "
+            "statement binds it): `OldThing`.") in page
+    doc = _section((out / "pkg/doc.md").read_text(), "Exported names")
+    assert "- `Gone` (not bound in `__init__.py`)\n" in doc
+    assert "- `Later` (served by its `__getattr__`)\n" in doc
+    assert doc.endswith("\n\nServed by the `__getattr__` of `__init__.py` alone (PEP 562): "
+                        "`OldThing`.\n")
+    star = (out / "pkg/star.py_docs.md").read_text()
+    assert "Served by" not in star  # the * import may bind Thing
+    assert broken_links(out) == []

@@ -284,7 +284,8 @@ class Project:
             target = self.resolver.absolute(ref) or self.resolver.name_in(key, ref)
             if target and target.kind == "project":
                 c.links[ref] = (target.key, self.resolver.anchor(target.key, target.qualname))
-        for name in s.exports or () if s.is_package else ():  # __all__ naming a submodule
+        # __all__ or the module's __getattr__ naming a submodule
+        for name in (*(s.exports or ()), *s.served) if s.is_package else ():
             sub = self.resolver.by_module.get(f"{s.module}.{name}")
             if sub:
                 c.links.setdefault(name, (sub, ""))

@@ -20,6 +20,7 @@ from indexgen.extract.alternatives import checking_only
 from indexgen.extract.docstrings import DocSection, parse_docstring, role_targets
 from indexgen.extract.model import Definition, FileSummary
 from indexgen.extract.rules import import_aliases
+from indexgen.extract.served import served_names
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, expr_text, unparse
 
@@ -70,6 +71,7 @@ def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: s
         else:
             later.append(None)
     summary.exports = _exports(tree)
+    summary.served = served_names(tree, summary.exports)
     summary.type_checking = checking_only(tree.body, summary.checking_spans)
     references = set(role_targets(summary.docstring))
     for definition, node in structure.defs:

@@ -220,6 +220,8 @@ class FileSummary:
         type_checking: Module-level names bound only under ``if TYPE_CHECKING:``, sorted
             (:func:`indexgen.extract.alternatives.checking_only`): importing them fails at
             run time.
+        served: Names the module-level ``__getattr__`` answers for, sorted
+            (:func:`indexgen.extract.served.served_names`).
         checking_spans: (first, last) lines of the module-level ``if TYPE_CHECKING:``
             bodies, in no set order: what never runs.
         identifiers: Identifier -> (first line, number of uses), from the syntax tree.
@@ -259,6 +261,7 @@ class FileSummary:
     imports: list[ImportRecord] = field(default_factory=list)
     exports: list[str] | None = None
     type_checking: list[str] = field(default_factory=list)
+    served: list[str] = field(default_factory=list)
     checking_spans: list[tuple[int, int]] = field(default_factory=list)
     identifiers: dict[str, tuple[int, int]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)

@@ -170,20 +170,36 @@ def _overview(p: Page, out: list[str], source: str | None) -> None:
             out += ["", _unbound_note(p, unbound)]
     else:
         out.append(f"Public API ({origin}): none.")
+    served = [n for n in p.served_only if n not in p.unbound_exports]
+    if served:
+        getattr_ = link(code("__getattr__"), f"#{p.anchor_of('__getattr__')}")
+        out += ["", f"Served by the module's {getattr_} alone (PEP 562; no statement binds "
+                    f"{'it' if len(served) == 1 else 'them'}): "
+                    + ", ".join(code(n) for n in served) + "."]
 
 
 def _unbound_note(p: Page, names: list[str]) -> str:
-    """What the names of ``__all__`` that nothing here binds are (attrs' ``__author__``)."""
-    one = len(names) == 1
-    them = "it" if one else "them"
+    """What the names of ``__all__`` that nothing here binds are (attrs' ``__author__``):
+    those the module's ``__getattr__`` compares its name with, then the others."""
+    served = [n for n in names if n in p.served_only]
+    rest = [n for n in names if n not in p.served_only]
+    notes = [_listed(served, "the module's `__getattr__` serves {them}")] if served else []
+    if not rest:
+        return " ".join(notes)
     if "__getattr__" in p.anchors or "__getattr__" in p.imported:
-        why = f"the module's `__getattr__` answers for {them} (it may supply or refuse {them})"
+        why = "the module's `__getattr__` answers for {them} (it may supply or refuse {them})"
     elif any(c.text == "globals" for c in p.s.calls):
-        why = f"the module binds names through `globals()`, which may make {them}"
+        why = "the module binds names through `globals()`, which may make {them}"
     else:
-        why = f"importing {them} fails, `from {p.s.module} import *` too"
+        why = f"importing {{them}} fails, `from {p.s.module} import *` too"
+    return " ".join([*notes, _listed(rest, why)])
+
+
+def _listed(names: list[str], why: str) -> str:
+    one = len(names) == 1
     return (f"{', '.join(code(n) for n in names)} {'is' if one else 'are'} listed in "
-            f"`__all__` but bound by no statement here: {why}.")
+            f"`__all__` but bound by no statement here: "
+            f"{why.format(them='it' if one else 'them')}.")
 
 
 def _architecture(p: Page, out: list[str], source: str | None) -> None:

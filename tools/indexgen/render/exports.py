@@ -46,6 +46,24 @@ def imported_names(s: FileSummary) -> set[str]:
             if i.scope in ("module", "type-checking")}
 
 
+def _bound(s: FileSummary) -> set[str]:
+    """The names a statement of the module binds (or every module has)."""
+    return {*IMPLICIT, *imported_names(s), *(d.qualname for d in s.definitions),
+            *(a.name for a in s.attributes)}
+
+
+def served_only(s: FileSummary, submodules: Container[str]) -> list[str]:
+    """The names the module's ``__getattr__`` serves (:attr:`FileSummary.served`) that no
+    statement binds and that name no submodule (``in submodules``, which its page links as
+    such): the module answers for them only through that function (a deprecated alias, a
+    value made on first use), in the order of ``served``; none when a ``*`` import may bind
+    them (Python then never asks ``__getattr__`` for them)."""
+    if not s.served or "*" in imported_names(s):
+        return []
+    bound = _bound(s)
+    return [n for n in s.served if n not in bound and n not in submodules]
+
+
 def unbound_exports(s: FileSummary, submodules: Container[str]) -> list[str]:
     """Names of ``__all__`` that no statement of the module binds (a definition, an
     assignment, an import) and that name no submodule (``in submodules``): neither defined
@@ -54,6 +72,5 @@ def unbound_exports(s: FileSummary, submodules: Container[str]) -> list[str]:
     imported = imported_names(s)
     if not s.exports or "*" in imported:
         return []
-    bound = {*IMPLICIT, *imported, *(d.qualname for d in s.definitions),
-             *(a.name for a in s.attributes)}
+    bound = _bound(s)
     return [n for n in s.exports if n not in bound and n not in submodules]

@@ -14,7 +14,7 @@ from indexgen.extract.model import FileSummary, definition_anchors
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import summary_markdown
-from indexgen.render.exports import public_names, unbound_exports
+from indexgen.render.exports import public_names, served_only, unbound_exports
 from indexgen.render.markdown import MARKER, code, escape_text, link
 from indexgen.render.page import CHECKING_NOTE, count
 from indexgen.render.rst import Linker, to_markdown
@@ -124,6 +124,9 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
         anchors = {d.qualname: d.anchor for d in pkg.definitions if not d.parent}
         anchors.update({a.name: a.anchor for a in pkg.attributes})
         names = public_names(pkg)
+        by_module = by_module or {s.module: key for key, s in files.items()}
+        subs = {n for n in (*pkg.served, *names) if f"{pkg.module}.{n}" in by_module}
+        served = served_only(pkg, subs)
         origin = "`__all__`" if pkg.exports is not None else \
             "public names defined in `__init__.py` or imported from the package's modules " \
             "(no `__all__`)"
@@ -133,8 +136,7 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
             out.append(f"{code(pkg.module)} exports {count(len(names), 'name')} ({origin}):")
             out.append("")
             sources = {i.bound_name: i for i in pkg.imports if i.scope == "module"}
-            by_module = by_module or {s.module: key for key, s in files.items()}
-            unbound = unbound_exports(pkg, {n for n in names if f"{pkg.module}.{n}" in by_module})
+            unbound = unbound_exports(pkg, subs)
             for name in names:
                 item, sub = code(name), by_module.get(f"{pkg.module}.{name}")
                 if name in anchors:
@@ -145,8 +147,13 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
                 elif sub:
                     item = link(item, relpath(layout.docs_page(sub), here)) + " (submodule)"
                 elif name in unbound:
-                    item += " (not bound in `__init__.py`)"
+                    item += " (served by its `__getattr__`)" if name in served else \
+                        " (not bound in `__init__.py`)"
                 out.append(f"- {item}" + (CHECKING_NOTE if name in pkg.type_checking else ""))
+        more = [n for n in served if n not in names]
+        if more:
+            out += ["", "Served by the `__getattr__` of `__init__.py` alone (PEP 562): "
+                        + ", ".join(code(n) for n in more) + "."]
     out += ["", "## Import graph", ""]
     if len(info.files) < 2:
         out.append("Fewer than two files in this folder, so no imports among them.")

@@ -19,7 +19,7 @@ from indexgen.extract.model import (
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import render_doc
-from indexgen.render.exports import imported_names, public_names, unbound_exports
+from indexgen.render.exports import imported_names, public_names, served_only, unbound_exports
 from indexgen.render.markdown import code, heading_anchor, link, link_target
 from indexgen.render.rst import Linker
 
@@ -249,6 +249,11 @@ class Page:
     def unbound_exports(self) -> list[str]:
         """:func:`unbound_exports` of the file (the global pass linked its submodules)."""
         return unbound_exports(self.s, self.ctx.links)
+
+    @cached_property
+    def served_only(self) -> list[str]:
+        """:func:`served_only` of the file: the names only its ``__getattr__`` answers for."""
+        return served_only(self.s, self.ctx.links)
 
     @cached_property
     def imported(self) -> set[str]:
