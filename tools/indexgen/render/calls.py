@@ -6,7 +6,7 @@ name it (module-level calls have a "Calls" list of their own, :data:`MODULE_LEVE
 file-level counts are the numbers of those edges.  Project callees link to their definitions;
 calls that leave the build show the full dotted name they resolve to; properties read on the
 way to a callee are "Reads"; calls the static analysis cannot follow are counted by reason in
-one line -- never guessed.  Builtins are left out.
+one line, each reason with its lines -- never guessed.  Builtins are left out.
 """
 
 from __future__ import annotations
@@ -20,16 +20,27 @@ from indexgen.render.markdown import code, escape_inline, link
 from indexgen.render.page import CHECKING_NOTE, MODULE_LEVEL, Page, count, line_links
 
 
-def unresolved(p: Page, caller: str) -> dict[str, int]:
-    """Reason -> number of the calls of one definition not resolved statically: those the
-    global pass counted, and the calls on local values it was not given (no known type).
-    (The context's own dictionary when there are no such local calls: not to be changed.)"""
+def unresolved(p: Page, caller: str) -> dict[str, list[int]]:
+    """Reason -> the lines of the calls of one definition not resolved statically, one per
+    call: those the global pass kept, and the calls on local values it was not given (no
+    known type).  (The context's own dictionary when there are no such local calls: not to
+    be changed.)"""
     found = p.ctx.unresolved.get(caller) or {}
-    local = len(p.local_calls.get(caller, ()))
+    local = p.local_calls.get(caller)
     if local:
         found = dict(found)
-        found[UNKNOWN_VALUE] = found.get(UNKNOWN_VALUE, 0) + local
+        found[UNKNOWN_VALUE] = sorted([*found.get(UNKNOWN_VALUE, ()), *(c.line for c in local)])
     return found
+
+
+def unresolved_text(reasons: dict[str, list[int]]) -> str:
+    """The "Not resolved statically" bullet's text: how many calls, then for each reason
+    (the most frequent first) how many and on which lines, linked as "Calls" links them:
+    ``3 calls (2 on a value of unknown type: lines 14, 30; 1 to a name bound at run time:
+    line 52)``.  A line holding two such calls is named once."""
+    return f"{count(sum(map(len, reasons.values())), 'call')} (" + "; ".join(
+        f"{len(lines)} {why}: {line_links(lines)}"
+        for why, lines in sorted(reasons.items(), key=lambda r: (-len(r[1]), r[0]))) + ")"
 
 
 def _label(p: Page, key: str, label: str) -> str:
@@ -73,9 +84,7 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
                     p, mine, p.s.checking_spans if not anchor else ()))
     reasons = unresolved(p, anchor)
     if reasons:
-        out.append(f"- **Not resolved statically**: {count(sum(reasons.values()), 'call')} ("
-                   + ", ".join(f"{n} {why}" for why, n in sorted(
-                       reasons.items(), key=lambda r: (-r[1], r[0]))) + ")")
+        out.append("- **Not resolved statically**: " + unresolved_text(reasons))
     for title, refs in (("Called by", p.ctx.called_by.get(anchor)),
                         ("Read by", p.ctx.read_by.get(anchor)),
                         ("Passed as a callback by", p.ctx.passed_by.get(anchor))):
