@@ -471,6 +471,21 @@ FILES = {
         def dump(out: io.BytesIO):
             return out.write(b"x")  # io.BytesIO.write, or the override the build defines
         ''',
+    "pkg/autofn.py": '''
+        import torch
+
+
+        class Node(torch.autograd.Function):
+            @classmethod
+            def run(cls, x):
+                return cls.apply(x)  # torch's apply runs a subclass's forward
+
+
+        class Double(Node):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+        ''',
     "pkg/conv.py": '''
         class Converter:
             def structure(self, obj):
@@ -1655,8 +1670,30 @@ def test_a_tuple_literal_holds_each_value_in_its_place(pages, marker, callees):
 
 def test_a_value_typed_by_an_outside_class_may_be_a_subclass_the_build_defines(pages):
     assert _calls(pages, "pkg/outside.py", "return out.write") == {"outside:CopyingIO.write"}
-    dump = symbol_section((pages[1] / "pkg/outside.py_docs.md").read_text(), "dump")
-    assert "`io.BytesIO.write`" in calls_line(dump)
+    docs = (pages[1] / "pkg/outside.py_docs.md").read_text()
+    line = _source_line(pages, "pkg/outside.py", "return out.write")
+    # the outside method and its override are one group, in the guide's "or an override
+    # in" form (not "one of: CopyingIO.write ...; outside this build: io.BytesIO.write")
+    lines = f"([line {line}](#L{line}))"
+    assert calls_line(symbol_section(docs, "dump")) == (
+        f"- **Calls**: outside this build: `io.BytesIO.write` {lines}, "
+        f"or an override in: [`CopyingIO.write`](#sym-CopyingIO.write) {lines}")
+    # the page reader takes it for an override group
+    at = [e for e in page_call_edges(docs, "pkg/outside.py", overrides=True) if e[4] == line]
+    assert at == [("pkg/outside.py", "sym-dump", "pkg/outside.py", "sym-CopyingIO.write", line)]
+    assert not [e for e in page_call_edges(docs, "pkg/outside.py", overrides=False)
+                if e[4] == line]
+
+
+def test_what_an_outside_method_runs_is_no_override_of_it(pages):
+    # Function.apply runs the forward of the class it is called on: Double.forward is one
+    # of the callees, not an override of apply (only a method of apply's name would be)
+    run = calls_line(symbol_section((pages[1] / "pkg/autofn.py_docs.md").read_text(),
+                                    "Node.run"))
+    line = _source_line(pages, "pkg/autofn.py", "return cls.apply(x)")
+    lines = f"([line {line}](#L{line}))"
+    assert run == (f"- **Calls**: one of: [`Double.forward`](#sym-Double.forward) {lines}; "
+                   f"outside this build: `torch.autograd.Function.apply` {lines}")
 
 
 def test_a_module_attribute_bound_to_a_method_calls_it(pages):

@@ -99,8 +99,10 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
     (one group per set of them: ``Shape.area (4), or an override in: Square.area (4)``), a
     call that names no callee of its own (a method only subclasses or a protocol's conforming
     classes define) giving "one of: ..." in the callees' line order, then names outside the
-    build, each with its lines.  The lines in a span of ``checking`` (module-level ``if
-    TYPE_CHECKING:`` bodies) are entries of their own, marked as never run."""
+    build, each with its lines, followed likewise by the overrides the build's subclasses
+    define (``io.BytesIO.write (14), or an override in: CopyingIO.write (14)``).  The lines
+    in a span of ``checking`` (module-level ``if TYPE_CHECKING:`` bodies) are entries of
+    their own, marked as never run."""
     spans = [range(first, last + 1) for first, last in checking]
     # (callee, under TYPE_CHECKING) -> lines
     groups: dict[tuple[tuple[str, str, str, str], bool], list[int]] = {}
@@ -113,10 +115,13 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
                           []).append(e.line)                         # anchor, label)
     # (base callee or None, *overrides) -> lines: each group goes after its base
     override_groups: dict[tuple, list[int]] = {}
-    named: dict[int, list[CallEdge]] = {}  # the project callees of each line with overrides
-    for e in edges:
-        if e.kind == "project" and by_call:
-            named.setdefault(e.line, []).append(e)
+    # the project callees of each line with overrides, then those outside the build
+    named: dict[int, list[CallEdge]] = {}
+    if by_call:
+        for kind in ("project", "external"):
+            for e in edges:
+                if e.kind == kind:
+                    named.setdefault(e.line, []).append(e)
     for (line, text), found in by_call.items():
         override_groups.setdefault((_base(named.get(line, ()), text, found[0].label), *sorted(
             {(e.key, e.anchor, e.label) for e in found})), []).append(line)
@@ -154,14 +159,17 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
 
 
 def _base(same: Iterable[CallEdge], text: str, override: str) -> tuple | None:
-    """The project callee (``(kind, key, anchor, label)``) that the overrides of the call
-    ``text`` are alternatives to, of the callees ``same`` of its line: the one that call
-    names, else (a name bound to a method, ``report = e.show; report()``) the one of the
-    overrides' method name; None where the call names none."""
-    for e in same:
-        if e.text == text:
-            return e[2:]
+    """The callee (``(kind, key, anchor, label)``) that the overrides of the call ``text``
+    are alternatives to, of the callees ``same`` of its line (project callees first, then
+    those outside the build: ``io.BytesIO.write`` for a ``CopyingIO(io.BytesIO)`` of the
+    build): the one that call names, else (a name bound to a method, ``report = e.show;
+    report()``) the one of the overrides' method name; None where the call names none.  A
+    name outside the build must be the overrides' method (the ``forward`` methods that
+    ``torch.autograd.Function.apply`` runs override no ``apply``: "one of")."""
     method = override.rpartition(".")[2]
+    for e in same:
+        if e.text == text and (e[2] != "external" or e[5].rpartition(".")[2] == method):
+            return e[2:]
     for e in same:
         if e.label.rpartition(".")[2] == method:
             return e[2:]
