@@ -38,7 +38,12 @@ def page_call_edges(docs: str, rel: str, overrides: bool | None = None
         for line in block.split("\n"):
             if not line.startswith("- **Calls**: "):
                 continue
-            project = re.split(r"outside this build: ", line)[0]
+            project, _, outside = line.partition("outside this build: ")
+            # a name outside the build may be followed by the overrides the build defines
+            # ("io.BytesIO.write (lines), or an override in: A, B (lines), os.getcwd
+            # (lines)"): each group ends with its lines, the last line link's "))"
+            for group in outside.split(", or an override in: ")[1:]:
+                project += "; or an override in: " + group[:group.index("))") + 2]
             if overrides is not None:
                 # a callee's overrides follow it: "A (lines), or an override in: B, C (lines)"
                 parts = [(part, n > 0 or part.startswith("or an override in: "))

@@ -471,6 +471,21 @@ FILES = {
         def dump(out: io.BytesIO):
             return out.write(b"x")  # io.BytesIO.write, or the override the build defines
         ''',
+    "pkg/autofn.py": '''
+        import torch
+
+
+        class Node(torch.autograd.Function):
+            @classmethod
+            def run(cls, x):
+                return cls.apply(x)  # torch's apply runs a subclass's forward
+
+
+        class Double(Node):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+        ''',
     "pkg/conv.py": '''
         class Converter:
             def structure(self, obj):
@@ -1398,12 +1413,17 @@ def pages(tmp_path_factory):
     return build_files(tmp_path_factory.mktemp("rules") / "src", FILES)
 
 
+def _source_line(pages, rel: str, marker: str) -> int:
+    """The line of the source file ``rel`` that holds ``marker``."""
+    return next(i for i, text in enumerate((pages[0] / rel).read_text().split("\n"), 1)
+                if marker in text)
+
+
 def _calls(pages, rel: str, marker: str) -> set[str]:
     """The callees ("file:qualname") the "Calls" of the pages list at the line of
     ``marker``; each must also be on the callee's "Called by"."""
     root, out = pages
-    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
-                if marker in text)
+    line = _source_line(pages, rel, marker)
     calls, callers = set(), set()
     for page in out.rglob("*_docs.md"):
         page_rel = page.relative_to(out).as_posix().removesuffix("_docs.md")
@@ -1475,8 +1495,7 @@ def _anchors(pages, marker: str) -> set[str]:
     qualname: their anchors tell them apart)."""
     root, out = pages
     rel = "pkg/compat.py"
-    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
-                if marker in text)
+    line = _source_line(pages, rel, marker)
     docs = (out / f"{rel}_docs.md").read_text()
     calls = {e[3] for e in page_call_edges(docs, rel) if e[4] == line}
     assert calls == {e[3] for e in page_callers(docs, rel) if e[4] == line}
@@ -1629,7 +1648,8 @@ def test_an_attribute_of_an_outside_instances_attribute_is_unknown(pages):
     where = symbol_section((pages[1] / "pkg/frames.py_docs.md").read_text(), "where")
     assert "`types.FrameType.clear`" in calls_line(where)
     assert "co_filename" not in where
-    assert "1 call (1 on a value of unknown type)" in where
+    line = _source_line(pages, "pkg/frames.py", "co_filename.upper()")
+    assert f"1 call (1 on a value of unknown type: [line {line}](#L{line}))" in where
 
 
 def test_a_bound_method_kept_in_a_name_may_be_an_override(pages):
@@ -1650,8 +1670,30 @@ def test_a_tuple_literal_holds_each_value_in_its_place(pages, marker, callees):
 
 def test_a_value_typed_by_an_outside_class_may_be_a_subclass_the_build_defines(pages):
     assert _calls(pages, "pkg/outside.py", "return out.write") == {"outside:CopyingIO.write"}
-    dump = symbol_section((pages[1] / "pkg/outside.py_docs.md").read_text(), "dump")
-    assert "`io.BytesIO.write`" in calls_line(dump)
+    docs = (pages[1] / "pkg/outside.py_docs.md").read_text()
+    line = _source_line(pages, "pkg/outside.py", "return out.write")
+    # the outside method and its override are one group, in the guide's "or an override
+    # in" form (not "one of: CopyingIO.write ...; outside this build: io.BytesIO.write")
+    lines = f"([line {line}](#L{line}))"
+    assert calls_line(symbol_section(docs, "dump")) == (
+        f"- **Calls**: outside this build: `io.BytesIO.write` {lines}, "
+        f"or an override in: [`CopyingIO.write`](#sym-CopyingIO.write) {lines}")
+    # the page reader takes it for an override group
+    at = [e for e in page_call_edges(docs, "pkg/outside.py", overrides=True) if e[4] == line]
+    assert at == [("pkg/outside.py", "sym-dump", "pkg/outside.py", "sym-CopyingIO.write", line)]
+    assert not [e for e in page_call_edges(docs, "pkg/outside.py", overrides=False)
+                if e[4] == line]
+
+
+def test_what_an_outside_method_runs_is_no_override_of_it(pages):
+    # Function.apply runs the forward of the class it is called on: Double.forward is one
+    # of the callees, not an override of apply (only a method of apply's name would be)
+    run = calls_line(symbol_section((pages[1] / "pkg/autofn.py_docs.md").read_text(),
+                                    "Node.run"))
+    line = _source_line(pages, "pkg/autofn.py", "return cls.apply(x)")
+    lines = f"([line {line}](#L{line}))"
+    assert run == (f"- **Calls**: one of: [`Double.forward`](#sym-Double.forward) {lines}; "
+                   f"outside this build: `torch.autograd.Function.apply` {lines}")
 
 
 def test_a_module_attribute_bound_to_a_method_calls_it(pages):
@@ -1670,7 +1712,8 @@ def test_partial_and_lru_cache_give_back_the_function_they_are_handed(pages, mar
 
 def test_a_callable_typed_only_by_its_signature_is_counted_as_such(pages):
     run = symbol_section((pages[1] / "pkg/sig.py_docs.md").read_text(), "Job.run")
-    assert "1 call (1 on a callable typed only by its signature)" in run
+    line = _source_line(pages, "pkg/sig.py", "return self.action()")
+    assert f"1 call (1 on a callable typed only by its signature: [line {line}](#L{line}))" in run
 
 
 def test_a_call_the_first_round_resolved_from_less_is_widened_in_the_second(pages):
@@ -1833,7 +1876,12 @@ def test_a_copy_of_a_registry_holds_its_functions(pages):
 def test_a_local_assigned_a_value_of_unknown_type_is_not_a_run_time_name(pages):
     docs = (pages[1] / "pkg/environment.py_docs.md").read_text()
     labels = symbol_section(docs, "labels")  # table.get and func(1): unknown; fn(2): run time
-    assert "3 calls (2 on a value of unknown type, 1 to a name bound at run time)" in labels
+    get, func, fn = (_source_line(pages, "pkg/environment.py", marker) for marker in
+                     ("func = table.get(name)", "func(1)", "fn(2)"))
+    # each reason names its calls' lines, linked as "Calls" links them
+    assert (f"- **Not resolved statically**: 3 calls (2 on a value of unknown type: "
+            f"lines [{get}](#L{get}), [{func}](#L{func}); "
+            f"1 to a name bound at run time: [line {fn}](#L{fn}))") in labels
 
 
 @pytest.mark.parametrize("marker, callees", [
@@ -1891,8 +1939,9 @@ def test_super_calls_are_accounted_for(pages):
     assert "outside this build: `threading.Thread.__init__`" in symbol_section(
         docs, "Worker.__init__")
     assert "Not resolved" not in symbol_section(docs, "Base.__init__")
-    assert "- **Not resolved statically**: 1 call (1 on a value of unknown type)" in \
-        symbol_section(docs, "Oops.__init__")
+    line = _source_line(pages, "pkg/supers.py", "super().missing()")
+    assert ("- **Not resolved statically**: 1 call (1 on a value of unknown type: "
+            f"[line {line}](#L{line}))") in symbol_section(docs, "Oops.__init__")
 
 
 def test_a_call_of_a_nested_function_says_so_on_the_called_by(pages):

@@ -189,7 +189,9 @@ def test_typed_calls_are_on_both_pages(pages, caller, marker, callee):
 
 def test_an_iterator_that_returns_itself_ends_the_evaluation(pages):
     spin = symbol_section((pages[1] / "pkg/parts.py_docs.md").read_text(), "spin")
-    assert "- **Not resolved statically**: 1 call (1 on a value of unknown type)" in spin
+    line = _line(pages, "pkg/parts.py", "x.step()  # not known")
+    assert ("- **Not resolved statically**: 1 call (1 on a value of unknown type: "
+            f"[line {line}](#L{line}))") in spin
 
 
 def test_nothing_is_guessed(pages):
@@ -197,7 +199,8 @@ def test_nothing_is_guessed(pages):
     line = _line(pages, "pkg/engine.py", "anything.step()")
     assert not [e for e in calls if e[0].endswith(f" {line}")]
     run = symbol_section((pages[1] / "pkg/engine.py_docs.md").read_text(), "Engine.run")
-    assert "- **Not resolved statically**: 1 call (1 on a value of unknown type)" in run
+    assert ("- **Not resolved statically**: 1 call (1 on a value of unknown type: "
+            f"[line {line}](#L{line}))") in run
     assert "anything.step" not in run  # counted, not listed
 
 

@@ -4,7 +4,7 @@ put together from the call graph and the project's tables, a file at a time.
 :func:`contexts` runs the pass's whole-build steps in the calling process (the call graph,
 :mod:`indexgen.analyze.callgraph`; what each definition does through its callees, the
 inverse views and the tests, which read every file's edges) and then finishes each file's
-context alone: its edges with a page, its unresolved counts, the conditions that pick its
+context alone: its edges with a page, its calls not resolved, the conditions that pick its
 callees, its indirect findings, its sorted tables and the one-line summaries of the files
 it names.  That per-file part reads the whole-build tables and writes nothing outside its
 own file, so with more than two processes it runs, like the call graph, in processes
@@ -104,8 +104,8 @@ def _finish(project, key: str, ctx: dict[str, FileContext], by_caller: dict,
     c = ctx[key]
     c.calls = {caller: _documented(out, ctx, unresolved, key, caller)
                for caller, out in sorted(by_caller.items())}
-    c.unresolved = {caller: dict(sorted(counts.items()))
-                    for caller, counts in sorted(unresolved.get(key, {}).items())}
+    c.unresolved = {caller: {why: sorted(lines) for why, lines in sorted(reasons.items())}
+                    for caller, reasons in sorted(unresolved.get(key, {}).items())}
     c.conditions = _conditions(project.resolver, c.calls)
     c.indirect = callgraph.indirect_findings(key, by_caller, totals, project.resolver, done)
     named = project.files[key].by_name
@@ -126,16 +126,16 @@ def _finish(project, key: str, ctx: dict[str, FileContext], by_caller: dict,
 def _documented(out: list, ctx: dict[str, FileContext], unresolved: callgraph.Unresolved,
                 key: str, caller: str) -> list:
     """The edges of one caller whose callee has a page; a call whose callees are all in test
-    files (not documented) is counted under :data:`INTO_TESTS` instead, so that every call
-    stays accounted for."""
+    files (not documented) is kept under :data:`INTO_TESTS` instead (its line, as for the
+    calls not resolved), so that every call stays accounted for."""
     kept = [e for e in out if e.kind not in _LINKED or e.key in ctx]
     if len(kept) < len(out):
         calls = {(e.line, e.text) for e in kept}
         gone = {(e.line, e.text) for e in out if e.kind in CALLED and e.key not in ctx}
-        n = len(gone - calls)
-        if n:
-            counts = unresolved.setdefault(key, {}).setdefault(caller, {})
-            counts[INTO_TESTS] = counts.get(INTO_TESTS, 0) + n
+        gone -= calls
+        if gone:
+            reasons = unresolved.setdefault(key, {}).setdefault(caller, {})
+            reasons.setdefault(INTO_TESTS, []).extend(line for line, _text in gone)
     return kept
 
 

@@ -3,15 +3,15 @@
 :func:`edges` resolves each call a file records with
 :func:`~indexgen.analyze.dispatch.resolve_call` (where one call leads, by what kind of
 edge), once per call text and class or caller, and keeps the edges in line order; the calls
-not resolved are counted by reason (the pages show counts, never a list), builtins' calls
-left out.  A second round resolves again, with what the call sites found hand each parameter
-(:mod:`indexgen.analyze.flows`), the calls on values the first could not type, then the calls
-the first resolved from a read that was provisional (a parameter's callers not yet known):
-what those find now is added to what they found then.  A call
+not resolved are kept by reason, each by its line (the pages say how many, and where),
+builtins' calls left out.  A second round resolves again, with what the call sites found
+hand each parameter (:mod:`indexgen.analyze.flows`), the calls on values the first could not
+type, then the calls the first resolved from a read that was provisional (a parameter's
+callers not yet known): what those find now is added to what they found then.  A call
 inside an ``isinstance`` branch is resolved on its receiver as the test narrows it
-(:mod:`indexgen.extract.narrowing`).  Every call is accounted for: an edge, a count or a
-builtin (:data:`Ledger`, for the test that says so).  The walks over the edges (inverse
-views, effects, reach) are :mod:`indexgen.analyze.walks`, re-exported here.
+(:mod:`indexgen.extract.narrowing`).  Every call is accounted for: an edge, a line under its
+reason or a builtin (:data:`Ledger`, for the test that says so).  The walks over the edges
+(inverse views, effects, reach) are :mod:`indexgen.analyze.walks`, re-exported here.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ from indexgen.analyze.walks import (  # noqa: F401 - the graph's walks, where ca
 )
 from indexgen.extract.model import Call
 
-#: ``key -> caller anchor -> reason -> number of calls`` not resolved statically.
-Unresolved = dict[str, dict[str, dict[str, int]]]
+#: ``key -> caller anchor -> reason -> lines`` of the calls not resolved statically, one
+#: line per call (a line holding two such calls is there twice), in the order met.
+Unresolved = dict[str, dict[str, dict[str, list[int]]]]
 #: ``(key, caller anchor, line, call text) -> kinds of the edges the call made`` (for a
 #: builtin's call, which makes no edge on the pages, ``builtin:`` and the builtin's name):
 #: never an empty list.
@@ -65,9 +66,9 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
           unresolved: Unresolved | None = None, ledger: Ledger | None = None,
           fan: FanOut | None = None, shards: int = 1,
           meanwhile: Callable[[], None] | None = None) -> Edges:
-    """Resolved calls of the given files, by caller, in line order; the calls not resolved
-    are counted by reason into ``unresolved`` (the pages show counts, never a list), calls
-    of builtins left out.  ``ledger``: filled with the kinds of edges each call made (see
+    """Resolved calls of the given files, by caller, in line order; the lines of the calls
+    not resolved go by reason into ``unresolved`` (:data:`Unresolved`), calls of builtins
+    left out.  ``ledger``: filled with the kinds of edges each call made (see
     :data:`Ledger`), for a test that every call is accounted for.
 
     A file calls the same expression from the same class many times (``torch.cat``,
@@ -93,12 +94,12 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     retry: list = []
     sites: flows.CallSites = {}
     round_one = partial(_first_round, resolver, types, ledger is not None)
-    for part, counts, again, accounts, handed in fan_runs(fan, round_one, keys, sizes, shards,
+    for part, unres, again, accounts, handed in fan_runs(fan, round_one, keys, sizes, shards,
                                                       meanwhile):
         found.update(part)
         retry += again
         if unresolved is not None:
-            unresolved.update(counts)
+            unresolved.update(unres)
         if ledger is not None:
             ledger.update(accounts)
         for callee, entries in handed.items():  # the runs come in the files' order
@@ -112,7 +113,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
 
 def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                  keys: list[str]) -> tuple[Edges, Unresolved, list, Ledger, flows.CallSites]:
-    """The first round of :func:`edges` over ``keys``: the edges, the unresolved counts,
+    """The first round of :func:`edges` over ``keys``: the edges, the unresolved lines,
     the calls to try again, the ledger (empty unless ``want_ledger``) and what the calls
     hand their callees (:func:`indexgen.analyze.flows.call_sites` of these edges, for the
     second round; made here, where the runs are spread over processes)."""
@@ -131,7 +132,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
         if types is not None:
             types.begin_file()
         by_caller: dict[str, list[CallEdge]] = {}
-        counts: dict[str, dict[str, int]] = {}
+        unres: dict[str, dict[str, list[int]]] = {}
         qualname_of = resolver.module(key).qualname_of
         seen: dict[tuple[str, str, bool], list[CallEdge]] = {}
         # of seen: the next round's answer too, for the caller that asked (a memo shared by
@@ -155,7 +156,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                 names = names_of.get(caller)
                 narrow = types.narrowings(key, caller) if names else None
                 out = by_caller.get(caller)
-                mine = counts.get(caller)
+                mine = unres.get(caller)
                 tail = tails.get(caller)
             if names:
                 parts = heads.get(text)
@@ -186,8 +187,11 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                     continue
                 if kind == "unresolved":
                     if mine is None:
-                        mine = counts[caller] = {}
-                    mine[edge[5]] = mine.get(edge[5], 0) + 1
+                        mine = unres[caller] = {}
+                    lines = mine.get(edge[5])
+                    if lines is None:
+                        lines = mine[edge[5]] = []
+                    lines.append(line)
                     # again with what callers hand: on local names, or read it (self.x)
                     if edge[5] in _AGAIN and (names or memo not in settled):
                         retry.append((key, call, cls, names or _NO_NAMES, edge[5], text,
@@ -210,8 +214,8 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                     and any(e[2] != "builtin" for e in out_edges)):
                 widen.append((key, call, cls, names or _NO_NAMES, "", text, None))
         found[key] = by_caller
-        if counts:
-            unresolved[key] = counts
+        if unres:
+            unresolved[key] = unres
     retry += widen
     handed = flows.call_sites(resolver, found, types.flow_records) if types is not None else {}
     return found, unresolved, retry, ledger or {}, handed
@@ -222,7 +226,7 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
                   fan: FanOut | None, shards: int, sites: flows.CallSites) -> None:
     """Resolve again, with what the call sites found hand each parameter (``sites``:
     :mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
-    those it resolves now become edges, in line order, and leave the unresolved counts.
+    those it resolves now become edges, in line order, and their lines leave the unresolved.
     A call the first round resolved from a provisional read (its reason ``""``) keeps its
     edges and gains those it finds now; it is asked after the others of its file, so that
     the values it brings into the memo shape none of their answers."""
@@ -258,11 +262,11 @@ def _second_round(resolver: Resolver, types: Types, found: Edges,
         found[key].setdefault(call.caller, []).extend(new)
         changed.add((key, call.caller))
         if unresolved is not None and why:
-            counts = unresolved[key][call.caller]
-            counts[why] -= 1
-            if not counts[why]:
-                del counts[why]
-                if not counts:
+            unres = unresolved[key][call.caller]
+            unres[why].remove(call.line)  # this call's line, not another's
+            if not unres[why]:
+                del unres[why]
+                if not unres:
                     del unresolved[key][call.caller]
     for key, caller in changed:
         out = sorted(found[key][caller], key=_LINE)

@@ -110,6 +110,8 @@ class FileContext:
         lines: File key -> one-line summary, for every file named in this context.
         calls: Caller anchor ('' for module level) -> where its calls lead, in line order
             (calls on local variables are not here: the file's own summary lists them).
+        unresolved: Caller anchor -> why -> the lines of its calls not resolved statically,
+            sorted, one per call (calls on local variables, again, are the page's own).
         called_by: Anchor of a definition of this file -> the call sites that reach it from
             anywhere in the build, sorted: the inverse of the ``project`` edges of ``calls``.
         read_by: Anchor of a property of this file -> where it is read, sorted: the inverse
@@ -139,7 +141,7 @@ class FileContext:
     base_links: dict[str, tuple[str, str]] = field(default_factory=dict)
     lines: dict[str, str] = field(default_factory=dict)
     calls: dict[str, list[CallEdge]] = field(default_factory=dict)
-    unresolved: dict[str, dict[str, int]] = field(default_factory=dict)
+    unresolved: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     called_by: dict[str, list[CallerRef]] = field(default_factory=dict)
     read_by: dict[str, list[CallerRef]] = field(default_factory=dict)
     passed_by: dict[str, list[CallerRef]] = field(default_factory=dict)

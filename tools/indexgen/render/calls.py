@@ -6,7 +6,7 @@ name it (module-level calls have a "Calls" list of their own, :data:`MODULE_LEVE
 file-level counts are the numbers of those edges.  Project callees link to their definitions;
 calls that leave the build show the full dotted name they resolve to; properties read on the
 way to a callee are "Reads"; calls the static analysis cannot follow are counted by reason in
-one line -- never guessed.  Builtins are left out.
+one line, each reason with its lines -- never guessed.  Builtins are left out.
 """
 
 from __future__ import annotations
@@ -20,16 +20,27 @@ from indexgen.render.markdown import code, escape_inline, link
 from indexgen.render.page import CHECKING_NOTE, MODULE_LEVEL, Page, count, line_links
 
 
-def unresolved(p: Page, caller: str) -> dict[str, int]:
-    """Reason -> number of the calls of one definition not resolved statically: those the
-    global pass counted, and the calls on local values it was not given (no known type).
-    (The context's own dictionary when there are no such local calls: not to be changed.)"""
+def unresolved(p: Page, caller: str) -> dict[str, list[int]]:
+    """Reason -> the lines of the calls of one definition not resolved statically, one per
+    call: those the global pass kept, and the calls on local values it was not given (no
+    known type).  (The context's own dictionary when there are no such local calls: not to
+    be changed.)"""
     found = p.ctx.unresolved.get(caller) or {}
-    local = len(p.local_calls.get(caller, ()))
+    local = p.local_calls.get(caller)
     if local:
         found = dict(found)
-        found[UNKNOWN_VALUE] = found.get(UNKNOWN_VALUE, 0) + local
+        found[UNKNOWN_VALUE] = sorted([*found.get(UNKNOWN_VALUE, ()), *(c.line for c in local)])
     return found
+
+
+def unresolved_text(reasons: dict[str, list[int]]) -> str:
+    """The "Not resolved statically" bullet's text: how many calls, then for each reason
+    (the most frequent first) how many and on which lines, linked as "Calls" links them:
+    ``3 calls (2 on a value of unknown type: lines 14, 30; 1 to a name bound at run time:
+    line 52)``.  A line holding two such calls is named once."""
+    return f"{count(sum(map(len, reasons.values())), 'call')} (" + "; ".join(
+        f"{len(lines)} {why}: {line_links(lines)}"
+        for why, lines in sorted(reasons.items(), key=lambda r: (-len(r[1]), r[0]))) + ")"
 
 
 def _label(p: Page, key: str, label: str) -> str:
@@ -73,9 +84,7 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
                     p, mine, p.s.checking_spans if not anchor else ()))
     reasons = unresolved(p, anchor)
     if reasons:
-        out.append(f"- **Not resolved statically**: {count(sum(reasons.values()), 'call')} ("
-                   + ", ".join(f"{n} {why}" for why, n in sorted(
-                       reasons.items(), key=lambda r: (-r[1], r[0]))) + ")")
+        out.append("- **Not resolved statically**: " + unresolved_text(reasons))
     for title, refs in (("Called by", p.ctx.called_by.get(anchor)),
                         ("Read by", p.ctx.read_by.get(anchor)),
                         ("Passed as a callback by", p.ctx.passed_by.get(anchor))):
@@ -90,8 +99,10 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
     (one group per set of them: ``Shape.area (4), or an override in: Square.area (4)``), a
     call that names no callee of its own (a method only subclasses or a protocol's conforming
     classes define) giving "one of: ..." in the callees' line order, then names outside the
-    build, each with its lines.  The lines in a span of ``checking`` (module-level ``if
-    TYPE_CHECKING:`` bodies) are entries of their own, marked as never run."""
+    build, each with its lines, followed likewise by the overrides the build's subclasses
+    define (``io.BytesIO.write (14), or an override in: CopyingIO.write (14)``).  The lines
+    in a span of ``checking`` (module-level ``if TYPE_CHECKING:`` bodies) are entries of
+    their own, marked as never run."""
     spans = [range(first, last + 1) for first, last in checking]
     # (callee, under TYPE_CHECKING) -> lines
     groups: dict[tuple[tuple[str, str, str, str], bool], list[int]] = {}
@@ -104,10 +115,13 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
                           []).append(e.line)                         # anchor, label)
     # (base callee or None, *overrides) -> lines: each group goes after its base
     override_groups: dict[tuple, list[int]] = {}
-    named: dict[int, list[CallEdge]] = {}  # the project callees of each line with overrides
-    for e in edges:
-        if e.kind == "project" and by_call:
-            named.setdefault(e.line, []).append(e)
+    # the project callees of each line with overrides, then those outside the build
+    named: dict[int, list[CallEdge]] = {}
+    if by_call:
+        for kind in ("project", "external"):
+            for e in edges:
+                if e.kind == kind:
+                    named.setdefault(e.line, []).append(e)
     for (line, text), found in by_call.items():
         override_groups.setdefault((_base(named.get(line, ()), text, found[0].label), *sorted(
             {(e.key, e.anchor, e.label) for e in found})), []).append(line)
@@ -145,14 +159,17 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
 
 
 def _base(same: Iterable[CallEdge], text: str, override: str) -> tuple | None:
-    """The project callee (``(kind, key, anchor, label)``) that the overrides of the call
-    ``text`` are alternatives to, of the callees ``same`` of its line: the one that call
-    names, else (a name bound to a method, ``report = e.show; report()``) the one of the
-    overrides' method name; None where the call names none."""
-    for e in same:
-        if e.text == text:
-            return e[2:]
+    """The callee (``(kind, key, anchor, label)``) that the overrides of the call ``text``
+    are alternatives to, of the callees ``same`` of its line (project callees first, then
+    those outside the build: ``io.BytesIO.write`` for a ``CopyingIO(io.BytesIO)`` of the
+    build): the one that call names, else (a name bound to a method, ``report = e.show;
+    report()``) the one of the overrides' method name; None where the call names none.  A
+    name outside the build must be the overrides' method (the ``forward`` methods that
+    ``torch.autograd.Function.apply`` runs override no ``apply``: "one of")."""
     method = override.rpartition(".")[2]
+    for e in same:
+        if e.text == text and (e[2] != "external" or e[5].rpartition(".")[2] == method):
+            return e[2:]
     for e in same:
         if e.label.rpartition(".")[2] == method:
             return e[2:]
