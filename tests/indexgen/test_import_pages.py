@@ -11,8 +11,8 @@ from ig_helpers import broken_links, build_files
 from indexgen import Config, build
 from indexgen.analyze.project import Project, compact
 from indexgen.extract.pipeline import extract_source
-from indexgen.extract.source import module_name
 from indexgen.extract.served import served_names
+from indexgen.extract.source import module_name
 from indexgen.render.exports import public_names, unbound_exports
 
 
