@@ -346,7 +346,9 @@ class Oracle:
             elif isinstance(node, ast.ImportFrom):
                 source = self.absolute(mod, node)
                 for alias in node.names:
-                    if alias.name == "*":
+                    if alias.name == "*":  # from m import *: reads m (all its public names)
+                        if source in self.mods:
+                            found.add(self.mods[source].rel)
                         continue
                     target = self.module_attr(source, [alias.name], 0)
                     if target and target[0] in ("def", "module") and target[1] in self.mods:

@@ -9,11 +9,11 @@ import textwrap
 
 from ig_helpers import broken_links, build_files
 from indexgen import Config, build
+from indexgen.analyze.exports import public_names, unbound_exports
 from indexgen.analyze.project import Project, compact
 from indexgen.extract.pipeline import extract_source
 from indexgen.extract.served import served_names
 from indexgen.extract.source import module_name
-from indexgen.render.exports import public_names, unbound_exports
 
 
 def _section(page: str, title: str) -> str:
@@ -332,4 +332,39 @@ def test_pages_say_which_names_only_the_module_getattr_serves(tmp_path):
                         "`OldThing`.\n")
     star = (out / "pkg/star.py_docs.md").read_text()
     assert "Served by" not in star  # the * import may bind Thing
+    assert broken_links(out) == []
+
+
+def test_a_package_exports_what_its_star_imports_bring(tmp_path):
+    # more-itertools' __init__ is `from .more import *` and `from .recipes import *`: its
+    # pages said "exports no names", "Public API: none" and drew no import graph edge
+    _root, out = build_files(tmp_path / "src", {
+        "pkg/__init__.py": '"""Pkg."""\nfrom .core import *\nfrom .chain import *\n'
+                           "from .dyn import *\nfrom os.path import *\n",
+        "pkg/core.py": "__all__ = ['work']\ndef work():\n    return 1\ndef other():\n    return 2\n",
+        "pkg/chain.py": "from .deep import *\ndef _hidden():\n    pass\n",
+        "pkg/deep.py": "def deep():\n    return 3\n",
+        "pkg/dyn.py": "__all__ = []\nfor n in ('a', 'b'):\n    __all__.append(n)\n"
+                      "def a():\n    pass\n",
+    })
+    page = (out / "pkg/__init__.py_docs.md").read_text()
+    overview = _section(page, "High-Level Overview")
+    # core's __all__ (not `other`), deep's through chain's own * import; nothing of dyn, whose
+    # __all__ is filled in a loop, nor of a module outside the build
+    assert ("Public API (names without a leading underscore): `deep` (re-exported), `work` "
+            "(re-exported).") in overview
+    assert "Import: `from pkg import deep, work`\n" in _section(page, "Testing & Usage")
+    assert "[`src/pkg/core.py`](core.py_docs.md)" in _section(page, "Related Files")
+    doc = (out / "pkg/doc.md").read_text()
+    assert _section(doc, "Exported names") == (
+        "`pkg` exports 2 names (public names defined in `__init__.py` or imported from the "
+        "package's modules (no `__all__`)):\n\n- `deep` (from `pkg.deep`, by its `*` import)\n"
+        "- `work` (from `pkg.core`, by its `*` import)\n")
+    graph = _section(doc, "Import graph")
+    for target, line in (("core", 2), ("chain", 3), ("dyn", 4)):
+        assert (f"- [`__init__.py`](__init__.py_docs.md) → [`{target}.py`]({target}.py_docs.md)"
+                f" (line {line})") in graph
+    dyn = _section((out / "pkg/dyn.py_docs.md").read_text(), "High-Level Overview")
+    assert ("Public API (names without a leading underscore; its `__all__` is computed, not "
+            "read): [`a`](#sym-a).") in dyn
     assert broken_links(out) == []

@@ -23,6 +23,7 @@ from typing import Any
 
 from indexgen.analyze import callgraph
 from indexgen.analyze.context import FileContext
+from indexgen.analyze.exports import star_names
 from indexgen.analyze.flows import CALLED
 from indexgen.analyze.resolve import PerFile
 from indexgen.analyze.runs import FanOut, cut
@@ -48,9 +49,13 @@ def contexts(project, ledger: callgraph.Ledger | None = None,
     ctx = {key: FileContext() for key in project.files}
 
     def links() -> None:  # no call edge needed: done while forked processes find them
+        by_module = project.resolver.by_module
         for key, s in project.files.items():
             project.imports_of(key, s, ctx)
             project.bases_and_links(key, s, ctx[key])
+            if s.is_package:  # what its * imports bring: public names (exports.public_names)
+                ctx[key].star = star_names(
+                    s, lambda m: project.files.get(by_module.get(m, "")))
 
     unresolved: callgraph.Unresolved = {}
     resolver = project.resolver

@@ -120,6 +120,8 @@ class FileContext:
             callback (a hook, ``partial``), sorted: the inverse of the ``callback`` edges.
         links: Cross-reference target or annotation name of this file -> (file key, anchor)
             of its definition ('' anchor for a module).
+        star: Name -> module, for the names its ``from m import *`` statements bring from
+            the build's modules (:func:`indexgen.analyze.exports.star_names`).
         indirect: Calls of this file whose callee performs an operation of interest.
         test_calls: Test file -> qualnames of this file's definitions its calls reach
             (directly or through other project functions), for tests that do not import
@@ -146,6 +148,7 @@ class FileContext:
     read_by: dict[str, list[CallerRef]] = field(default_factory=dict)
     passed_by: dict[str, list[CallerRef]] = field(default_factory=dict)
     links: dict[str, tuple[str, str]] = field(default_factory=dict)
+    star: dict[str, str] = field(default_factory=dict)
     indirect: list[IndirectFinding] = field(default_factory=list)
     test_calls: dict[str, list[str]] = field(default_factory=dict)
     dynamic_tests: list[str] = field(default_factory=list)

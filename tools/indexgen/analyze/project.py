@@ -170,10 +170,9 @@ class Project:
         return found
 
     def import_target(self, imp: ImportRecord) -> Target | None:
-        """The project module or definition an import binds, following re-exports."""
-        if imp.name == "*":
-            return None
-        if imp.name:
+        """The project module or definition an import binds, following re-exports (``from
+        .core import *``: the module, whose names it binds)."""
+        if imp.name and imp.name != "*":
             found = self.resolver.attribute_of(imp.module, imp.name)
             if found is None or found.kind != "project":  # a module attribute all the same
                 found = self._module_attribute(imp.module, imp.name) or found

@@ -70,7 +70,7 @@ def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: s
             summary.doc = parse_docstring(summary.docstring)
         else:
             later.append(None)
-    summary.exports = _exports(tree)
+    summary.exports, summary.all_computed = _exports(tree)
     summary.served = served_names(tree, summary.exports)
     summary.type_checking = checking_only(tree.body, summary.checking_spans)
     references = set(role_targets(summary.docstring))
@@ -122,9 +122,9 @@ def _labels(definition: Definition, aliases: dict[str, str]) -> set[str]:
     return labels
 
 
-def _exports(tree: ast.Module) -> list[str] | None:
-    """Names of a static ``__all__`` (literal lists, ``+=``, ``.extend``/``.append``), sorted;
-    None when there is none or it is computed."""
+def _exports(tree: ast.Module) -> tuple[list[str] | None, bool]:
+    """Names of a static ``__all__`` (literal lists, ``+=``, ``.extend``/``.append``), sorted,
+    or None when there is none or it is computed; and whether it is computed."""
     names: list[str] | None = None
     stack = list(reversed(tree.body))
     while stack:
@@ -136,14 +136,16 @@ def _exports(tree: ast.Module) -> list[str] | None:
                           getattr(node, "finalbody", [])):
                 stack.extend(reversed(block))
             continue
+        if t in (ast.For, ast.While) and any(_all_statement(n)[0] for n in ast.walk(node)):
+            return None, True  # filled in a loop (torch._numpy._funcs): computed
         target, value, extend = _all_statement(node)
         if target is None:
             continue
         found = _strings(value)
         if found is None:
-            return None  # computed: not static
+            return None, True  # computed: not static
         names = (names or []) + found if extend else found
-    return sorted(set(names)) if names is not None else None
+    return (sorted(set(names)) if names is not None else None), False
 
 
 def _all_statement(node: ast.AST) -> tuple[str | None, ast.AST | None, bool]:

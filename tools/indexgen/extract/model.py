@@ -220,6 +220,8 @@ class FileSummary:
         type_checking: Module-level names bound only under ``if TYPE_CHECKING:``, sorted
             (:func:`indexgen.extract.alternatives.checking_only`): importing them fails at
             run time.
+        all_computed: Whether the module sets ``__all__`` to a value not read statically
+            (``exports`` is then None): what a ``*`` import of it brings is not known.
         served: Names the module-level ``__getattr__`` answers for, sorted
             (:func:`indexgen.extract.served.served_names`).
         checking_spans: (first, last) lines of the module-level ``if TYPE_CHECKING:``
@@ -262,6 +264,7 @@ class FileSummary:
     exports: list[str] | None = None
     type_checking: list[str] = field(default_factory=list)
     served: list[str] = field(default_factory=list)
+    all_computed: bool = False
     checking_spans: list[tuple[int, int]] = field(default_factory=list)
     identifiers: dict[str, tuple[int, int]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)

@@ -3,9 +3,8 @@
 - :mod:`~indexgen.render.markdown` escapes text and makes code spans, anchors and links;
   :mod:`~indexgen.render.rst` and :mod:`~indexgen.render.docrender` turn docstrings into
   safe Markdown;
-- :mod:`~indexgen.render.page` holds what both pages of a file share, and
-  :mod:`~indexgen.render.exports` the names a module exports and those of ``__all__``
-  nothing binds, which the folder page tells too;
+- :mod:`~indexgen.render.page` holds what both pages of a file share (the names a module
+  exports are :mod:`~indexgen.analyze.exports`', which the folder page tells too);
   :mod:`~indexgen.render.keywords` writes the keyword index, :mod:`~indexgen.render.docs`
   the first sections of the analysis page, :mod:`~indexgen.render.calls` its call graph and
   :mod:`~indexgen.render.sections` the later sections;

@@ -15,10 +15,10 @@ import html
 from itertools import chain, repeat
 
 from indexgen.analyze.context import FileContext
+from indexgen.analyze.exports import IMPLICIT
 from indexgen.extract.model import STATUS_EMPTY, STATUS_OK, Definition, FileSummary
 from indexgen.layout import Layout
 from indexgen.render.entries import blank_joined, detailed
-from indexgen.render.exports import IMPLICIT
 from indexgen.render.keywords import render_keywords
 from indexgen.render.markdown import MARKER, code, escape_text, link
 from indexgen.render.page import CHECKING_NOTE, KIND_PLURAL, SECTIONS, Page, count
@@ -153,7 +153,8 @@ def _overview(p: Page, out: list[str], source: str | None) -> None:
                "or module attributes.")
     out.append("")
     api = p.public_api
-    origin = "`__all__`" if s.exports is not None else "names without a leading underscore"
+    origin = "`__all__`" if s.exports is not None else "names without a leading underscore" + (
+        "; its `__all__` is computed, not read" if s.all_computed else "")
     if api:
         items = []
         unbound = p.unbound_exports

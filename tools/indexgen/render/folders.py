@@ -10,11 +10,11 @@ from __future__ import annotations
 import posixpath
 
 from indexgen.analyze.context import FolderInfo
+from indexgen.analyze.exports import public_names, served_only, star_names, unbound_exports
 from indexgen.extract.model import FileSummary, definition_anchors
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import summary_markdown
-from indexgen.render.exports import public_names, served_only, unbound_exports
 from indexgen.render.markdown import MARKER, code, escape_text, link
 from indexgen.render.page import CHECKING_NOTE, count
 from indexgen.render.rst import Linker, to_markdown
@@ -123,13 +123,14 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
         docs = relpath(layout.docs_page(pkg.key), here)
         anchors = {d.qualname: d.anchor for d in pkg.definitions if not d.parent}
         anchors.update({a.name: a.anchor for a in pkg.attributes})
-        names = public_names(pkg)
         by_module = by_module or {s.module: key for key, s in files.items()}
+        star = star_names(pkg, lambda m: files.get(by_module.get(m, "")))
+        names = public_names(pkg, star)
         subs = {n for n in (*pkg.served, *names) if f"{pkg.module}.{n}" in by_module}
         served = served_only(pkg, subs)
         origin = "`__all__`" if pkg.exports is not None else \
-            "public names defined in `__init__.py` or imported from the package's modules " \
-            "(no `__all__`)"
+            "public names defined in `__init__.py` or imported from the package's modules " + (
+                "(its `__all__` is computed, not read)" if pkg.all_computed else "(no `__all__`)")
         if not names:
             out.append(f"{code(pkg.module)} exports no names.")
         else:
@@ -144,6 +145,8 @@ def render_folder_doc(info: FolderInfo, files: dict[str, FileSummary], layout: L
                 elif name in sources:
                     imp = sources[name]
                     item += f" (from {code(imp.written if imp.name else imp.module)})"
+                elif name in star:
+                    item += f" (from {code(star[name])}, by its `*` import)"
                 elif sub:
                     item = link(item, relpath(layout.docs_page(sub), here)) + " (submodule)"
                 elif name in unbound:

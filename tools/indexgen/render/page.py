@@ -7,6 +7,7 @@ from functools import cached_property
 
 from indexgen.analyze import patterns
 from indexgen.analyze.context import FileContext
+from indexgen.analyze.exports import imported_names, public_names, served_only, unbound_exports
 from indexgen.extract.bindings import typed_local
 from indexgen.extract.model import (
     STATUS_OK,
@@ -19,7 +20,6 @@ from indexgen.extract.model import (
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import render_doc
-from indexgen.render.exports import imported_names, public_names, served_only, unbound_exports
 from indexgen.render.markdown import code, heading_anchor, link, link_target
 from indexgen.render.rst import Linker
 
@@ -243,7 +243,7 @@ class Page:
     def public_api(self) -> list[str]:
         """:func:`public_names` of the file, which its package's folder page lists too (both
         pages show it, the analysis page twice: found once)."""
-        return public_names(self.s)
+        return public_names(self.s, self.ctx.star)
 
     @cached_property
     def unbound_exports(self) -> list[str]:

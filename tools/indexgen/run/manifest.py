@@ -78,7 +78,7 @@ def _encode(s: FileSummary, docstring: str, calls: list[Call]) -> dict:
         "root": s.root, "relpath": s.relpath, "module": s.module, "is_package": s.is_package,
         "sha256": s.sha256, "size": s.size, "status": s.status, "error": s.error,
         "encoding": s.encoding, "n_lines": s.n_lines, "docstring": docstring,
-        "exports": s.exports, "checking": s.type_checking, "served": s.served,
+        "exports": s.exports, "checking": s.type_checking, "served": s.served, "all_computed": s.all_computed,
         "defs": [[d.kind, d.qualname, d.lineno, d.end_lineno, d.start_lineno, d.bases, d.anchor,
                   d.parent, d.overload, d.effects, d.returns, d.names, d.members]
                  for d in s.definitions],
@@ -98,7 +98,7 @@ def decode_summary(d: dict) -> FileSummary:
         root=d["root"], relpath=d["relpath"], module=d["module"], is_package=d["is_package"],
         sha256=d["sha256"], size=d["size"], status=d["status"], error=d["error"],
         encoding=d["encoding"], n_lines=d["n_lines"], docstring=d["docstring"],
-        exports=d["exports"], type_checking=list(d["checking"]), served=d["served"],
+        exports=d["exports"], type_checking=list(d["checking"]), served=d["served"], all_computed=d["all_computed"],
         definitions=[Definition(kind=k, qualname=q, lineno=ln, end_lineno=e, start_lineno=st,
                                 bases=list(b), anchor=a, parent=p, overload=o, effects=list(fx),
                                 returns=r, names=names,

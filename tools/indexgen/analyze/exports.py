@@ -1,10 +1,12 @@
 """What a module exports and what its ``__all__`` lists that nothing in it binds: pure
 functions of a summary (a full one or the compact one of the manifest), which the file's pages
-and its package's folder page both ask, so that they never disagree."""
+and its package's folder page both ask, so that they never disagree.  What a ``from .core
+import *`` brings needs the other module's summary: the global pass finds it
+(:func:`star_names`, kept in the file's context) and so does the folder page."""
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Callable, Container, Iterable
 
 from indexgen.extract.model import FileSummary, ImportRecord
 
@@ -19,17 +21,18 @@ def reexport_form(i: ImportRecord) -> bool:
     return bool(i.alias) and i.alias == (i.name or i.written.rpartition(".")[2])
 
 
-def public_names(s: FileSummary) -> list[str]:
+def public_names(s: FileSummary, star: Iterable[str] = ()) -> list[str]:
     """The names a module exports: its ``__all__`` (in its order) when it has one, else, sorted,
     the names without a leading underscore that its top-level definitions and attributes bind,
     those its top-level imports bind in the re-export form (:func:`reexport_form`) and, in a
     package ``__init__``, those it imports from its own modules (``from .core import Thing``,
-    ``from pkg.core import Thing``, ``from . import sub``); never a ``__future__`` feature
-    (``annotations``), a module it only uses (``import typing as t``) nor what a ``*``
-    import may bind."""
+    ``from pkg.core import Thing``, ``from . import sub``) and the ``star`` names its ``*``
+    imports of them bring (:func:`star_names`); never a ``__future__`` feature
+    (``annotations``) nor a module it only uses (``import typing as t``)."""
     if s.exports is not None:
         return list(s.exports)
-    names = {d.qualname for d in s.definitions if not d.parent}
+    names = set(star) if s.is_package else set()
+    names.update(d.qualname for d in s.definitions if not d.parent)
     names.update(a.name for a in s.attributes)
     inside = s.module + "."
     names.update(i.bound_name for i in s.imports
@@ -74,3 +77,28 @@ def unbound_exports(s: FileSummary, submodules: Container[str]) -> list[str]:
         return []
     bound = _bound(s)
     return [n for n in s.exports if n not in bound and n not in submodules]
+
+
+def star_names(s: FileSummary, summary_of: Callable[[str], FileSummary | None]
+               ) -> dict[str, str]:
+    """Name -> the module it comes from, for the names the top-level ``from m import *``
+    statements of a module bring from modules of the build (``summary_of(module)``: the
+    module's summary, or None outside the build): what ``m`` exports
+    (:func:`public_names`, its own ``*`` imports followed), the first statement winning.
+    Python's rule without ``__all__`` is every name without a leading underscore, modules
+    ``m`` only uses among them; the pages keep to what ``m`` itself exports, and to nothing
+    of a module whose ``__all__`` is computed (its names are not known)."""
+    found: dict[str, str] = {}
+    seen = {s.module}
+    todo = [i.module for i in s.imports if i.name == "*" and i.scope == "module"]
+    while todo:
+        module = todo.pop(0)
+        other = summary_of(module)
+        if module in seen or other is None or other.all_computed:
+            continue
+        seen.add(module)
+        for name in public_names(other):
+            found.setdefault(name, module)
+        if other.exports is None:  # its own * imports bring their names along
+            todo += [i.module for i in other.imports if i.name == "*" and i.scope == "module"]
+    return found
