@@ -149,6 +149,28 @@ def test_patterns(pages):
     assert "**Generators**: `checkout`" in pat
 
 
+def test_a_yield_in_a_nested_function_makes_only_that_one_a_generator(tmp_path):
+    # more-itertools' chunked returns list(ret()) of a nested generator ret: it was listed
+    # among the generators, as were sliced, padded and partition
+    from ig_helpers import build_files
+
+    _root, out = build_files(tmp_path / "src", {"pkg/__init__.py": """
+        def chunked(xs, n):
+            def ret():
+                yield xs[:n]
+            class Walker:
+                def __iter__(self):
+                    yield 1
+            return list(ret()), Walker
+
+
+        def real_gen(xs):
+            yield from xs
+        """})
+    pat = _section((out / "pkg/__init__.py_docs.md").read_text(), "Code Patterns & Idioms")
+    assert "- **Generators**: `real_gen` ([line 10](#L10))\n" in pat
+
+
 def test_performance_and_security_with_lines(pages):
     gw = pages["shop/payments/gateway.py_docs.md"]
     perf = _section(gw, "Performance Considerations")

@@ -144,6 +144,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     binders: list[ast.AST] = []
     bare: list[ast.Call] = []  # calls of a plain name that is not a special one
     own_tests: set[int] = set()  # isinstance calls on a lambda's own parameter (no binder)
+    nested: list[tuple[int, int]] = []  # lines of functions and classes nested in a function
     options: list[tuple[int, int, int, str]] = []  # add_argument's: where, which, option
     literals = s.literals if not s.module else None  # a test file: what it names to run
     own_defs = {id(node): d.qualname for d, node in structure.defs}
@@ -263,6 +264,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 if node.decorator_list:
                     decorated(node, own_defs.get(id(node), name), all_calls)
                 if id(node) not in own_defs:
+                    nested.append((line, node.end_lineno))
                     bindings.append((name, line))
                     if t is not ast.ClassDef:
                         binders.append(node)  # its returns are not the enclosing function's
@@ -313,6 +315,9 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     for node in bare if renamed else ():
         if node.func.id in renamed:
             _special(structure, node, renamed[node.func.id], calls, literals)
+    if nested:  # a yield in a nested function makes it a generator, not its enclosing one
+        s.findings[:] = [f for f in s.findings if f.category != "generator"
+                         or not any(a <= f.lineno <= b for a, b in nested)]
     s.cli_options = [option for *_where, option in sorted(options)]
     s.identifiers = {k: (v[0], v[1]) for k, v in sorted(idents.items())}
     s.imports.sort(key=lambda i: (i.lineno, i.module, i.name))
