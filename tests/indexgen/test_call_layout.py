@@ -87,6 +87,29 @@ def test_a_recursive_call_is_not_folded_into_a_call_of_a_nested_function(tmp_pat
         (rel, "sym-Node.run", rel, "sym-Node.run", n) for n in (6, 7, 8)}
 
 
+def test_two_nested_functions_called_on_one_line_are_both_listed(tmp_path):
+    # jinja2's prepare_select_or_reject: `modfunc(func(transfunc(item)))` listed func only
+    _root, out = build_files(tmp_path / "src", {"pkg/__init__.py": '''
+        def prep(name):
+            def tf(x):
+                return x
+
+            def func(item):
+                return name
+
+            return func(tf(1))
+        '''})
+    section = symbol_section((out / "pkg/__init__.py_docs.md").read_text(), "prep")
+    lines = section.split("\n")
+    calls = next(x for x in lines if x.startswith("- **Calls**"))
+    assert calls == ("- **Calls**: [<code>prep.&lt;locals&gt;.func</code>](#sym-prep) "
+                     "([line 8](#L8)); [<code>prep.&lt;locals&gt;.tf</code>](#sym-prep) "
+                     "([line 8](#L8))")
+    called_by = next(x for x in lines if x.startswith("- **Called by**"))
+    assert called_by == ("- **Called by**: [`prep`](#sym-prep) ([line 8](#L8): its nested "
+                         "`func`); [`prep`](#sym-prep) ([line 8](#L8): its nested `tf`)")
+
+
 def test_module_level_calls_under_type_checking_are_marked(tmp_path):
     _root, out = build_files(tmp_path / "src", {"pkg/__init__.py": '''
         import typing as t

@@ -199,7 +199,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                     continue
                 if edge[0] != line or edge[1] != text:
                     edge = make_edge((line, text, kind, edge[3], edge[4], edge[5]))
-                mark = (kind, edge[4], edge[3])
+                mark = (kind, edge[4], edge[3], edge[5])  # two closures share an anchor
                 if out is None:
                     out = by_caller[caller] = []
                 if out and out[-1][0] == line:
@@ -308,8 +308,9 @@ def _retried(resolver: Resolver, types: Types, retry: list) -> list[list[CallEdg
 
 def _callee(edge: CallEdge, line: int) -> tuple:
     """The callee of ``edge`` at ``line``, whatever the kind of edge that reaches it (a
-    method listed as an override the call may run, or as the callee itself)."""
-    return (line, edge[3], edge[4]) if edge[3] else (line, edge[2], edge[5])
+    method listed as an override the call may run, or as the callee itself; two functions
+    nested in one definition share its anchor, not their labels)."""
+    return (line, edge[3], edge[4], edge[5]) if edge[3] else (line, edge[2], edge[5])
 
 
 def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:
@@ -318,6 +319,7 @@ def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:
     for other in reversed(out):
         if other.line != edge.line:
             return False
-        if other.kind == edge.kind and other.anchor == edge.anchor and other.key == edge.key:
+        if (other.kind == edge.kind and other.anchor == edge.anchor and other.key == edge.key
+                and other.label == edge.label):
             return True
     return False
