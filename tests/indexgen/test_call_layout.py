@@ -139,3 +139,36 @@ def test_module_level_calls_under_type_checking_are_marked(tmp_path):
     rel = "pkg/__init__.py"  # both are read as calls still
     assert page_call_edges(docs, rel) == {(rel, "", rel, "sym-make", 13),
                                           (rel, "", rel, "sym-make", 16)}
+
+
+def test_a_class_body_alias_of_a_method_is_that_method(tmp_path):
+    # jinja2's RootVisitor: visit_Template = _simple_visit, reached by the getattr dispatch
+    # of visit_*; torch's Module: __call__ = _wrapped_call_impl. `Handler = Handler` in a
+    # class body reads the module's name, not itself.
+    _root, out = build_files(tmp_path / "src", {"pkg/__init__.py": '''
+        class Handler:
+            def handle(self):
+                pass
+
+
+        class Visitor:
+            Handler = Handler
+
+            def visit(self, node):
+                f = getattr(self, f"visit_{node}", None)
+                if f is not None:
+                    return f(node)
+
+            def _simple_visit(self, node):
+                return node
+
+            visit_Template = _simple_visit
+
+            def run(self):
+                self.Handler().handle()
+        '''})
+    docs = (out / "pkg/__init__.py_docs.md").read_text()
+    rel = "pkg/__init__.py"
+    edges = page_call_edges(docs, rel)
+    assert (rel, "sym-Visitor.visit", rel, "sym-Visitor._simple_visit", 12) in edges
+    assert (rel, "sym-Visitor.run", rel, "sym-Handler.handle", 20) in edges

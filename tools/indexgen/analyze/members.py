@@ -169,8 +169,8 @@ class Members:
                 held += [(k, anchor, x, c) for anchor, x in sources or ()] + list(extras or ())
                 continue
             if sources or extras:
-                found = union([*(self.source(k, anchor, x, c) for anchor, x in sources or ()
-                                 if x[0] != "~"),
+                found = union([*(self._in_class(k, c, attr, anchor, x, instance)
+                                 for anchor, x in sources or () if x[0] != "~"),
                                *(self.source(*extra) for extra in extras or ())])
                 if not found or hollow(found):  # a field typed Callable: what is handed
                     found = union([found, self._field_flow(k, c, attr)]) or found
@@ -185,6 +185,19 @@ class Members:
         if delegate is not None and not outside:
             return self._delegated(*delegate, attr)
         return frozenset({("xa", f"{outside}.{attr}")}) if outside else NONE
+
+    def _in_class(self, key: str, cls: str, attr: str, anchor: str, source: str,
+                  instance: bool) -> Values:
+        """What one source of a class's attribute ``attr`` gives: read in the class body
+        (anchor ''), a bare name the class itself binds is the class's (``visit_Template =
+        _simple_visit``: the method), not the module's; ``MockHandler = MockHandler`` reads
+        the module's (the class binds it only then)."""
+        name = source[1:]
+        if not anchor and source[0] == "=" and name != attr and name.isidentifier() and (
+                f"{cls}.{name}" in self._defs[key][1]
+                or name in getattr(self._defs[key][1].get(cls), "members", ())):
+            return self._class_member(key, cls, name, instance)
+        return self.source(key, anchor, source, cls)
 
     def _assigned_below(self, key: str, cls: str, attr: str) -> Values:
         """What the documented subclasses of the class assign to the attribute themselves
