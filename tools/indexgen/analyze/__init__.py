@@ -14,6 +14,7 @@ file itself does not.
   finds the tests of each module and groups files into folders;
 - :mod:`~indexgen.analyze.assemble` puts each file's context together from those, a file
   at a time, in as many processes as the call graph;
+- :mod:`~indexgen.analyze.builtin_names` says whether a dotted name is a builtin's;
 - :mod:`~indexgen.analyze.exports` says what a module exports (its ``*`` imports of the
   build's modules too), for the pass and for both pages;
 - :mod:`~indexgen.analyze.patterns` recognizes code patterns in one summary.

@@ -5,17 +5,14 @@ A call on a value that may be a builtin container (the value tuples ``s``, ``d``
 :mod:`indexgen.analyze.values`) is a builtin's only when such a container has that method
 (``self.items.render()`` on a value a ``list`` annotation and a project class both type is
 the class's); a builtin's attribute is one only when the builtin has it (``list.render`` is
-none): :func:`builtin_exists` is what the call graph's ``builtin`` edges are checked with.
+none): :func:`~indexgen.analyze.builtin_names.builtin_exists` says which.
 """
 
 from __future__ import annotations
 
-import builtins
-import contextlib
 from collections import defaultdict, deque
-from functools import lru_cache
-from types import SimpleNamespace
 
+from indexgen.analyze.builtin_names import builtin_exists
 from indexgen.analyze.values import NONE, Value, Values, union
 
 # Methods of a sequence that give an element; __enter__ of an iterator is what a
@@ -70,26 +67,6 @@ def container_member(value: Value, attr: str) -> Values:
     if kind == "t":
         return frozenset({("b", "tuple." + attr)}) if attr in _TUPLE_METHODS else NONE
     return NONE
-
-
-@lru_cache(maxsize=4096)
-def builtin_exists(dotted: str) -> bool:
-    """Whether ``dotted`` names a builtin or an attribute of one (``str.join``; not
-    ``list.render``)."""
-    found: object = _ROOTS
-    for part in dotted.split("."):
-        found = getattr(found, part, _MISSING)
-        if found is _MISSING:
-            return False
-    return True
-
-
-_MISSING = object()
-
-
-#: The builtins, and the containers of :mod:`collections` the evaluation knows.
-_ROOTS = SimpleNamespace(**vars(builtins), deque=deque, defaultdict=defaultdict,
-                         contextlib=contextlib)
 
 
 def element_of(value: Value) -> Values:

@@ -90,7 +90,7 @@ def star_names(s: FileSummary, summary_of: Callable[[str], FileSummary | None]
     of a module whose ``__all__`` is computed (its names are not known)."""
     found: dict[str, str] = {}
     seen = {s.module}
-    todo = [i.module for i in s.imports if i.name == "*" and i.scope == "module"]
+    todo = _star_modules(s)
     while todo:
         module = todo.pop(0)
         other = summary_of(module)
@@ -100,5 +100,10 @@ def star_names(s: FileSummary, summary_of: Callable[[str], FileSummary | None]
         for name in public_names(other):
             found.setdefault(name, module)
         if other.exports is None:  # its own * imports bring their names along
-            todo += [i.module for i in other.imports if i.name == "*" and i.scope == "module"]
+            todo += _star_modules(other)
     return found
+
+
+def _star_modules(s: FileSummary) -> list[str]:
+    """The modules of a module's top-level ``from m import *`` statements, in order."""
+    return [i.module for i in s.imports if i.name == "*" and i.scope == "module"]

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from indexgen.analyze.containers import builtin_exists, container_member
+from indexgen.analyze.builtin_names import builtin_exists
+from indexgen.analyze.containers import container_member
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.results import hollow
 from indexgen.analyze.values import NONE, Value, Values, ordered, parse, union

@@ -28,7 +28,7 @@ from functools import partial
 from operator import itemgetter
 from typing import NamedTuple
 
-from indexgen.analyze.containers import builtin_exists
+from indexgen.analyze.builtin_names import builtin_exists
 from indexgen.extract.model import FileSummary, ImportRecord, ModuleAttribute, definition_anchors
 
 _BUILTINS = frozenset(dir(builtins))

@@ -38,12 +38,9 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from indexgen.analyze.memo import GuardedMemo
-
-if TYPE_CHECKING:  # the resolver reads builtins through containers, which reads values
-    from indexgen.analyze.resolve import Resolver, Target
+from indexgen.analyze.resolve import Resolver, Target
 
 Value = tuple
 Values = frozenset
