@@ -151,7 +151,8 @@ def _conditions(resolver, calls: dict[str, list]) -> dict[str, str]:
     for out in calls.values():
         for e in out:
             if e.key and e.kind in CALLED:
-                choices = resolver.module(e.key).choices.get(e.label)
+                module = resolver.module(e.key)
+                choices = module.choices.get(e.label) or module.choices.get(e.text)
                 if choices:  # made under a condition, or one of several
                     found.update((f"{e.key}#{a}", c) for a, c in choices
                                  if a == e.anchor and (c or len(choices) > 1))

@@ -68,20 +68,23 @@ def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
     """``found`` with each project callee that a condition picks at import time replaced by
     every definition its name may be bound to (:mod:`indexgen.extract.alternatives`); for a
     call of a bare name, also the definitions of that name its own module makes under a
-    condition (``try: from ._c import f`` / ``except ImportError: def f``)."""
+    condition (``try: from ._c import f`` / ``except ImportError: def f``, or ``f = _f``)."""
     out = []
     for edge in found:
         choices = resolver.module(edge[3]).choices.get(edge[5]) if edge[3] else None
         if choices is None or edge[2] not in RUNS:
             out.append(edge)
             continue
-        out += [make_edge((edge[0], edge[1], edge[2], edge[3], anchor, edge[5]))
+        named = resolver.module(edge[3]).qualname_of  # name = f: f's
+        out += [make_edge((edge[0], edge[1], edge[2], edge[3], anchor, named[anchor]))
                 for anchor, _condition in choices]
-    own = resolver.module(key).choices.get(text) if "." not in text else None
+    module = resolver.module(key)
+    own = module.choices.get(text) if "." not in text else None
     if own and not any(e[3] == key and e[5] == text for e in out):
         line = found[0][0]
         out = [e for e in out if e[2] != "unresolved"]
-        out += [make_edge((line, text, "project", key, anchor, text)) for anchor, _c in own]
+        out += [make_edge((line, text, "project", key, anchor, module.qualname_of[anchor]))
+                for anchor, _c in own]
     return out
 
 

@@ -121,7 +121,7 @@ class Flows:
             return values
         n, first = int(given["#"]), given.get("0")
         handed = self.evaluate(key, call[0], first) if first else NONE
-        kept = set()
+        kept = set(self._partial_of(key, call))
         for v in values:
             d = self._defs[v[1]][1].get(v[2]) if v[0] in ("f", "n") else None
             shape = d.names.get("(" if v[0] == "f" else "(" + v[3]) if d is not None else None
@@ -132,6 +132,21 @@ class Flows:
                     continue
             kept.add(v)
         return frozenset(kept) if kept else values
+
+    def _partial_of(self, key: str, call) -> Values:
+        """The functions a called local name may get from ``functools.partial(f, ...)``
+        (``g = a if c else partial(f, r=r)``): the arguments the partial binds are not in
+        the call's count, so the count says nothing of them and they are kept."""
+        sources = self.local_names(key, call[0]).get(call[1]) if call[1].isidentifier() \
+            else None
+        found = NONE
+        for source in sources or ():
+            head, paren, _ = source[1:].partition("(")
+            if source[0] == "=" and paren and any(
+                    v[0] == "x" and v[1] == "functools.partial"
+                    for v in self.evaluate(key, call[0], head)):
+                found = found | self.evaluate(key, call[0], source[1:])
+        return found
 
     def _admits(self, key: str, shape: list[str], handed: Values) -> bool:
         """Whether a first parameter annotated ``shape[1]`` (none: anything) in file ``key``

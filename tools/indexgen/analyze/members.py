@@ -7,7 +7,9 @@ or an attribute the class's methods assign (``self.group = group``), its body an
 functions elsewhere assign or append to (``ctx.order.append(self)``: :meth:`Members.extras`)
 or the call sites of a dataclass hand it; an attribute a project class does not define is
 its outside base's, or what its ``__getattr__`` hands on.  A method of a ``Protocol`` read
-on a value typed by it is nothing (a structural type's stubs never run).  Attributes of
+on a value typed by it is nothing (a structural type's stubs never run), as is a method of
+a class the module defines only under ``if TYPE_CHECKING:`` (no such object exists at run
+time; jinja2's ``_TranslationsContext.pgettext``).  Attributes of
 modules are their names; those of containers and builtins are
 :func:`indexgen.analyze.values.container_member`'s.
 """
@@ -157,8 +159,9 @@ class Members:
                     if not instance or not d.returns:
                         return NONE
                     return self.annotation(k, d.returns, c)
-                if instance and self.is_protocol(key, cls) and self.is_protocol(k, c):
-                    return NONE  # a structural type: its methods are stubs, never run
+                if instance and (self.is_protocol(key, cls) and self.is_protocol(k, c) or
+                                 c.partition(".")[0] in self.resolver.files[k].type_checking):
+                    return NONE  # a structural type, or one only type checkers see: stubs
                 return frozenset({("f", k, d.qualname)})
             owner = by_name.get(c)
             sources = owner.members.get(attr) if owner is not None else None

@@ -75,6 +75,9 @@ class _Module:
                 self.effects[d.anchor] = d.effects
             if d.names and "?" in d.names:
                 self.choices.setdefault(d.qualname, []).append((d.anchor, d.names["?"][0]))
+            for alias in d.names.get("?=", ()) if d.names else ():  # name = this function
+                name, _, condition = alias.partition("\t")
+                self.choices.setdefault(name, []).append((d.anchor, condition))
             if d.kind == "class":
                 self.bases.setdefault(d.qualname, d.bases)
         self.attrs = {a.name: a for a in s.attributes}

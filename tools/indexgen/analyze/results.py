@@ -138,6 +138,8 @@ class Results:
             return NONE
         if name == "type":  # type(self)(...): the class of the instance
             return frozenset({("c", v[1], v[2]) for v in given[0] if v[0] == "i"})
+        if name == "staticmethod" or name == "classmethod":  # the function, as a value
+            return given[0]
         if name == "next":
             return union(self.element(v) for v in ordered(given[0]))
         if name == "enumerate":

@@ -21,6 +21,12 @@ body has run -- a binding hides the earlier ones of its own branch (an unconditi
 redefinition hides them all) -- and says under which condition each is made.  The global
 pass links a call of the name to every one of them, each marked with its condition.
 
+A module-level assignment of one name to another binds the name too, to whatever the other
+name is: ``except ImportError: _sumprod = dotproduct`` (more-itertools' fallback for
+``from math import sumprod as _sumprod``), ``else: batched = _batched``.  Where the other
+name is a function the module defines, that function is one of the definitions the name may
+be (:func:`mark_alternatives`: ``?=`` in its ``names``, the name and the condition).
+
 One condition is never true at run time: ``if TYPE_CHECKING:``.  :func:`checking_only` finds
 the names a module binds under it alone (jinja2's ``VisitCallable`` protocol): type checkers
 see them, ``from module import name`` fails when it runs.
@@ -32,8 +38,9 @@ import ast
 
 from indexgen.extract.syntax import blocks, is_type_checking, unparse
 
-#: One binding: (qualname, anchor of the definition or '' for an import, the branches that
-#: hold it: ``("if" | "else", test)``, ``("try", None)``, ``("except", handler type)``).
+#: One binding: (qualname, anchor of the definition, '' for an import or ``=name`` for an
+#: assignment of a plain name, the branches that hold it: ``("if" | "else", test)``,
+#: ``("try", None)``, ``("except", handler type)``).
 Binding = tuple[str, str, tuple]
 _LONG = 60  # characters of a test shown in a condition
 _BLOCKS = tuple(getattr(ast, n) for n in ("Try", "TryStar", "With", "AsyncWith", "For",
@@ -42,7 +49,9 @@ _BLOCKS = tuple(getattr(ast, n) for n in ("Try", "TryStar", "With", "AsyncWith",
 
 def alternatives(bound: list[Binding]) -> dict[str, str]:
     """Anchor -> condition of each definition that may be its name's value when the name is
-    bound more than once ('' for one made unconditionally); none for a name bound once."""
+    bound more than once ('' for one made unconditionally); none for a name bound once.  An
+    assignment ``name = other`` that may be the value is keyed ``=other`` and a tab and
+    ``name``."""
     groups: dict[str, list[Binding]] = {}
     for binding in bound:
         groups.setdefault(binding[0], []).append(binding)
@@ -55,10 +64,25 @@ def alternatives(bound: list[Binding]) -> dict[str, str]:
             branches = binding[2]
             live = [b for b in live if branches and b[2] != branches]
             live.append(binding)
-        for _name, anchor, branches in live:
+        for name, anchor, branches in live:
             if anchor:
-                found[anchor] = condition(branches)
+                found[f"{anchor}\t{name}" if anchor[0] == "=" else anchor] = condition(branches)
     return found
+
+
+def mark_alternatives(found: dict[str, str], defs: list, index: dict[str, int]) -> None:
+    """Record :func:`alternatives`' ``found`` on the definitions (``index``: anchor -> place
+    in ``defs``): ``?`` and the condition on each definition; ``?=`` and ``name``, a tab and
+    the condition on a function of the module that ``name = function`` makes the name's
+    value (a name or a function defined twice: its first definition, ``sym-<name>``)."""
+    for anchor, made in found.items():
+        if anchor[0] != "=":
+            defs[index[anchor]].names["?"] = [made]
+            continue
+        value, _, name = anchor[1:].partition("\t")
+        i = index.get("sym-" + value)
+        if i is not None and defs[i].parent == "" and defs[i].kind != "class":
+            defs[i].names.setdefault("?=", []).append(f"{name}\t{made}")
 
 
 def condition(branches: tuple) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import re
 
-from indexgen.extract.alternatives import alternatives
+from indexgen.extract.alternatives import alternatives, mark_alternatives
 from indexgen.extract.calls import accepts, owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
@@ -199,9 +199,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     for i, inner in shapes_nested.items():  # and of a closure "inner" as "(inner"
         for name, shape in inner.items():
             defs[i].names["(" + name] = shape
-    for anchor, condition in alternatives(structure.bound).items():
-        # one of the definitions a name may be bound to: under which condition
-        defs[index[anchor]].names["?"] = [condition]
+    # the definitions a name may be bound to: under which condition
+    mark_alternatives(alternatives(structure.bound), defs, index)
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,

@@ -119,7 +119,7 @@ class Structure:
                 for case in node.cases:
                     self._scan_body(case.body, prefix, parent, scope, branches)
             elif not parent and (t is ast.Assign or t is ast.AnnAssign):
-                self._add_attribute(node)
+                self._add_attribute(node, branches)
             if (not parent and t is ast.If and not self.s.main_line
                     and _is_main_guard(node.test)):
                 self.s.main_line = node.lineno
@@ -159,7 +159,7 @@ class Structure:
         if type(node) is ast.ClassDef:
             self._scan_body(node.body, qualname + ".", qualname, "class", branches)
 
-    def _add_attribute(self, node: ast.Assign | ast.AnnAssign) -> None:
+    def _add_attribute(self, node: ast.Assign | ast.AnnAssign, branches: tuple = ()) -> None:
         targets = node.targets if type(node) is ast.Assign else [node.target]
         names = []
         for target in targets:
@@ -169,6 +169,8 @@ class Structure:
                 names.extend(e.id for e in target.elts if type(e) is ast.Name)
         if not names:
             return
+        if type(node.value) is ast.Name and type(targets[0]) is ast.Name:  # name = function
+            self.bound.append((names[0], "=" + node.value.id, branches))
         annotation = expr_text(node.annotation) if type(node) is ast.AnnAssign else ""
         value = self._value_text(node.value) if node.value is not None else ""
         alias_of = ""

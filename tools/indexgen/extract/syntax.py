@@ -9,7 +9,8 @@ from indexgen.extract.unparse import dotted, unparse
 
 #: Calls whose arguments a path keeps: builtins whose result's type follows from them.
 KEEP_ARGS = frozenset({"enumerate", "zip", "iter", "next", "list", "sorted", "reversed",
-                       "tuple", "set", "frozenset", "cast", "super", "getattr", "type"})
+                       "tuple", "set", "frozenset", "cast", "super", "getattr", "type",
+                       "staticmethod", "classmethod"})
 #: Calls (of ``functools``, by name or attribute) that give back the function they are
 #: handed first, bound or cached: a path keeps their positional arguments, keywords or not.
 WRAPPERS = frozenset({"partial", "lru_cache", "cache"})
@@ -38,7 +39,8 @@ def path(node: ast.AST) -> str | None:
     subscript keeps an integer index (``t[1]``), writes any other as ``_`` (``d[_]``) and a
     slice as nothing (``xs[1:]`` is ``xs``, a container of the same elements):
     ``self.groups[i].reset`` -> ``self.groups[_].reset``, ``zip(a, self.b)`` stays as it is.
-    Anything else (an operator, a literal receiver) makes the path None.
+    A method of a string literal is the builtin's (``"".join``: ``str.join``); anything else
+    (an operator, another literal receiver) makes the path None.
     """
     t = type(node)
     if t is ast.Name:
@@ -52,6 +54,8 @@ def path(node: ast.AST) -> str | None:
             attrs.append(value.attr)
             value = value.value
         base = value.id if type(value) is ast.Name else path(value)
+        if base is None and type(value) is ast.Constant and type(value.value) in (str, bytes):
+            base = type(value.value).__name__  # "".join: str.join, a builtin's method
         if base is None:
             return None
         attrs.append(base)

@@ -1,0 +1,228 @@
+"""Call-graph rules from a new user's trial on jinja2 and more-itertools (issue 31): each
+case is the trial's defect cut to a few lines, every expected callee read off the source by
+hand (``sym-`` anchors), and what must not be listed beside it."""
+
+from __future__ import annotations
+
+import pytest
+from ig_helpers import build_files
+from page_claims import page_call_edges, page_callers
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/pick.py": '''
+        import functools
+        from functools import partial
+
+
+        def full(a):
+            return a
+
+
+        def part(a, r):
+            return a[:r]
+
+
+        def choose(items, r):
+            algorithm = full if r == len(items) else partial(part, r=r)
+            return algorithm(items)  # mark: ifexp-partial
+
+
+        def choose_dotted(items, r):
+            algorithm = functools.partial(part, r=r) if r else full
+            return algorithm(items)  # mark: ifexp-dotted-partial
+
+
+        def choose_plain(items, r):
+            algorithm = full if r else part
+            return algorithm(items)  # mark: ifexp-arity
+    ''',
+    "pkg/fallback.py": '''
+        import sys
+
+
+        def dotproduct(a, b):
+            return sum(x * y for x, y in zip(a, b))
+
+
+        try:
+            from math import sumprod as _sumprod
+        except ImportError:
+            _sumprod = dotproduct
+
+
+        def _batched(xs, n):
+            return [xs[i:i + n] for i in range(0, len(xs), n)]
+
+
+        if sys.version_info >= (3, 13):
+            def batched(xs, n):
+                return list(xs)
+        else:
+            batched = _batched
+
+
+        def _first(xs):
+            return xs[0]
+
+
+        first = _first  # bound once, unconditionally: first is _first
+
+
+        def convolve(a, b):
+            return _sumprod(a, b)  # mark: except-alias
+
+
+        def matmul(xs):
+            return batched(xs, 2)  # mark: else-alias
+
+
+        def head(xs):
+            return first(xs)  # mark: plain-alias
+    ''',
+    "pkg/native.py": '''
+        concat = "".join
+
+
+        def native_concat(values):
+            return list(values)
+
+
+        class Env:
+            concat = "".join
+
+
+        class NativeEnv(Env):
+            concat = staticmethod(native_concat)
+
+
+        class Template:
+            environment_class = Env
+
+            def __init__(self, env: Env):
+                self.environment = env
+
+            def render_plain(self, parts):
+                return concat(parts)  # mark: module-str-join
+
+
+        class NativeTemplate(Template):
+            environment_class = NativeEnv
+
+            def render(self, parts):
+                return self.environment_class.concat(parts)  # mark: staticmethod-attr
+    ''',
+    "pkg/stubs.py": '''
+        import typing as t
+
+        if t.TYPE_CHECKING:
+            import typing_extensions as te
+
+            class _Basic(te.Protocol):
+                def gettext(self, message: str) -> str: ...
+
+            class _Context(_Basic):
+                def pgettext(self, context: str, message: str) -> str: ...
+
+
+        class Real:
+            def pgettext(self, context: str, message: str) -> str:
+                return message
+
+
+        def install_callables(gettext, pgettext=None):
+            return gettext, pgettext
+
+
+        def install(translations: "_Context"):
+            pgettext = getattr(translations, "pgettext", None)
+            return install_callables(translations.gettext, pgettext=pgettext)  # mark: stub
+
+
+        def install_real(translations: Real):
+            pgettext = getattr(translations, "pgettext", None)
+            return install_callables(pgettext, pgettext=pgettext)  # mark: real
+    ''',
+}
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    return build_files(tmp_path_factory.mktemp("trial") / "src", FILES)
+
+
+def _callees(pages, rel: str, marker: str) -> set[str]:
+    """The callee anchors the page of ``rel`` lists at the line marked ``# mark: marker``,
+    checked against the callees' Called by."""
+    root, out = pages
+    source = (root / rel).read_text().split("\n")
+    line = next(n for n, text in enumerate(source, 1) if text.endswith(f"# mark: {marker}"))
+    docs = (out / f"{rel}_docs.md").read_text()
+    calls = {e[3] for e in page_call_edges(docs, rel) if e[4] == line}
+    assert calls == {e[3] for e in page_callers(docs, rel) if e[4] == line}
+    return calls
+
+
+@pytest.mark.parametrize("marker, callees", [
+    # a partial binds arguments the call's count does not show: both branches may run
+    ("ifexp-partial", {"sym-full", "sym-part"}),
+    ("ifexp-dotted-partial", {"sym-full", "sym-part"}),
+    # without the partial, part takes 2 arguments and the call hands 1: full only
+    ("ifexp-arity", {"sym-full"}),
+])
+def test_a_conditional_binding_keeps_each_function_the_call_fits(pages, marker, callees):
+    assert _callees(pages, "pkg/pick.py", marker) == callees
+
+
+@pytest.mark.parametrize("marker, callees", [
+    # _sumprod is math.sumprod, or dotproduct when the import fails
+    ("except-alias", {"sym-dotproduct"}),
+    # batched is the def on 3.13, _batched before
+    ("else-alias", {"sym-batched", "sym-_batched"}),
+    ("plain-alias", {"sym-_first"}),
+])
+def test_a_name_assigned_a_function_under_a_condition_may_be_that_function(pages, marker,
+                                                                          callees):
+    assert _callees(pages, "pkg/fallback.py", marker) == callees
+
+
+def _section(pages, rel: str, anchor: str) -> str:
+    docs = (pages[1] / f"{rel}_docs.md").read_text()
+    return docs.split(f'<a id="sym-{anchor}">')[1].split('<a id="sym-')[0]
+
+
+def test_the_condition_of_an_assigned_fallback_is_shown(pages):
+    convolve = _section(pages, "pkg/fallback.py", "convolve")
+    assert "[`dotproduct`](#sym-dotproduct) (if the try block raises ImportError)" in convolve
+    assert "`math.sumprod`" in convolve  # the import, when it succeeds
+    matmul = _section(pages, "pkg/fallback.py", "matmul")
+    assert "[`_batched`](#sym-_batched) (if not (sys.version\\_info" in matmul
+
+
+def test_a_class_attribute_bound_by_staticmethod_is_the_function(pages):
+    assert _callees(pages, "pkg/native.py", "staticmethod-attr") == {"sym-native_concat"}
+    section = _section(pages, "pkg/native.py", "NativeTemplate.render")
+    assert "Not resolved" not in section
+
+
+def test_a_method_of_a_string_literal_bound_to_a_name_is_a_builtins(pages):
+    """``concat = "".join; concat(parts)``: a builtin's method, which the pages leave out,
+    not a call of unknown type."""
+    section = _section(pages, "pkg/native.py", "Template.render_plain")
+    assert "Not resolved" not in section and "**Calls**" not in section
+
+
+def _callbacks(pages, rel: str, anchor: str) -> str:
+    """The **Passes as a callback** line of a definition ('' for none)."""
+    section = _section(pages, rel, anchor)
+    return next((x for x in section.split("\n") if x.startswith("- **Passes as a callback**")),
+                "")
+
+
+def test_a_method_of_a_class_only_type_checkers_see_is_no_callback(pages):
+    """``_Context`` exists under ``if TYPE_CHECKING:`` alone: its ``pgettext`` is a stub no
+    object has at run time, so handing ``getattr(translations, "pgettext")`` on hands no
+    function of the tree; a real class's method, in the same shape, is a callback."""
+    assert "pgettext" not in _callbacks(pages, "pkg/stubs.py", "install")
+    assert "[`Real.pgettext`](#sym-Real.pgettext)" in _callbacks(pages, "pkg/stubs.py",
+                                                                "install_real")
