@@ -143,6 +143,25 @@ FILES = {
             pgettext = getattr(translations, "pgettext", None)
             return install_callables(pgettext, pgettext=pgettext)  # mark: real
     ''',
+    "pkg/rebind.py": '''
+        def wrap(func):
+            def inner(x):
+                return func(x)  # mark: wrapped-call
+            return inner
+
+
+        def install(fn):
+            fn = wrap(fn)
+            return fn
+
+
+        def user(x):
+            return x
+
+
+        def main():
+            return install(user)(1)
+    ''',
 }
 
 
@@ -226,3 +245,9 @@ def test_a_method_of_a_class_only_type_checkers_see_is_no_callback(pages):
     assert "pgettext" not in _callbacks(pages, "pkg/stubs.py", "install")
     assert "[`Real.pgettext`](#sym-Real.pgettext)" in _callbacks(pages, "pkg/stubs.py",
                                                                 "install_real")
+
+
+def test_a_name_rebound_from_itself_hands_on_its_value_before_the_line(pages):
+    """``fn = wrap(fn)`` hands ``wrap`` what ``fn`` was before the line (here ``user``,
+    from ``main``), never ``wrap``'s own result: ``inner`` calls ``user``, not itself."""
+    assert _callees(pages, "pkg/rebind.py", "wrapped-call") == {"sym-user"}

@@ -32,6 +32,7 @@ from indexgen.extract.calls import accepts, owners, receiver_name
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.model import Call, Definition, FileSummary
 from indexgen.extract.narrowing import NARROWERS, Narrowing, narrow, narrowings
+from indexgen.extract.rebinding import split_rebound
 from indexgen.extract.sources import (
     lambda_pairs,
     nested_function,
@@ -187,9 +188,9 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             first.get(n, 1 << 30), n))}
     _keep_needed(summary, found, lazy, consts, receivers)
     for i, found_here in narrowed.items():
-        names = defs[i].names
-        if names:
-            narrow(names, found_here, lazy.get(i, {}))
+        if defs[i].names:
+            narrow(defs[i].names, found_here, lazy.get(i, {}))
+    split_rebound(summary, lazy, consts)  # fn = wrap(fn): wrap is handed fn's other values
     for i, shape in shapes.items():  # read by the global pass as "("
         defs[i].names["("] = shape
     for i, shape in methods.items():  # and of a method as ")"
@@ -199,8 +200,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     for i, inner in shapes_nested.items():  # and of a closure "inner" as "(inner"
         for name, shape in inner.items():
             defs[i].names["(" + name] = shape
-    # the definitions a name may be bound to: under which condition
-    mark_alternatives(alternatives(structure.bound), defs, index)
+    mark_alternatives(alternatives(structure.bound), defs, index)  # and their conditions
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
