@@ -5,7 +5,7 @@ hand."""
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files
+from ig_helpers import build_files, symbol_section
 from page_claims import page_call_edges
 
 FILES = {
@@ -47,6 +47,30 @@ FILES = {
         def module_level(x: "Inner") -> int:
             return x.g()  # outside the class: the module's Inner
     ''',
+    "pkg/streams.py": '''
+        import threading
+        import typing as t
+        from io import StringIO
+
+
+        class Gen:
+            def __init__(self, stream: t.Optional[t.TextIO] = None) -> None:
+                if stream is None:
+                    stream = StringIO()
+                self.stream = stream
+
+            def out(self) -> str:
+                return self.stream.getvalue()  # TextIO has none: the StringIO's
+
+
+        def only(s: t.TextIO) -> str:
+            s.write("x")  # TextIO.write: one of its methods
+            return s.getvalue()  # none of TextIO's: some other class's
+
+
+        def run(job: threading.Thread) -> None:
+            job._target()  # no attribute of the class: one its __init__ sets
+    ''',
 }
 
 
@@ -73,3 +97,22 @@ def test_an_annotation_names_a_class_nested_in_the_methods_class(pages, caller, 
     callees = _callees(pages, "pkg/nested.py", caller)
     assert f"sym-{callee}" in callees
     assert callees & {"sym-Inner.g", "sym-Outer.Inner.f"} <= {f"sym-{callee}"}
+
+
+def _section(pages, rel: str, symbol: str) -> str:
+    _root, out = pages
+    return symbol_section((out / f"{rel}_docs.md").read_text(), symbol)
+
+
+def test_an_outside_attribute_its_class_lacks_is_not_made_up(pages):
+    out = _section(pages, "pkg/streams.py", "Gen.out")
+    only = _section(pages, "pkg/streams.py", "only")
+    assert "getvalue" not in out and "getvalue" not in only
+    assert "[line 13](#L13)" in out.split("Not resolved statically")[1]
+    assert "[line 18](#L18)" in only.split("Not resolved statically")[1]
+    assert "`typing.TextIO.write` ([line 17](#L17))" in only  # one it has stays
+
+
+def test_an_attribute_an_outside_classs_init_sets_is_kept(pages):
+    assert "`threading.Thread._target` ([line 22](#L22))" in _section(
+        pages, "pkg/streams.py", "run")
