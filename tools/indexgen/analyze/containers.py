@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 
-from indexgen.analyze.builtin_names import builtin_exists
+from indexgen.analyze.builtin_names import builtin_exists, outside_lacks
 from indexgen.analyze.values import NONE, Value, Values, union
 
 # Methods of a sequence that give an element; __enter__ of an iterator is what a
@@ -36,6 +36,8 @@ def container_member(value: Value, attr: str) -> Values:
     if kind == "x":  # an outside module's or class's name: its attribute is named so
         return frozenset({("x", f"{value[1]}.{attr}")})
     if kind == "xi":  # a method or attribute of an outside instance, its type unknown
+        if outside_lacks(value[1], attr):  # none of its class's: the object is another's
+            return NONE
         return frozenset({("xa", f"{value[1]}.{attr}")})
     if kind == "xa":  # an attribute of that: nothing the build can name
         return NONE

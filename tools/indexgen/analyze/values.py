@@ -223,7 +223,7 @@ class Annotations:
             return frozenset({("s", NONE)})
         if last in _MAP:
             return frozenset({("d", NONE, NONE)})
-        target = self.resolver.name_in(key, dotted)
+        target = self._nested(key, dotted, cls) or self.resolver.name_in(key, dotted)
         if target is None:
             return NONE
         if target.kind == "builtin":
@@ -241,6 +241,20 @@ class Annotations:
             elif v[0] in ("i", "s", "d", "t", "xi"):
                 found.add(v)
         return frozenset(found)
+
+    def _nested(self, key: str, dotted: str, cls: str) -> Target | None:
+        """A class nested in ``cls`` that an annotation written in its body (or in the
+        signature of one of its methods) names by its short name (``x: "Inner"``,
+        ``Inner.Deeper``): the class body is the scope such an annotation is evaluated in,
+        and its own names come before the module's."""
+        if not cls:
+            return None
+        kinds = self.resolver.module(key).kinds
+        if kinds.get(f"{cls}.{dotted.partition('.')[0]}") != "class" \
+                or kinds.get(cls) != "class":
+            return None
+        return Target("project", key, f"{cls}.{dotted}") if f"{cls}.{dotted}" in kinds \
+            else None
 
 
 def dotted(node: ast.AST) -> str:
