@@ -25,9 +25,9 @@ import pytest
 from ig_helpers import SAMPLE
 from indexgen.analyze.containers import builtin_exists
 from indexgen.analyze.project import Project, compact
-from indexgen.extract.bindings import typed_local
 from indexgen.extract.discover import discover, walk_python_files
 from indexgen.extract.model import FileSummary
+from indexgen.extract.needed import typed_local
 from indexgen.extract.pipeline import read_and_extract
 
 

@@ -162,6 +162,29 @@ FILES = {
         def main():
             return install(user)(1)
     ''',
+    "pkg/registry.py": '''
+        import typing as t
+
+
+        class Extension:
+            tags = {"x"}
+
+            def parse(self, parser: "Parser") -> int:
+                return 1
+
+
+        class Parser:
+            def __init__(self, extensions: t.List[Extension]):
+                self.extensions: t.Dict[str, t.Callable[["Parser"], int]] = {}
+                for extension in extensions:
+                    for tag in extension.tags:
+                        self.extensions[tag] = extension.parse
+
+            def parse_statement(self, name: str):
+                ext = self.extensions.get(name)
+                if ext is not None:
+                    return ext(self)  # mark: item-assigned
+    ''',
 }
 
 
@@ -251,3 +274,11 @@ def test_a_name_rebound_from_itself_hands_on_its_value_before_the_line(pages):
     """``fn = wrap(fn)`` hands ``wrap`` what ``fn`` was before the line (here ``user``,
     from ``main``), never ``wrap``'s own result: ``inner`` calls ``user``, not itself."""
     assert _callees(pages, "pkg/rebind.py", "wrapped-call") == {"sym-user"}
+
+
+def test_a_function_assigned_to_an_item_is_what_the_table_holds(pages):
+    """``self.extensions[tag] = extension.parse``: the table holds that bound method, so a
+    call of what ``get`` returns from it reaches ``Extension.parse`` (no longer "a callable
+    typed only by its signature")."""
+    assert _callees(pages, "pkg/registry.py", "item-assigned") == {"sym-Extension.parse"}
+    assert "Not resolved" not in _section(pages, "pkg/registry.py", "Parser.parse_statement")

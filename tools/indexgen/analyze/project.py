@@ -25,7 +25,6 @@ from indexgen.analyze.resolve import Resolver, Target
 from indexgen.analyze.runs import FanOut
 from indexgen.analyze.tests import TEST_PREFIX, test_module
 from indexgen.analyze.types import Types
-from indexgen.extract.bindings import typed_local
 from indexgen.extract.docstrings import first_paragraph
 from indexgen.extract.model import (
     FAILED_STATUSES,
@@ -34,6 +33,7 @@ from indexgen.extract.model import (
     ImportRecord,
     ModuleAttribute,
 )
+from indexgen.extract.needed import typed_local
 
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 _UNKNOWN = object()

@@ -25,27 +25,23 @@ their calls do (:mod:`indexgen.extract.identifiers`).
 from __future__ import annotations
 
 import ast
-import re
 
 from indexgen.extract.alternatives import alternatives, mark_alternatives
-from indexgen.extract.calls import accepts, owners, receiver_name
+from indexgen.extract.calls import accepts, owners
 from indexgen.extract.identifiers import APPENDS
-from indexgen.extract.model import Call, Definition, FileSummary
+from indexgen.extract.model import Definition, FileSummary
 from indexgen.extract.narrowing import NARROWERS, Narrowing, narrow, narrowings
+from indexgen.extract.needed import keep_needed
 from indexgen.extract.rebinding import split_rebound
 from indexgen.extract.sources import (
     lambda_pairs,
     nested_function,
     pairs,
-    parameter_source,
     plain_names,
     values,
 )
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import annotation, literal, path
-
-_NAME = re.compile(r"[A-Za-z_]\w*")
-
 
 
 def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
@@ -157,7 +153,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                     given = [f"=[{v[1:]}]" for v in given]
                 found.setdefault(i, {}).setdefault("return", []).extend(given)
             continue
-        if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS:
+        if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS \
+                or t is ast.Assign and type(node.targets[0]) is ast.Subscript:
             _appended(node, d, i, first_param, classes, found)
             continue
         handed = lambda_pairs(node) if t is ast.Call else None  # map(lambda x: ..., xs)
@@ -186,7 +183,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         members = defs[i].members    # fields are handed by place
         defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
             first.get(n, 1 << 30), n))}
-    _keep_needed(summary, found, lazy, consts, receivers)
+    keep_needed(summary, found, lazy, consts, receivers)
     for i, found_here in narrowed.items():
         if defs[i].names:
             narrow(defs[i].names, found_here, lazy.get(i, {}))
@@ -224,19 +221,26 @@ def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: 
             found.setdefault(i, {}).setdefault("+" + text, []).append(source)
 
 
-def _appended(node: ast.Call, d: Definition, i: int, first_param: dict,
+def _appended(node: ast.Call | ast.Assign, d: Definition, i: int, first_param: dict,
               classes: dict[str, Definition], found: dict) -> None:
-    """``xs.append(v)`` (``add``, ``appendleft``, ``insert``): ``xs`` holds ``v``s.  A
-    local name or an attribute of the instance gets the source ``=[v]``; a deeper receiver
+    """``xs.append(v)`` (``add``, ``appendleft``, ``insert``): ``xs`` holds ``v``s; and
+    ``table[key] = v``: ``table`` maps keys to ``v``s.  A local name or an attribute of the
+    instance gets the source ``~[v]`` (``~{v}``); a deeper receiver
     (``self.ctx.order.append(v)``) is kept as the name ``+self.ctx.order`` for the global
     pass to give to the class of ``self.ctx``."""
-    args = node.args
-    value = args[1] if node.func.attr == "insert" and len(args) > 1 else args[0] if args else None
+    if type(node) is ast.Assign:  # table[key] = v (jinja2: extensions[tag] = ext.parse)
+        value, receiver, (opens, closes) = node.value, node.targets[0].value, "{}"
+    else:
+        args = node.args
+        value = args[1] if node.func.attr == "insert" and len(args) > 1 else \
+            args[0] if args else None
+        receiver, (opens, closes) = node.func.value, "[]"
     found_value = (path(value) or literal(value)) if value is not None else None
-    receiver = node.func.value
-    if found_value is None or d.kind == "class":
-        return
-    source = f"~[{found_value}]"
+    if found_value is None or d.kind == "class" or opens == "{" and not (
+            type(receiver) is ast.Name or type(receiver) is ast.Attribute and type(
+                receiver.value) is ast.Name and first_param.get(i) == receiver.value.id):
+        return  # a table's keys are not told apart: of a local or self.table only
+    source = f"~{opens}{found_value}{closes}"
     if type(receiver) is ast.Name or (type(receiver) is ast.Attribute
                                       and type(receiver.value) is ast.Name
                                       and first_param.get(i) == receiver.value.id):
@@ -270,60 +274,3 @@ def _takes_instance(kind: str, cls: Definition | None,
         cls = classes.get(cls.bases[0]) if cls.bases else None
         seen += 1
     return False
-
-
-def _keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
-                 lazy: dict[int, dict[str, list]], consts: dict[str, list[str]],
-                 needed: dict[int, set[str]]) -> None:
-    """Keep in each function's ``names`` what its calls on local values (their receivers:
-    ``needed``) and the member sources it holds need, and what those names are bound to in
-    turn; the sources of names bound only by plain assignments (``lazy``) are made here, for
-    the names kept."""
-    defs = summary.definitions
-    index = {d.anchor: i for i, d in enumerate(defs)}
-    for d in defs:
-        for sources in d.members.values():
-            for anchor, source in sources:
-                if anchor:
-                    needed.setdefault(index[anchor], set()).update(_NAME.findall(source[1:]))
-    for i, scope in found.items():  # a function's return and its deeper appends
-        for name in scope:
-            if name == "return" or name[0] == "+":
-                needed.setdefault(i, set()).update((name, *_NAME.findall(name)))
-    made: dict[int, list] = {}  # id of a binding node -> its (target, source) pairs
-    for i, names in needed.items():
-        scope = found.get(i, {})
-        nodes = lazy.get(i, {})
-        if not scope and not nodes:
-            continue
-        kept: dict[str, list[str]] = {}
-        todo = [n for n in names if n in scope or n in nodes]
-        while todo:
-            name = todo.pop()
-            if name in kept:
-                continue
-            sources = list(scope.get(name, ()))
-            flows = []
-            for node in nodes.get(name, ()):
-                if type(node) is str:  # what a parameter's callers hand it: last
-                    flows.append(node)
-                elif type(node) is tuple:  # a parameter's annotation: first
-                    sources.insert(0, parameter_source(*node))
-                else:  # a binding statement: its pairs made once, whatever it binds
-                    given = made.get(id(node))
-                    if given is None:
-                        given = made[id(node)] = pairs(node, consts)
-                    sources += [s for target, s in given if target.id == name]
-            kept[name] = sources = list(dict.fromkeys(sources + flows))
-            for source in sources:
-                if source[0] == "=" or source[0] == "~" or name[0] == "+":
-                    todo += [n for n in _NAME.findall(source[1:])
-                             if (n in scope or n in nodes) and n not in kept]
-        defs[i].names = {n: s for n, s in sorted(kept.items()) if s}
-
-
-def typed_local(call: Call, names: dict[str, dict[str, list[str]]]) -> bool:
-    """Whether a call on a local value is kept for the global pass: its receiver's name has
-    sources in its function's ``names`` (given by function anchor)."""
-    scope = names.get(call.caller)
-    return bool(scope) and receiver_name(call.text) in scope

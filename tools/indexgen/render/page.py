@@ -8,7 +8,6 @@ from functools import cached_property
 from indexgen.analyze import patterns
 from indexgen.analyze.context import FileContext
 from indexgen.analyze.exports import imported_names, public_names, served_only, unbound_exports
-from indexgen.extract.bindings import typed_local
 from indexgen.extract.model import (
     STATUS_OK,
     Call,
@@ -17,6 +16,7 @@ from indexgen.extract.model import (
     Finding,
     definition_anchors,
 )
+from indexgen.extract.needed import typed_local
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import render_doc

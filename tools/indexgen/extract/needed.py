@@ -1,0 +1,75 @@
+"""Stage 1e (continued): which names of a function its summary keeps.
+
+A function's names are bound by many statements; the global pass needs only those its calls
+on local values start from (their receivers) and what those are bound to in turn, so a
+summary keeps those alone (:func:`keep_needed`), and a call on a local value whose receiver
+has no kept sources is one the pass is not given (:func:`typed_local`: the pages and the
+call accounting ask the same question).
+"""
+
+from __future__ import annotations
+
+import re
+
+from indexgen.extract.calls import receiver_name
+from indexgen.extract.model import Call, FileSummary
+from indexgen.extract.sources import pairs, parameter_source
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
+                lazy: dict[int, dict[str, list]], consts: dict[str, list[str]],
+                needed: dict[int, set[str]]) -> None:
+    """Keep in each function's ``names`` what its calls on local values (their receivers:
+    ``needed``) and the member sources it holds need, and what those names are bound to in
+    turn; the sources of names bound only by plain assignments (``lazy``) are made here, for
+    the names kept."""
+    defs = summary.definitions
+    index = {d.anchor: i for i, d in enumerate(defs)}
+    for d in defs:
+        for sources in d.members.values():
+            for anchor, source in sources:
+                if anchor:
+                    needed.setdefault(index[anchor], set()).update(_NAME.findall(source[1:]))
+    for i, scope in found.items():  # a function's return and its deeper appends
+        for name in scope:
+            if name == "return" or name[0] == "+":
+                needed.setdefault(i, set()).update((name, *_NAME.findall(name)))
+    made: dict[int, list] = {}  # id of a binding node -> its (target, source) pairs
+    for i, names in needed.items():
+        scope = found.get(i, {})
+        nodes = lazy.get(i, {})
+        if not scope and not nodes:
+            continue
+        kept: dict[str, list[str]] = {}
+        todo = [n for n in names if n in scope or n in nodes]
+        while todo:
+            name = todo.pop()
+            if name in kept:
+                continue
+            sources = list(scope.get(name, ()))
+            flows = []
+            for node in nodes.get(name, ()):
+                if type(node) is str:  # what a parameter's callers hand it: last
+                    flows.append(node)
+                elif type(node) is tuple:  # a parameter's annotation: first
+                    sources.insert(0, parameter_source(*node))
+                else:  # a binding statement: its pairs made once, whatever it binds
+                    given = made.get(id(node))
+                    if given is None:
+                        given = made[id(node)] = pairs(node, consts)
+                    sources += [s for target, s in given if target.id == name]
+            kept[name] = sources = list(dict.fromkeys(sources + flows))
+            for source in sources:
+                if source[0] == "=" or source[0] == "~" or name[0] == "+":
+                    todo += [n for n in _NAME.findall(source[1:])
+                             if (n in scope or n in nodes) and n not in kept]
+        defs[i].names = {n: s for n, s in sorted(kept.items()) if s}
+
+
+def typed_local(call: Call, names: dict[str, dict[str, list[str]]]) -> bool:
+    """Whether a call on a local value is kept for the global pass: its receiver's name has
+    sources in its function's ``names`` (given by function anchor)."""
+    scope = names.get(call.caller)
+    return bool(scope) and receiver_name(call.text) in scope
