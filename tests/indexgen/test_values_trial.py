@@ -8,6 +8,8 @@ import pytest
 from ig_helpers import build_files, symbol_section
 from page_claims import page_call_edges
 
+REL = "pkg/__init__.py"
+
 FILES = {
     "pkg/__init__.py": "",
     "pkg/nested.py": '''
@@ -116,3 +118,108 @@ def test_an_outside_attribute_its_class_lacks_is_not_made_up(pages):
 def test_an_attribute_an_outside_classs_init_sets_is_kept(pages):
     assert "`threading.Thread._target` ([line 22](#L22))" in _section(
         pages, "pkg/streams.py", "run")
+
+
+def _page(tmp_path, source: str) -> str:
+    _root, out = build_files(tmp_path / "src", {REL: source})
+    return (out / "pkg/__init__.py_docs.md").read_text()
+
+
+def test_a_constant_key_reads_that_key_of_a_dict_literal_only(tmp_path):
+    docs = _page(tmp_path, '''
+        import typing as t
+
+
+        def f():
+            pass
+
+
+        def g():
+            pass
+
+
+        OPS = {"a": f, "b": g}
+
+
+        def keyed():
+            ns = {"a": f, "b": g}
+            ns["a"]()
+
+
+        def missing(code):
+            ns = {"a": f, "b": g}
+            exec(code, ns)  # defines "root"
+            ns["root"]()
+
+
+        def unknown(k):
+            ns = {"a": f, "b": g}
+            ns[k]()
+
+
+        def module_table():
+            OPS["b"]()
+
+
+        def nested():
+            table = {"x": {"a": f}, "y": {"a": g}}
+            table["y"]["a"]()
+
+
+        def read(ns: t.MutableMapping[str, t.Any]):
+            ns["root"]()
+
+
+        def hands():
+            read({"a": f})
+        ''')
+    edges = page_call_edges(docs, REL)
+    f, g = (REL, "sym-f"), (REL, "sym-g")
+    assert (REL, "sym-keyed", *f, 17) in edges and (REL, "sym-keyed", *g, 17) not in edges
+    assert not {e for e in edges if e[1] == "sym-missing"}
+    assert "Not resolved" in symbol_section(docs, "missing")
+    assert {e for e in edges if e[1] == "sym-unknown"} == {(REL, "sym-unknown", *f, 28),
+                                                          (REL, "sym-unknown", *g, 28)}
+    assert {e for e in edges if e[1] == "sym-module_table"} == {
+        (REL, "sym-module_table", *g, 32)}
+    assert {e for e in edges if e[1] == "sym-nested"} == {(REL, "sym-nested", *g, 37)}
+    assert not {e for e in edges if e[1] == "sym-read"}
+
+
+def test_a_name_of_the_module_only_written_into_stays_the_modules(tmp_path):
+    """``_REGISTRY[key] = obj`` and ``ops.add(a)`` in a function bind no local name (read as
+    puts into a container, they made one): ``_REGISTRY`` and ``ops`` are still the module's
+    objects, so their other methods are reached."""
+    docs = _page(tmp_path, '''
+        class Registry:
+            def __setitem__(self, key, value):
+                pass
+
+            def get(self, key):
+                return None
+
+
+        class Ops:
+            def add(self, a):
+                return a
+
+            def mul(self, a):
+                return a
+
+
+        _REGISTRY = Registry()
+        ops = Ops()
+
+
+        def register(key, obj):
+            _REGISTRY[key] = obj
+            return _REGISTRY.get(key)
+
+
+        def both(a):
+            ops.add(a)
+            return ops.mul(a)
+        ''')
+    edges = page_call_edges(docs, REL)
+    assert (REL, "sym-register", REL, "sym-Registry.get", 23) in edges
+    assert (REL, "sym-both", REL, "sym-Ops.mul", 28) in edges

@@ -85,10 +85,12 @@ def item_of(value: Value, index: int | None) -> Values:
     if kind == "s":
         return value[1]
     if kind == "d":
+        if len(value) > 3 and type(index) is str:  # ns["root"] of {"a": f}: its "root"
+            return union(found for k, found in value[3] if k == index)
         return value[2]
     if kind == "t":
         elements = value[1]
-        if index is not None and -len(elements) <= index < len(elements):
+        if type(index) is int and -len(elements) <= index < len(elements):
             return elements[index]
         return union(elements)
     return NONE

@@ -158,11 +158,17 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
                                             for item in first))})
         else:  # a literal: what its items (or the values of the mappings it unpacks) are
             held = []
-            for splat, item in first:
-                found = self._steps(key, anchor, item)
+            keyed = []
+            for splat, item, *named in first:
+                found = self._steps(key, anchor, item) if item else NONE
                 held.append(union(v[2] for v in found if v[0] == "d") if splat else found)
-            values = frozenset({("s", union(held)) if kind == "l" else ("d", NONE,
-                                                                          union(held))})
+                if named:
+                    keyed.append((named[0], found))
+            if kind == "m" and keyed and len(keyed) == len(first):  # every key stated
+                values = frozenset({("d", NONE, union(held), tuple(sorted(keyed)))})
+            else:
+                values = frozenset({("s", union(held)) if kind == "l" else ("d", NONE,
+                                                                              union(held))})
         for kind, arg in steps[1:]:
             if not values:
                 return NONE
@@ -217,6 +223,13 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
                 # a value no test lets pass: "is not a T" of a name known only as a T is
                 # something the build does not know (the else of isinstance(x, T))
                 return found
+            if sources and all(x[0] == "~" for x in sources) and name.isidentifier():
+                # only written into here (xs.append(v), table[k] = v, and torch.add(a, b)
+                # read so): a name the module binds, which it puts things in, no local
+                target = self.resolver.name_in(key, name)
+                if target is not None:
+                    return union([self.sources(key, d.anchor, sources, d.parent),
+                                  self.of_target(target)])
             if sources:
                 if len(sources) == 1:
                     return one(self.source(key, d.anchor, sources[0], d.parent))

@@ -15,7 +15,7 @@ A value is a plain tuple:
                        ``co_filename`` is no name of ``types.FrameType``)
 ``("b", name)``        a builtin (``len``, a ``str`` and its methods): calls on it are dropped
 ``("s", E)``           a sequence, set or iterator of elements ``E`` (a set of values)
-``("d", K, V)``        a mapping
+``("d", K, V[, by])``  a mapping (``by``: of a literal whose keys are all stated, (key, values))
 ``("t", (E0, ...))``   a tuple with one set of values per position
 ``("r", V, name)``     a method of a container that returns ``V`` (``list.pop``, ``dict.get``)
 ``("k", V)``           a callable the code types only by what it returns (``Callable[[A], V]``):
@@ -102,9 +102,13 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
         pos += 1
         items = []
         while pos < len(text) and text[pos] != closing:
+            end = text.find('"=', pos + 1) if text[pos] == '"' and closing == "}" else -1
+            key = None  # "root"=f: a stated key (key_text's: word characters, no quote)
+            if end > 0:
+                key, pos = text[pos + 1:end], end + 2
             splat = text[pos] == "*"
             sub, pos = _parse(text, pos + splat)
-            items.append((splat, sub))
+            items.append((splat, sub) if key is None else (splat, sub, key))
             if text.startswith(", ", pos):
                 pos += 2
             elif not text.startswith(closing, pos):
@@ -143,7 +147,8 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
         elif ch == "[":
             end = text.index("]", pos)
             inner = text[pos + 1:end]
-            steps.append(("i", int(inner) if inner.lstrip("-").isdigit() else None))
+            steps.append(("i", int(inner) if inner.lstrip("-").isdigit() else
+                          inner[1:-1] if inner[:1] == '"' else None))
             pos = end + 1
         else:
             break

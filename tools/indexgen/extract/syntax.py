@@ -101,8 +101,19 @@ def path(node: ast.AST) -> str | None:
         if type(index) is ast.Slice:  # a slice of a list is a list of the same elements
             return base
         keep = type(index) is ast.Constant and type(index.value) is int
+        if not keep and key_text(index):  # ns["root"]: the key, quoted
+            return f'{base}["{index.value}"]'
         return f"{base}[{index.value if keep else '_'}]"
     return None
+
+
+_KEY = re.compile(r"\w+")
+
+
+def key_text(node: ast.AST) -> bool:
+    """Whether ``node`` is a string literal a path may quote as a key (word characters)."""
+    return type(node) is ast.Constant and type(node.value) is str \
+        and _KEY.fullmatch(node.value) is not None
 
 
 #: A type written as a string (``cast("type[Schema]", x)``) that a path may quote: names,
@@ -213,6 +224,8 @@ def literal(node: ast.AST) -> str | None:
     elif t is ast.Dict:  # a value that is a table itself ({"x": {"y": f}}): what it holds
         items = [path(v) or (literal(v) if type(v) in _TABLES else None) if k is not None
                  else (f"*{path(v)}" if path(v) else None) for k, v in zip(node.keys, node.values)]
+        if all(k is not None and key_text(k) for k in node.keys):  # every key stated
+            items = [f'"{k.value}"={i}' for k, i in zip(node.keys, items) if i]
         opening, closing = "{", "}"
     elif t in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
         items, opening, closing = [path(node.elt)], "[", "]"
