@@ -73,14 +73,16 @@ def outside_lacks(cls: str, attr: str) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _source(module: str) -> str:
-    """The text of a module of the standard library written in Python ('' for one that is
-    not: its classes' instance attributes are descriptors of the class)."""
+def _words(module: str) -> frozenset[str]:
+    """The words of the text of a module of the standard library written in Python (none
+    for one that is not: its classes' instance attributes are descriptors of the class),
+    read once."""
     file = getattr(sys.modules.get(module), "__file__", None) or ""
-    return Path(file).read_text(encoding="utf-8") if file.endswith(".py") else ""
+    text = Path(file).read_text(encoding="utf-8") if file.endswith(".py") else ""
+    return frozenset(re.findall(r"\w+", text))
 
 
 def _names(module: str, attr: str) -> bool:
     """Whether ``attr`` occurs as a word in the source of ``module`` (an instance attribute
     that ``__init__`` or another function of it may set: never judged missing)."""
-    return re.search(rf"\b{re.escape(attr)}\b", _source(module)) is not None
+    return attr in _words(module)
