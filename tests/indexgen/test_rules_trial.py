@@ -5,7 +5,7 @@ hand (``sym-`` anchors), and what must not be listed beside it."""
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files
+from ig_helpers import build_files, symbol_section
 from page_claims import page_call_edges, page_callers
 
 FILES = {
@@ -229,8 +229,8 @@ def test_a_name_assigned_a_function_under_a_condition_may_be_that_function(pages
 
 
 def _section(pages, rel: str, anchor: str) -> str:
-    docs = (pages[1] / f"{rel}_docs.md").read_text()
-    return docs.split(f'<a id="sym-{anchor}">')[1].split('<a id="sym-')[0]
+    """The part of ``rel``'s analysis page about the symbol ``sym-<anchor>``."""
+    return symbol_section((pages[1] / f"{rel}_docs.md").read_text(), anchor)
 
 
 def test_the_condition_of_an_assigned_fallback_is_shown(pages):
