@@ -185,6 +185,68 @@ FILES = {
                 if ext is not None:
                     return ext(self)  # mark: item-assigned
     ''',
+    "pkg/abstract.py": '''
+        import typing as t
+
+
+        class LRUCache:
+            def get(self, key, default=None):
+                return default
+
+            def keys(self):
+                return []
+
+
+        def create_cache(size: int) -> t.MutableMapping[str, int]:
+            if size == 0:
+                return {}
+            return LRUCache()
+
+
+        shared: t.Mapping[str, int] = LRUCache()
+
+
+        def lookup(size, key):
+            cache = create_cache(size)
+            return cache.get(key)  # mark: abstract-return
+
+
+        def shared_keys():
+            return shared.keys()  # mark: abstract-module
+    ''',
+    "pkg/visitors.py": '''
+        def _make_binop(op):
+            def visitor(self, node, frame):
+                return op
+            return visitor
+
+
+        def _make_unop(op):
+            def visitor(self, node):
+                return op
+            return visitor
+
+
+        def _plain(node, frame):
+            return node
+
+
+        class Visitor:
+            def visit(self, node, frame):
+                f = getattr(self, f"visit_{type(node).__name__}", None)
+                if f is not None:
+                    return f(node, frame)  # mark: pattern-bound
+                return None
+
+
+        class Gen(Visitor):
+            visit_Add = _make_binop("+")
+            visit_Neg = _make_unop("-")
+            visit_Call = staticmethod(_plain)
+
+            def visit_Mul(self, node, frame):
+                return node
+    ''',
 }
 
 
@@ -282,3 +344,22 @@ def test_a_function_assigned_to_an_item_is_what_the_table_holds(pages):
     typed only by its signature")."""
     assert _callees(pages, "pkg/registry.py", "item-assigned") == {"sym-Extension.parse"}
     assert "Not resolved" not in _section(pages, "pkg/registry.py", "Parser.parse_statement")
+
+
+@pytest.mark.parametrize("marker", ["abstract-return", "abstract-module"])
+def test_a_value_typed_by_an_abstract_container_is_also_the_class_the_code_makes(pages,
+                                                                                 marker):
+    """``-> MutableMapping[str, int]`` and ``x: Mapping[str, int] = LRUCache()`` say some
+    mapping: the ``return LRUCache()`` and the constructor say which, so the call reaches
+    that class's method (a plain ``dict``'s, the other return, is a builtin's: no edge)."""
+    callee = {"abstract-return": "sym-LRUCache.get", "abstract-module": "sym-LRUCache.keys"}
+    assert _callees(pages, "pkg/abstract.py", marker) == {callee[marker]}
+
+
+def test_a_function_a_class_body_binds_is_a_bound_method_on_an_instance(pages):
+    """``visit_Add = _make_binop("+")`` in a subclass: ``getattr(self, "visit_...")`` in the
+    base may read it, and called on the instance it gets ``self`` first, so a call handing
+    two arguments fits ``visitor(self, node, frame)``, not ``visitor(self, node)``; a
+    ``staticmethod`` binds no ``self``: ``_plain(node, frame)`` fits."""
+    assert _callees(pages, "pkg/visitors.py", "pattern-bound") == {
+        "sym-Gen.visit_Mul", "sym-_make_binop", "sym-_plain"}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from indexgen.analyze.members import BOUND
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.values import NONE, Values, ordered, union
@@ -127,8 +128,10 @@ class Flows:
             shape = d.names.get("(" if v[0] == "f" else "(" + v[3]) if d is not None else None
             if shape is not None:
                 least, _, most = shape[0].partition("-")
-                if n < int(least) or -1 < int(most) < n or not self._admits(v[1], shape,
-                                                                          handed):
+                bound = v[-1] == BOUND  # the instance comes first: one more, not checked
+                m = n + bound
+                if m < int(least) or -1 < int(most) < m or not bound and not self._admits(
+                        v[1], shape, handed):
                     continue
             kept.add(v)
         return frozenset(kept) if kept else values

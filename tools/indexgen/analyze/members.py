@@ -31,6 +31,10 @@ _METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod"})
 # bases that give a class no attribute of its own: never where one a class lacks comes from
 _MARKERS = frozenset({f"{m}.{c}" for m in ("typing", "typing_extensions")
                       for c in ("Protocol", "Generic")})
+#: The last item of a plain function's or closure's value read as an instance's attribute
+#: that its class body binds (:meth:`Members._bound`): a call hands the instance first.
+BOUND = ">self"
+_UNBINDING = frozenset({"staticmethod", "partial"})  # wrappers that give no bound method
 
 
 @lru_cache(maxsize=256)
@@ -80,7 +84,7 @@ class Members:
     def matching(self, value: Value, pattern: str) -> Values:
         """``getattr(value, "visit_*")``: the attributes of ``value`` whose names fit the
         pattern (``*``: any characters): of an instance or a class, those its class and its
-        project bases define and the methods its documented subclasses define (the value
+        project bases define and those its documented subclasses define or bind (the value
         may be one of theirs); of a module, its names."""
         return self._guard.get(("\10", value, pattern), self._matching, value, pattern)
 
@@ -103,9 +107,13 @@ class Members:
         found = [self._class_member(value[1], value[2], n, kind == "i")
                  for n in sorted(names) if fits(n)]
         for k, c in self.subclasses(value[1], value[2]):
-            found += [frozenset({("f", k, q)}) for q, d in self._defs[k][1].items()
+            by_name = self._defs[k][1]
+            found += [frozenset({("f", k, q)}) for q, d in by_name.items()
                       if d.parent == c and d.kind in _METHOD_KINDS and not d.overload
                       and fits(q.rpartition(".")[2])]
+            owner = by_name.get(c)  # and what it binds otherwise (visit_Add = make("+"))
+            found += [self._class_member(k, c, n, kind == "i") for n in sorted(
+                getattr(owner, "members", ())) if fits(n) and f"{c}.{n}" not in by_name]
         return union(found)
 
     def _super_member(self, key: str, cls: str, attr: str, instance: bool) -> Values:
@@ -201,7 +209,18 @@ class Members:
                 f"{cls}.{name}" in self._defs[key][1]
                 or name in getattr(self._defs[key][1].get(cls), "members", ())):
             return self._class_member(key, cls, name, instance)
-        return self.source(key, anchor, source, cls)
+        found = self.source(key, anchor, source, cls)
+        return self._bound(found, source) if instance and not anchor else found
+
+    def _bound(self, found: Values, source: str) -> Values:
+        """The plain functions and closures of ``found``, which a class body binds by
+        ``source`` (``visit_Add = _make_binop("+")``), as read on an instance: each marked
+        :data:`BOUND`, since called that way it gets the instance as its first argument
+        (not through ``staticmethod(f)`` or ``partial(f, x)``, which bind nothing)."""
+        if source[0] != "=" or source[1:].partition("(")[0].rpartition(".")[2] in _UNBINDING:
+            return found
+        return frozenset(v + (BOUND,) if v[0] == "n" or v[0] == "f" and getattr(
+            self._defs[v[1]][1].get(v[2]), "kind", "") == "function" else v for v in found)
 
     def _assigned_below(self, key: str, cls: str, attr: str) -> Values:
         """What the documented subclasses of the class assign to the attribute themselves

@@ -13,6 +13,7 @@ from __future__ import annotations
 from indexgen.analyze.containers import element_of, item_of
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
+from indexgen.extract.attribute_source import ABSTRACT_CONTAINER
 from indexgen.extract.model import Definition
 
 #: ``typing.cast`` as the resolver names it, whichever way it was imported.
@@ -84,6 +85,10 @@ class Results:
                 if found and not hollow(found) or "return" not in d.names:
                     if "return" in d.names and any(map(_open, found)):
                         return _filled(found, self._returned(value[1], d))
+                    if "return" in d.names and ABSTRACT_CONTAINER.search(d.returns):
+                        # -> Mapping[K, V]: which mapping, the returns may say (a class)
+                        return found | frozenset(v for v in self._returned(value[1], d)
+                                                 if v[0] == "i")
                     if "return" in d.names and any(v[0] == "k" for v in found):
                         # -> C | Callable[..., C]: which callable, the returns say
                         return found | frozenset(v for v in self._returned(value[1], d)

@@ -12,16 +12,14 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.alternatives import Binding
+from indexgen.extract.attribute_source import attribute_source
 from indexgen.extract.docstrings import first_paragraph
 from indexgen.extract.model import Definition, FileSummary, ImportRecord, ModuleAttribute
-from indexgen.extract.syntax import annotation as annotation_text
 from indexgen.extract.syntax import (
     constant_strings,
     dotted,
     expr_text,
     is_type_checking,
-    literal,
-    path,
 )
 
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -30,9 +28,6 @@ _TRY_STAR = getattr(ast, "TryStar", ast.Try)
 if hasattr(ast, "TryStar"):
     _BLOCKS = (*_BLOCKS, ast.TryStar)
 _ACCESSORS = (".setter", ".getter", ".deleter")  # a property's other functions: no rebinding
-#: Values of a module attribute read as a path: a call, a subscript, an attribute of a value
-#: (``structure = converter.structure``, where the alias names nothing the build defines).
-_PATHS = (ast.Call, ast.Subscript, ast.Attribute)
 
 
 class Structure:
@@ -180,19 +175,7 @@ class Structure:
         held = constant_strings(node.value) if node.value is not None else None
         if held is not None and len(names) == 1:
             self.constants.setdefault(names[0], held)
-        source = ":" + annotation_text(node.annotation) if type(node) is ast.AnnAssign else ""
-        if source[1:].rpartition(".")[2] == "TypeAlias" and node.value is not None:
-            source = ":" + annotation_text(node.value)  # X: TypeAlias = list[Part]: a list
-        elif source and type(node.value) in (ast.List, ast.Tuple, ast.Dict, ast.Set):
-            held = literal(node.value)  # a table of functions says more than its type
-            source = "=" + held if held else source
-        if not source and type(node.value) is ast.Subscript and _typing_form(node.value):
-            source = ":" + annotation_text(node.value)  # X = Union[A, B]: an alias all the same
-        if not source and node.value is not None:
-            source = _type_var(node.value)
-        if not source and node.value is not None:
-            found = path(node.value) if type(node.value) in _PATHS else literal(node.value)
-            source = "=" + found if found else ""
+        source = attribute_source(node)
         known = self._attribute_names
         new = []
         for name in names:
@@ -254,19 +237,6 @@ def _function_kind(decorators: list[str]) -> str:
     return "method"
 
 
-def _type_var(value: ast.AST) -> str:
-    """The source of ``T = TypeVar("T", bound=Base)`` (or ``TypeVar("T", A, B)``): ``:`` and
-    what a value of type T is (its bound, or the union of its constraints); '' otherwise."""
-    if type(value) is not ast.Call or dotted(value.func).rpartition(".")[2] != "TypeVar":
-        return ""
-    for k in value.keywords:
-        if k.arg == "bound":
-            return ":" + annotation_text(k.value)
-    if len(value.args) > 1:
-        return ":" + " | ".join(annotation_text(a) for a in value.args[1:])
-    return ""
-
-
 def _is_main_guard(test: ast.AST) -> bool:
     """Whether an ``if`` test is ``__name__ == "__main__"`` (either order)."""
     if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
@@ -313,18 +283,3 @@ def _annotation_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]
             continue
         stack.extend(ast.iter_child_nodes(sub))
     return sorted(names)
-
-
-#: The last names of the generic types and special forms whose subscript, assigned to a name
-#: at module level, makes a type alias (``Renderable = Union[Text, Panel]``).
-_TYPING_FORMS = frozenset({"Union", "Optional", "Callable", "Type", "List", "Dict", "Tuple",
-                           "Set", "FrozenSet", "Sequence", "Mapping", "MutableMapping",
-                           "Iterable", "Iterator", "Generator", "Annotated", "type", "list",
-                           "dict", "tuple", "set", "frozenset"})
-
-
-def _typing_form(node: ast.Subscript) -> bool:
-    """Whether a subscript is one of :data:`_TYPING_FORMS` (``Union[...]``,
-    ``t.Optional[...]``, ``list[Part]``) written by its name."""
-    base = dotted(node.value)
-    return "(...)" not in base and base.rpartition(".")[2] in _TYPING_FORMS
