@@ -105,6 +105,9 @@ FILES = {
             def render_plain(self, parts):
                 return concat(parts)  # mark: module-str-join
 
+            def render_env(self, parts):
+                return self.environment.concat(parts)  # mark: assigned-override
+
 
         class NativeTemplate(Template):
             environment_class = NativeEnv
@@ -307,6 +310,13 @@ def test_a_class_attribute_bound_by_staticmethod_is_the_function(pages):
     assert _callees(pages, "pkg/native.py", "staticmethod-attr") == {"sym-native_concat"}
     section = _section(pages, "pkg/native.py", "NativeTemplate.render")
     assert "Not resolved" not in section
+
+
+def test_a_subclass_that_binds_a_method_by_assignment_overrides_it(pages):
+    """``self.environment: Env``, whose ``concat`` is ``"".join``, may be a ``NativeEnv``,
+    whose body binds ``concat = staticmethod(native_concat)``: that function is listed
+    (the base's builtin gives no edge)."""
+    assert _callees(pages, "pkg/native.py", "assigned-override") == {"sym-native_concat"}
 
 
 def test_a_method_of_a_string_literal_bound_to_a_name_is_a_builtins(pages):

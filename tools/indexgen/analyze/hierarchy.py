@@ -182,6 +182,23 @@ class Hierarchy:
                     found.append((k, d.qualname))
         return found
 
+    def rebinders(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
+        """``[(file key, qualname)]`` of the documented subclasses of the class whose own
+        body assigns ``attr`` a value (``concat = staticmethod(native_concat)``; an annotation
+        alone is no value): an override all the same, whose value only the type evaluation can tell (kept in
+        ``_overridden`` beside :meth:`overrides`'s answers, under ``"=" + attr``)."""
+        subclasses = self.subclasses(key, cls)
+        memo = (key, cls, "=" + attr)
+        found = self._overridden.get(memo)
+        if found is None:
+            found = self._overridden[memo] = []
+            for k, c in subclasses:
+                owner = self._defs[k][1].get(c)
+                if owner is not None and f"{c}.{attr}" not in self._defs[k][1] and any(
+                        not anchor and x[0] == "=" for anchor, x in owner.members.get(attr, ())):
+                    found.append((k, c))
+        return found
+
     def subclasses(self, key: str, cls: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the documented subclasses of the class, direct or
         not, sorted; of a class outside the build, ``("", dotted)`` as :meth:`mro` names it,

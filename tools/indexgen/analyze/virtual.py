@@ -104,6 +104,23 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
                 known.add(target)
                 out.append(make_edge((call.line, call.text, "override", target[0],
                                   resolver.anchor(*target), target[1])))
+        for sk, sc in types.rebinders(k, c, attr) if k else ():
+            out += _rebound(resolver, types, call, types.member(("i", sk, sc), attr), known)
+    return out
+
+
+def _rebound(resolver: Resolver, types: Types, call: Call, values, known: set) -> list[CallEdge]:
+    """The edges to what a subclass binds ``m`` to in its body (a project function, or the
+    closure a factory makes), other than those in ``known`` (extended)."""
+    out = []
+    for v in ordered(values):
+        if v[0] != "f" and v[0] != "n":
+            continue
+        target = (v[1], v[2] if v[0] == "f" else f"{v[2]}.<locals>.{v[3]}")
+        if target not in known:
+            known.add(target)
+            out.append(make_edge((call.line, call.text, "override" if v[0] == "f" else
+                                  "closure", v[1], resolver.anchor(v[1], v[2]), target[1])))
     return out
 
 
