@@ -11,6 +11,7 @@ from indexgen import Config, build
 from indexgen.analyze.project import Project, compact
 from indexgen.extract.pipeline import extract_source
 from indexgen.extract.source import module_name
+from page_claims import page_call_edges, page_callers
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLE = FIXTURES / "sample"
@@ -113,3 +114,13 @@ def symbol_section(docs: str, anchor: str) -> str:
 def calls_line(section: str) -> str:
     """The **Calls** line of a symbol's section."""
     return next(x for x in section.split("\n") if x.startswith("- **Calls**"))
+
+
+def callees_at(pages: tuple[Path, Path], rel: str, line: int) -> set[str]:
+    """The callee anchors the analysis page of ``rel`` lists for the call at ``line`` (of
+    ``build_files``' pages), checked against the callees' Called by (the two views of one
+    edge must agree)."""
+    docs = (pages[1] / f"{rel}_docs.md").read_text()
+    calls = {e[3] for e in page_call_edges(docs, rel) if e[4] == line}
+    assert calls == {e[3] for e in page_callers(docs, rel) if e[4] == line}
+    return calls

@@ -7,7 +7,7 @@ rule each one exercises, so that breaking a rule breaks its case.
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files, calls_line, project_of, symbol_section
+from ig_helpers import build_files, callees_at, calls_line, project_of, symbol_section
 from page_claims import page_call_edges, page_callers
 
 FILES = {
@@ -1493,13 +1493,7 @@ def test_a_line_lists_each_callee_once(pages):
 def _anchors(pages, marker: str) -> set[str]:
     """The callee anchors at the line of ``marker`` in compat.py (alternatives share a
     qualname: their anchors tell them apart)."""
-    root, out = pages
-    rel = "pkg/compat.py"
-    line = _source_line(pages, rel, marker)
-    docs = (out / f"{rel}_docs.md").read_text()
-    calls = {e[3] for e in page_call_edges(docs, rel) if e[4] == line}
-    assert calls == {e[3] for e in page_callers(docs, rel) if e[4] == line}
-    return calls
+    return callees_at(pages, "pkg/compat.py", _source_line(pages, "pkg/compat.py", marker))
 
 
 @pytest.mark.parametrize("marker, anchors", [

@@ -5,8 +5,7 @@ hand (``sym-`` anchors), and what must not be listed beside it."""
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files, symbol_section
-from page_claims import page_call_edges, page_callers
+from ig_helpers import build_files, callees_at, symbol_section
 
 FILES = {
     "pkg/__init__.py": "",
@@ -261,13 +260,9 @@ def pages(tmp_path_factory):
 def _callees(pages, rel: str, marker: str) -> set[str]:
     """The callee anchors the page of ``rel`` lists at the line marked ``# mark: marker``,
     checked against the callees' Called by."""
-    root, out = pages
-    source = (root / rel).read_text().split("\n")
+    source = (pages[0] / rel).read_text().split("\n")
     line = next(n for n, text in enumerate(source, 1) if text.endswith(f"# mark: {marker}"))
-    docs = (out / f"{rel}_docs.md").read_text()
-    calls = {e[3] for e in page_call_edges(docs, rel) if e[4] == line}
-    assert calls == {e[3] for e in page_callers(docs, rel) if e[4] == line}
-    return calls
+    return callees_at(pages, rel, line)
 
 
 @pytest.mark.parametrize("marker, callees", [

@@ -22,8 +22,9 @@ from functools import lru_cache
 from indexgen.analyze.builtin_names import builtin_exists
 from indexgen.analyze.containers import container_member
 from indexgen.analyze.memo import GuardedMemo
+from indexgen.analyze.paths import parse
 from indexgen.analyze.results import hollow
-from indexgen.analyze.values import NONE, Value, Values, ordered, parse, union
+from indexgen.analyze.values import NONE, Value, Values, ordered, union
 from indexgen.extract.model import Definition
 
 _CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers

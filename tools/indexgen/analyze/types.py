@@ -45,6 +45,7 @@ from indexgen.analyze.flows import CallSites, Flows
 from indexgen.analyze.hierarchy import Hierarchy
 from indexgen.analyze.members import Members
 from indexgen.analyze.memo import GuardedMemo
+from indexgen.analyze.paths import parse
 from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.analyze.results import Results, hollow
 from indexgen.analyze.values import (
@@ -53,7 +54,6 @@ from indexgen.analyze.values import (
     Values,
     one,
     ordered,
-    parse,
     union,
 )
 from indexgen.extract.model import Definition, FileSummary

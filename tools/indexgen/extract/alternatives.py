@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 
+from indexgen.extract.model import definition_anchors
 from indexgen.extract.syntax import blocks, is_type_checking, unparse
 
 #: One binding: (qualname, anchor of the definition, '' for an import or ``=name`` for an
@@ -74,13 +75,17 @@ def mark_alternatives(found: dict[str, str], defs: list, index: dict[str, int]) 
     """Record :func:`alternatives`' ``found`` on the definitions (``index``: anchor -> place
     in ``defs``): ``?`` and the condition on each definition; ``?=`` and ``name``, a tab and
     the condition on a function of the module that ``name = function`` makes the name's
-    value (a name or a function defined twice: its first definition, ``sym-<name>``)."""
+    value (a name or a function defined twice: the definition a reference to it lands on,
+    :func:`~indexgen.extract.model.definition_anchors`)."""
+    lands_on = None
     for anchor, made in found.items():
         if anchor[0] != "=":
             defs[index[anchor]].names["?"] = [made]
             continue
         value, _, name = anchor[1:].partition("\t")
-        i = index.get("sym-" + value)
+        if lands_on is None:
+            lands_on = definition_anchors(defs)
+        i = index.get(lands_on.get(value, ""))
         if i is not None and defs[i].parent == "" and defs[i].kind != "class":
             defs[i].names.setdefault("?=", []).append(f"{name}\t{made}")
 

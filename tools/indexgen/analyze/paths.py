@@ -1,0 +1,106 @@
+"""The paths of the extraction stage, split into the steps the type evaluation walks.
+
+The extraction stage writes what a name or an argument is as a path of text
+(``self.rules[name](state, _)``, ``[a, *b]``, ``getattr(x, "visit_*")``:
+:func:`indexgen.extract.syntax.path`); :func:`parse` reads one back as a tuple of steps,
+once per distinct text (:class:`~indexgen.analyze.types.Types` keeps them).
+"""
+
+from __future__ import annotations
+
+import re
+
+_NAME = re.compile(r"[A-Za-z_]\w*(?:@\d+)?")  # x@12: x where an isinstance test narrows it
+
+
+def parse(text: str) -> tuple:
+    """The steps of a path: ``("n", name)``, or a literal (:func:`~indexgen.extract.syntax.
+    literal`): ``("l", items)`` for ``[a, b]`` and ``("m", items)`` for ``{a, *m}``, each item
+    ``(unpacked, steps)``, and ``("u", places)`` for ``(a, _)``, each place steps or None; or
+    ``("q", pattern)`` (a quoted name given to ``getattr``,
+    :func:`indexgen.extract.syntax.name_pattern`); then ``("a", attr)``, ``("c", args)`` (args: steps of the kept
+    arguments, None for ``_``) and ``("i", index or None)``."""
+    if "(" not in text and "[" not in text and "{" not in text:  # a dotted name
+        parts = text.split(".")
+        return (("n", parts[0]), *[("a", part) for part in parts[1:]])
+    steps, _ = _parse(text, 0)
+    return steps
+
+
+def _places(text: str, pos: int) -> tuple[tuple, int, bool]:
+    """The items of ``(a, _, ...)`` from ``pos``, just past its opening parenthesis (a call's
+    kept arguments, a tuple's places): the steps of each, None for ``_``; the position past
+    the closing parenthesis; whether each item was followed by ``", "`` or the closing one."""
+    items: list = []
+    whole = True
+    while pos < len(text) and text[pos] != ")":
+        if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
+            items.append(None)
+            pos += 1
+        else:
+            sub, pos = _parse(text, pos)
+            items.append(sub)
+        if text.startswith(", ", pos):
+            pos += 2
+        elif not text.startswith(")", pos):
+            whole = False
+    return tuple(items), pos + 1, whole
+
+
+def _parse(text: str, pos: int) -> tuple[tuple, int]:
+    if text.startswith(("[", "{"), pos):  # [a, b]: a list of a or b; {a, *m}: a mapping
+        closing = "]" if text[pos] == "[" else "}"
+        pos += 1
+        items = []
+        while pos < len(text) and text[pos] != closing:
+            end = text.find('"=', pos + 1) if text[pos] == '"' and closing == "}" else -1
+            key = None  # "root"=f: a stated key (key_text's: word characters, no quote)
+            if end > 0:
+                key, pos = text[pos + 1:end], end + 2
+            splat = text[pos] == "*"
+            sub, pos = _parse(text, pos + splat)
+            items.append((splat, sub) if key is None else (splat, sub, key))
+            if text.startswith(", ", pos):
+                pos += 2
+            elif not text.startswith(closing, pos):
+                return (), len(text)
+        steps = [("l" if closing == "]" else "m", tuple(items))]
+        pos += 1
+    elif text.startswith("(", pos):  # (a, _): a tuple, place by place (None: unknown)
+        places, pos, whole = _places(text, pos + 1)
+        if not whole:
+            return (), len(text)
+        steps = [("u", places)]
+    elif text.startswith('"', pos):  # getattr's name: "run", or a pattern "visit_*"
+        end = text.find('"', pos + 1)
+        if end < 0:
+            return (), len(text)
+        steps = [("q", text[pos + 1:end])]
+        pos = end + 1
+    else:
+        m = _NAME.match(text, pos)
+        if m is None:
+            return (), len(text)
+        steps = [("n", m.group())]
+        pos = m.end()
+    n = len(text)
+    while pos < n:
+        ch = text[pos]
+        if ch == ".":
+            m = _NAME.match(text, pos + 1)
+            if m is None:
+                break
+            steps.append(("a", m.group()))
+            pos = m.end()
+        elif ch == "(":
+            args, pos, _whole = _places(text, pos + 1)
+            steps.append(("c", args))
+        elif ch == "[":
+            end = text.index("]", pos)
+            inner = text[pos + 1:end]
+            steps.append(("i", int(inner) if inner.lstrip("-").isdigit() else
+                          inner[1:-1] if inner[:1] == '"' else None))
+            pos = end + 1
+        else:
+            break
+    return tuple(steps), pos
