@@ -19,6 +19,7 @@ the lambda reads the name when it runs, after the rebinding.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left, bisect_right
 
 from indexgen.extract.model import FileSummary
 from indexgen.extract.sources import pairs
@@ -34,8 +35,10 @@ def split_rebound(summary: FileSummary, lazy: dict[int, dict[str, list]],
     docstring); ``lazy``: each function's plain binding statements by name (by index of the
     definition), ``consts``: the module's string constants (for :func:`pairs`)."""
     defs = summary.definitions
-    handing: dict[str, list[int]] = {}  # caller anchor -> places of its flows and references
-    for k, call in enumerate(summary.calls):
+    calls = summary.calls
+    # caller anchor -> places of its flows and references, in line order (as the calls are)
+    handing: dict[str, list[int]] = {}
+    for k, call in enumerate(calls):
         if call.text[0] == "<" or call.text[0] == "&":
             handing.setdefault(call.caller, []).append(k)
     for i, nodes in lazy.items():
@@ -43,27 +46,36 @@ def split_rebound(summary: FileSummary, lazy: dict[int, dict[str, list]],
         places = handing.get(d.anchor)
         if not places or not d.names:
             continue
+        lines = [calls[k].line for k in places]
         added = {}
         for name, bound in nodes.items():
             sources = d.names.get(name)
             if not sources or len(sources) < 2:
                 continue
             for node in bound:
-                if type(node) is not ast.Assign or not _reads(node.value, name):
+                if type(node) is not ast.Assign:
+                    continue
+                # the places on the statement's lines that name ``name``: most statements
+                # have none, and then need no walk of their value nor pairs
+                last = node.end_lineno or node.lineno
+                start = bisect_left(lines, node.lineno)
+                if start == len(lines) or lines[start] > last:
+                    continue
+                on_line = [k for k in places[start:bisect_right(lines, last)]
+                           if name in calls[k].text]
+                if not on_line or not _reads(node.value, name):
                     continue
                 own = {s for target, s in pairs(node, consts) if target.id == name}
                 rest = [s for s in sources if s not in own]
                 if not rest or len(rest) == len(sources):
                     continue
                 renamed = f"{name}{MARK}{node.lineno}"
-                last = node.end_lineno or node.lineno
-                for k in places:
-                    call = summary.calls[k]
-                    if node.lineno <= call.line <= last:
-                        text = _renamed(call.text, name, renamed)
-                        if text != call.text:
-                            summary.calls[k] = call._replace(text=text)
-                            added[renamed] = rest
+                for k in on_line:
+                    call = calls[k]
+                    text = _renamed(call.text, name, renamed)
+                    if text != call.text:
+                        calls[k] = call._replace(text=text)
+                        added[renamed] = rest
         if added:
             d.names = dict(sorted({**d.names, **added}.items()))
 
