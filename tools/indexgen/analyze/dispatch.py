@@ -24,6 +24,7 @@ from __future__ import annotations
 from indexgen.analyze.context import CallEdge, make_edge
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.types import Types
+from indexgen.analyze.values import closure_qualname
 from indexgen.analyze.virtual import constructors, function_apply, overrides
 from indexgen.extract.calls import receiver_name
 from indexgen.extract.model import Call
@@ -206,7 +207,7 @@ def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values
         elif kind == "n":  # a closure: code of the function it is nested in
             found.append(make_edge((line, text, "closure", value[1],
                                 resolver.anchor(value[1], value[2]),
-                                f"{value[2]}.<locals>.{value[3]}")))
+                                closure_qualname(value[2], value[3]))))
         elif kind == "x" or kind == "xi" or kind == "xa":
             found.append(make_edge((line, text, "external", "", "", value[1])))
         elif kind == "b" or kind == "r":  # a builtin, or a method of a builtin container

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from indexgen.analyze.members import BOUND
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import Resolver
-from indexgen.analyze.values import NONE, Values, ordered, union
+from indexgen.analyze.values import NONE, Values, closure_qualname, ordered, union
 
 #: ``(file key, qualname) -> [(caller file key, caller anchor, slot -> argument path,
 #: parameters before the first slot)]``.
@@ -199,7 +199,7 @@ class Flows:
                     if v[0] == "f":
                         flows.setdefault((v[1], v[2]), []).append((key, call[0], given, 0))
                     elif v[0] == "n":
-                        flows.setdefault((v[1], f"{v[2]}.<locals>.{v[3]}"), []).append(
+                        flows.setdefault((v[1], closure_qualname(v[2], v[3])), []).append(
                             (key, call[0], given, 0))
 
     def _flow(self, key: str, anchor: str, spec: str) -> Values:
@@ -214,7 +214,7 @@ class Flows:
         d = self._defs[key][0].get(anchor)
         if d is not None and spec[0] == "λ":  # a parameter of a closure: its callers'
             nested, _, spec = spec[1:].partition("|")
-            sites = self._flows.get((key, f"{d.qualname}.<locals>.{nested}"))
+            sites = self._flows.get((key, closure_qualname(d.qualname, nested)))
         else:
             sites = self._flows.get((key, d.qualname)) if d is not None else None
         spec, _, default = spec.partition("=")  # what it is where a caller leaves it out

@@ -184,9 +184,10 @@ class Hierarchy:
 
     def rebinders(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the documented subclasses of the class whose own
-        body assigns ``attr`` a value (``concat = staticmethod(native_concat)``; an annotation
-        alone is no value): an override all the same, whose value only the type evaluation can tell (kept in
-        ``_overridden`` beside :meth:`overrides`'s answers, under ``"=" + attr``)."""
+        body assigns ``attr`` a value (``concat = staticmethod(native_concat)``; an
+        annotation alone is no value): an override all the same, whose value only the type
+        evaluation can tell (kept in ``_overridden`` beside :meth:`overrides`'s answers,
+        under ``"=" + attr``)."""
         subclasses = self.subclasses(key, cls)
         memo = (key, cls, "=" + attr)
         found = self._overridden.get(memo)

@@ -32,8 +32,9 @@ A plain function or closure read on an instance, which its class body binds, end
 
 :func:`union` joins what several steps give (what they do on builtin containers is
 :mod:`indexgen.analyze.containers`; the steps of a path are
-:func:`indexgen.analyze.paths.parse`'s); :class:`Annotations` reads ``X | None``, ``Optional[X]``, ``list[X]``, ``dict[K, V]``,
-``tuple[A, B]``, ``Iterator[X]``, ``type[X]``, string annotations and the like as values
+:func:`indexgen.analyze.paths.parse`'s); :class:`Annotations` reads ``X | None``,
+``Optional[X]``, ``list[X]``, ``dict[K, V]``, ``tuple[A, B]``, ``Iterator[X]``,
+``type[X]``, string annotations and the like as values
 (:class:`~indexgen.analyze.types.Types` evaluates everything else).
 """
 
@@ -181,6 +182,12 @@ def dotted(node: ast.AST) -> str:
         return ""
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def closure_qualname(outer: str, inner: str) -> str:
+    """The qualname of the function ``inner`` defined in the body of ``outer`` (the label of
+    an ``("n", key, outer, inner)`` value, as Python's ``__qualname__`` writes it)."""
+    return f"{outer}.<locals>.{inner}"
 
 
 def ordered(values: Values):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from indexgen.analyze.context import CallEdge, make_edge
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.types import Types
-from indexgen.analyze.values import ordered
+from indexgen.analyze.values import closure_qualname, ordered
 from indexgen.extract.model import Call
 
 
@@ -116,7 +116,7 @@ def _rebound(resolver: Resolver, types: Types, call: Call, values, known: set) -
     for v in ordered(values):
         if v[0] != "f" and v[0] != "n":
             continue
-        target = (v[1], v[2] if v[0] == "f" else f"{v[2]}.<locals>.{v[3]}")
+        target = (v[1], v[2] if v[0] == "f" else closure_qualname(v[2], v[3]))
         if target not in known:
             known.add(target)
             out.append(make_edge((call.line, call.text, "override" if v[0] == "f" else
