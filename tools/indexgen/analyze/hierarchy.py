@@ -171,6 +171,8 @@ class Hierarchy:
         of the class define themselves (class hierarchy analysis: a call on an instance of
         ``cls`` may run any of them), in a fixed order (the same list at each call: not to
         be changed)."""
+        if attr not in self._overriding_names()[0]:
+            return []
         subclasses = self.subclasses(key, cls)
         memo = (key, cls, attr)  # the hierarchy never changes: each answer made once
         found = self._overridden.get(memo)
@@ -188,6 +190,8 @@ class Hierarchy:
         annotation alone is no value): an override all the same, whose value only the type
         evaluation can tell (kept in ``_overridden`` beside :meth:`overrides`'s answers,
         under ``"=" + attr``)."""
+        if attr not in self._overriding_names()[1]:
+            return []
         subclasses = self.subclasses(key, cls)
         memo = (key, cls, "=" + attr)
         found = self._overridden.get(memo)
@@ -198,6 +202,35 @@ class Hierarchy:
                 if owner is not None and f"{c}.{attr}" not in self._defs[k][1] and any(
                         not anchor and x[0] == "=" for anchor, x in owner.members.get(attr, ())):
                     found.append((k, c))
+        return found
+
+    def may_be_overridden(self, attr: str) -> bool:
+        """Whether any documented subclass defines a method or property ``attr`` or binds
+        ``attr`` in its body: when none does, a call ``x.attr(...)`` has no override,
+        implementer or rebinder to list, whatever ``x`` is (a quick exit for
+        :func:`indexgen.analyze.virtual.overrides`, before it evaluates the receiver).  A
+        protocol is a subclass too, of ``typing.Protocol``: what it declares counts."""
+        return attr in self._overriding_names()[2]
+
+    def _overriding_names(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """The names of the methods and properties the documented subclasses define, of
+        what their bodies bind by assignment, and both together: wider than any answer of
+        :meth:`overrides`, :meth:`rebinders` and :meth:`implementers`, made once."""
+        found = self._memo.get("\12")
+        if found is None:
+            self.subclasses("", "")  # the table of subclasses, made once
+            assert self._subclasses is not None
+            subs = {sub for under in self._subclasses.values() for sub in under}
+            defined, bound = set(), set()
+            for k, s in self.resolver.files.items():
+                for d in s.definitions:
+                    if d.kind == "class" and (k, d.qualname) in subs:
+                        bound.update(m for m, values in d.members.items()
+                                     if any(not a and x[0] == "=" for a, x in values))
+                    elif d.kind in _MEMBER_KINDS and (k, d.parent) in subs:
+                        defined.add(d.name)
+            found = self._memo["\12"] = (frozenset(defined), frozenset(bound),
+                                          frozenset(defined | bound))
         return found
 
     def subclasses(self, key: str, cls: str) -> list[tuple[str, str]]:

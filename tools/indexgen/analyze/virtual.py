@@ -82,6 +82,8 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
                 out += overrides(resolver, types, key, call._replace(text=bound), cls,
                                  found + out)
         return out
+    if not types.may_be_overridden(attr):
+        return []
     if receiver == "self" or receiver == "cls":
         classes = [(key, cls)] if cls else []
     elif _is_super(receiver) or not attr.isidentifier():
