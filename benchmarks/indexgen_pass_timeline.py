@@ -14,16 +14,24 @@ seconds), then per round the calling process's CPU seconds in the fan-out agains
 busiest forked process's, and the pass *projected* on free cores: the calling process's
 CPU seconds with each fan-out's part replaced by the larger of the two (on a machine with
 fewer cores than processes, the wall itself measures the contention).
+
+``--count-calls`` (one process only) also counts the Python function calls the pass makes,
+under ``cProfile``: a measure of its work that the machine's load does not change, for an
+A/B of two versions on a shared machine, where CPU seconds of the same code vary by 15%
+from run to run (``PYTHONPATH=<other>/tools`` runs another version's pass on the same
+manifest).  It slows the pass about twice, so its seconds say nothing then.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import cProfile
 import gc
 import json
 import os
 import pickle
+import pstats
 import tempfile
 import time
 from functools import partial
@@ -71,7 +79,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("manifest", type=Path, help="a build's .indexgen-manifest.json")
     parser.add_argument("processes", type=int, help="pass processes (fanout.shard_count)")
+    parser.add_argument("--count-calls", action="store_true",
+                        help="count the pass's Python function calls (one process only)")
     args = parser.parse_args()
+    if args.count_calls and args.processes != 1:
+        parser.error("--count-calls counts the calls of one process: give 1 process")
     compacts = [mf.decode_summary(e["summary"])
                 for _key, e in sorted(mf.read(args.manifest)["files"].items())]
     for owner, name, in_children in PARTS:
@@ -79,11 +91,17 @@ def main() -> None:
     LOG.unlink(missing_ok=True)
     gc.disable()  # as in a build
     T0, cpu0 = time.perf_counter(), time.thread_time()
+    profile = cProfile.Profile() if args.count_calls else None
+    if profile is not None:
+        profile.enable()
     project = Project(compacts, {})
     project.contexts(fan=partial(fanout.fork_map, here=True), shards=args.processes,
                      seal=lambda key, ctx: (mf.context_hash(ctx, key),
                                             pickle.dumps(ctx, pickle.HIGHEST_PROTOCOL)))
     wall, cpu = time.perf_counter() - T0, time.thread_time() - cpu0
+    if profile is not None:
+        profile.disable()
+        print(f"Python function calls of the pass: {pstats.Stats(profile).total_calls:,}")
     print(f"{args.processes} processes: the pass {wall:.2f} s wall, {cpu:.2f} CPU s in the "
           f"calling process")
     for name, _pid, start, end, used in EVENTS:
