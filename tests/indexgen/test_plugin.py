@@ -212,3 +212,19 @@ def test_a_misspelt_option_stops_even_a_build_that_is_not_strict(tmp_path, caplo
     config = SITE_CONFIG.replace("strict: true\n", "") + "      root: [src]\n"
     error = _refused(_project(tmp_path, config), caplog)
     assert "the indexgen plugin has no option 'root'; did you mean 'roots'?" in error, error
+
+
+def test_the_analysis_limits_are_options_of_the_plugin(tmp_path, caplog):
+    # max_bytes and time_budget as the pyproject's max-bytes and time-budget: a file over
+    # the size limit gets pages that say it was not analyzed, in a build that still passes
+    project = _project(tmp_path, SITE_CONFIG + "      max_bytes: 200\n")
+    (project / "docs" / "index.md").write_text("# Shop\n")  # no link to an anchor of cart's
+    mkdocs_build(mkdocs_config(str(project / "mkdocs.yml")))
+    cart = _built(project, "reference/shop/cart.py_docs")
+    assert "Not analyzed" in cart and "exceeds the 200-byte limit" in cart, cart[:2000]
+    assert "A shopping cart." not in cart
+    caplog.clear()
+    for bad, said in (("max_bytes: 0", "max_bytes must be a positive number of bytes"),
+                      ("time_budget: -1", "time_budget must be 0 (no limit) or a positive")):
+        assert said in _refused(_project(tmp_path / bad[:4], SITE_CONFIG + f"      {bad}\n"),
+                                caplog)

@@ -138,3 +138,27 @@ def test_build_hook_rewrites_the_pages(project):
     assert "files were modified by this hook" in result.stdout
     assert "A trolley." in (repo / "docs/reference/shop/cart.py_docs.md").read_text()
     assert _run_hook(repo, env, "indexgen-check").returncode == 0
+
+
+def test_a_local_hook_installs_indexgen_without_torch(project):
+    # The guide's torch-free alternative: a hook of `repo: local` whose environment gets
+    # indexgen-pages alone (here from this checkout's tools/, as a user's from its git URL)
+    repo, env = project
+    config = repo / ".pre-commit-local.yaml"
+    config.write_text(
+        "repos:\n- repo: local\n  hooks:\n  - id: indexgen-check\n    name: indexgen check\n"
+        "    entry: indexgen check\n    language: python\n"
+        f"    additional_dependencies: [{str(REPO / 'tools')!r}]\n"
+        "    pass_filenames: false\n    always_run: true\n")
+    cache = Path(env["PRE_COMMIT_HOME"])
+    before = set(cache.glob("repo*/py_env-*"))
+    result = subprocess.run([str(PRE_COMMIT), "run", "-c", str(config), "indexgen-check",
+                             "--all-files", "--color", "never"], cwd=repo, env=env,
+                            capture_output=True, text=True, check=False, timeout=900)
+    assert "indexgen check" in result.stdout, result.stdout + result.stderr
+    assert result.returncode in (0, 1), result.stdout + result.stderr  # the check ran
+    made = set(cache.glob("repo*/py_env-*")) - before
+    assert made, sorted(cache.glob("*/*"))
+    for folder in made:
+        assert list(folder.glob("bin/indexgen")), folder
+        assert not list(folder.glob("lib/python*/site-packages/torch")), folder

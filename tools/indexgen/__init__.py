@@ -55,11 +55,13 @@ Command line
 ------------
 ``indexgen build [SRC_ROOT ...] [--out OUT]`` writes the pages; ``indexgen check`` writes
 nothing and exits 1 listing stale, missing and orphaned pages.  Without SRC_ROOT both read
-``[tool.indexgen]`` (``roots``, ``out``, ``tests``, ``max-bytes``, ``time-budget``, ``jobs``) from the nearest
-``pyproject.toml``; ``tests`` names folders whose test files are cross-referenced (default
-``tests`` when it exists; ``--tests DIR`` on the command line).  ``python -m indexgen`` is the
-same.  Exit status: 0 success / up to date, 1 ``check`` found drift, 2 usage or configuration
-error, unsafe path, file system error, or a foreign file in the way.
+``[tool.indexgen]`` (``roots``, ``out``, ``tests``, ``exclude``, ``max-bytes``,
+``time-budget``, ``jobs``) from the nearest ``pyproject.toml``; ``tests`` names folders
+whose test files are cross-referenced (default ``tests`` when it exists; ``--tests DIR`` on
+the command line).  ``python -m indexgen`` is the same.  Exit status: 0 success / up to
+date, 1 ``check`` found drift (a foreign file where a page goes too), 2 usage or
+configuration error, unsafe path, file system error, or (``build``) a foreign file where a
+page goes.
 
 Library
 -------

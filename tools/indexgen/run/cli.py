@@ -47,9 +47,10 @@ copy) are kept and listed.
 exit status:
   0  success, including builds where some files could not be analyzed; for check, the
      pages are up to date
-  1  check only: some pages are stale, missing or orphaned (listed on stdout)
-  2  usage or configuration error, unsafe path (symlink loop or escape), or a file that
-     indexgen did not generate is in the way
+  1  check only: some pages are stale, missing or orphaned, or a file that indexgen did
+     not generate is where a page goes (each listed on stdout)
+  2  usage or configuration error, a file system error, an unsafe path (symlink loop or
+     escape); for build, a file that indexgen did not generate is where a page goes
 """
 
 

@@ -14,18 +14,23 @@ Options (under ``- indexgen:``; all optional)::
     roots: [src]            # source roots; default: [tool.indexgen] roots of pyproject.toml
     tests: [tests]          # test folders; default: [tool.indexgen] tests, else tests/ if any
     exclude: [_vendor]      # more files and folders to leave out (patterns, as in pyproject)
+    max_bytes: 2000000      # skip analysis of larger files (as max-bytes in pyproject)
+    time_budget: 20         # seconds one file's analysis may take (0: no limit)
     dest: reference         # where the pages appear in the site ("" for its top)
     cache_dir: .cache/indexgen
     jobs: 0                 # worker processes (0: one per CPU)
 
-Relative paths are relative to the folder of ``mkdocs.yml``; without ``roots`` the
-settings come from the nearest ``pyproject.toml`` above it (its ``out`` is not used).  A
+Relative paths are relative to the folder of ``mkdocs.yml``.  Without ``roots`` the
+settings come from the nearest ``pyproject.toml`` above it (its ``out`` is not used), and
+the plugin's options given replace or (``exclude``) add to them; with ``roots`` the
+pyproject is not read, and what the options leave out takes indexgen's defaults.  A
 configuration or build error stops the site build with indexgen's message; files that
 could not be analyzed do not (their pages say why, and the log lists them: at INFO level in
 ``mkdocs build``, so that ``--strict`` does not fail on another project's sources, and as a
 WARNING in ``mkdocs serve`` without ``strict``, where the file that no longer parses is
 likely the one just saved; a strict serve would abort the rebuild on it).  Needs mkdocs
-1.6 or later (``pip install 'indexgen-pages[mkdocs]'``).
+1.6 or later: ``pip install './tools[mkdocs]'`` from a clone of this repository (the
+distribution is not on the package index; see the user guide's *Install*).
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ class IndexgenOptions(MkdocsOptions):
     roots = opt.ListOfItems(opt.Type(str), default=[])
     tests = opt.Optional(opt.ListOfItems(opt.Type(str)))
     exclude = opt.ListOfItems(opt.Type(str), default=[])
+    max_bytes = opt.Optional(opt.Type(int))
+    time_budget = opt.Optional(opt.Type((int, float)))
     dest = opt.Type(str, default="reference")
     cache_dir = opt.Type(str, default=".cache/indexgen")
     jobs = opt.Type(int, default=0)
@@ -116,6 +123,13 @@ class IndexgenPlugin(BasePlugin[IndexgenOptions]):
                               "plugins: [{indexgen: {roots: [src]}}])") from exc
         if self.config.jobs < 0:
             raise PluginError("indexgen: jobs must be 0 (one per CPU) or a positive number")
+        for name, least, meaning in (("max_bytes", 1, "a positive number of bytes"),
+                                     ("time_budget", 0, "0 (no limit) or a positive number")):
+            value = self.config[name]
+            if value is not None:
+                if value < least:
+                    raise PluginError(f"indexgen: {name} must be {meaning}, not {value}")
+                setattr(settings, name, float(value) if name == "time_budget" else value)
         settings.jobs = self.config.jobs or settings.jobs
         settings.exclude = [*settings.exclude, *self.config.exclude]
         self.settings = settings
