@@ -6,8 +6,13 @@ the function calling itself).  Every expected edge is read off the small tree by
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
-from ig_helpers import build_files
+from ig_helpers import build_files, project_of
+from indexgen.analyze.local_imports import local_imports
+from indexgen.analyze.resolve import Resolver
 from page_claims import page_call_edges, page_callers
 
 FILES = {
@@ -150,3 +155,19 @@ def test_elsewhere_in_the_module_the_name_is_the_modules(pages, marker, callees)
     """The same call text in a function without the import: the module's binding (one
     function's import does not leak into the others)."""
     assert _callees(pages, marker) == callees
+
+
+def test_the_tables_of_local_imports_leave_the_resolver_to_reference_counting():
+    """A build frees its project by reference counting with the cyclic collector paused:
+    the tables made on first use must not hold the resolver that holds them (a cycle)."""
+    resolver = Resolver(project_of(FILES).files)
+    assert local_imports(resolver, "src/pkg/front.py", "sym-open_pager")  # tables made
+    gone = weakref.ref(resolver)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del resolver
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()

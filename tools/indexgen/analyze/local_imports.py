@@ -52,10 +52,12 @@ def file_imports(resolver: Resolver, key: str) -> dict[str, dict[str, list[Impor
     """Anchor -> the names that function of file ``key`` binds by imports of its own which
     the module binds otherwise (usually none: an empty table)."""
     tables = resolver.__dict__.get(_TABLES)
-    if tables is None:  # made on first use; holds the summaries, never the resolver
-        files, module = resolver.files, resolver.module
+    if tables is None:  # made on first use; holds the summaries and the namespaces, never
+        # the resolver (a bound method of it would: a cycle, which a build freeing its
+        # project by reference counting with the cyclic collector paused would keep)
+        files, modules = resolver.files, resolver._modules  # noqa: SLF001
         tables = resolver.__dict__[_TABLES] = PerFile(
-            lambda k: _table(files[k], module(k).binding))
+            lambda k: _table(files[k], modules[k].binding))
     return tables[key]
 
 
