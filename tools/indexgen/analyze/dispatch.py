@@ -22,7 +22,8 @@ of the constants below) -- never guessed, never none.  Before a call is resolved
 from __future__ import annotations
 
 from indexgen.analyze.context import CallEdge, make_edge
-from indexgen.analyze.resolve import Resolver
+from indexgen.analyze.local_imports import local_imports, local_targets
+from indexgen.analyze.resolve import Resolver, Target
 from indexgen.analyze.types import Types
 from indexgen.analyze.values import closure_qualname
 from indexgen.analyze.virtual import constructors, function_apply, overrides
@@ -115,18 +116,18 @@ def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | 
         if head in ("self", "cls") and cls:
             target = resolver.method(key, cls, parts[1]) if len(parts) == 2 else None
         elif types is None or head not in names:
-            target = resolver.name_in(key, text)
+            own = local_imports(resolver, key, call.caller).get(head)
+            if not own:
+                target = resolver.name_in(key, text)
+            else:  # a name the function imports itself: not what the module binds
+                found = [e for t in local_targets(resolver, own, parts[1:])
+                         for e in _named(resolver, types, key, call, t)]
+                if found:  # else its value's type, below (types read the import too)
+                    return found
     elif parts[0] == "super()" and len(parts) == 2:
         target = resolver.inherited(key, cls, parts[1]) if cls else None
     if target is not None:
-        if types is not None and target.kind == "project" and target.qualname:
-            kind = resolver.module(target.key).kinds.get(target.qualname)
-            if kind == "class":  # calling a class runs its __init__
-                k, q = types.constructor(target.key, target.qualname)
-                return [CallEdge(call.line, text, "project", k, resolver.anchor(k, q), q)]
-            if kind is None:  # a module attribute: what its value is
-                return _edges(resolver, types, key, call, types.of_target(target), target)
-        return _edges(resolver, types, key, call, None, target)
+        return _named(resolver, types, key, call, target)
     if types is None:
         why = UNKNOWN_VALUE if len(parts) > 1 else RUN_TIME_NAME
         return [CallEdge(call.line, text, "unresolved", label=why)]
@@ -137,6 +138,19 @@ def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | 
         found += [CallEdge(call.line, text, "read", k, resolver.anchor(k, q), q)
                   for k, q in sorted(read)]
     return found
+
+
+def _named(resolver: Resolver, types: Types | None, key: str, call: Call,
+           target: Target) -> list[CallEdge]:
+    """The edges of a call whose callee the names of the file settle: ``target``."""
+    if types is not None and target.kind == "project" and target.qualname:
+        kind = resolver.module(target.key).kinds.get(target.qualname)
+        if kind == "class":  # calling a class runs its __init__
+            k, q = types.constructor(target.key, target.qualname)
+            return [CallEdge(call.line, call.text, "project", k, resolver.anchor(k, q), q)]
+        if kind is None:  # a module attribute: what its value is
+            return _edges(resolver, types, key, call, types.of_target(target), target)
+    return _edges(resolver, types, key, call, None, target)
 
 
 def _callbacks(resolver: Resolver, key: str, call: Call, cls: str | None,

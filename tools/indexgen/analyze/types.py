@@ -43,6 +43,7 @@ from functools import partial
 
 from indexgen.analyze.flows import CallSites, Flows
 from indexgen.analyze.hierarchy import Hierarchy
+from indexgen.analyze.local_imports import local_imports, local_targets
 from indexgen.analyze.members import Members
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.paths import parse
@@ -201,6 +202,9 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
                 d.parent and d.kind != "class" and (name == "self" or name == "cls"))):
             memo = (key, anchor, name)  # a name of the function: its own memo
         else:
+            own = local_imports(self.resolver, key, anchor).get(name)
+            if own:  # a name the function imports itself: not what the module binds
+                return union(self.of_target(t) for t in local_targets(self.resolver, own, []))
             memo = (key, "", name)  # a name of the module, the same in all its functions
             d = None
         return self._guard.get(memo, self._name_uncached, key, d, name)
