@@ -16,7 +16,12 @@ from indexgen.analyze.resolve import Resolver
 from page_claims import page_call_edges, page_callers
 
 FILES = {
-    "pkg/__init__.py": "",
+    # the package's own name for its submodule's function (fsdp_ref's fully_shard)
+    "pkg/__init__.py": "from pkg.runner import runner\n",
+    "pkg/runner.py": '''
+        def runner(x):
+            return x
+    ''',
     "pkg/impl.py": '''
         class Pager:
             def write(self, text):
@@ -103,6 +108,17 @@ FILES = {
         def via_instance():
             from .impl import holder
             return holder.graph.size()  # mark: instance-path
+
+
+        def api(x, ours):
+            if ours:
+                import pkg as lib
+            else:
+                import json as lib
+            return lib.runner(x)  # mark: package-attribute
+
+
+        lib = None
     ''',
 }
 
@@ -122,7 +138,7 @@ def _callees(pages, marker: str) -> set[tuple[str, str]]:
     calls = {(e[2], e[3]) for e in page_call_edges((out / f"{rel}_docs.md").read_text(), rel)
              if e[4] == line}
     callers = set()
-    for callee in ("pkg/front.py", "pkg/impl.py", "pkg/other.py"):
+    for callee in ("pkg/front.py", "pkg/impl.py", "pkg/other.py", "pkg/runner.py"):
         callers |= {(e[2], e[3]) for e in page_callers((out / f"{callee}_docs.md").read_text(),
                                                       callee) if e[0] == rel and e[4] == line}
     assert calls == callers
@@ -142,6 +158,9 @@ def _callees(pages, marker: str) -> set[tuple[str, str]]:
     ("branches", {("pkg/impl.py", "sym-helper"), ("pkg/other.py", "sym-helper")}),
     # an attribute path from the imported instance: its value's type says the callee
     ("instance-path", {("pkg/impl.py", "sym-Graph.size")}),
+    # an attribute of the imported package is what the package binds (its re-export of
+    # a function), not its submodule of the same name
+    ("package-attribute", {("pkg/runner.py", "sym-runner")}),
 ])
 def test_a_name_a_function_imports_is_that_import_in_the_function(pages, marker, callees):
     assert _callees(pages, marker) == callees

@@ -144,11 +144,16 @@ def test_a_local_hook_installs_indexgen_without_torch(project):
     # The guide's torch-free alternative: a hook of `repo: local` whose environment gets
     # indexgen-pages alone (here from this checkout's tools/, as a user's from its git URL)
     repo, env = project
+    # a copy: pip builds a folder in place (tools/build/), which the next build of this
+    # repository's pages would document
+    tools = repo.parent / "indexgen-tools"
+    shutil.copytree(REPO / "tools", tools, ignore=shutil.ignore_patterns(
+        "build", "*.egg-info", "__pycache__"))
     config = repo / ".pre-commit-local.yaml"
     config.write_text(
         "repos:\n- repo: local\n  hooks:\n  - id: indexgen-check\n    name: indexgen check\n"
         "    entry: indexgen check\n    language: python\n"
-        f"    additional_dependencies: [{str(REPO / 'tools')!r}]\n"
+        f"    additional_dependencies: [{str(tools)!r}]\n"
         "    pass_filenames: false\n    always_run: true\n")
     cache = Path(env["PRE_COMMIT_HOME"])
     before = set(cache.glob("repo*/py_env-*"))

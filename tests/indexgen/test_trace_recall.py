@@ -134,3 +134,13 @@ def test_sampled_precision_of_a_package_nobody_here_wrote(name, tmp_path_factory
     p = _precision(name, found, pages)
     assert not p["to_judge"]  # an unjudged edge is no edge judged right
     assert p["precision"] >= PRECISION_GOAL, (p["precision"], p["wrong"])
+
+
+def test_trace_package_hands_pytest_the_arguments_after_the_options():
+    # as _traced writes its command: the options, then "--" and pytest's own arguments
+    from trace_package import arguments
+    args = arguments(["src/pkg", "tests", "--json", "out.json", "--max-examples", "10",
+                      "--", "--deselect", "tests/test_x.py::test_y", "-k", "not slow"])
+    assert args.pytest_args == ["--deselect", "tests/test_x.py::test_y", "-k", "not slow"]
+    assert (str(args.json), args.max_examples) == ("out.json", 10)
+    assert arguments(["src/pkg", "tests"]).pytest_args == []

@@ -25,7 +25,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line's arguments (``argv``: ``sys.argv[1:]`` when None)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("package", type=Path, help="the package folder (its sources)")
     parser.add_argument("tests", type=Path, help="its test folder")
@@ -36,7 +37,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-examples", type=int, default=0,
                         help="examples per hypothesis property (0: the suite's own)")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
-    args = parser.parse_args(argv)
+    # what follows "--" is pytest's, wherever the options stand: argparse alone gives the
+    # positionals' "*" nothing once the options separate them from it, and fails
+    argv = sys.argv[1:] if argv is None else list(argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    args.pytest_args += argv[cut + 1:]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
     package = args.package.resolve()
     sys.path.insert(0, str(package.parent))  # the package under test, before pytest's own
     sys.path.insert(1, str(HERE))

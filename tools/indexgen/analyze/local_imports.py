@@ -72,16 +72,12 @@ def local_targets(resolver: Resolver, imports: list[ImportRecord],
     """What ``name.rest`` means where ``imports`` bind ``name`` (each import may be the one
     that ran: a ``try``/``except ImportError`` pair of them gives both)."""
     found = []
-    for i in imports:
-        if i.name:  # from module import name [as alias]
-            dotted = [i.module, i.name, *rest]
-        elif i.alias:  # import a.b as c: c is a.b
-            dotted = [i.module, *rest]
-        else:  # import a.b binds a
-            dotted = [i.module.split(".")[0], *rest]
-        target = resolver.absolute(".".join(dotted))
+    for i in imports:  # read as the module's own imports are (a package's re-exports first)
+        target = resolver.imported(i, rest)
         if target is None and i.module.split(".")[0] not in _roots(resolver):
-            target = Target("external", "", ".".join(dotted))
+            dotted = [i.module, i.name] if i.name else [i.module if i.alias else
+                                                        i.module.split(".")[0]]
+            target = Target("external", "", ".".join(dotted + rest))
         if target is not None and target not in found:
             found.append(target)
     return found

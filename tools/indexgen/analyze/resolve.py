@@ -258,7 +258,7 @@ class Resolver:
                 sub = self.by_module.get(f"{bound.module}.{bound.name}")
                 if sub:
                     return self._member_path(sub, rest, depth + 1)
-            return self._imported(bound, rest, depth + 1)
+            return self.imported(bound, rest, depth + 1)
         for star in table.star:
             found = self._from_star(star, parts, depth + 1)
             if found is not None:
@@ -281,7 +281,8 @@ class Resolver:
             qualname = f"{qualname}.{part}"
         return _target(("project", key, qualname))
 
-    def _imported(self, imp: ImportRecord, rest: list[str], depth: int) -> Target | None:
+    def imported(self, imp: ImportRecord, rest: list[str], depth: int = 0) -> Target | None:
+        """What ``name.rest`` is where the import ``imp`` binds ``name``."""
         if imp.name:  # from module import name
             return self._attribute_of(imp.module, [imp.name, *rest], depth)
         if imp.alias:  # import a.b as c
