@@ -18,6 +18,21 @@ from page_claims import page_call_edges, page_callers
 FILES = {
     # the package's own name for its submodule's function (fsdp_ref's fully_shard)
     "pkg/__init__.py": "from pkg.runner import runner\n",
+    # a package whose function imports a name its submodule has: no attribute of the
+    # package (torch._inductor's compile_fx)
+    "pkg/lazy/__init__.py": '''
+        def make():
+            from pkg.lazy.tool import tool
+            return tool()
+    ''',
+    "pkg/lazy/tool.py": '''
+        def tool():
+            return 1
+
+
+        def helper():
+            return 2
+    ''',
     "pkg/runner.py": '''
         def runner(x):
             return x
@@ -119,6 +134,11 @@ FILES = {
 
 
         lib = None
+
+
+        def submodule():
+            from pkg.lazy import tool
+            return tool.helper()  # mark: submodule
     ''',
 }
 
@@ -138,7 +158,8 @@ def _callees(pages, marker: str) -> set[tuple[str, str]]:
     calls = {(e[2], e[3]) for e in page_call_edges((out / f"{rel}_docs.md").read_text(), rel)
              if e[4] == line}
     callers = set()
-    for callee in ("pkg/front.py", "pkg/impl.py", "pkg/other.py", "pkg/runner.py"):
+    for callee in ("pkg/front.py", "pkg/impl.py", "pkg/other.py", "pkg/runner.py",
+                   "pkg/lazy/tool.py"):
         callers |= {(e[2], e[3]) for e in page_callers((out / f"{callee}_docs.md").read_text(),
                                                       callee) if e[0] == rel and e[4] == line}
     assert calls == callers
@@ -161,6 +182,8 @@ def _callees(pages, marker: str) -> set[tuple[str, str]]:
     # an attribute of the imported package is what the package binds (its re-export of
     # a function), not its submodule of the same name
     ("package-attribute", {("pkg/runner.py", "sym-runner")}),
+    # the package's submodule, not what one of its functions imports under that name
+    ("submodule", {("pkg/lazy/tool.py", "sym-helper")}),
 ])
 def test_a_name_a_function_imports_is_that_import_in_the_function(pages, marker, callees):
     assert _callees(pages, marker) == callees

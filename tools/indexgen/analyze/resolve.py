@@ -304,12 +304,14 @@ class Resolver:
     def _attribute_of(self, module: str, parts: list[str], depth: int) -> Target | None:
         """``parts`` read as attributes of the module object ``module``."""
         key = self.by_module.get(module)
-        if key is not None:
-            found = self._in_module(key, parts, depth)
-            if found is None and not self.files[key].is_package:
-                return None
-            return found
-        return self._module_path(module, parts, depth)
+        if key is None:
+            return self._module_path(module, parts, depth)
+        bound = self._modules[key].binding.get(parts[0])
+        sub = self.by_module.get(f"{module}.{parts[0]}") if isinstance(
+            bound, ImportRecord) and bound.scope == "function" else None
+        if sub:  # an import in one of the package's functions sets no attribute of it
+            return self._member_path(sub, parts[1:], depth)
+        return self._in_module(key, parts, depth)
 
     def _module_path(self, module: str, rest: list[str], depth: int) -> Target | None:
         """The module ``module`` (maybe outside the build), then attributes ``rest`` of it."""
@@ -323,6 +325,4 @@ class Resolver:
         return _target(("external", "", ".".join([module, *rest])))
 
     def _member_path(self, key: str, rest: list[str], depth: int) -> Target | None:
-        if not rest:
-            return _target(("project", key, ""))
-        return self._in_module(key, rest, depth)
+        return self._in_module(key, rest, depth) if rest else _target(("project", key, ""))
