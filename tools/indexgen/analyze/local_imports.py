@@ -70,23 +70,12 @@ def local_imports(resolver: Resolver, key: str, anchor: str) -> dict[str, list[I
 def local_targets(resolver: Resolver, imports: list[ImportRecord],
                   rest: list[str]) -> list[Target]:
     """What ``name.rest`` means where ``imports`` bind ``name`` (each import may be the one
-    that ran: a ``try``/``except ImportError`` pair of them gives both)."""
+    that ran: a ``try``/``except ImportError`` pair of them gives both), read as the
+    module's own imports are (a package's re-exports first; a module outside the build
+    gives an outside name)."""
     found = []
-    for i in imports:  # read as the module's own imports are (a package's re-exports first)
+    for i in imports:
         target = resolver.imported(i, rest)
-        if target is None and i.module.split(".")[0] not in _roots(resolver):
-            dotted = [i.module, i.name] if i.name else [i.module if i.alias else
-                                                        i.module.split(".")[0]]
-            target = Target("external", "", ".".join(dotted + rest))
         if target is not None and target not in found:
             found.append(target)
     return found
-
-
-def _roots(resolver: Resolver) -> set[str]:
-    """The top-level package names of the build's modules."""
-    roots = resolver.__dict__.get("_local_import_roots")
-    if roots is None:
-        roots = resolver.__dict__["_local_import_roots"] = {
-            m.split(".")[0] for m in resolver.by_module}
-    return roots
