@@ -32,7 +32,7 @@ from indexgen.analyze.dispatch import (
     resolve_call,
     text_heads,
 )
-from indexgen.analyze.local_imports import file_imports
+from indexgen.analyze.local_imports import tables as import_tables
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.runs import FanOut, fan_runs
 from indexgen.analyze.types import Types
@@ -141,7 +141,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
         settled: dict[tuple[str, str, bool], str] = {}
         classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
         names_of = types.names_of(key) if types is not None else {}
-        own = file_imports(resolver, key)  # callers whose own imports shadow the module's
+        own = import_tables(resolver)[key]  # callers whose own imports shadow the module's
         last = None  # the caller of the call before: a caller's calls come in runs
         # caller -> (kind, anchor, key) of the edges on the line its edges end with, which
         # _repeats would scan: a call with many overrides makes many edges on one line

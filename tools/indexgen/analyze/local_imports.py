@@ -16,6 +16,7 @@ from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.extract.model import FileSummary, ImportRecord
 
 _TABLES = "_local_imports"  # the resolver's attribute holding the tables, per file
+NO_IMPORTS: dict[str, list[ImportRecord]] = {}  # a function without any (never written)
 
 
 def _table(s: FileSummary, binding: dict) -> dict[str, dict[str, list[ImportRecord]]]:
@@ -48,23 +49,26 @@ def _same(bound, i: ImportRecord) -> bool:
         i.module, i.name, i.alias)
 
 
-def file_imports(resolver: Resolver, key: str) -> dict[str, dict[str, list[ImportRecord]]]:
-    """Anchor -> the names that function of file ``key`` binds by imports of its own which
-    the module binds otherwise (usually none: an empty table)."""
-    tables = resolver.__dict__.get(_TABLES)
-    if tables is None:  # made on first use; holds the summaries and the namespaces, never
-        # the resolver (a bound method of it would: a cycle, which a build freeing its
-        # project by reference counting with the cyclic collector paused would keep)
+def tables(resolver: Resolver) -> dict[str, dict[str, dict[str, list[ImportRecord]]]]:
+    """File key -> anchor -> the names that function binds by imports of its own which the
+    module binds otherwise (usually none: an empty table), each file's made on first use;
+    one per resolver, which keeps it (the type evaluation holds it too, for its hot path)."""
+    found = resolver.__dict__.get(_TABLES)
+    if found is None:  # holds the summaries and the namespaces, never the resolver (a
+        # bound method of it would: a cycle, which a build freeing its project by
+        # reference counting with the cyclic collector paused would keep)
         files, modules = resolver.files, resolver._modules  # noqa: SLF001
-        tables = resolver.__dict__[_TABLES] = PerFile(
+        found = resolver.__dict__[_TABLES] = PerFile(
             lambda k: _table(files[k], modules[k].binding))
-    return tables[key]
+    return found
 
 
 def local_imports(resolver: Resolver, key: str, anchor: str) -> dict[str, list[ImportRecord]]:
     """The names the function ``anchor`` of file ``key`` binds by imports of its own which
-    the module binds otherwise (:func:`file_imports`)."""
-    return file_imports(resolver, key).get(anchor, {}) if anchor else {}
+    the module binds otherwise (:func:`tables`; none for the module level, ``""``).  Asked
+    for every call a name resolves: the tables are read without a call once made."""
+    found = resolver.__dict__.get(_TABLES)
+    return (found if found is not None else tables(resolver))[key].get(anchor, NO_IMPORTS)
 
 
 def local_targets(resolver: Resolver, imports: list[ImportRecord],

@@ -43,7 +43,7 @@ from functools import partial
 
 from indexgen.analyze.flows import CallSites, Flows
 from indexgen.analyze.hierarchy import Hierarchy
-from indexgen.analyze.local_imports import local_imports, local_targets
+from indexgen.analyze.local_imports import NO_IMPORTS, local_targets, tables
 from indexgen.analyze.members import Members
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.paths import parse
@@ -100,6 +100,7 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         self._flows: CallSites | None = None  # see Flows.set_flows
         self._flows_open = True  # see Flows.expect_flows
         self._records: dict[str, dict] = {}  # see Flows.fitting
+        self._own_imports = tables(resolver)  # a function's own imports (local_imports)
 
     # -- tables ------------------------------------------------------------------------------
 
@@ -202,7 +203,7 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
                 d.parent and d.kind != "class" and (name == "self" or name == "cls"))):
             memo = (key, anchor, name)  # a name of the function: its own memo
         else:
-            own = local_imports(self.resolver, key, anchor).get(name)
+            own = self._own_imports[key].get(anchor, NO_IMPORTS).get(name)
             if own:  # a name the function imports itself: not what the module binds
                 return union(self.of_target(t) for t in local_targets(self.resolver, own, []))
             memo = (key, "", name)  # a name of the module, the same in all its functions
