@@ -184,10 +184,35 @@ def test_one_page_is_one_page(tmp_path, capsys):
     assert "; 1 page written," in last, last
 
 
-def test_time_budget_option(tmp_path, capsys):
+_BYTES = "a whole number of bytes, 1 or more, not {} (e.g. --max-bytes 2000000, the default)"
+_SECONDS = ("a number of seconds, 0 or more (0: no limit), not {} (e.g. --time-budget 20, "
+            "the default)")
+
+
+@pytest.mark.parametrize("option, value, valid", [
+    ("--max-bytes", "0", _BYTES.format(0)),  # --max-bytes was once not checked at all
+    ("--max-bytes", "-1", _BYTES.format(-1)),
+    ("--time-budget", "-1", _SECONDS.format(-1.0)),
+    ("--time-budget", "nan", _SECONDS.format("nan")),  # once a traceback
+    ("--time-budget", "inf", _SECONDS.format("inf")),  # once a traceback
+])
+def test_a_bad_analysis_limit_is_a_usage_error(tmp_path, capsys, option, value, valid):
     src = tmp_path / "src"
     src.mkdir()
     (src / "a.py").write_text("x = 1\n")
-    assert main(["build", str(src), "--out", str(tmp_path / "o"), "--time-budget", "-1"]) \
-        == EXIT_ERROR
-    assert "--time-budget" in capsys.readouterr().err
+    for command in ("build", "check"):
+        code = main([command, str(src), "--out", str(tmp_path / "o"), "-j", "1", option, value])
+        err = capsys.readouterr().err
+        assert code == EXIT_ERROR, (command, err)
+        assert err == f"indexgen: error: command-line option {option} must be {valid}\n"
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_command_line_limits_are_checked_before_the_pyproject(sample, monkeypatch, capsys):
+    monkeypatch.chdir(sample)
+    assert main(["build", "-q", "-j", "1", "--max-bytes", "0"]) == EXIT_ERROR
+    assert "command-line option --max-bytes must be" in capsys.readouterr().err
+    assert not (sample / "docs" / "reference").exists()
+    # the smallest valid values are taken
+    assert main(["build", "-q", "-j", "1", "--max-bytes", "1", "--time-budget", "0"]) == EXIT_OK
+    assert "Not analyzed" in (sample / "docs/reference/shop/cart.py_docs.md").read_text()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from indexgen.errors import ConfigError
-from indexgen.run.config import Config, find_pyproject, load_config, validate
+from indexgen.run.config import Config, check_limits, find_pyproject, load_config, validate
 
 
 def test_reads_table_found_by_walking_up(sample):
@@ -30,6 +30,73 @@ def test_missing_table_and_bad_values(tmp_path):
                                              "max-bytes = -1\n")
     with pytest.raises(ConfigError, match="max-bytes"):
         load_config(tmp_path)
+
+
+# The analysis limits: one rule for [tool.indexgen], the command line and the mkdocs plugin.
+BYTES = "must be a whole number of bytes, 1 or more, not {} (e.g. {}, the default)"
+SECONDS = "must be a number of seconds, 0 or more (0: no limit), not {} (e.g. {}, the default)"
+
+
+@pytest.mark.parametrize("toml, shown", [
+    ("0", "0"), ("-1", "-1"), ("true", "true"),  # true was once taken for 1
+    ("1.5", "1.5"), ('"big"', '"big"'), ("2e6", "2000000.0"),
+])
+def test_max_bytes_in_pyproject(tmp_path, toml, shown):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f'[tool.indexgen]\nroots = ["s"]\nout = "o"\nmax-bytes = {toml}\n')
+    with pytest.raises(ConfigError) as exc:
+        load_config(tmp_path)
+    assert str(exc.value) == (f"{pyproject}: [tool.indexgen] max-bytes "
+                              + BYTES.format(shown, "max-bytes = 2000000"))
+
+
+@pytest.mark.parametrize("toml, shown", [
+    ("-1", "-1"), ("-0.5", "-0.5"), ("true", "true"), ('"20"', '"20"'),
+    ("nan", "nan"), ("inf", "inf"),  # nan and inf were once taken, then crashed the build
+])
+def test_time_budget_in_pyproject(tmp_path, toml, shown):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f'[tool.indexgen]\nroots = ["s"]\nout = "o"\ntime-budget = {toml}\n')
+    with pytest.raises(ConfigError) as exc:
+        load_config(tmp_path)
+    assert str(exc.value) == (f"{pyproject}: [tool.indexgen] time-budget "
+                              + SECONDS.format(shown, "time-budget = 20"))
+
+
+def test_the_least_valid_limits_and_the_defaults(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.indexgen]\nroots = ["s"]\nout = "o"\n')
+    config = load_config(tmp_path)
+    assert (config.max_bytes, config.time_budget) == (2_000_000, 20.0)
+    pyproject.write_text('[tool.indexgen]\nroots = ["s"]\nout = "o"\nmax-bytes = 1\n'
+                         "time-budget = 0\n")
+    config = load_config(tmp_path)
+    assert (config.max_bytes, config.time_budget) == (1, 0.0)
+    assert isinstance(config.time_budget, float)
+    pyproject.write_text('[tool.indexgen]\nroots = ["s"]\nout = "o"\ntime-budget = 0.25\n')
+    assert load_config(tmp_path).time_budget == 0.25
+
+
+@pytest.mark.parametrize("source, size, time, example", [
+    ("pyproject", "max-bytes", "time-budget", "{} = {}"),
+    ("command line", "--max-bytes", "--time-budget", "{} {}"),
+    ("plugin", "max_bytes", "time_budget", "{}: {}"),
+])
+def test_one_rule_for_every_source(source, size, time, example):
+    assert check_limits(source, "here") == (None, None)  # not set
+    assert check_limits(source, "here", 1, 0) == (1, 0.0)
+    for bad, shown in ((0, "0"), (-5, "-5"), (True, "true"), (False, "false"), (3.0, "3.0"),
+                       ("10", '"10"')):
+        with pytest.raises(ConfigError) as exc:
+            check_limits(source, "here", max_bytes=bad)
+        assert str(exc.value) == (f"here {size} "
+                                  + BYTES.format(shown, example.format(size, 2000000)))
+    for bad, shown in ((-1, "-1"), (-0.001, "-0.001"), (True, "true"), (float("nan"), "nan"),
+                       (float("-inf"), "-inf"), (float("inf"), "inf"), ("0", '"0"')):
+        with pytest.raises(ConfigError) as exc:
+            check_limits(source, "here", 100, bad)
+        assert str(exc.value) == (f"here {time} "
+                                  + SECONDS.format(shown, example.format(time, 20)))
 
 
 def test_validate(tmp_path):

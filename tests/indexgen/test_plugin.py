@@ -224,7 +224,19 @@ def test_the_analysis_limits_are_options_of_the_plugin(tmp_path, caplog):
     assert "Not analyzed" in cart and "exceeds the 200-byte limit" in cart, cart[:2000]
     assert "A shopping cart." not in cart
     caplog.clear()
-    for bad, said in (("max_bytes: 0", "max_bytes must be a positive number of bytes"),
-                      ("time_budget: -1", "time_budget must be 0 (no limit) or a positive")):
-        assert said in _refused(_project(tmp_path / bad[:4], SITE_CONFIG + f"      {bad}\n"),
-                                caplog)
+    # the rule of [tool.indexgen] and the command line, spelt as the plugin's options are
+    size = ("max_bytes must be a whole number of bytes, 1 or more, not {} "
+            "(e.g. max_bytes: 2000000, the default)")
+    time = ("time_budget must be a number of seconds, 0 or more (0: no limit), not {} "
+            "(e.g. time_budget: 20, the default)")
+    for n, (bad, said) in enumerate((
+            ("max_bytes: 0", size.format(0)),
+            ("max_bytes: true", size.format("true")),  # once taken for 1
+            ("max_bytes: 1.5", size.format(1.5)),
+            ("time_budget: -1", time.format(-1)),
+            ("time_budget: true", time.format("true")),  # once taken for 1 second
+            ("time_budget: .nan", time.format("nan")))):  # once a crash in the build
+        project = _project(tmp_path / str(n), SITE_CONFIG + f"      {bad}\n")
+        error = _refused(project, caplog)
+        assert f"indexgen: {project / 'mkdocs.yml'}: the indexgen plugin's option {said}" \
+            in error, error

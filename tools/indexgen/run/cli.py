@@ -25,6 +25,7 @@ from indexgen.run.config import (
     DEFAULT_TIME_BUDGET,
     KEYS,
     Config,
+    check_limits,
     load_config,
 )
 from indexgen.run.manifest import __version__
@@ -79,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
                               "adds to [tool.indexgen] exclude): tests, '*_pb2.py', "
                               "src/pkg/_vendor")
         cmd.add_argument("--max-bytes", type=int, default=None,
-                         help=f"skip analysis of larger files (default {DEFAULT_MAX_BYTES:,})")
+                         help="skip analysis of larger files (1 or more; default "
+                              f"{DEFAULT_MAX_BYTES:,})")
         cmd.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                          help="give up analyzing a file after this long; its pages say so "
                               f"(default {DEFAULT_TIME_BUDGET:g}, 0: no limit)")
@@ -91,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace) -> Config:
+    max_bytes, time_budget = check_limits("command line", "command-line option",
+                                          args.max_bytes, args.time_budget)
     if args.src_root:
         if args.out is None:
             raise IndexgenError("--out is required when SRC_ROOT is given")
@@ -105,14 +109,12 @@ def _config(args: argparse.Namespace) -> Config:
         if args.tests is not None:
             config.tests = list(args.tests)
     config.exclude = [*config.exclude, *args.exclude]
-    if args.max_bytes is not None:
-        config.max_bytes = args.max_bytes
+    if max_bytes is not None:
+        config.max_bytes = max_bytes
     if args.jobs is not None:
         config.jobs = args.jobs
-    if args.time_budget is not None:
-        if args.time_budget < 0:
-            raise IndexgenError("--time-budget must be 0 (no limit) or a positive number")
-        config.time_budget = args.time_budget
+    if time_budget is not None:
+        config.time_budget = time_budget
     return config
 
 

@@ -7,20 +7,25 @@ Keys of ``[tool.indexgen]`` (paths are relative to the folder holding ``pyprojec
   folder of its own instead): output directory.
 - ``tests`` (list of folders, default ``["tests"]`` when that folder exists): test files whose
   imports are shown under "Testing & Usage".
-- ``max-bytes`` (int, default 2,000,000): larger files get pages saying they were not analyzed.
+- ``max-bytes`` (whole number, 1 or more, default 2,000,000): larger files get pages saying
+  they were not analyzed.
 - ``jobs`` (int, default: CPU count): worker processes.
-- ``time-budget`` (seconds, default 20): a file whose analysis takes longer gets pages saying
-  it was not analyzed (0: no limit; see :mod:`indexgen.extract.runtime`).
+- ``time-budget`` (seconds, 0 or more, default 20): a file whose analysis takes longer gets
+  pages saying it was not analyzed (0: no limit; see :mod:`indexgen.extract.runtime`).
 - ``exclude`` (list of patterns, default none): files and folders of the roots and test
   folders to leave out (:func:`indexgen.extract.discover.excluded`: ``tests``, ``*_pb2.py``,
   ``src/pkg/_vendor``).
 
-Any other key is an error that names it (a misspelt key would otherwise be ignored).
+Any other key is an error that names it (a misspelt key would otherwise be ignored).  The two
+analysis limits follow one rule wherever they are set (here, the command line's ``--max-bytes``
+and ``--time-budget``, the mkdocs plugin's ``max_bytes`` and ``time_budget``):
+:func:`check_limits`.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +38,13 @@ DEFAULT_MAX_BYTES = 2_000_000
 DEFAULT_TIME_BUDGET = 20.0
 #: The keys of ``[tool.indexgen]``.
 KEYS = ("roots", "out", "tests", "exclude", "max-bytes", "jobs", "time-budget")
+#: How each place that sets the analysis limits spells ``max-bytes`` and ``time-budget``, and
+#: how it writes a value (for the example in an error): see :func:`check_limits`.
+LIMIT_SPELLINGS = {
+    "pyproject": ("max-bytes", "time-budget", "{} = {}"),
+    "command line": ("--max-bytes", "--time-budget", "{} {}"),
+    "plugin": ("max_bytes", "time_budget", "{}: {}"),
+}
 
 
 @dataclass
@@ -127,20 +139,59 @@ def load_config(start: Path | None = None, out: Path | None = None) -> Config:
     if not isinstance(exclude, list) or not all(isinstance(x, str) and x for x in exclude):
         raise ConfigError(f"{pyproject}: [tool.indexgen] exclude must be a list of patterns "
                           '(e.g. ["tests", "*_pb2.py", "src/pkg/_vendor"])')
-    max_bytes = table.get("max-bytes", DEFAULT_MAX_BYTES)
+    max_bytes, time_budget = check_limits(
+        "pyproject", f"{pyproject}: [tool.indexgen]",
+        table.get("max-bytes", DEFAULT_MAX_BYTES), table.get("time-budget", DEFAULT_TIME_BUDGET))
     jobs = table.get("jobs", 0)
-    time_budget = table.get("time-budget", DEFAULT_TIME_BUDGET)
-    if not isinstance(max_bytes, int) or max_bytes <= 0:
-        raise ConfigError(f"{pyproject}: [tool.indexgen] max-bytes must be a positive integer")
     if not isinstance(jobs, int) or jobs < 0:
         raise ConfigError(f"{pyproject}: [tool.indexgen] jobs must be a non-negative integer")
-    if isinstance(time_budget, bool) or not isinstance(time_budget, (int, float)) \
-            or time_budget < 0:
-        raise ConfigError(f"{pyproject}: [tool.indexgen] time-budget must be a number of "
-                          "seconds (0 for no limit)")
     return Config([base / r for r in roots], out if out is not None else base / table["out"],
-                  [base / t for t in tests], base, max_bytes, jobs, float(time_budget),
+                  [base / t for t in tests], base, max_bytes, jobs, time_budget,
                   list(exclude))
+
+
+def _shown(value: object) -> str:
+    """A value as a TOML or YAML file (or a command line) writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def check_limits(source: str, where: str, max_bytes: object = None, time_budget: object = None
+                 ) -> tuple[int | None, float | None]:
+    """The one rule for the analysis limits, wherever they are set; None stands for not set.
+
+    ``max-bytes`` must be a whole number of bytes, 1 or more; ``time-budget`` a finite number of
+    seconds, 0 or more (0: no limit).  A bool is not a number (TOML's and YAML's ``true`` would
+    otherwise pass as 1).
+
+    Args:
+        source: Which spelling the error uses, a key of :data:`LIMIT_SPELLINGS`:
+            ``"pyproject"``, ``"command line"`` or ``"plugin"``.
+        where: What set the values, at the start of an error (``"PATH: [tool.indexgen]"``).
+        max_bytes: The size limit as given.
+        time_budget: The time limit as given.
+
+    Returns:
+        ``(max_bytes, time_budget)``, the time limit as a float.
+
+    Raises:
+        ConfigError: A value breaks the rule; the message names the setting, where it was set,
+            what a valid value is and the default.
+    """
+    size_name, time_name, written = LIMIT_SPELLINGS[source]
+    if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int)
+                                  or max_bytes < 1):
+        example = written.format(size_name, DEFAULT_MAX_BYTES)
+        raise ConfigError(f"{where} {size_name} must be a whole number of bytes, 1 or more, "
+                          f"not {_shown(max_bytes)} (e.g. {example}, the default)")
+    if time_budget is not None and (
+            isinstance(time_budget, bool) or not isinstance(time_budget, (int, float))
+            or not math.isfinite(time_budget) or time_budget < 0):
+        example = written.format(time_name, f"{DEFAULT_TIME_BUDGET:g}")
+        raise ConfigError(f"{where} {time_name} must be a number of seconds, 0 or more (0: no "
+                          f"limit), not {_shown(time_budget)} (e.g. {example}, the default)")
+    return max_bytes, None if time_budget is None else float(time_budget)
 
 
 def validate(config: Config) -> list[str]:

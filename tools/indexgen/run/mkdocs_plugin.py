@@ -20,17 +20,20 @@ Options (under ``- indexgen:``; all optional)::
     cache_dir: .cache/indexgen
     jobs: 0                 # worker processes (0: one per CPU)
 
-Relative paths are relative to the folder of ``mkdocs.yml``.  Without ``roots`` the
-settings come from the nearest ``pyproject.toml`` above it (its ``out`` is not used), and
-the plugin's options given replace or (``exclude``) add to them; with ``roots`` the
-pyproject is not read, and what the options leave out takes indexgen's defaults.  A
-configuration or build error stops the site build with indexgen's message; files that
-could not be analyzed do not (their pages say why, and the log lists them: at INFO level in
-``mkdocs build``, so that ``--strict`` does not fail on another project's sources, and as a
-WARNING in ``mkdocs serve`` without ``strict``, where the file that no longer parses is
-likely the one just saved; a strict serve would abort the rebuild on it).  Needs mkdocs
-1.6 or later: ``pip install './tools[mkdocs]'`` from a clone of this repository (the
-distribution is not on the package index; see the user guide's *Install*).
+Relative paths are relative to the folder of ``mkdocs.yml``.  Without ``roots`` the settings
+come from the nearest ``pyproject.toml`` above it (its ``out`` is not used), and the
+plugin's options given replace or (``exclude``) add to them; with ``roots`` the pyproject is
+not read, and what the options leave out takes indexgen's defaults.  ``max_bytes`` and
+``time_budget`` follow the rule of ``max-bytes`` and ``time-budget``
+(:func:`indexgen.run.config.check_limits`: a whole number of bytes, 1 or more; seconds, 0 or
+more; ``true`` is not a number).  A configuration or build error stops the site build with
+indexgen's message; files that could not be analyzed do not (their pages say why, and the
+log lists them: at INFO level in ``mkdocs build``, so that ``--strict`` does not fail on
+another project's sources, and as a WARNING in ``mkdocs serve`` without ``strict``, where
+the file that no longer parses is likely the one just saved; a strict serve would abort the
+rebuild on it).  Needs mkdocs 1.6 or later: ``pip install './tools[mkdocs]'`` from a clone
+of this repository (the distribution is not on the package index; see the user guide's
+*Install*).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from mkdocs.structure.files import File, Files
 from indexgen.errors import IndexgenError
 from indexgen.paths import is_inside
 from indexgen.run import build
-from indexgen.run.config import Config, load_config
+from indexgen.run.config import Config, check_limits, load_config
 from indexgen.run.statcache import CACHE_DIR
 
 log = get_plugin_logger(__name__)
@@ -62,8 +65,9 @@ class IndexgenOptions(MkdocsOptions):
     roots = opt.ListOfItems(opt.Type(str), default=[])
     tests = opt.Optional(opt.ListOfItems(opt.Type(str)))
     exclude = opt.ListOfItems(opt.Type(str), default=[])
-    max_bytes = opt.Optional(opt.Type(int))
-    time_budget = opt.Optional(opt.Type((int, float)))
+    # checked by check_limits in on_config (mkdocs' Type(int) would take true for 1)
+    max_bytes = opt.Optional(opt.BaseConfigOption())
+    time_budget = opt.Optional(opt.BaseConfigOption())
     dest = opt.Type(str, default="reference")
     cache_dir = opt.Type(str, default=".cache/indexgen")
     jobs = opt.Type(int, default=0)
@@ -108,6 +112,12 @@ class IndexgenPlugin(BasePlugin[IndexgenOptions]):
                 "take the pages twice and serve would rebuild on its own writes; choose a "
                 "folder outside docs_dir (the default is .cache/indexgen)")
         try:
+            max_bytes, time_budget = check_limits(
+                "plugin", f"{config.config_file_path or 'mkdocs.yml'}: the indexgen plugin's "
+                "option", self.config.max_bytes, self.config.time_budget)
+        except IndexgenError as exc:
+            raise PluginError(f"indexgen: {exc}") from exc
+        try:
             if self.config.roots:
                 tests = self.config.tests
                 if tests is None:
@@ -123,13 +133,10 @@ class IndexgenPlugin(BasePlugin[IndexgenOptions]):
                               "plugins: [{indexgen: {roots: [src]}}])") from exc
         if self.config.jobs < 0:
             raise PluginError("indexgen: jobs must be 0 (one per CPU) or a positive number")
-        for name, least, meaning in (("max_bytes", 1, "a positive number of bytes"),
-                                     ("time_budget", 0, "0 (no limit) or a positive number")):
-            value = self.config[name]
-            if value is not None:
-                if value < least:
-                    raise PluginError(f"indexgen: {name} must be {meaning}, not {value}")
-                setattr(settings, name, float(value) if name == "time_budget" else value)
+        if max_bytes is not None:
+            settings.max_bytes = max_bytes
+        if time_budget is not None:
+            settings.time_budget = time_budget
         settings.jobs = self.config.jobs or settings.jobs
         settings.exclude = [*settings.exclude, *self.config.exclude]
         self.settings = settings
