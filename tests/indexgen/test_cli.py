@@ -195,13 +195,15 @@ _SECONDS = ("a number of seconds, 0 or more (0: no limit), not {} (e.g. --time-b
     ("--time-budget", "-1", _SECONDS.format(-1.0)),
     ("--time-budget", "nan", _SECONDS.format("nan")),  # once a traceback
     ("--time-budget", "inf", _SECONDS.format("inf")),  # once a traceback
+    ("--jobs", "-1", "a whole number of worker processes, 0 or more (0: one per CPU), not -1 "
+                     "(e.g. --jobs 0, the default)"),  # once taken as one per CPU
 ])
 def test_a_bad_analysis_limit_is_a_usage_error(tmp_path, capsys, option, value, valid):
     src = tmp_path / "src"
     src.mkdir()
     (src / "a.py").write_text("x = 1\n")
     for command in ("build", "check"):
-        code = main([command, str(src), "--out", str(tmp_path / "o"), "-j", "1", option, value])
+        code = main([command, str(src), "--out", str(tmp_path / "o"), "-q", option, value])
         err = capsys.readouterr().err
         assert code == EXIT_ERROR, (command, err)
         assert err == f"indexgen: error: command-line option {option} must be {valid}\n"

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 from indexgen.errors import ConfigError
-from indexgen.run.config import Config, check_limits, find_pyproject, load_config, validate
+from indexgen.run.config import (
+    Config,
+    check_jobs,
+    check_limits,
+    find_pyproject,
+    load_config,
+    validate,
+)
 
 
 def test_reads_table_found_by_walking_up(sample):
@@ -75,6 +82,33 @@ def test_the_least_valid_limits_and_the_defaults(tmp_path):
     assert isinstance(config.time_budget, float)
     pyproject.write_text('[tool.indexgen]\nroots = ["s"]\nout = "o"\ntime-budget = 0.25\n')
     assert load_config(tmp_path).time_budget == 0.25
+
+
+@pytest.mark.parametrize("source, name, example", [
+    ("pyproject", "jobs", "jobs = 0"),
+    ("command line", "--jobs", "--jobs 0"),
+    ("plugin", "jobs", "jobs: 0"),
+])
+def test_one_rule_for_the_workers_of_every_source(source, name, example):
+    assert check_jobs(source, "here") is None  # not set
+    assert [check_jobs(source, "here", n) for n in (0, 1, 16)] == [0, 1, 16]
+    for bad, shown in ((-1, "-1"), (True, "true"), (2.0, "2.0"), ("4", '"4"')):
+        with pytest.raises(ConfigError) as exc:
+            check_jobs(source, "here", bad)
+        assert str(exc.value) == (f"here {name} must be a whole number of worker processes, 0 "
+                                  f"or more (0: one per CPU), not {shown} (e.g. {example}, the "
+                                  "default)")
+
+
+@pytest.mark.parametrize("bad", ["-1", "true", "1.5"])
+def test_jobs_in_pyproject(tmp_path, bad):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f'[tool.indexgen]\nroots = ["s"]\nout = "o"\njobs = {bad}\n')
+    with pytest.raises(ConfigError) as exc:  # true was once taken for 1 worker
+        load_config(tmp_path)
+    assert str(exc.value).startswith(f"{pyproject}: [tool.indexgen] jobs must be a whole number")
+    pyproject.write_text('[tool.indexgen]\nroots = ["s"]\nout = "o"\njobs = 3\n')
+    assert load_config(tmp_path).jobs == 3
 
 
 @pytest.mark.parametrize("source, size, time, example", [

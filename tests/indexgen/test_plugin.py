@@ -235,7 +235,11 @@ def test_the_analysis_limits_are_options_of_the_plugin(tmp_path, caplog):
             ("max_bytes: 1.5", size.format(1.5)),
             ("time_budget: -1", time.format(-1)),
             ("time_budget: true", time.format("true")),  # once taken for 1 second
-            ("time_budget: .nan", time.format("nan")))):  # once a crash in the build
+            ("time_budget: .nan", time.format("nan")),  # once a crash in the build
+            ("jobs: true", "jobs must be a whole number of worker processes, 0 or more (0: one "
+                           "per CPU), not true (e.g. jobs: 0, the default)"),  # once 1 worker
+            ("jobs: -2", "jobs must be a whole number of worker processes, 0 or more (0: one "
+                         "per CPU), not -2 (e.g. jobs: 0, the default)"))):
         project = _project(tmp_path / str(n), SITE_CONFIG + f"      {bad}\n")
         error = _refused(project, caplog)
         assert f"indexgen: {project / 'mkdocs.yml'}: the indexgen plugin's option {said}" \

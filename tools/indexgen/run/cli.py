@@ -25,6 +25,7 @@ from indexgen.run.config import (
     DEFAULT_TIME_BUDGET,
     KEYS,
     Config,
+    check_jobs,
     check_limits,
     load_config,
 )
@@ -86,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
                          help="give up analyzing a file after this long; its pages say so "
                               f"(default {DEFAULT_TIME_BUDGET:g}, 0: no limit)")
         cmd.add_argument("-j", "--jobs", type=int, default=None,
-                         help="worker processes (default: one per CPU)")
+                         help="worker processes (0 or more; default 0: one per CPU)")
         cmd.add_argument("-q", "--quiet", action="store_true",
                          help="print nothing but errors (and, for check, the drift list)")
     return parser
@@ -95,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
 def _config(args: argparse.Namespace) -> Config:
     max_bytes, time_budget = check_limits("command line", "command-line option",
                                           args.max_bytes, args.time_budget)
+    jobs = check_jobs("command line", "command-line option", args.jobs)
     if args.src_root:
         if args.out is None:
             raise IndexgenError("--out is required when SRC_ROOT is given")
@@ -111,8 +113,8 @@ def _config(args: argparse.Namespace) -> Config:
     config.exclude = [*config.exclude, *args.exclude]
     if max_bytes is not None:
         config.max_bytes = max_bytes
-    if args.jobs is not None:
-        config.jobs = args.jobs
+    if jobs is not None:
+        config.jobs = jobs
     if time_budget is not None:
         config.time_budget = time_budget
     return config

@@ -9,7 +9,7 @@ Keys of ``[tool.indexgen]`` (paths are relative to the folder holding ``pyprojec
   imports are shown under "Testing & Usage".
 - ``max-bytes`` (whole number, 1 or more, default 2,000,000): larger files get pages saying
   they were not analyzed.
-- ``jobs`` (int, default: CPU count): worker processes.
+- ``jobs`` (whole number, 0 or more, default 0: one per CPU): worker processes.
 - ``time-budget`` (seconds, 0 or more, default 20): a file whose analysis takes longer gets
   pages saying it was not analyzed (0: no limit; see :mod:`indexgen.extract.runtime`).
 - ``exclude`` (list of patterns, default none): files and folders of the roots and test
@@ -19,7 +19,7 @@ Keys of ``[tool.indexgen]`` (paths are relative to the folder holding ``pyprojec
 Any other key is an error that names it (a misspelt key would otherwise be ignored).  The two
 analysis limits follow one rule wherever they are set (here, the command line's ``--max-bytes``
 and ``--time-budget``, the mkdocs plugin's ``max_bytes`` and ``time_budget``):
-:func:`check_limits`.
+:func:`check_limits`; ``jobs`` likewise (``--jobs``, the plugin's ``jobs``): :func:`check_jobs`.
 """
 
 from __future__ import annotations
@@ -38,12 +38,13 @@ DEFAULT_MAX_BYTES = 2_000_000
 DEFAULT_TIME_BUDGET = 20.0
 #: The keys of ``[tool.indexgen]``.
 KEYS = ("roots", "out", "tests", "exclude", "max-bytes", "jobs", "time-budget")
-#: How each place that sets the analysis limits spells ``max-bytes`` and ``time-budget``, and
-#: how it writes a value (for the example in an error): see :func:`check_limits`.
+#: How each place that sets the analysis limits and the workers spells ``max-bytes``,
+#: ``time-budget`` and ``jobs``, and how it writes a value (for the example in an error): see
+#: :func:`check_limits`.
 LIMIT_SPELLINGS = {
-    "pyproject": ("max-bytes", "time-budget", "{} = {}"),
-    "command line": ("--max-bytes", "--time-budget", "{} {}"),
-    "plugin": ("max_bytes", "time_budget", "{}: {}"),
+    "pyproject": ("max-bytes", "time-budget", "jobs", "{} = {}"),
+    "command line": ("--max-bytes", "--time-budget", "--jobs", "{} {}"),
+    "plugin": ("max_bytes", "time_budget", "jobs", "{}: {}"),
 }
 
 
@@ -142,9 +143,7 @@ def load_config(start: Path | None = None, out: Path | None = None) -> Config:
     max_bytes, time_budget = check_limits(
         "pyproject", f"{pyproject}: [tool.indexgen]",
         table.get("max-bytes", DEFAULT_MAX_BYTES), table.get("time-budget", DEFAULT_TIME_BUDGET))
-    jobs = table.get("jobs", 0)
-    if not isinstance(jobs, int) or jobs < 0:
-        raise ConfigError(f"{pyproject}: [tool.indexgen] jobs must be a non-negative integer")
+    jobs = check_jobs("pyproject", f"{pyproject}: [tool.indexgen]", table.get("jobs", 0))
     return Config([base / r for r in roots], out if out is not None else base / table["out"],
                   [base / t for t in tests], base, max_bytes, jobs, time_budget,
                   list(exclude))
@@ -179,7 +178,7 @@ def check_limits(source: str, where: str, max_bytes: object = None, time_budget:
         ConfigError: A value breaks the rule; the message names the setting, where it was set,
             what a valid value is and the default.
     """
-    size_name, time_name, written = LIMIT_SPELLINGS[source]
+    size_name, time_name, _jobs, written = LIMIT_SPELLINGS[source]
     if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int)
                                   or max_bytes < 1):
         example = written.format(size_name, DEFAULT_MAX_BYTES)
@@ -192,6 +191,23 @@ def check_limits(source: str, where: str, max_bytes: object = None, time_budget:
         raise ConfigError(f"{where} {time_name} must be a number of seconds, 0 or more (0: no "
                           f"limit), not {_shown(time_budget)} (e.g. {example}, the default)")
     return max_bytes, None if time_budget is None else float(time_budget)
+
+
+def check_jobs(source: str, where: str, jobs: object = None) -> int | None:
+    """The rule for the number of worker processes, wherever it is set (None: not set): a
+    whole number, 0 or more, 0 meaning one per CPU; a bool is not a number.  ``source`` and
+    ``where`` as for :func:`check_limits`.
+
+    Raises:
+        ConfigError: ``jobs`` breaks the rule; the message names the setting, where it was
+            set and what a valid value is.
+    """
+    _size, _time, name, written = LIMIT_SPELLINGS[source]
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0):
+        raise ConfigError(f"{where} {name} must be a whole number of worker processes, 0 or "
+                          f"more (0: one per CPU), not {_shown(jobs)} (e.g. "
+                          f"{written.format(name, 0)}, the default)")
+    return jobs
 
 
 def validate(config: Config) -> list[str]:

@@ -53,7 +53,7 @@ from mkdocs.structure.files import File, Files
 from indexgen.errors import IndexgenError
 from indexgen.paths import is_inside
 from indexgen.run import build
-from indexgen.run.config import Config, check_limits, load_config
+from indexgen.run.config import Config, check_jobs, check_limits, load_config
 from indexgen.run.statcache import CACHE_DIR
 
 log = get_plugin_logger(__name__)
@@ -70,7 +70,7 @@ class IndexgenOptions(MkdocsOptions):
     time_budget = opt.Optional(opt.BaseConfigOption())
     dest = opt.Type(str, default="reference")
     cache_dir = opt.Type(str, default=".cache/indexgen")
-    jobs = opt.Type(int, default=0)
+    jobs = opt.Optional(opt.BaseConfigOption())  # checked by check_jobs, as the two above
 
 
 class IndexgenPlugin(BasePlugin[IndexgenOptions]):
@@ -115,6 +115,8 @@ class IndexgenPlugin(BasePlugin[IndexgenOptions]):
             max_bytes, time_budget = check_limits(
                 "plugin", f"{config.config_file_path or 'mkdocs.yml'}: the indexgen plugin's "
                 "option", self.config.max_bytes, self.config.time_budget)
+            jobs = check_jobs("plugin", f"{config.config_file_path or 'mkdocs.yml'}: the "
+                              "indexgen plugin's option", self.config.jobs)
         except IndexgenError as exc:
             raise PluginError(f"indexgen: {exc}") from exc
         try:
@@ -131,13 +133,11 @@ class IndexgenPlugin(BasePlugin[IndexgenOptions]):
         except IndexgenError as exc:
             raise PluginError(f"indexgen: {exc} (or give the plugin its roots: "
                               "plugins: [{indexgen: {roots: [src]}}])") from exc
-        if self.config.jobs < 0:
-            raise PluginError("indexgen: jobs must be 0 (one per CPU) or a positive number")
         if max_bytes is not None:
             settings.max_bytes = max_bytes
         if time_budget is not None:
             settings.time_budget = time_budget
-        settings.jobs = self.config.jobs or settings.jobs
+        settings.jobs = jobs or settings.jobs
         settings.exclude = [*settings.exclude, *self.config.exclude]
         self.settings = settings
 
