@@ -29,6 +29,7 @@ import ast
 from indexgen.extract.alternatives import alternatives, mark_alternatives
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.identifiers import APPENDS
+from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Definition, FileSummary
 from indexgen.extract.narrowing import NARROWERS, Narrowing, narrow, narrowings
 from indexgen.extract.needed import keep_needed
@@ -128,7 +129,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 found_here = narrowings(node, defs[i].end_lineno)
                 if found_here:
                     narrowed.setdefault(i, []).extend(found_here)
-            if t is ast.If or t is ast.Assert:
+            if t is ast.If or t is ast.Assert or t in COMPREHENSIONS:
                 continue
         if t in FUNCS:  # a nested function: its parameters are names here
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1

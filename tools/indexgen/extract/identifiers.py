@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 from indexgen.extract import rules
 from indexgen.extract.calls import call_text, decorated, handed
+from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Finding
 from indexgen.extract.rules import Candidate
 from indexgen.extract.sources import HANDS_ELEMENTS, lambda_pairs, lambda_tests
@@ -39,7 +40,7 @@ from indexgen.extract.syntax import dotted, path, strings, tested_name
 
 #: Nodes that bind names to values whose type the global pass may infer.
 BINDERS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr,
-           ast.withitem, ast.Return, ast.If, ast.Assert)
+           ast.withitem, ast.Return, ast.If, ast.Assert, *COMPREHENSIONS)
 #: A string that may name code to run: ``pkg.mod:func``, ``pkg.mod:``, a (dotted) name.
 LITERAL = re.compile(r"[A-Za-z_][\w.]*(?::(?:[A-Za-z_][\w.]*)?)?\Z")
 #: Methods that put their argument into the container they are called on.

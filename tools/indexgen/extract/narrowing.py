@@ -13,7 +13,11 @@ narrowed and how: ``(name, first line, last line, source)``, the source ``:T`` (
 body always leaves (``return``, ``raise``, ``continue``, ``break``), and what follows
 ``assert isinstance(x, T)`` -- each up to where the function binds ``x`` again on the way
 there (a binding in one branch of an ``if`` or ``try`` leaves the other branches narrowed,
-and ends the narrowing after that statement; one in a loop, from the loop on).
+and ends the narrowing after that statement; one in a loop, from the loop on).  The ``if``
+clauses of a comprehension narrow the names its ``for`` clauses bind over all its lines
+(:func:`~indexgen.extract.instance_tests.comprehension_tests`): ``[p.m() for p in ps if
+isinstance(p, A)]`` calls ``A.m``, and the list it makes holds ``p@line``
+(:func:`~indexgen.extract.syntax.literal`), an ``A``.
 :mod:`indexgen.extract.bindings` keeps them in the function's ``names`` as ``x@first`` with
 the sources ``[":T" or "-T", "#last"]``, for :class:`indexgen.analyze.types.Types`.
 """
@@ -22,28 +26,17 @@ from __future__ import annotations
 
 import ast
 
-from indexgen.extract.sources import element_source
-from indexgen.extract.syntax import annotation, blocks, path, tested_name
+from indexgen.extract.instance_tests import COMPREHENSIONS, comprehension_tests, isinstance_test
+from indexgen.extract.sources import element_source, pairs
+from indexgen.extract.syntax import blocks, literal, path
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
-#: branch it holds in, or None for what follows a statement).
+#: branch it holds in, or None for what follows a statement, or [] for a comprehension).
 Narrowing = tuple[str, int, int, str, list | None]
 _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
-#: The statements :func:`narrowings` reads.
-NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor})
-
-
-def _test(node: ast.AST) -> tuple[str, str] | None:
-    """``(name, 'A | B')`` of ``isinstance(name, A)`` or ``isinstance(name, (A, B))``."""
-    name = tested_name(node)
-    if name is None:
-        return None
-    kind = node.args[1]
-    types = kind.elts if type(kind) is ast.Tuple else [kind]
-    if not types or not all(type(k) in (ast.Name, ast.Attribute) for k in types):
-        return None
-    return name, " | ".join(annotation(k) for k in types)
+#: The statements (and comprehensions) :func:`narrowings` reads.
+NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSIONS})
 
 
 def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
@@ -51,27 +44,31 @@ def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]],
     when it is false), the first two lists of ``(name, types)``: an ``isinstance`` test, a
     ``not`` of one, or those of an ``and`` (``callable(x) and not isinstance(x, M)``: x is no
     M inside; false, the ``and`` says nothing of x)."""
-    one = _test(test)
+    one = isinstance_test(test)
     if one is not None:
         return [one], [], True
     if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
-        one = _test(test.operand)
+        one = isinstance_test(test.operand)
         return ([], [one], True) if one is not None else ([], [], False)
     if type(test) is ast.BoolOp and type(test.op) is ast.And:
-        true = [t for v in test.values if (t := _test(v)) is not None]
+        true = [t for v in test.values if (t := isinstance_test(v)) is not None]
         false = [t for v in test.values if type(v) is ast.UnaryOp and type(v.op) is ast.Not
-                 and (t := _test(v.operand)) is not None]
+                 and (t := isinstance_test(v.operand)) is not None]
         return true, false, False
     return [], [], False
 
 
-def narrowings(node: ast.If | ast.Assert | ast.For, end: int) -> list[Narrowing]:
+def narrowings(node: ast.AST, end: int) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
     ``end`` (before the function's rebindings are applied: :func:`cut`); of a ``for``
     loop, that its target name is the loop's element in its body (``=`` and the element's
-    path: the name's other bindings, another loop's, do not reach there)."""
-    if type(node) in _LOOPS:
-        found_path = path(node.iter) if type(node.target) is ast.Name else None
+    path: the name's other bindings, another loop's, do not reach there); of a
+    comprehension, its ``if`` clauses' (:func:`_comprehension`)."""
+    if type(node) in COMPREHENSIONS:
+        return _comprehension(node)
+    if type(node) in _LOOPS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
+        found_path = (path(node.iter) or (literal(node.iter) if type(node.iter) in COMPREHENSIONS
+                                          else None)) if type(node.target) is ast.Name else None
         return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
                  element_source(found_path), node.body)] if found_path else []
     found: list[Narrowing] = []
@@ -101,6 +98,22 @@ def narrowings(node: ast.If | ast.Assert | ast.For, end: int) -> list[Narrowing]
         found += [(name, a, b, "-" + types, stmts) for name, types in true]
         found += [(name, a, b, ":" + types, stmts) for name, types in false]
     return found
+
+
+def _comprehension(node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+                   ) -> list[Narrowing]:
+    """The narrowings of a comprehension's ``if`` clauses
+    (:func:`~indexgen.extract.instance_tests.comprehension_tests`), over all its lines, with
+    the element of its ``for`` clause as the narrowed name's own value (``=``); the block is
+    ``[]``: nothing outside binds the comprehension's names there."""
+    tests = comprehension_tests(node)
+    if not tests:
+        return []
+    first, last = node.lineno, node.end_lineno
+    tested = {name for name, _ in tests}
+    own = [(target.id, source) for gen in node.generators for target, source in pairs(gen, {})
+           if type(target) is ast.Name and target.id in tested and source[0] == "="]
+    return [(name, first, last, source, []) for name, source in [*own, *tests]]
 
 
 def _rebinding(body: list[ast.stmt], name: str) -> str | None:
@@ -138,6 +151,8 @@ def cut(found: list[Narrowing], rebound: dict[str, list[int]]
         if stmts is None:
             last = min([line for line in lines if first <= line <= last], default=last)
             runs = [(first, last)] if first <= last else []
+        elif not stmts:  # a comprehension: its own names, all its lines
+            runs = [(first, last)]
         else:
             runs = _runs(stmts, lines)[0]
         out += [(name, a, b, source) for a, b in _merged(runs)]

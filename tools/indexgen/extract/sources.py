@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 
+from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.shadows import MARK, SELF_NAMES
 from indexgen.extract.syntax import LITERALS, annotation, literal, path, strings, tested_name
 
@@ -58,8 +59,10 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
         if node.optional_vars is None or found is None:
             return []
         return _unpack(node.optional_vars, f"={found}.__enter__()")
-    # for loops and comprehensions: the target takes the elements of the iterable
-    found = path(node.iter)
+    # for loops and comprehensions: the target takes the elements of the iterable (of a
+    # comprehension too: for p in (x for x in xs if isinstance(x, A)), an element of [x@3])
+    found = path(node.iter) or (literal(node.iter) if type(node.iter) in COMPREHENSIONS
+                                else None)
     if found:
         return _unpack(node.target, element_source(found))
     if type(node.iter) in (ast.List, ast.Tuple, ast.Set):  # for f in [a, b]: each of them

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
+from indexgen.extract.instance_tests import COMPREHENSIONS, narrowed_element
+from indexgen.extract.instance_tests import tested_name as tested_name  # read from here too
 from indexgen.extract.unparse import dotted, unparse
 
 #: Calls whose arguments a path keeps: builtins whose result's type follows from them.
@@ -17,15 +19,6 @@ WRAPPERS = frozenset({"partial", "lru_cache", "cache"})
 #: What :func:`path` keeps the arguments of, besides the names above: a call of what a
 #: wrapper's call made (``lru_cache(maxsize=None)(f)``: the cache, handed ``f``).
 _MADE_BY_WRAPPER = "()"
-
-
-def tested_name(node: ast.AST) -> str | None:
-    """The name that ``isinstance(name, T)`` tests, or None for any other node (another
-    call, a test of an attribute or of a call's result)."""
-    if (type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "isinstance"
-            and len(node.args) == 2 and not node.keywords and type(node.args[0]) is ast.Name):
-        return node.args[0].id
-    return None
 
 
 def path(node: ast.AST) -> str | None:
@@ -210,8 +203,9 @@ def literal(node: ast.AST) -> str | None:
     comprehension, or a tuple with a starred element) whose elements are the paths ``a`` or
     ``b``; ``(a, _)`` for a tuple, place by place (``_``: no path); ``{a, *m}`` for a dict
     whose values are ``a`` or those of the mapping ``m`` (``{**m}``; a dict comprehension
-    ``{a}``); None when no element
-    is a path (a dispatch table ``{"x": render_x, ...}`` is one)."""
+    ``{a}``); None when no element is a path (a dispatch table ``{"x": render_x, ...}`` is
+    one).  A comprehension's element narrowed by its ``if`` clauses starts with the narrowed
+    name (:func:`~indexgen.extract.instance_tests.narrowed_element`: ``[p@3]``)."""
     t = type(node)
     if t is ast.Tuple and node.elts and not any(type(e) is ast.Starred for e in node.elts):
         items = [path(e) or (literal(e) if type(e) in _ROWS else None) or "_"
@@ -227,10 +221,10 @@ def literal(node: ast.AST) -> str | None:
         if all(k is not None and key_text(k) for k in node.keys):  # every key stated
             items = [f'"{k.value}"={i}' for k, i in zip(node.keys, items) if i]
         opening, closing = "{", "}"
-    elif t in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
-        items, opening, closing = [path(node.elt)], "[", "]"
-    elif t is ast.DictComp:  # {k: getattr(self, "on_" + k) for k in names}
-        items, opening, closing = [path(node.value)], "{", "}"
+    elif t in COMPREHENSIONS:  # [p for p in ps if isinstance(p, A)]: [p@line], an A
+        found = path(node.value if t is ast.DictComp else node.elt)  # {k: f(k) for k in ks}
+        items = [narrowed_element(node, found) if found else None]
+        opening, closing = "{}" if t is ast.DictComp else "[]"
     else:
         return None
     items = list(dict.fromkeys(i for i in items if i))

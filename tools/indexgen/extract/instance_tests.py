@@ -1,0 +1,91 @@
+"""The ``isinstance`` tests the extraction reads, and what a comprehension's tests say.
+
+``isinstance(x, T)`` tests a name (:func:`tested_name`) against one or more types
+(:func:`isinstance_test`).  An ``if`` clause of a comprehension that tests one of the names
+its ``for`` clauses bind narrows that name where the element is made
+(:func:`comprehension_tests`): in ``[p.run() for p in params if isinstance(p, Argument)]``
+``p`` is an ``Argument``, and so is each element of the list.
+:mod:`indexgen.extract.narrowing` gives the function the narrowed name ``p@line`` (the
+comprehension's first line) for the lines of the comprehension, and a comprehension's element
+whose path starts with such a name is written with it (:func:`narrowed_element`), so that
+``args = [p for p in params if isinstance(p, Argument)]`` holds ``[p@3]``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from indexgen.extract.unparse import unparse
+
+#: The comprehensions: their ``if`` clauses may narrow their targets.
+COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+
+
+def tested_name(node: ast.AST) -> str | None:
+    """The name that ``isinstance(name, T)`` tests, or None for any other node (another
+    call, a test of an attribute or of a call's result)."""
+    if (type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "isinstance"
+            and len(node.args) == 2 and not node.keywords and type(node.args[0]) is ast.Name):
+        return node.args[0].id
+    return None
+
+
+def isinstance_test(node: ast.AST) -> tuple[str, str] | None:
+    """``(name, 'A | B')`` of ``isinstance(name, A)`` or ``isinstance(name, (A, B))``."""
+    name = tested_name(node)
+    if name is None:
+        return None
+    kind = node.args[1]
+    types = kind.elts if type(kind) is ast.Tuple else [kind]
+    if not types or not all(type(k) in (ast.Name, ast.Attribute) for k in types):
+        return None
+    return name, " | ".join(unparse(k) for k in types)
+
+
+def comprehension_tests(node: Comprehension) -> list[tuple[str, str]]:
+    """What the ``if`` clauses of a comprehension say of the names its ``for`` clauses bind
+    (that clause's or an earlier one's), where its element is made: ``(name, ":T")`` for
+    ``if isinstance(name, T)``, ``(name, "-T")`` for ``if not isinstance(name, T)``, each
+    also as a conjunct of an ``and``; an ``or`` says nothing, nor a test of another name."""
+    found: list[tuple[str, str]] = []
+    bound: set[str] = set()
+    for gen in node.generators:
+        bound |= _names(gen.target)
+        for cond in gen.ifs:
+            terms = cond.values if type(cond) is ast.BoolOp and type(cond.op) is ast.And \
+                else [cond]
+            for term in terms:
+                sign = ":"
+                if type(term) is ast.UnaryOp and type(term.op) is ast.Not:
+                    sign, term = "-", term.operand
+                one = isinstance_test(term)
+                if one is not None and one[0] in bound:
+                    found.append((one[0], sign + one[1]))
+    return found
+
+
+def _names(target: ast.AST) -> set[str]:
+    """The names a ``for`` target binds (``k, (a, *b)``: k, a and b)."""
+    t = type(target)
+    if t is ast.Name:
+        return {target.id}
+    if t is ast.Tuple or t is ast.List:
+        return {n for e in target.elts for n in _names(e)}
+    return _names(target.value) if t is ast.Starred else set()
+
+
+_HEAD = re.compile(r"[A-Za-z_]\w*")
+
+
+def narrowed_element(node: Comprehension, found: str) -> str:
+    """The path ``found`` of a comprehension's element, its first name written ``x@line``
+    (the comprehension's first line) where an ``if`` clause of the comprehension narrows
+    that name: ``[p for p in ps if isinstance(p, A)]`` on line 3 holds ``p@3``."""
+    if not any(g.ifs for g in node.generators):
+        return found
+    head = _HEAD.match(found)
+    if head is not None and any(name == head.group() for name, _ in comprehension_tests(node)):
+        return f"{head.group()}@{node.lineno}{found[head.end():]}"
+    return found
