@@ -40,6 +40,7 @@ from indexgen.run.config import Config, validate
 from indexgen.run.jobs import RenderInput, RenderSetup
 from indexgen.run.manifest import CODE_VERSION
 from indexgen.run.pageio import Report
+from indexgen.run.settled import settled_report, stat_cache_report
 from indexgen.run.statcache import StatCache, stat_of
 from indexgen.run.team import Progress, Setup, Team
 
@@ -60,16 +61,19 @@ class Plan:
         self.statuses: dict[str, str] = {}
 
     def run(self) -> Report:
-        """Run every step and return the report (the last one, nothing read, when the stat
-        cache shows that no source, test file or page changed since the last build)."""
+        """Run every step and return the report, or the report of a build with nothing to
+        compute (:mod:`indexgen.run.settled`)."""
         with collector_paused():
             return self._run()
 
     def _run(self) -> Report:
         self.discover()
         if self.cache.unchanged(self.stats, self.test_stats, self.out):
-            return self._unchanged_report()
+            return stat_cache_report(self)
         self.hash_sources()
+        settled = settled_report(self)  # a fresh clone of what the manifest describes
+        if settled is not None:
+            return self._finish(settled)
         setup = Setup([*self.sources, *self.tests], self.config.max_bytes,
                       self.config.time_budget,
                       RenderSetup(self.layout, self.tests_label, self.out, self.write))
@@ -84,7 +88,10 @@ class Plan:
                 if self.folders_made is not None:  # a failure before the render took them
                     self.folders_made.cancel()
         self.write_manifest()
-        report = self.report()
+        return self._finish(self.report())
+
+    def _finish(self, report: Report) -> Report:
+        """Remove the orphans, save the stat cache after a build, return the report."""
         self.remove_orphans(report)
         if self.write and not report.conflicts:  # a conflict leaves the build unfinished
             self.cache.set_identity(CODE_VERSION, self.settings)
@@ -93,12 +100,6 @@ class Plan:
                             {"not_analyzed": report.not_analyzed, "empty": report.empty,
                              "kept": report.kept})
         return report
-
-    def _unchanged_report(self) -> Report:
-        last = self.cache.data.get("report", {})
-        return Report(files=len(self.sources), notes=list(self.notes),
-                      not_analyzed=[tuple(x) for x in last.get("not_analyzed", [])],
-                      empty=last.get("empty", 0), kept=[tuple(x) for x in last.get("kept", [])])
 
     def discover(self) -> None:
         """Find the sources, the page layout, the settings and the previous manifest."""
@@ -178,6 +179,7 @@ class Plan:
         costs = [(self.test_stats[t.relpath] or (0, 0))[0] for t in self.tests]
         tests = {t.relpath: t for t in self.team.full_summaries(
             range(n, n + len(self.tests)), costs)}
+        self.test_hashes = {rel: t.sha256 for rel, t in sorted(tests.items())}
         self.project = Project(list(self.compacts.values()), tests)
         shards = fanout.shard_count(self.jobs)
         # With more than two cores, the folder pages in a process of their own meanwhile: in
@@ -199,8 +201,8 @@ class Plan:
         entry = self.cached.get(key) or {}
         pages = entry.get("pages") or {}
         if (ctx_hash is not None and entry.get("context") == ctx_hash
-                and set(pages) == self._expected_pages(key)
-                and all(self._page_is(p, h) for p, h in sorted(pages.items()))):
+                and set(pages) == self.expected_pages(key)
+                and all(self.page_is(p, h) for p, h in sorted(pages.items()))):
             return ctx_hash, None
         imports = [(self.project.category(i), *self.project.import_link(i))
                    for i in self.compacts[key].imports]
@@ -212,7 +214,7 @@ class Plan:
             text = self.texts[key] = mf.summary_json(mf.encode_summary(self.compacts[key]))
         return text
 
-    def _expected_pages(self, key: str) -> set[str]:
+    def expected_pages(self, key: str) -> set[str]:
         return {self.layout.kw_page(key), self.layout.docs_page(key)}
 
     def choose_renders(self) -> None:
@@ -233,7 +235,7 @@ class Plan:
         # Files rendered from a cached summary are extracted again where they are rendered.
         self.extracted += sum(k not in self.fresh for k in self.render_keys)
 
-    def _page_is(self, page: str, digest: str) -> bool:
+    def page_is(self, page: str, digest: str) -> bool:
         """Whether a page holds the content with hash ``digest`` (by stat when it is as the
         last build left it)."""
         path = self.out / page
@@ -258,7 +260,7 @@ class Plan:
         for page, digest, status in pages:
             self.statuses[page] = status
             entry["pages"][page] = digest
-        expected = self._expected_pages(key)
+        expected = self.expected_pages(key)
         entry["pages"] = {p: h for p, h in entry["pages"].items() if p in expected}
         self.entry_lines[key] = mf.entry_line(key, entry)
 
@@ -298,7 +300,7 @@ class Plan:
     def write_manifest(self) -> None:
         """Emit the manifest."""
         manifest = {"tool": "indexgen", "version": CODE_VERSION, "settings": self.settings,
-                    "files": self.new_files,
+                    "tests": self.test_hashes, "files": self.new_files,
                     "folders": dict(sorted(self.folder_hashes.items()))}
         data = mf.dumps(manifest, self.entry_lines)
         old = pageio.read(self.out / MANIFEST_NAME)

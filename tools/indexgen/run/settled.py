@@ -1,0 +1,92 @@
+"""A build or check with nothing to compute, by the stat cache or by the manifest.
+
+The stat cache (:mod:`indexgen.run.statcache`) lets a rebuild on the machine that made the
+pages read no file at all (:func:`stat_cache_report`), but a fresh clone has no stat cache and new modification times on
+every file: there, before this step, a build or an ``indexgen check`` in CI hashed every
+source, found each one unchanged, and still ran the whole global pass (about 10 s for torch)
+only to find every context as the manifest recorded it.
+
+What the global pass makes of a file depends on the compact summaries of all the sources,
+the test files, indexgen's own code and the settings, and nothing else the build reads.  The
+manifest records indexgen's code and the settings (:func:`indexgen.run.manifest.cached_files`
+is empty when either differs), each source's hash, and each test file's hash.  When the
+sources are the same files with the same hashes, and so are the test files, every context is
+the one the manifest recorded and so is every page that was written from it: only the pages
+on disk need comparing with their recorded hashes.  :func:`settled_report` does that and
+gives the report the full build would give (no file parsed, none rendered); when anything
+differs it gives None and the build runs every step.
+
+The Python that runs the build is not among those inputs, as it is not for the stat cache:
+the standard library's attributes, which the call graph checks, come from it (see the user
+guide's *Keeping the pages in sync*).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from indexgen.extract.model import FAILED_STATUSES, STATUS_EMPTY
+from indexgen.layout import MANIFEST_NAME
+from indexgen.run import manifest as mf
+from indexgen.run import pageio
+from indexgen.run.pageio import Report
+
+if TYPE_CHECKING:
+    from indexgen.run.plan import Plan
+
+
+def stat_cache_report(plan: Plan) -> Report:
+    """The last build's report, when the stat cache shows that no source, test file or page
+    changed since (:meth:`~indexgen.run.statcache.StatCache.unchanged`): nothing is read."""
+    last = plan.cache.data.get("report", {})
+    return Report(files=len(plan.sources), notes=list(plan.notes),
+                  not_analyzed=[tuple(x) for x in last.get("not_analyzed", [])],
+                  empty=last.get("empty", 0), kept=[tuple(x) for x in last.get("kept", [])])
+
+
+def hashes_of_tests(plan: Plan) -> dict[str, str] | None:
+    """The hash of every test file of the build, or None when one cannot be read."""
+    found = {}
+    for test in plan.tests:
+        try:
+            found[test.relpath] = pageio.sha(test.path.read_bytes())
+        except OSError:
+            return None
+    return found
+
+
+def settled_report(plan: Plan) -> Report | None:
+    """The report of a build or check that the manifest shows has nothing to do (see the
+    module's docstring), its pages compared with their recorded hashes; None when a source, a
+    test file or a page differs from what the manifest records.
+
+    Args:
+        plan: A plan after :meth:`~indexgen.run.plan.Plan.hash_sources`.
+    """
+    cached = plan.cached
+    if not cached or cached.keys() != plan.by_key.keys():
+        return None
+    for key, entry in cached.items():
+        if not entry.get("sha256") or entry["sha256"] != plan.hashes.get(key) \
+                or not isinstance(entry.get("summary"), dict):
+            return None
+    recorded_tests = plan.previous.get("tests")
+    if not isinstance(recorded_tests, dict) or recorded_tests != hashes_of_tests(plan):
+        return None
+    pages = mf.written_pages(plan.previous)
+    expected = set().union(*(plan.expected_pages(key) for key in cached))
+    if not expected <= pages.keys() or not all(
+            plan.page_is(page, digest) for page, digest in sorted(pages.items())):
+        return None
+    plan.statuses = dict.fromkeys([*pages, MANIFEST_NAME], pageio.UNCHANGED)
+    plan.new_files = cached
+    report = Report(files=len(plan.sources), notes=list(plan.notes))
+    for key, entry in sorted(cached.items()):
+        summary = entry["summary"]
+        if summary.get("status") in FAILED_STATUSES:
+            report.not_analyzed.append((plan.layout.display(key), summary["status"],
+                                        summary.get("error", "")))
+        elif summary.get("status") == STATUS_EMPTY:
+            report.empty += 1
+    report.record(plan.statuses, plan.write)
+    return report
