@@ -2,8 +2,9 @@
 :func:`indexgen.check`.
 
 Exit status: 0 success (for ``check``: pages up to date), 1 ``check`` found stale, missing or
-orphaned pages, 2 usage or configuration error, unsafe path, file system error, or a page that
-indexgen did not generate stands in the way.  Files that could not be analyzed (too large, not
+orphaned pages or a file that indexgen did not generate where a page goes, 2 usage or
+configuration error, unsafe path, file system error, or (``build``) a file that indexgen did
+not generate where a page goes.  Files that could not be analyzed (too large, not
 decodable, not parsable, over the time budget) do not change the status: their pages say why,
 and the summary line counts them and lists each one.
 """
