@@ -82,13 +82,13 @@ class _Module:
                 self.bases.setdefault(d.qualname, d.bases)
         self.attrs = {a.name: a for a in s.attributes}
         self.star: list[ImportRecord] = [i for i in s.imports if i.name == "*"]
-        # What each name is bound to at module level: the first binding in source order (a
-        # definition, an assignment or an import), then imports in functions and class bodies.
+        # Each name's binding at module level: the first in source order (a definition, an
+        # assignment, an import; under TYPE_CHECKING, after a def's), then the local imports.
         first: list[tuple[int, int, str, object]] = []
         first += [(d.lineno, 0, d.qualname, "def") for d in s.definitions if not d.parent]
         first += [(a.lineno, 1, a.name, a) for a in s.attributes]
-        first += [(i.lineno, 2, i.bound_name, i) for i in s.imports
-                  if i.name != "*" and i.scope in ("module", "type-checking")]
+        first += [(i.lineno + ((i.scope[0] == "t" and i.bound_name in self.kinds) << 40), 2,
+                   i.bound_name, i) for i in s.imports if i.name != "*" and i.scope[0] in "mt"]
         self.binding: dict[str, object] = {}
         for _line, _order, name, what in sorted(first, key=_LINE_ORDER):
             self.binding.setdefault(name, what)

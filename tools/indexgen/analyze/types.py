@@ -228,6 +228,11 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
                 # a value no test lets pass: "is not a T" of a name known only as a T is
                 # something the build does not know (the else of isinstance(x, T))
                 return found
+            if sources and (name == "self" or name == "cls") and d.parent and all(
+                    x[0] == "~" for x in sources):
+                # self.append(k, v), self.add(x): the instance's own method, which the
+                # extraction reads as a container's; the instance is what it says
+                return self.sources(key, d.anchor, ["@", *sources], d.parent)
             if sources and all(x[0] == "~" for x in sources) and name.isidentifier():
                 # only written into here (xs.append(v), table[k] = v, and torch.add(a, b)
                 # read so): a name the module binds, which it puts things in, no local
