@@ -87,8 +87,10 @@ class _Module:
         first: list[tuple[int, int, str, object]] = []
         first += [(d.lineno, 0, d.qualname, "def") for d in s.definitions if not d.parent]
         first += [(a.lineno, 1, a.name, a) for a in s.attributes]
-        first += [(i.lineno + ((i.scope[0] == "t" and i.bound_name in self.kinds) << 40), 2,
-                   i.bound_name, i) for i in s.imports if i.name != "*" and i.scope[0] in "mt"]
+        late = 1 << 40  # an import under TYPE_CHECKING of a name a def binds: after the def
+        first += [(i.lineno + late * (i.scope == "type-checking" and i.bound_name in self.kinds),
+                   2, i.bound_name, i) for i in s.imports
+                  if i.name != "*" and i.scope in ("module", "type-checking")]
         self.binding: dict[str, object] = {}
         for _line, _order, name, what in sorted(first, key=_LINE_ORDER):
             self.binding.setdefault(name, what)
