@@ -2,7 +2,8 @@
 
 :class:`Plan` runs, in order:
 
-1. :meth:`~Plan.discover` the sources and hash them;
+1. :meth:`~Plan.discover` the sources and hash them (a build with nothing to compute ends
+   there: :mod:`indexgen.run.settled`);
 2. :meth:`~Plan.summarize`: reuse cached compact summaries (manifest) for unchanged sources,
    extract the others in worker processes that keep the full summaries (:mod:`indexgen.run.team`);
 3. :meth:`~Plan.relate`: the global pass (:class:`~indexgen.analyze.project.Project`), each
@@ -55,8 +56,7 @@ class Plan:
     """
 
     def __init__(self, config: Config, write: bool, progress: Progress | None) -> None:
-        self.config, self.write, self.progress = config, write, progress
-        self.out = config.out
+        self.config, self.write, self.progress, self.out = config, write, progress, config.out
         self.jobs = config.jobs or os.cpu_count() or 1
         self.statuses: dict[str, str] = {}
 
@@ -215,6 +215,7 @@ class Plan:
         return text
 
     def expected_pages(self, key: str) -> set[str]:
+        """The two pages of the source ``key``: its keyword page and its analysis page."""
         return {self.layout.kw_page(key), self.layout.docs_page(key)}
 
     def choose_renders(self) -> None:
@@ -238,9 +239,8 @@ class Plan:
     def page_is(self, page: str, digest: str) -> bool:
         """Whether a page holds the content with hash ``digest`` (by stat when it is as the
         last build left it)."""
-        path = self.out / page
-        return (self.cache.page_unchanged(page, stat_of(path))
-                or pageio.sha(pageio.read(path) or b"") == digest)
+        return (self.cache.page_unchanged(page, stat_of(self.out / page))
+                or pageio.sha(pageio.read(self.out / page) or b"") == digest)
 
     def render_files(self) -> None:
         """Render both pages of every chosen file and emit them; the folder pages are
