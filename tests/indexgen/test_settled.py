@@ -65,6 +65,19 @@ def test_a_changed_test_file_is_a_full_check(sample, tmp_path):
     assert build(config).written
 
 
+def test_a_test_file_edited_without_a_page_change_still_checks_up_to_date(sample, tmp_path):
+    # the manifest's test hashes only say whether a fresh clone has anything to compute:
+    # a test edited without a build (a comment here) runs the full check, which passes
+    clone, config = _fresh_clone(sample, tmp_path)
+    test = clone / "tests" / "test_cart.py"
+    test.write_text(test.read_text() + "\n# one more comment\n")
+    report = check(config)
+    assert report.up_to_date, report
+    manifest = (config.out / MANIFEST_NAME).read_bytes()
+    assert build(config).written == [MANIFEST_NAME]  # the build records the new hash
+    assert (config.out / MANIFEST_NAME).read_bytes() != manifest
+
+
 def test_an_edited_page_or_source_is_a_full_check(sample, tmp_path):
     clone, config = _fresh_clone(sample, tmp_path)
     page = config.out / "shop" / "cart.py_docs.md"

@@ -167,6 +167,17 @@ def dumps(manifest: dict, lines: dict[str, bytes] | None = None) -> bytes:
                      b",\n".join(body), b"\n}}\n"])
 
 
+def only_tests_differ(old: bytes | None, manifest: dict, lines: dict[str, bytes],
+                      previous: dict) -> bool:
+    """Whether the manifest on disk (``old``, read as ``previous``) is ``manifest`` but for
+    the test files' hashes.  Those tell the next build of a fresh clone whether it has
+    anything to compute (:mod:`indexgen.run.settled`); no page shows them, so a check does
+    not count a test file edited without a build that changed no page (``lines``: see
+    :func:`dumps`)."""
+    return old is not None and "tests" in previous and old == dumps(
+        {**manifest, "tests": previous["tests"]}, lines)
+
+
 def read(path: Path) -> dict:
     """The whole manifest at ``path``, or ``{}`` if it is absent or not a manifest."""
     try:

@@ -71,8 +71,7 @@ class Plan:
         if self.cache.unchanged(self.stats, self.test_stats, self.out):
             return stat_cache_report(self)
         self.hash_sources()
-        settled = settled_report(self)  # a fresh clone of what the manifest describes
-        if settled is not None:
+        if (settled := settled_report(self)) is not None:  # a fresh clone, say
             return self._finish(settled)
         setup = Setup([*self.sources, *self.tests], self.config.max_bytes,
                       self.config.time_budget,
@@ -304,7 +303,8 @@ class Plan:
                     "folders": dict(sorted(self.folder_hashes.items()))}
         data = mf.dumps(manifest, self.entry_lines)
         old = pageio.read(self.out / MANIFEST_NAME)
-        if old == data:
+        if old == data or not self.write and mf.only_tests_differ(old, manifest,
+                                                                  self.entry_lines, self.previous):
             self.statuses[MANIFEST_NAME] = pageio.UNCHANGED
         else:
             if self.write:
