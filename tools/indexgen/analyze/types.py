@@ -47,6 +47,7 @@ from indexgen.analyze.local_imports import NO_IMPORTS, local_targets, tables
 from indexgen.analyze.members import Members
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.paths import parse
+from indexgen.analyze.puts import module_puts
 from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.analyze.results import Results, hollow
 from indexgen.analyze.values import (
@@ -101,6 +102,8 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         self._flows_open = True  # see Flows.expect_flows
         self._records: dict[str, dict] = {}  # see Flows.fitting
         self._own_imports = tables(resolver)  # a function's own imports (local_imports)
+        # File key -> what its functions put into its module attributes (puts), on first use
+        self._puts = PerFile(partial(module_puts, resolver.files))
 
     # -- tables ------------------------------------------------------------------------------
 
@@ -306,7 +309,18 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         if d is not None:
             return frozenset({("c" if d.kind == "class" else "f", target.key, target.qualname)})
         attr = self.resolver.module(target.key).attrs.get(target.qualname)
-        if attr is not None and attr.source:
-            return self._guard.get((target.key, "", "\0" + attr.name), self.source,
-                                   target.key, "", attr.source)
+        if attr is not None and (attr.source or attr.name in self._puts[target.key]):
+            return self._guard.get((target.key, "", "\0" + attr.name), self._attribute,
+                                   target.key, attr.name, attr.source)
         return NONE
+
+    def _attribute(self, key: str, name: str, source: str) -> Values:
+        """A module attribute: what its source says, and when that leaves it a container
+        (or unknown), what the module's functions put into it (:mod:`indexgen.analyze.puts`:
+        ``_REGISTRY[f.__name__] = f``), each read in its writer."""
+        found = self.source(key, "", source) if source else NONE
+        puts = self._puts[key].get(name)
+        if not puts or found and not any(v[0] in _CONTAINERS for v in found):
+            return found
+        return union([found, *(self.sources(key, anchor, sources, cls)
+                               for anchor, cls, sources in puts)])

@@ -32,10 +32,14 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
             for anchor, source in sources:
                 if anchor:
                     needed.setdefault(index[anchor], set()).update(_NAME.findall(source[1:]))
+    bound = {a.name for a in summary.attributes}  # what a function puts into these: the pass
     for i, scope in found.items():  # a function's return and its deeper appends
         for name in scope:
             if name == "return" or name[0] == "+":
                 needed.setdefault(i, set()).update((name, *_NAME.findall(name)))
+            elif name in bound and name not in lazy.get(i, ()) and all(
+                    x[0] == "~" for x in scope[name]):  # _REGISTRY[f.__name__] = f
+                needed.setdefault(i, set()).add(name)
     made: dict[int, list] = {}  # id of a binding node -> its (target, source) pairs
     for i, names in needed.items():
         scope = found.get(i, {})
@@ -60,7 +64,11 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                     if given is None:
                         given = made[id(node)] = pairs(node, consts)
                     sources += [s for target, s in given if target.id == name]
-            kept[name] = sources = list(dict.fromkeys(sources + flows))
+            sources = list(dict.fromkeys(sources + flows))
+            if nodes.get(name) and sources and all(x[0] == "~" for x in sources):
+                # bound here to what says nothing (xs = {}): a local, not the module's
+                sources.insert(0, "={}" if sources[0][1] == "{" else "=[]")
+            kept[name] = sources
             for source in sources:
                 if source[0] == "=" or source[0] == "~" or name[0] == "+":
                     todo += [n for n in _NAME.findall(source[1:])
