@@ -42,6 +42,8 @@ FILES = {
                 return "[t]"
     ''',
     "pkg/groups.py": '''
+        from collections.abc import Iterable
+
         from pkg.items import Comment, Item, Key, Table
 
 
@@ -55,6 +57,7 @@ FILES = {
                 self.comments = []
                 self.by_name = {}
                 self.table = {}
+                self.keys = []
 
             def take(self, item: Comment | Key | Table) -> None:
                 if isinstance(item, Comment):
@@ -76,6 +79,10 @@ FILES = {
                     raise TypeError(table)
                 self.table = table
 
+            def keep_all(self, keys: list[Key]) -> None:
+                assert isinstance(keys, Iterable)
+                self.keys = keys
+
             def show(self) -> None:
                 self.comment.as_string()  # read self attribute
                 self.key.as_string()  # read elif
@@ -87,6 +94,8 @@ FILES = {
                 self.by_name["c"].as_string()  # read stored
                 for v in self.table.values():
                     v.as_string()  # read builtin
+                for k in self.keys:
+                    k.as_string()  # read abstract
 
 
         class Holder:
@@ -177,6 +186,8 @@ def test_a_value_bound_under_a_test_is_narrowed(pages, marker, callees):
     ("# read else", {"items:Table.as_string"}),
     # isinstance(table, dict) of a dict[str, Key]: still a dict of Keys
     ("# read builtin", {"items:Key.as_string"}),
+    # isinstance(keys, Iterable) of a list[Key]: still a list of Keys
+    ("# read abstract", {"items:Key.as_string"}),
 ])
 def test_what_the_test_leaves(pages, marker, callees):
     assert _calls(pages, marker) == callees
