@@ -31,7 +31,15 @@ from indexgen.extract.calls import accepts, owners
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Definition, FileSummary
-from indexgen.extract.narrowing import NARROWERS, Narrowing, narrow, narrowings
+from indexgen.extract.narrowing import (
+    NARROWERS,
+    Narrowing,
+    at_line,
+    held,
+    narrow,
+    narrowings,
+    spans,
+)
 from indexgen.extract.needed import keep_needed
 from indexgen.extract.rebinding import split_rebound
 from indexgen.extract.sources import (
@@ -121,6 +129,9 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     consts = structure.constants
     fields: dict[int, dict[str, int]] = {}  # class -> name of its body -> first line
     narrowed: dict[int, list[Narrowing]] = {}  # function -> where isinstance tests narrow
+    # what the targets other than plain names are bound to, bound after the walk: a value
+    # read where a test narrows it is the narrowed name (self.x = item: =item@12)
+    pending: list[tuple[ast.AST | None, str, Definition, int, int]] = []
     for node in binders:
         t = type(node)
         if t in NARROWERS:  # isinstance tests; a loop's target is its own element within
@@ -152,11 +163,12 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 given = values(node.value, consts)
                 if t is ast.Yield:  # a generator: an iterator of what it yields
                     given = [f"=[{v[1:]}]" for v in given]
-                found.setdefault(i, {}).setdefault("return", []).extend(given)
+                pending += [(None, v, d, i, line) for v in given]
             continue
         if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS \
                 or t is ast.Assign and type(node.targets[0]) is ast.Subscript:
-            _appended(node, d, i, first_param, classes, found)
+            pending += [(target, source, d, i, line)
+                        for target, source in _appended(node, d, i, first_param)]
             continue
         handed = lambda_pairs(node) if t is ast.Call else None  # map(lambda x: ..., xs)
         if handed:
@@ -176,7 +188,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 scope.setdefault(name, []).append(node)
             continue
         for target, source in pairs(node, consts):
-            _bind_one(target, source, d, i, first_param, classes, found)
+            pending.append((target, source, d, i, line))
             if d.kind == "class" and type(target) is ast.Name:
                 first = fields.setdefault(i, {})
                 first[target.id] = min(first.get(target.id, line), line)
@@ -184,10 +196,19 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         members = defs[i].members    # fields are handed by place
         defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
             first.get(n, 1 << 30), n))}
-    keep_needed(summary, found, lazy, consts, receivers)
-    for i, found_here in narrowed.items():
+    spanned = {i: spans(found_here, lazy.get(i, {})) for i, found_here in narrowed.items()}
+    where = {i: held(s) for i, s in spanned.items() if s}
+    for target, source, d, i, line in pending:
+        if i in where:
+            source = at_line(source, line, where[i])
+        if target is None:
+            found.setdefault(i, {}).setdefault("return", []).append(source)
+        else:
+            _bind_one(target, source, d, i, first_param, classes, found)
+    keep_needed(summary, found, lazy, consts, receivers, where)
+    for i, found_here in spanned.items():
         if defs[i].names:
-            narrow(defs[i].names, found_here, lazy.get(i, {}))
+            narrow(defs[i].names, found_here)
     split_rebound(summary, lazy, consts)  # fn = wrap(fn): wrap is handed fn's other values
     for i, shape in shapes.items():  # read by the global pass as "("
         defs[i].names["("] = shape
@@ -222,13 +243,14 @@ def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: 
             found.setdefault(i, {}).setdefault("+" + text, []).append(source)
 
 
-def _appended(node: ast.Call | ast.Assign, d: Definition, i: int, first_param: dict,
-              classes: dict[str, Definition], found: dict) -> None:
+def _appended(node: ast.Call | ast.Assign, d: Definition, i: int, first_param: dict
+              ) -> list[tuple[ast.AST, str]]:
     """``xs.append(v)`` (``add``, ``appendleft``, ``insert``): ``xs`` holds ``v``s; and
     ``table[key] = v``: ``table`` maps keys to ``v``s.  A local name or an attribute of the
     instance gets the source ``~[v]`` (``~{v}``); a deeper receiver
     (``self.ctx.order.append(v)``) is kept as the name ``+self.ctx.order`` for the global
-    pass to give to the class of ``self.ctx``."""
+    pass to give to the class of ``self.ctx``.  Returns the (target, source) pairs to bind
+    (:func:`_bind_one`)."""
     if type(node) is ast.Assign:  # table[key] = v (jinja2: extensions[tag] = ext.parse)
         value, receiver, (opens, closes) = node.value, node.targets[0].value, "{}"
     else:
@@ -240,18 +262,14 @@ def _appended(node: ast.Call | ast.Assign, d: Definition, i: int, first_param: d
     if found_value is None or d.kind == "class" or opens == "{" and not (
             type(receiver) is ast.Name or type(receiver) is ast.Attribute and type(
                 receiver.value) is ast.Name and first_param.get(i) == receiver.value.id):
-        return  # a table's keys are not told apart: of a local or self.table only
+        return []  # a table's keys are not told apart: of a local or self.table only
     source = f"~{opens}{found_value}{closes}"
-    if type(receiver) is ast.Name or (type(receiver) is ast.Attribute
-                                      and type(receiver.value) is ast.Name
-                                      and first_param.get(i) == receiver.value.id):
-        _bind_one(receiver, source, d, i, first_param, classes, found)
-        return
-    if type(receiver) is ast.Attribute:
-        _bind_one(receiver, source, d, i, first_param, classes, found)
-    elif type(receiver) is ast.Subscript and type(receiver.value) in (ast.Name, ast.Attribute):
+    if type(receiver) is ast.Name or type(receiver) is ast.Attribute:
+        return [(receiver, source)]  # a local, self.xs, or deeper (+self.ctx.order)
+    if type(receiver) is ast.Subscript and type(receiver.value) in (ast.Name, ast.Attribute):
         # table[key].append(v): the table maps keys to lists of v
-        _bind_one(receiver.value, "~{" + source[1:] + "}", d, i, first_param, classes, found)
+        return [(receiver.value, "~{" + source[1:] + "}")]
+    return []
 
 
 #: Return annotations that say nothing: what the return statements return is recorded (and

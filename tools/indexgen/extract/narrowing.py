@@ -25,6 +25,9 @@ the sources ``[":T" or "-T", "#last"]``, for :class:`indexgen.analyze.types.Type
 from __future__ import annotations
 
 import ast
+import builtins
+import collections.abc
+import re
 
 from indexgen.extract.instance_tests import COMPREHENSIONS, comprehension_tests, isinstance_test
 from indexgen.extract.sources import element_source, pairs
@@ -197,27 +200,81 @@ def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def narrow(names: dict[str, list[str]], found: list[Narrowing], lazy: dict[str, list]
-            ) -> None:
-    """Add to a function's ``names`` the narrowings of the names it keeps
-    (:mod:`indexgen.extract.narrowing`: ``x@first`` -> ``[":T" or "-T"..., "#last"]``), each
-    up to the line where the function binds the name again."""
-    rebound = {name: [_line(n) for n in lazy.get(name, ())
+def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list[str], int]]:
+    """The narrowings of a function (:mod:`indexgen.extract.narrowing`) by narrowed name:
+    ``x@first`` -> (the ``:T``, ``-T`` or ``=`` sources, last line), each up to the line
+    where the function binds the name again (``lazy``: its plain binding statements)."""
+    rebound = {name: [line_of(n) for n in lazy.get(name, ())
                       if isinstance(n, ast.AST) and type(n) is not ast.Call]
                for name, *_ in found}
-    spans: dict[str, tuple[list[str], int]] = {}
+    out: dict[str, tuple[list[str], int]] = {}
     for name, first, last, source in cut(found, rebound):
         if source[0] == "=" and len(rebound.get(name, ())) < 2:
             continue  # a loop's target bound nowhere else: its element all the same
-        if name in names and "@" not in name:
+        if "@" not in name:
             key = f"{name}@{first}"
-            tests, end = spans.get(key, ([], last))
-            spans[key] = ([*tests, source], min(end, last))
-    for key, (tests, end) in spans.items():
-        names[key] = [*tests, f"#{end}"]
+            tests, end = out.get(key, ([], last))
+            out[key] = ([*tests, source], min(end, last))
+    return out
 
 
-def _line(node: ast.AST) -> int:
+def narrow(names: dict[str, list[str]], found: dict[str, tuple[list[str], int]]) -> None:
+    """Add to a function's ``names`` the narrowings (:func:`spans`) of the names it keeps:
+    ``x@first`` -> ``[":T" or "-T"..., "#last"]``."""
+    for key, (tests, end) in found.items():
+        if key.partition("@")[0] in names:
+            names[key] = [*tests, f"#{end}"]
+
+
+#: A name that may start a path in a source: not an attribute, nor already narrowed.
+_NAME = re.compile(r"(?<![\w.@])[A-Za-z_]\w*(?![\w@\u00b7])")
+
+
+#: The builtin types and the abstract containers (``Iterable``, ``Mapping``, of
+#: ``collections.abc`` or ``typing``): ``isinstance(x, dict)`` says nothing of the project's
+#: classes, and the global pass reads the narrowed ``x`` as a plain ``dict`` (of unknown
+#: elements) where ``x`` is a ``dict[str, Item]``: not a narrowing a bound value takes
+#: (:func:`held`).
+_BUILTIN_TYPES = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
+                           ) | frozenset(collections.abc.__all__)
+
+
+def held(found: dict[str, tuple[list[str], int]]) -> dict[str, list[tuple[int, int, str]]]:
+    """The narrowings of :func:`spans` by name: (first line, last line, ``x@first``), by
+    first line, as the global pass reads a call's narrowed receiver; but those that test a
+    builtin type or an abstract container (``isinstance(x, dict)``, ``Iterable``)."""
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    for key, (tests, end) in found.items():
+        if any(t[0] == ":" and any(k.rpartition(".")[2] in _BUILTIN_TYPES
+                                   for k in t[1:].split(" | ")) for t in tests):
+            continue
+        name, _, first = key.partition("@")
+        out.setdefault(name, []).append((int(first), end, key))
+    for runs in out.values():
+        runs.sort()
+    return out
+
+
+def at_line(source: str, line: int, narrowed: dict[str, list[tuple[int, int, str]]]) -> str:
+    """``source``, a value bound on ``line`` (``=item``, ``~[item]``), with each name that
+    starts a path written ``item@first`` where the innermost narrowing of that name
+    (:func:`held`) holds the line: ``self.comment = item`` under ``if isinstance(item,
+    Comment)`` binds a ``Comment``."""
+    if not any(name in source for name in narrowed):
+        return source
+
+    def one(m: re.Match) -> str:
+        found = m.group()
+        for first, last, key in narrowed.get(found, ()):
+            if first <= line <= last:
+                found = key  # a later first line: an inner branch
+        return found
+    parts = source.split('"')  # not within a string: getattr(x, "name")
+    parts[::2] = [_NAME.sub(one, part) for part in parts[::2]]
+    return '"'.join(parts)
+
+
+def line_of(node: ast.AST) -> int:
     """The line a binding node binds its names at."""
     t = type(node)
     if t is ast.comprehension:

@@ -13,6 +13,7 @@ import re
 
 from indexgen.extract.calls import receiver_name
 from indexgen.extract.model import Call, FileSummary
+from indexgen.extract.narrowing import at_line, line_of
 from indexgen.extract.sources import pairs, parameter_source
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -20,11 +21,14 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 
 def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                 lazy: dict[int, dict[str, list]], consts: dict[str, list[str]],
-                needed: dict[int, set[str]]) -> None:
+                needed: dict[int, set[str]],
+                narrowed: dict[int, dict[str, list[tuple[int, int, str]]]]) -> None:
     """Keep in each function's ``names`` what its calls on local values (their receivers:
     ``needed``) and the member sources it holds need, and what those names are bound to in
     turn; the sources of names bound only by plain assignments (``lazy``) are made here, for
-    the names kept."""
+    the names kept: a value read where an ``isinstance`` test narrows it is the narrowed name
+    (``y = item``: ``=item@12``; ``narrowed``: the narrowings of each function by name,
+    :func:`~indexgen.extract.narrowing.held`)."""
     defs = summary.definitions
     index = {d.anchor: i for i, d in enumerate(defs)}
     for d in defs:
@@ -44,6 +48,7 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
     for i, names in needed.items():
         scope = found.get(i, {})
         nodes = lazy.get(i, {})
+        where = narrowed.get(i)
         if not scope and not nodes:
             continue
         kept: dict[str, list[str]] = {}
@@ -63,6 +68,10 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                     given = made.get(id(node))
                     if given is None:
                         given = made[id(node)] = pairs(node, consts)
+                        if where:
+                            at = line_of(node)
+                            given = made[id(node)] = [(t, at_line(s, at, where))
+                                                      for t, s in given]
                     sources += [s for target, s in given if target.id == name]
             sources = list(dict.fromkeys(sources + flows))
             if nodes.get(name) and sources and all(x[0] == "~" for x in sources):
