@@ -153,6 +153,7 @@ class Members:
         outside = ""
         delegate = None
         held: list[tuple[str, str, str, str]] = []  # appended to in a subclass: see sources
+        given: Values = NONE  # assigned only from outside in a subclass (obj.x = v)
         for k, c in self.mro(key, cls):
             if not k:  # a base outside the build: the attribute may be its
                 outside = outside or (c if c not in _MARKERS else "")
@@ -162,16 +163,8 @@ class Members:
                 delegate = (k, by_name[f"{c}.__getattr__"])
             d = by_name.get(f"{c}.{attr}")
             if d is not None:
-                if d.kind == "class":
-                    return frozenset({("c", k, d.qualname)})
-                if d.kind == "property":
-                    if not instance or not d.returns:
-                        return NONE
-                    return self.annotation(k, d.returns, c)
-                if instance and (self.is_protocol(key, cls) and self.is_protocol(k, c) or
-                                 c.partition(".")[0] in self.resolver.files[k].type_checking):
-                    return NONE  # a structural type, or one only type checkers see: stubs
-                return frozenset({("f", k, d.qualname)})
+                found = self._defined(key, cls, k, c, d, instance)
+                return union([given, found]) if given else found
             owner = by_name.get(c)
             sources = owner.members.get(attr) if owner is not None else None
             extras = self.extras().get((k, c, attr))
@@ -192,12 +185,30 @@ class Members:
                 held += [(k, anchor, x, c) for anchor, x in sources or () if x[0] == "~"]
                 if held and (not found or any(v[0] in _CONTAINERS for v in found)):
                     found = union([found, *(self.source(*x) for x in held)])
-                return found
+                if not sources:  # only assignments from outside: what the bases say holds too
+                    given = union([given, found])
+                    continue
+                return union([given, found]) if given else found
         if held:
-            return union(self.source(*x) for x in held)
+            return union([given, *(self.source(*x) for x in held)])
+        if given:
+            return given
         if delegate is not None and not outside:
             return self._delegated(*delegate, attr)
         return frozenset({("xa", f"{outside}.{attr}")}) if outside else NONE
+
+    def _defined(self, key: str, cls: str, k: str, c: str, d: Definition, instance: bool
+                 ) -> Values:
+        """The member that a definition ``d`` in class ``c`` (of file ``k``) of the MRO of
+        ``cls`` binds: a nested class, a property's value, a method."""
+        if d.kind == "class":
+            return frozenset({("c", k, d.qualname)})
+        if d.kind == "property":
+            return self.annotation(k, d.returns, c) if instance and d.returns else NONE
+        if instance and (self.is_protocol(key, cls) and self.is_protocol(k, c) or
+                         c.partition(".")[0] in self.resolver.files[k].type_checking):
+            return NONE  # a structural type, or one only type checkers see: stubs
+        return frozenset({("f", k, d.qualname)})
 
     def _in_class(self, key: str, cls: str, attr: str, anchor: str, source: str,
                   instance: bool) -> Values:
