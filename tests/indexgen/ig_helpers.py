@@ -124,3 +124,19 @@ def callees_at(pages: tuple[Path, Path], rel: str, line: int) -> set[str]:
     calls = {e[3] for e in page_call_edges(docs, rel) if e[4] == line}
     assert calls == {e[3] for e in page_callers(docs, rel) if e[4] == line}
     return calls
+
+
+def calls_at(pages: tuple[Path, Path], rel: str, marker: str) -> set[str]:
+    """The callees (``"module:qualname"``) that the "Calls" of the page of ``rel`` list at
+    the first line of its source holding ``marker``, in a tree :func:`build_files` built;
+    each edge must also be on its callee's "Called by"."""
+    root, out = pages
+    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
+                if marker in text)
+    calls = {e for e in page_call_edges((out / f"{rel}_docs.md").read_text(), rel,
+                                        overrides=None) if e[4] == line}
+    callers = {e for page in out.rglob("*_docs.md")
+               for e in page_callers(page.read_text(),
+                                     page.relative_to(out).as_posix()[:-len("_docs.md")])}
+    assert calls == {e for e in callers if e[0] == rel and e[4] == line}
+    return {f"{c.split('/')[-1][:-3]}:{a[4:]}" for _r, _c, c, a, _line in calls}

@@ -9,8 +9,7 @@ every expected edge is read off the source by hand.
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files
-from page_claims import page_call_edges, page_callers
+from ig_helpers import build_files, calls_at
 
 FILES = {
     "pkg/__init__.py": "",
@@ -67,7 +66,6 @@ FILES = {
             return k.is_dotted()  # assigned at run time
     ''',
 }
-RELS = ("pkg/_types.py", "pkg/keys.py", "pkg/tables.py")
 
 
 @pytest.fixture(scope="module")
@@ -75,26 +73,15 @@ def pages(tmp_path_factory):
     return build_files(tmp_path_factory.mktemp("checking_alias") / "src", FILES)
 
 
-def _calls(pages, rel: str, marker: str) -> set[str]:
-    """The callees ("module:qualname") the "Calls" of the pages list at the line of
-    ``marker``; each must also be on the callee's "Called by"."""
-    root, out = pages
-    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
-                if marker in text)
-    calls = {e for e in page_call_edges((out / f"{rel}_docs.md").read_text(), rel,
-                                        overrides=None) if e[4] == line}
-    callers = {e for r in RELS for e in page_callers((out / f"{r}_docs.md").read_text(), r)}
-    assert calls == {e for e in callers if e[0] == rel and e[4] == line}
-    return {f"{c.split('/')[-1][:-3]}:{a[4:]}" for _r, _c, c, a, _line in calls}
 
 
 def test_the_run_time_class_is_the_base_of_its_subclasses(pages):
     # at run time Table and Document subclass the class; self.copy() is theirs
-    assert _calls(pages, "pkg/_types.py", "# copy") == {"tables:Table.copy",
+    assert calls_at(pages, "pkg/_types.py", "# copy") == {"tables:Table.copy",
                                                         "tables:Document.copy"}
 
 
 @pytest.mark.parametrize("marker", ["# checking only", "# assigned at run time"])
 def test_an_annotation_keeps_what_type_checkers_see(pages, marker):
     # a name bound only under TYPE_CHECKING, or at run time by an assignment, not a class
-    assert _calls(pages, "pkg/tables.py", marker) == {"keys:Key.is_dotted"}
+    assert calls_at(pages, "pkg/tables.py", marker) == {"keys:Key.is_dotted"}

@@ -9,8 +9,7 @@ list such a comprehension makes, iterated later, and of a generator expression l
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files
-from page_claims import page_call_edges, page_callers
+from ig_helpers import build_files, calls_at
 
 FILES = {
     "pkg/__init__.py": "",
@@ -128,16 +127,6 @@ def pages(tmp_path_factory):
     return build_files(tmp_path_factory.mktemp("narrow") / "src", FILES)
 
 
-def _calls(pages, marker: str, rel: str = "pkg/params.py") -> set[str]:
-    """The callees ("file:qualname") the "Calls" of the pages list at the line of
-    ``marker``; each must also be on the callee's "Called by"."""
-    root, out = pages
-    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
-                if marker in text)
-    docs = (out / f"{rel}_docs.md").read_text()
-    calls = {e for e in page_call_edges(docs, rel, overrides=None) if e[4] == line}
-    assert calls == {e for e in page_callers(docs, rel) if e[4] == line}
-    return {f"{c.split('/')[-1][:-3]}:{a[4:]}" for _r, _c, c, a, _line in calls}
 
 
 @pytest.mark.parametrize("marker, callees", [
@@ -159,7 +148,7 @@ def _calls(pages, marker: str, rel: str = "pkg/params.py") -> set[str]:
     ("# own", {"params:Option.make_metavar", "params:Flag.make_metavar"}),
 ])
 def test_the_filter_narrows_the_comprehensions_own_target(pages, marker, callees):
-    assert _calls(pages, marker) == callees
+    assert calls_at(pages, "pkg/params.py", marker) == callees
 
 
 @pytest.mark.parametrize("marker, callees", [
@@ -174,7 +163,7 @@ def test_the_filter_narrows_the_comprehensions_own_target(pages, marker, callees
     ("# plain generator", {"params:Option.make_metavar", "params:Flag.make_metavar"}),
 ])
 def test_the_filter_narrows_what_the_comprehension_makes(pages, marker, callees):
-    assert _calls(pages, marker) == callees
+    assert calls_at(pages, "pkg/params.py", marker) == callees
 
 
 @pytest.mark.parametrize("marker, callees", [
@@ -183,4 +172,4 @@ def test_the_filter_narrows_what_the_comprehension_makes(pages, marker, callees)
     ("# no filter", {"params:Option.make_metavar", "params:Flag.make_metavar"}),
 ])
 def test_what_does_not_narrow(pages, marker, callees):
-    assert _calls(pages, marker) == callees
+    assert calls_at(pages, "pkg/params.py", marker) == callees

@@ -13,8 +13,7 @@ that class, where only the patched ones run the patch.
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files
-from page_claims import page_call_edges
+from ig_helpers import build_files, calls_at
 
 FILES = {
     "pkg/__init__.py": "",
@@ -80,24 +79,15 @@ def pages(tmp_path_factory):
     return build_files(tmp_path_factory.mktemp("outside") / "src", FILES)
 
 
-def _calls(pages, rel: str, marker: str) -> set[str]:
-    """The callees ("file:qualname") the "Calls" of ``rel``'s page list at ``marker``'s
-    line."""
-    root, out = pages
-    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
-                if marker in text)
-    docs = (out / f"{rel}_docs.md").read_text()
-    return {f"{c.split('/')[-1][:-3]}:{a[4:]}" for _r, _c, c, a, n in
-            page_call_edges(docs, rel, overrides=None) if n == line}
 
 
 def test_an_attribute_assigned_from_outside_keeps_what_the_base_assigns(pages):
     # Box.__init__'s data is a Loop, and mutate puts a Buffer in a StorageBox's: both
-    assert _calls(pages, "pkg/nodes.py", "# read data") == {"nodes:Loop.size",
+    assert calls_at(pages, "pkg/nodes.py", "# read data") == {"nodes:Loop.size",
                                                             "nodes:Buffer.size"}
 
 
 def test_a_method_replaced_on_an_instance_is_still_the_method(pages):
     # t.create = patched: this instance runs patched, any other SubTracer Tracer.create
-    assert _calls(pages, "pkg/use.py", "# read create") == {"nodes:Tracer.create",
+    assert calls_at(pages, "pkg/use.py", "# read create") == {"nodes:Tracer.create",
                                                             "use:patched"}

@@ -11,8 +11,7 @@ names they give) went unresolved.
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files
-from page_claims import page_call_edges, page_callers
+from ig_helpers import build_files, calls_at
 
 FILES = {
     "pkg/__init__.py": "",
@@ -88,18 +87,6 @@ def pages(tmp_path_factory):
     return build_files(tmp_path_factory.mktemp("self_appends") / "src", FILES)
 
 
-def _calls(pages, marker: str, rel: str = "pkg/box.py") -> set[str]:
-    """The callees ("module:qualname") the "Calls" of the pages list at the line of
-    ``marker``; each must also be on the callee's "Called by"."""
-    root, out = pages
-    line = next(i for i, text in enumerate((root / rel).read_text().split("\n"), 1)
-                if marker in text)
-    calls = {e for e in page_call_edges((out / f"{rel}_docs.md").read_text(), rel,
-                                        overrides=None) if e[4] == line}
-    callers = {e for r in ("pkg/box.py", "pkg/keys.py")
-               for e in page_callers((out / f"{r}_docs.md").read_text(), r)}
-    assert calls == {e for e in callers if e[0] == rel and e[4] == line}
-    return {f"{c.split('/')[-1][:-3]}:{a[4:]}" for _r, _c, c, a, _line in calls}
 
 
 @pytest.mark.parametrize(("marker", "callees"), [
@@ -111,10 +98,10 @@ def _calls(pages, marker: str, rel: str = "pkg/box.py") -> set[str]:
     ("# a local list", {"keys:Key.is_dotted"}),
 ])
 def test_a_method_that_appends_to_self_keeps_self_the_instance(pages, marker, callees):
-    assert _calls(pages, marker) == callees
+    assert calls_at(pages, "pkg/box.py", marker) == callees
 
 
 def test_self_append_is_the_instances_own_method(pages):
-    assert _calls(pages, "self.append(new_key, value)") == {"box:Box.append"}
-    assert _calls(pages, "self.add(value)") == {"box:Box.add"}
-    assert _calls(pages, "cls.add(box, item)") == {"box:Box.add"}
+    assert calls_at(pages, "pkg/box.py", "self.append(new_key, value)") == {"box:Box.append"}
+    assert calls_at(pages, "pkg/box.py", "self.add(value)") == {"box:Box.add"}
+    assert calls_at(pages, "pkg/box.py", "cls.add(box, item)") == {"box:Box.add"}
