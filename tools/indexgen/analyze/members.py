@@ -44,6 +44,16 @@ def _fits(pattern: str):
     return re.compile(".*".join(map(re.escape, pattern.split("*")))).fullmatch
 
 
+def _put(source: str, found: Values) -> str:
+    """A put into an attribute (``~[v]``, ``~{v}``) as what it puts into the attribute's
+    value ``found``: into a list (a sequence and no mapping), ``self.xs[i] = v`` (``~{v}``)
+    puts an element, as ``append`` does (``~[v]``)."""
+    if source[1] == "{" and any(v[0] == "s" for v in found) and not any(
+            v[0] == "d" for v in found):
+        return f"~[{source[2:-1]}]"
+    return source
+
+
 class Members:
     """Attributes of values; mixed into :class:`~indexgen.analyze.types.Types`, whose
     resolver, tables, memo, cycle guard, ``mro``, ``annotation``, ``source``, ``_steps``,
@@ -184,7 +194,8 @@ class Members:
                     found = union([found, self._assigned_below(key, cls, attr)]) or found
                 held += [(k, anchor, x, c) for anchor, x in sources or () if x[0] == "~"]
                 if held and (not found or any(v[0] in _CONTAINERS for v in found)):
-                    found = union([found, *(self.source(*x) for x in held)])
+                    found = union([found, *(self.source(*x[:2], _put(x[2], found), *x[3:])
+                                            for x in held)])
                 if not sources:  # only assignments from outside: what the bases say holds too
                     given = union([given, found])
                     continue
