@@ -156,6 +156,12 @@ def _shown(value: object) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
+def _whole(value: object, least: int) -> bool:
+    """Whether ``value`` is a whole number (not a bool: TOML's and YAML's ``true``) of at
+    least ``least``."""
+    return not isinstance(value, bool) and isinstance(value, int) and value >= least
+
+
 def check_limits(source: str, where: str, max_bytes: object = None, time_budget: object = None
                  ) -> tuple[int | None, float | None]:
     """The one rule for the analysis limits, wherever they are set; None stands for not set.
@@ -179,8 +185,7 @@ def check_limits(source: str, where: str, max_bytes: object = None, time_budget:
             what a valid value is and the default.
     """
     size_name, time_name, _jobs, written = LIMIT_SPELLINGS[source]
-    if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int)
-                                  or max_bytes < 1):
+    if max_bytes is not None and not _whole(max_bytes, 1):
         example = written.format(size_name, DEFAULT_MAX_BYTES)
         raise ConfigError(f"{where} {size_name} must be a whole number of bytes, 1 or more, "
                           f"not {_shown(max_bytes)} (e.g. {example}, the default)")
@@ -203,7 +208,7 @@ def check_jobs(source: str, where: str, jobs: object = None) -> int | None:
             set and what a valid value is.
     """
     _size, _time, name, written = LIMIT_SPELLINGS[source]
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0):
+    if jobs is not None and not _whole(jobs, 0):
         raise ConfigError(f"{where} {name} must be a whole number of worker processes, 0 or "
                           f"more (0: one per CPU), not {_shown(jobs)} (e.g. "
                           f"{written.format(name, 0)}, the default)")

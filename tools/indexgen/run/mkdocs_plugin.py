@@ -111,12 +111,11 @@ class IndexgenPlugin(BasePlugin[IndexgenOptions]):
                 f"indexgen: cache_dir {out} lies inside docs_dir {config.docs_dir}: mkdocs would "
                 "take the pages twice and serve would rebuild on its own writes; choose a "
                 "folder outside docs_dir (the default is .cache/indexgen)")
+        where = f"{config.config_file_path or 'mkdocs.yml'}: the indexgen plugin's option"
         try:
-            max_bytes, time_budget = check_limits(
-                "plugin", f"{config.config_file_path or 'mkdocs.yml'}: the indexgen plugin's "
-                "option", self.config.max_bytes, self.config.time_budget)
-            jobs = check_jobs("plugin", f"{config.config_file_path or 'mkdocs.yml'}: the "
-                              "indexgen plugin's option", self.config.jobs)
+            max_bytes, time_budget = check_limits("plugin", where, self.config.max_bytes,
+                                                  self.config.time_budget)
+            jobs = check_jobs("plugin", where, self.config.jobs)
         except IndexgenError as exc:
             raise PluginError(f"indexgen: {exc}") from exc
         try:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from indexgen.extract.model import FAILED_STATUSES, STATUS_EMPTY
 from indexgen.render.markdown import MARKER
 
 MARKER_BYTES = MARKER.encode()
@@ -25,6 +27,20 @@ UNCHANGED, STALE, MISSING, CONFLICT = "unchanged", "stale", "missing", "conflict
 def sha(data: bytes) -> str:
     """Hex SHA-256 of ``data`` (how the manifest identifies sources and pages)."""
     return hashlib.sha256(data).hexdigest()
+
+
+def outcomes(rows: Iterable[tuple[str, str, str]], shown: Callable[[str], str]
+             ) -> tuple[list[tuple[str, str, str]], int]:
+    """What a report says of the analysis, from ``(key, status, error)`` of every file in
+    order: the files not analyzed, as ``(shown(key), status, error)``, and how many are
+    empty."""
+    not_analyzed, empty = [], 0
+    for key, status, error in rows:
+        if status in FAILED_STATUSES:
+            not_analyzed.append((shown(key), status, error))
+        elif status == STATUS_EMPTY:
+            empty += 1
+    return not_analyzed, empty
 
 
 def read(path: Path) -> bytes | None:

@@ -30,7 +30,7 @@ from indexgen.extract.discover import (
     shown_path,
     walk_python_files,
 )
-from indexgen.extract.model import FAILED_STATUSES, STATUS_EMPTY, FileSummary
+from indexgen.extract.model import FileSummary
 from indexgen.extract.runtime import collector_paused
 from indexgen.layout import MANIFEST_NAME, Layout
 from indexgen.paths import fs_relpath
@@ -287,13 +287,9 @@ class Plan:
         """Keep what the report needs of the compact summaries, then drop them and the
         project: freeing them is a tenth of a second for torch, done here while the workers
         render rather than after the last page."""
-        self.not_analyzed: list[tuple[str, str, str]] = []
-        self.empty = 0
-        for key, s in sorted(self.compacts.items()):
-            if s.status in FAILED_STATUSES:
-                self.not_analyzed.append((self.layout.display(key), s.status, s.error))
-            elif s.status == STATUS_EMPTY:
-                self.empty += 1
+        self.not_analyzed, self.empty = pageio.outcomes(
+            ((key, s.status, s.error) for key, s in sorted(self.compacts.items())),
+            self.layout.display)
         self.compacts = self.project = None
 
     def write_manifest(self) -> None:

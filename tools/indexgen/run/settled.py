@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from indexgen.extract.model import FAILED_STATUSES, STATUS_EMPTY
 from indexgen.layout import MANIFEST_NAME
 from indexgen.run import manifest as mf
 from indexgen.run import pageio
@@ -81,12 +80,8 @@ def settled_report(plan: Plan) -> Report | None:
     plan.statuses = dict.fromkeys([*pages, MANIFEST_NAME], pageio.UNCHANGED)
     plan.new_files = cached
     report = Report(files=len(plan.sources), notes=list(plan.notes))
-    for key, entry in sorted(cached.items()):
-        summary = entry["summary"]
-        if summary.get("status") in FAILED_STATUSES:
-            report.not_analyzed.append((plan.layout.display(key), summary["status"],
-                                        summary.get("error", "")))
-        elif summary.get("status") == STATUS_EMPTY:
-            report.empty += 1
+    report.not_analyzed, report.empty = pageio.outcomes(
+        ((key, e["summary"].get("status"), e["summary"].get("error", ""))
+         for key, e in sorted(cached.items())), plan.layout.display)
     report.record(plan.statuses, plan.write)
     return report
