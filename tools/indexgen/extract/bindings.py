@@ -132,12 +132,16 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     # what the targets other than plain names are bound to, bound after the walk: a value
     # read where a test narrows it is the narrowed name (self.x = item: =item@12)
     pending: list[tuple[ast.AST | None, str, Definition, int, int]] = []
+    tests: dict[int, list[ast.Call]] = {}  # isinstance(x, T) by line: a comprehension's x
+    for n in binders:                      # may be a T (narrowing._comprehension)
+        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == "isinstance":
+            tests.setdefault(n.lineno, []).append(n)
     for node in binders:
         t = type(node)
         if t in NARROWERS:  # isinstance tests; a loop's target is its own element within
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
-                found_here = narrowings(node, defs[i].end_lineno)
+                found_here = narrowings(node, defs[i].end_lineno, tests)
                 if found_here:
                     narrowed.setdefault(i, []).extend(found_here)
             if t is ast.If or t is ast.Assert or t in COMPREHENSIONS:

@@ -17,7 +17,10 @@ and ends the narrowing after that statement; one in a loop, from the loop on).  
 clauses of a comprehension narrow the names its ``for`` clauses bind over all its lines
 (:func:`~indexgen.extract.instance_tests.comprehension_tests`): ``[p.m() for p in ps if
 isinstance(p, A)]`` calls ``A.m``, and the list it makes holds ``p@line``
-(:func:`~indexgen.extract.syntax.literal`), an ``A``.
+(:func:`~indexgen.extract.syntax.literal`), an ``A``.  Tested or not, a comprehension's
+targets are names of its own (a comprehension is a scope of its own): over its lines each
+is its element, not what the function's other bindings of that name give (``[x.f() for x
+in args]`` then ``[x.g() for x in pairs]``), and it rebinds nothing of the function's.
 :mod:`indexgen.extract.bindings` keeps them in the function's ``names`` as ``x@first`` with
 the sources ``[":T" or "-T", "#last"]``, for :class:`indexgen.analyze.types.Types`.
 """
@@ -29,7 +32,12 @@ import builtins
 import collections.abc
 import re
 
-from indexgen.extract.instance_tests import COMPREHENSIONS, comprehension_tests, isinstance_test
+from indexgen.extract.instance_tests import (
+    COMPREHENSIONS,
+    comprehension_tests,
+    inner_runs,
+    isinstance_test,
+)
 from indexgen.extract.sources import element_source, pairs
 from indexgen.extract.syntax import blocks, literal, path
 
@@ -61,14 +69,16 @@ def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]],
     return [], [], False
 
 
-def narrowings(node: ast.AST, end: int) -> list[Narrowing]:
+def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None = None
+               ) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
     ``end`` (before the function's rebindings are applied: :func:`cut`); of a ``for``
     loop, that its target name is the loop's element in its body (``=`` and the element's
     path: the name's other bindings, another loop's, do not reach there); of a
-    comprehension, its ``if`` clauses' (:func:`_comprehension`)."""
+    comprehension, its own names and its ``if`` clauses' (:func:`_comprehension`, given
+    ``tests``: the file's ``isinstance`` tests of a name by line)."""
     if type(node) in COMPREHENSIONS:
-        return _comprehension(node)
+        return _comprehension(node, tests or {})
     if type(node) in _LOOPS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
         found_path = (path(node.iter) or (literal(node.iter) if type(node.iter) in COMPREHENSIONS
                                           else None)) if type(node.target) is ast.Name else None
@@ -103,20 +113,33 @@ def narrowings(node: ast.AST, end: int) -> list[Narrowing]:
     return found
 
 
-def _comprehension(node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
-                   ) -> list[Narrowing]:
-    """The narrowings of a comprehension's ``if`` clauses
-    (:func:`~indexgen.extract.instance_tests.comprehension_tests`), over all its lines, with
-    the element of its ``for`` clause as the narrowed name's own value (``=``); the block is
-    ``[]``: nothing outside binds the comprehension's names there."""
-    tests = comprehension_tests(node)
-    if not tests:
-        return []
-    first, last = node.lineno, node.end_lineno
-    tested = {name for name, _ in tests}
+def _comprehension(node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                   tests: dict[int, list[ast.Call]]) -> list[Narrowing]:
+    """The names a comprehension's ``for`` clauses bind, each its element (``=``), and the
+    narrowings of its ``if`` clauses
+    (:func:`~indexgen.extract.instance_tests.comprehension_tests`), over its lines but those
+    only its first iterable is on (:func:`~indexgen.extract.instance_tests.inner_runs`); the
+    block is ``[]``: nothing outside binds the comprehension's names there."""
+    clause_tests = comprehension_tests(node)
     own = [(target.id, source) for gen in node.generators for target, source in pairs(gen, {})
-           if type(target) is ast.Name and target.id in tested and source[0] == "="]
-    return [(name, first, last, source, []) for name, source in [*own, *tests]]
+           if type(target) is ast.Name and source[0] == "="]
+    # an isinstance test elsewhere in it (x.f() if isinstance(x, A) else x): x may be an A,
+    # as such a test says of a function's name (sources.pairs); not the if clauses' tests
+    start, stop = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    inside = [c for n in range(node.lineno, node.end_lineno + 1) for c in tests.get(n, ())
+              if start <= (c.lineno, c.col_offset) and (c.end_lineno, c.end_col_offset) <= stop]
+    may = []
+    if inside:
+        names = {name for name, _ in own}
+        clauses = {id(term.operand if type(term) is ast.UnaryOp else term)
+                   for gen in node.generators for cond in gen.ifs for term in (
+                       cond.values if type(cond) is ast.BoolOp and type(cond.op) is ast.And
+                       else [cond])}
+        may = [(found[0], f"+{kind}()") for c in inside if id(c) not in clauses
+               and (found := isinstance_test(c)) is not None and found[0] in names
+               for kind in found[1].split(" | ")]
+    return [(name, first, last, source, []) for first, last in inner_runs(node)
+            for name, source in [*own, *may, *clause_tests]]
 
 
 def _rebinding(body: list[ast.stmt], name: str) -> str | None:
@@ -203,14 +226,22 @@ def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list[str], int]]:
     """The narrowings of a function (:mod:`indexgen.extract.narrowing`) by narrowed name:
     ``x@first`` -> (the ``:T``, ``-T`` or ``=`` sources, last line), each up to the line
-    where the function binds the name again (``lazy``: its plain binding statements)."""
-    rebound = {name: [line_of(n) for n in lazy.get(name, ())
-                      if isinstance(n, ast.AST) and type(n) is not ast.Call]
-               for name, *_ in found}
+    where the function binds the name again (``lazy``: its plain binding statements and
+    parameters; a comprehension's target binds none of the function's names).  A loop's or
+    comprehension's target that nothing else binds (no other statement; for a
+    comprehension's, no parameter either) is its element everywhere: no narrowing."""
+    bound = {name: [n for n in lazy.get(name, ())
+                    if isinstance(n, ast.AST) and type(n) is not ast.Call] for name, *_ in found}
+    # a comprehension's target is its own name, never the function's: it rebinds nothing
+    rebound = {name: [line_of(n) for n in nodes if type(n) is not ast.comprehension]
+               for name, nodes in bound.items()}
+    own = {(f[0], f[1]) for f in found if f[4] == []}  # a comprehension's names, where
     out: dict[str, tuple[list[str], int]] = {}
     for name, first, last, source in cut(found, rebound):
-        if source[0] == "=" and len(rebound.get(name, ())) < 2:
-            continue  # a loop's target bound nowhere else: its element all the same
+        comprehension = (name, first) in own
+        if (source[0] == "=" or comprehension and source[0] == "+") and (
+                len(lazy.get(name, ())) < 2 if comprehension else len(bound[name]) < 2):
+            continue  # a target bound nowhere else (no parameter): its element all the same
         if "@" not in name:
             key = f"{name}@{first}"
             tests, end = out.get(key, ([], last))
