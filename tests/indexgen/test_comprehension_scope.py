@@ -21,7 +21,7 @@ reads ``K`` and the elements), as a name two loops bind does.
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files, calls_at
+from ig_helpers import build_files, calls_at, calls_line, symbol_section
 
 FILES = {
     "pkg/__init__.py": "",
@@ -48,6 +48,8 @@ FILES = {
     ''',
     "pkg/use.py": '''
         from __future__ import annotations
+
+        import numpy as np
 
         from pkg.nodes import Expr, Keyword, Pair
 
@@ -83,6 +85,10 @@ FILES = {
         def tested_inside(items: list, pairs: list[Pair]) -> None:
             a = [x.as_const() if isinstance(x, Expr) else x for x in items]  # tested inside
             b = [x.as_const() for x in pairs]  # beside it
+
+
+        def tested_outside_the_tree(values: dict) -> bool:
+            return any(isinstance(v, np.ndarray) and v.any() for v in values.values())
 
 
         class Group:
@@ -128,3 +134,12 @@ def pages(tmp_path_factory):
 ])
 def test_a_comprehension_binds_names_of_its_own(pages, marker, callees):
     assert calls_at(pages, "pkg/use.py", marker) == callees
+
+
+def test_a_test_inside_of_a_class_outside_the_tree_types_the_target(pages):
+    # isinstance(v, np.ndarray) and v.any(): v may be an ndarray, a class the build does not
+    # hold, whose methods the page lists as calls outside it (a call of np.ndarray would not
+    # be known to give one)
+    section = symbol_section((pages[1] / "pkg/use.py_docs.md").read_text(),
+                             "tested_outside_the_tree")
+    assert "`numpy.ndarray.any`" in calls_line(section), section

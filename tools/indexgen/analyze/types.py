@@ -222,8 +222,9 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
                                 self._name(key, d.anchor, name.partition("@")[0]))
                 given = []  # +path: what a branch that tested the name bound it to
                 for source in sources[:-1]:
-                    if source[0] == "+":
-                        given.append(self.source(key, d.anchor, "=" + source[1:], d.parent))
+                    if source[0] == "+":  # +:T, a T (a test's); +path, that path's value
+                        given.append(self.source(key, d.anchor, source[1:] if source[1] == ":"
+                                                 else "=" + source[1:], d.parent))
                     elif source[0] != "=":
                         found = self._narrowed(key, d, found, source)
                 if given:

@@ -123,8 +123,9 @@ def _comprehension(node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.Dic
     clause_tests = comprehension_tests(node)
     own = [(target.id, source) for gen in node.generators for target, source in pairs(gen, {})
            if type(target) is ast.Name and source[0] == "="]
-    # an isinstance test elsewhere in it (x.f() if isinstance(x, A) else x): x may be an A,
-    # as such a test says of a function's name (sources.pairs); not the if clauses' tests
+    # an isinstance test elsewhere in it (x.f() if isinstance(x, A) else x): x may be an A
+    # (the source +:A), as such a test says of a function's name (sources.pairs); not the
+    # if clauses' tests
     start, stop = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
     inside = [c for n in range(node.lineno, node.end_lineno + 1) for c in tests.get(n, ())
               if start <= (c.lineno, c.col_offset) and (c.end_lineno, c.end_col_offset) <= stop]
@@ -135,7 +136,7 @@ def _comprehension(node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.Dic
                    for gen in node.generators for cond in gen.ifs for term in (
                        cond.values if type(cond) is ast.BoolOp and type(cond.op) is ast.And
                        else [cond])}
-        may = [(found[0], f"+{kind}()") for c in inside if id(c) not in clauses
+        may = [(found[0], f"+:{kind}") for c in inside if id(c) not in clauses
                and (found := isinstance_test(c)) is not None and found[0] in names
                for kind in found[1].split(" | ")]
     return [(name, first, last, source, []) for first, last in inner_runs(node)
