@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.alternatives import alternatives, mark_alternatives
+from indexgen.extract.attribute_narrowing import narrow_paths
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.instance_tests import COMPREHENSIONS
@@ -220,6 +221,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         for name, shape in inner.items():
             defs[i].names["(" + name] = shape
     mark_alternatives(alternatives(structure.bound), defs, index)  # and their conditions
+    narrow_paths(summary, binders, owner)  # isinstance(self.data, A): self.data@12.run
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
