@@ -7,6 +7,8 @@ project written here: every expected edge is read off the source by hand.
 isinstance(...): return``, in the operands after the test of an ``and``, and for a tuple of
 types.  The narrowing ends where the function assigns the path (or a prefix of it) again,
 not at a call (mypy's rule: ``self.reset()`` may assign ``self.data``, mypy keeps it narrowed).
+A value of a base class is narrowed to the tested subclasses of it (a ``Base`` tested for
+``(A, D)``, ``D`` a ``Base``: a ``D``), for names and paths alike.
 """
 
 from __future__ import annotations
@@ -30,9 +32,24 @@ FILES = {
         class C:
             def run(self) -> None:
                 pass
+
+
+        class Base:
+            def run(self) -> None:
+                pass
+
+
+        class D(Base):
+            def run(self) -> None:
+                pass
+
+
+        class E(Base):
+            def run(self) -> None:
+                pass
     ''',
     "pkg/box.py": '''
-        from pkg.nodes import A, B, C
+        from pkg.nodes import A, B, Base, C, D
 
 
         class Inner:
@@ -85,6 +102,17 @@ FILES = {
                     self.data.run()  # other-path
 
 
+        class Mixed:
+            def __init__(self, item: A | Base) -> None:
+                self.item = item
+
+            def pick(self, other: A | Base) -> None:
+                if isinstance(self.item, (A, D)):
+                    self.item.run()  # base-narrowed
+                if isinstance(other, (A, D)):
+                    other.run()  # name-base-narrowed
+
+
         def early(box: Box) -> None:
             if not isinstance(box.data, A):
                 return
@@ -121,6 +149,9 @@ def pages(tmp_path_factory):
     ("# two-dots", {"nodes:C.run"}),
     ("# other-path", _ALL),
     ("# early-return", {"nodes:A.run"}),
+    # a value of a base class (Base) may be the tested subclass (D): A or D, never E
+    ("# base-narrowed", {"nodes:A.run", "nodes:D.run"}),
+    ("# name-base-narrowed", {"nodes:A.run", "nodes:D.run"}),
     ("# before-prefix", {"nodes:A.run"}),
     ("# after-prefix", _ALL),
 ])
