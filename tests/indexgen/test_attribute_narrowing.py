@@ -113,6 +113,13 @@ FILES = {
                     other.run()  # name-base-narrowed
 
 
+        def scoped(box: Box, flag: bool) -> None:
+            if flag:
+                assert isinstance(box.data, A)
+                box.data.run()  # in-block
+            box.data.run()  # after-block
+
+
         def early(box: Box) -> None:
             if not isinstance(box.data, A):
                 return
@@ -149,6 +156,9 @@ def pages(tmp_path_factory):
     ("# two-dots", {"nodes:C.run"}),
     ("# other-path", _ALL),
     ("# early-return", {"nodes:A.run"}),
+    # an assert narrows up to the end of its block: flag false, box.data is any
+    ("# in-block", {"nodes:A.run"}),
+    ("# after-block", _ALL),
     # a value of a base class (Base) may be the tested subclass (D): A or D, never E
     ("# base-narrowed", {"nodes:A.run", "nodes:D.run"}),
     ("# name-base-narrowed", {"nodes:A.run", "nodes:D.run"}),

@@ -13,8 +13,11 @@ The narrowing ends where the function assigns the path, or a prefix of it, again
 = B()``, ``self = ...``; an assignment in a branch or a loop as for names:
 :func:`indexgen.extract.narrowing.cut`) -- mypy's rule: a call (``self.reset()``) does not end
 it, though the method may assign the attribute; an augmented assignment or ``del`` does not
-either, nor does anything a nested function does.  A line is the unit, as for names: an ``and``
-on one line narrows the whole line.
+either, nor does anything a nested function does.  One cut more than mypy's: what follows an
+``assert`` or an ``if`` that leaves is narrowed up to the end of the block that holds it, not
+of the function (``with V.graph.set_current_wrapper_code(): assert isinstance(
+V.graph.wrapper_code, W)``: the ``with`` puts the old value back).  A line is the unit, as for
+names: an ``and`` on one line narrows the whole line.
 
 Summaries stay small: a narrowing is kept only where a call inside it starts with the path;
 the function's ``names`` then hold ``self.data@12`` (the path, ``@``, the narrowing's first
@@ -30,7 +33,7 @@ import ast
 
 from indexgen.extract.model import Call, FileSummary
 from indexgen.extract.narrowing import Narrowing, cut, narrowings
-from indexgen.extract.syntax import path
+from indexgen.extract.syntax import blocks, path
 from indexgen.extract.unparse import unparse
 
 _TESTED = (ast.If, ast.Assert)
@@ -98,15 +101,18 @@ def _assigned(node: ast.AST) -> list[str]:
     return out
 
 
-def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int]) -> None:
+def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
+                 defs_nodes: list) -> None:
     """Find the attribute paths the ``isinstance`` tests of each function narrow, keep those
     a call inside starts with in the function's ``names``, and write those calls on them (see
     the module's docstring).  ``binders``: the walk's binding nodes (``if``, ``assert``,
     assignments, loops...); ``owner``: the innermost definition of each line
-    (:func:`indexgen.extract.calls.owners`)."""
+    (:func:`indexgen.extract.calls.owners`); ``defs_nodes``: each definition with its node."""
     defs = summary.definitions
     top = len(owner) - 1
     found: dict[int, list[Narrowing]] = {}
+    nodes = {d.anchor: node for d, node in defs_nodes}
+    block_ends: dict[int, dict[int, int]] = {}  # function -> statement -> its block's end
     for node in binders:
         t = type(node)
         if t not in _TESTED and t not in _VALUED:
@@ -116,7 +122,13 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int])
             continue
         here = _conjunctions(node.test if t in _TESTED else node.value)
         if t in _TESTED:
-            here += narrowings(node, defs[i].end_lineno, tested_path)
+            more = narrowings(node, defs[i].end_lineno, tested_path)
+            if any(n[4] is None for n in more):  # what follows it: up to its block's end
+                ends = block_ends.get(i)
+                if ends is None:
+                    ends = block_ends[i] = _block_ends(nodes[defs[i].anchor].body, {})
+                more = narrowings(node, ends.get(id(node), defs[i].end_lineno), tested_path)
+            here += more
         if here:
             found.setdefault(i, []).extend(here)
     if not found:
@@ -153,6 +165,16 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int])
                 calls[k] = Call(call.caller, mark + key + called[len(tested):] + tab + rest,
                                 call.line, call.local)
                 break
+
+
+def _block_ends(body: list[ast.stmt], out: dict[int, int]) -> dict[int, int]:
+    """Each statement of ``body`` and of the blocks within (by ``id``) -> the last line of
+    the block that holds it."""
+    for st in body:
+        out[id(st)] = body[-1].end_lineno
+        for block in blocks(st):
+            _block_ends(block, out)
+    return out
 
 
 def _spans(found: list[Narrowing], rebound, names: dict) -> list[tuple[str, list]]:

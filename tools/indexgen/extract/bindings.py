@@ -221,7 +221,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         for name, shape in inner.items():
             defs[i].names["(" + name] = shape
     mark_alternatives(alternatives(structure.bound), defs, index)  # and their conditions
-    narrow_paths(summary, binders, owner)  # isinstance(self.data, A): self.data@12.run
+    narrow_paths(summary, binders, owner, structure.defs)  # isinstance(self.data, A): self.data@12.run
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
