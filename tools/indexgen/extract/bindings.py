@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.alternatives import alternatives, mark_alternatives
+from indexgen.extract.attribute_narrowing import narrow_paths
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.instance_tests import COMPREHENSIONS
@@ -196,10 +197,6 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             if d.kind == "class" and type(target) is ast.Name:
                 first = fields.setdefault(i, {})
                 first[target.id] = min(first.get(target.id, line), line)
-    for i, first in fields.items():  # a class body's names in source order: a dataclass's
-        members = defs[i].members    # fields are handed by place
-        defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
-            first.get(n, 1 << 30), n))}
     spanned = {i: spans(found_here, lazy.get(i, {})) for i, found_here in narrowed.items()}
     where = {i: held(s) for i, s in spanned.items() if s}
     for target, source, d, i, line in pending:
@@ -209,6 +206,10 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             found.setdefault(i, {}).setdefault("return", []).append(source)
         else:
             _bind_one(target, source, d, i, first_param, classes, found)
+    for i, first in fields.items():  # once bound: a class body's names in source order, a
+        members = defs[i].members    # dataclass's fields are handed by place
+        defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
+            first.get(n, 1 << 30), n))}
     keep_needed(summary, found, lazy, consts, receivers, where)
     for i, found_here in spanned.items():
         if defs[i].names:
@@ -224,6 +225,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         for name, shape in inner.items():
             defs[i].names["(" + name] = shape
     mark_alternatives(alternatives(structure.bound), defs, index)  # and their conditions
+    narrow_paths(summary, binders, owner, structure.defs)  # isinstance(self.data, A): self.data@12.run
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,

@@ -50,11 +50,12 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSIONS})
 
 
-def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
+def _tests(test: ast.AST, isinstance_test=isinstance_test
+           ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
     """(what holds when ``test`` is true, what does not hold then, whether the opposite holds
     when it is false), the first two lists of ``(name, types)``: an ``isinstance`` test, a
     ``not`` of one, or those of an ``and`` (``callable(x) and not isinstance(x, M)``: x is no
-    M inside; false, the ``and`` says nothing of x)."""
+    M inside; false, the ``and`` says nothing of x); ``isinstance_test`` reads one test."""
     one = isinstance_test(test)
     if one is not None:
         return [one], [], True
@@ -69,14 +70,15 @@ def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]],
     return [], [], False
 
 
-def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None = None
-               ) -> list[Narrowing]:
+def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None = None,
+               one=isinstance_test) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
     ``end`` (before the function's rebindings are applied: :func:`cut`); of a ``for``
     loop, that its target name is the loop's element in its body (``=`` and the element's
     path: the name's other bindings, another loop's, do not reach there); of a
     comprehension, its own names and its ``if`` clauses' (:func:`_comprehension`, given
-    ``tests``: the file's ``isinstance`` tests of a name by line)."""
+    ``tests``: the file's ``isinstance`` tests of a name by line).  ``one`` reads one test
+    (:mod:`indexgen.extract.attribute_narrowing`'s reads a test of an attribute path)."""
     if type(node) in COMPREHENSIONS:
         return _comprehension(node, tests or {})
     if type(node) in _LOOPS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
@@ -85,7 +87,7 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
         return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
                  element_source(found_path), node.body)] if found_path else []
     found: list[Narrowing] = []
-    true, false, exact = _tests(node.test)
+    true, false, exact = _tests(node.test, one)
     if not true and not false:
         return found
     if type(node) is ast.Assert:
