@@ -6,7 +6,8 @@ project written here: every expected edge is read off the source by hand.
 ``B.run`` or ``C.run``; the same after ``assert isinstance(...)``, after an ``if not
 isinstance(...): return``, in the operands after the test of an ``and``, and for a tuple of
 types.  The narrowing ends where the function assigns the path (or a prefix of it) again,
-not at a call (mypy's rule: ``self.reset()`` may assign ``self.data``, mypy keeps it narrowed).
+not at a call (mypy's rule: ``self.reset()`` may assign ``self.data``, mypy keeps it narrowed);
+an assignment's value reads the narrowed path (or name) on all its lines.
 A value of a base class is narrowed to the tested subclasses of it (a ``Base`` tested for
 ``(A, D)``, ``D`` a ``Base``: a ``D``), for names and paths alike.
 """
@@ -91,6 +92,12 @@ FILES = {
                     self.data = B()
                     self.data.run()  # after-assignment
 
+            def rebuilt(self) -> None:
+                assert isinstance(self.data, A)
+                self.data = wrap(
+                    self.data.run(),  # read-in-value
+                )
+
             def called(self) -> None:
                 if isinstance(self.data, A):
                     self.reset()
@@ -118,6 +125,17 @@ FILES = {
                 assert isinstance(box.data, A)
                 box.data.run()  # in-block
             box.data.run()  # after-block
+
+
+        def wrap(value: object) -> A:
+            return A()
+
+
+        def name_rebuilt(x: A | B) -> None:
+            assert isinstance(x, A)
+            x = wrap(
+                x.run(),  # name-read-in-value
+            )
 
 
         def early(box: Box) -> None:
@@ -153,6 +171,9 @@ def pages(tmp_path_factory):
     ("# before-assignment", {"nodes:A.run"}),
     ("# after-assignment", _ALL),
     ("# after-call", {"nodes:A.run"}),
+    # an assignment's value, on every line of it, reads the old (narrowed) value
+    ("# read-in-value", {"nodes:A.run"}),
+    ("# name-read-in-value", {"nodes:A.run"}),
     ("# two-dots", {"nodes:C.run"}),
     ("# other-path", _ALL),
     ("# early-return", {"nodes:A.run"}),

@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.model import Call, FileSummary
-from indexgen.extract.narrowing import Narrowing, cut, narrowings
+from indexgen.extract.narrowing import Narrowing, cut, line_of, narrowings, read_until
 from indexgen.extract.syntax import blocks, path
 from indexgen.extract.unparse import unparse
 
@@ -136,10 +136,10 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
     rebound: dict[int, list[tuple[str, int]]] = {}  # function -> (path assigned, line)
     for node in binders:
         if type(node) in _BINDS:
-            line = node.context_expr.lineno if type(node) is ast.withitem else node.lineno
+            line = line_of(node)
             i = owner[line] if 0 <= line <= top else -1
-            if i in found:
-                rebound.setdefault(i, []).extend((p, line) for p in _assigned(node))
+            if i in found:  # the value's lines still read the old one
+                rebound.setdefault(i, []).extend((p, read_until(node)) for p in _assigned(node))
     by_caller = {defs[i].anchor: i for i in found}
     calls = summary.calls
     spans: dict[int, dict[str, list[tuple[int, int, list[str]]]]] = {}

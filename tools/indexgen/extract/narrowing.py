@@ -236,7 +236,7 @@ def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list
     bound = {name: [n for n in lazy.get(name, ())
                     if isinstance(n, ast.AST) and type(n) is not ast.Call] for name, *_ in found}
     # a comprehension's target is its own name, never the function's: it rebinds nothing
-    rebound = {name: [line_of(n) for n in nodes if type(n) is not ast.comprehension]
+    rebound = {name: [read_until(n) for n in nodes if type(n) is not ast.comprehension]
                for name, nodes in bound.items()}
     own = {(f[0], f[1]) for f in found if f[4] == []}  # a comprehension's names, where
     out: dict[str, tuple[list[str], int]] = {}
@@ -306,6 +306,16 @@ def at_line(source: str, line: int, narrowed: dict[str, list[tuple[int, int, str
     parts = source.split('"')  # not within a string: getattr(x, "name")
     parts[::2] = [_NAME.sub(one, part) for part in parts[::2]]
     return '"'.join(parts)
+
+
+def read_until(node: ast.AST) -> int:
+    """The last line on which a binding node still reads the old value: an assignment's
+    last (``self.data = Box(\n size=self.data.size())`` reads it on every line of its value,
+    then binds), a loop's or a ``with``'s first (:func:`line_of`)."""
+    return node.end_lineno if type(node) in _ASSIGNS else line_of(node)
+
+
+_ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 
 
 def line_of(node: ast.AST) -> int:
