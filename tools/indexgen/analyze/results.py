@@ -21,6 +21,9 @@ _CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 #: Calls that give back the function they are handed first (:data:`indexgen.extract.syntax.
 #: WRAPPERS` as the resolver names them): ``partial(f, 1)`` and ``lru_cache(None)(f)`` call f.
 _WRAPPERS = frozenset({"functools.partial", "functools.lru_cache", "functools.cache"})
+#: ``itertools.chain(a, b)``: the elements of each; ``chain.from_iterable(xss)``: of each of
+#: its elements.
+_CHAINS = frozenset({"itertools.chain", "itertools.chain.from_iterable"})
 #: Kinds of values that are nothing of the project (a builtin, something outside the build).
 _OUTSIDE = frozenset({"b", "x", "xi", "xa"})
 
@@ -103,6 +106,12 @@ class Results:
             return self._builtin(value[1], key, anchor, args)
         if kind == "x" and value[1] in _CASTS and args is not None:
             return self._cast(key, anchor, args)
+        if kind == "x" and value[1] in _CHAINS and args:
+            given = [self._steps(key, anchor, a) if a else NONE for a in args]
+            if value[1] == "itertools.chain.from_iterable":
+                given = [union(self.element(v) for v in ordered(given[0]))]
+            return frozenset({("s", union(self.element(v) for g in given
+                                          for v in ordered(g)))})
         if kind == "x" and value[1] in _WRAPPERS:  # partial(f, 1), cache(f): f, bound
             if args:  # lru_cache(maxsize=8) itself: a decorator that gives that back
                 return self._steps(key, anchor, args[0]) if args[0] else NONE
