@@ -158,3 +158,7 @@ def test_itertools_chain_gives_the_elements_of_its_arguments(pages, marker, call
 ])
 def test_keywords_leave_a_builtins_elements(pages, marker, callees):
     assert calls_at(pages, "pkg/use.py", marker) == callees
+
+
+def test_a_nested_functions_return_annotation_types_what_calling_it_gives(pages):
+    assert calls_at(pages, "pkg/use.py", "# a nested function's return") == {"nodes:Node.go"}

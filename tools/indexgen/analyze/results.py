@@ -102,6 +102,10 @@ class Results:
             return NONE
         if kind == "r" or kind == "k":
             return value[1]
+        if kind == "n":  # a closure: what its return annotation says
+            d = self._defs[value[1]][1].get(value[2])
+            returns = d.names.get("->" + value[3]) if d is not None else None
+            return self.annotation(value[1], returns[0], d.parent) if returns else NONE
         if kind == "b" and args is not None:
             return self._builtin(value[1], key, anchor, args)
         if kind == "x" and value[1] in _CASTS and args is not None:

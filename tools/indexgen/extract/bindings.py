@@ -12,7 +12,8 @@ of ``a, b = pair()``, ``=lock.__enter__()`` for ``with lock as held``.
 - A function's annotated parameters and its assigned names go to
   :attr:`~indexgen.extract.model.Definition.names`, but only those the function's calls on
   local values need (their receivers, and what those are bound to), so that summaries stay
-  small; its return annotation to :attr:`~indexgen.extract.model.Definition.returns`.
+  small; its return annotation to :attr:`~indexgen.extract.model.Definition.returns` (a
+  nested function's, which a kept name holds, to the names as ``->inner``).
 - Assignments to an attribute of a method's first parameter (``self.x = ...``; ``ctx.x`` in
   an autograd Function's static ``forward``) and the annotated or assigned names of a class
   body go to the class's :attr:`~indexgen.extract.model.Definition.members`, with the
@@ -75,6 +76,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     classes = {d.qualname: d for d in defs if d.kind == "class"}
     shapes: dict[int, list[str]] = {}  # plain function -> what it accepts by position
     shapes_nested: dict[int, dict[str, list[str]]] = {}  # the same of its closures, by name
+    returns_nested: dict[int, dict[str, str]] = {}  # their return annotations
     metaclasses: dict[int, str] = {}  # class -> its metaclass= keyword
     methods: dict[int, list[str]] = {}  # method -> what it accepts by position, self too
     for d, node in structure.defs:
@@ -153,6 +155,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 nested_function(node, found.setdefault(i, {}), lazy.setdefault(i, {}),
                                 bool(defs[i].parent))
                 shapes_nested.setdefault(i, {})[node.name] = accepts(node)
+                if node.returns is not None:
+                    returns_nested.setdefault(i, {})[node.name] = annotation(node.returns)
             continue
         line = (node.target.lineno if t is ast.comprehension else
                 node.context_expr.lineno if t is ast.withitem else node.lineno)
@@ -224,6 +228,10 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     for i, inner in shapes_nested.items():  # and of a closure "inner" as "(inner"
         for name, shape in inner.items():
             defs[i].names["(" + name] = shape
+    for i, inner in returns_nested.items():  # its return annotation as "->inner", if the
+        for name, text in inner.items():     # closure is a value the pass reads
+            if "λ" + name in defs[i].names.get(name, ()):
+                defs[i].names["->" + name] = [text]
     mark_alternatives(alternatives(structure.bound), defs, index)  # and their conditions
     narrow_paths(summary, binders, owner, structure.defs)  # isinstance(self.data, A): self.data@12.run
 
