@@ -162,3 +162,14 @@ def test_keywords_leave_a_builtins_elements(pages, marker, callees):
 
 def test_a_nested_functions_return_annotation_types_what_calling_it_gives(pages):
     assert calls_at(pages, "pkg/use.py", "# a nested function's return") == {"nodes:Node.go"}
+
+
+@pytest.mark.parametrize(("marker", "callees"), [
+    ("# an OrderedSet of nodes", {"nodes:Node.go"}),
+    ("# a loop over it", {"nodes:Node.go"}),
+    ("# a Table's value", {"nodes:Edge.go"}),
+    ("# a generic subclass", {"nodes:Edge.go"}),
+    ("# a subclass with the argument", {"nodes:Node.go"}),
+])
+def test_a_generic_container_class_binds_its_type_arguments(pages, marker, callees):
+    assert calls_at(pages, "pkg/use.py", marker) == callees

@@ -11,6 +11,7 @@ subclasses); ``item`` what a subscript gives (a class: the generic itself, ``Cha
 from __future__ import annotations
 
 from indexgen.analyze.containers import element_of, item_of
+from indexgen.analyze.generics import Generics
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
 from indexgen.extract.attribute_source import ABSTRACT_CONTAINER
@@ -65,7 +66,7 @@ def _filled(annotated: Values, returned: Values) -> Values:
     return frozenset(out)
 
 
-class Results:
+class Results(Generics):
     """Calls, iterations and subscripts of values; mixed into
     :class:`~indexgen.analyze.types.Types`, whose tables, memo, cycle guard, ``source``,
     ``_steps``, ``_class_member``, ``mro`` and ``annotation`` it uses."""
@@ -207,10 +208,13 @@ class Results:
 
     def _elements(self, value: Value) -> Values:
         given = self._class_member(value[1], value[2], "__iter__", True)
-        if not given:  # class Chain(list[Step]): iterating gives Steps
-            return union(element_of(v) for v in ordered(self._container_base(value)))
-        return union(self.element(r) for f in ordered(given)
-                     for r in ordered(self.call(f, "", "", None)) if r != value)
+        found = union(self.element(r) for f in ordered(given)
+                      for r in ordered(self.call(f, "", "", None)) if r != value)
+        if found and len(value) < 4:
+            return found
+        # class Chain(list[Step]): iterating gives Steps; an __iter__ -> Iterator[T] of
+        # OrderedSet[Node] (or of class NodeSet(OrderedSet[Node])): Nodes (generics)
+        return union([found, *(element_of(v) for v in ordered(self._container_base(value)))])
 
     def _container_base(self, value: Value) -> Values:
         """The builtin container or ``Iterable[T]`` an instance's class subclasses, as a
@@ -220,9 +224,12 @@ class Results:
             if not k:
                 continue
             for base in self.resolver.module(k).bases.get(c, ()):
-                if "[" in base:
-                    found.append(frozenset(v for v in self.annotation(k, base, c)
-                                           if v[0] in "sdt"))
+                if "[" in base:  # (class NodeSet(OrderedSet[Node]): what that binds)
+                    for v in ordered(self.annotation(k, base, c)):
+                        found.append(frozenset({v}) if v[0] in "sdt" else
+                                     v[3] if v[0] == "i" and len(v) > 3 else NONE)
+        if len(value) > 3:
+            found.append(value[3])
         return union(found)
 
     def item(self, value: Value, index: int | None) -> Values:
@@ -233,7 +240,8 @@ class Results:
             return frozenset({value})
         if kind != "i":
             return item_of(value, index)
-        found = self._class_member(value[1], value[2], "__getitem__", True)
-        if found:
-            return union(self.call(f, "", "", None) for f in ordered(found))
-        return union(item_of(v, index) for v in ordered(self._container_base(value)))
+        found = union(self.call(f, "", "", None) for f in ordered(
+            self._class_member(value[1], value[2], "__getitem__", True)))
+        if found and len(value) < 4:
+            return found
+        return union([found, *(item_of(v, index) for v in ordered(self._container_base(value)))])
