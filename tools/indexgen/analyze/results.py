@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from indexgen.analyze.containers import element_of, item_of
 from indexgen.analyze.memo import GuardedMemo
+from indexgen.analyze.paths import Given
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
 from indexgen.extract.attribute_source import ABSTRACT_CONTAINER
 from indexgen.extract.model import Definition
@@ -70,6 +71,7 @@ class Results:
     resolver: object
     _defs: dict
     _guard: GuardedMemo
+    _stubs: dict  # file key -> qualname -> its typing.overload stubs (overloads.stub_table)
 
     def call(self, value: Value, key: str, anchor: str, args: tuple) -> Values:
         """What calling ``value`` gives; ``args``: the kept arguments of a builtin."""
@@ -80,6 +82,10 @@ class Results:
             d = self._defs[value[1]][1].get(value[2])
             if d is None:
                 return NONE
+            if type(args) is Given and value[2] in self._stubs[value[1]]:
+                found = self.overloaded(value, key, anchor, args)  # what the stubs say
+                if found is not None:
+                    return found
             if d.returns:
                 found = self.annotation(value[1], d.returns, d.parent)
                 if found and not hollow(found) or "return" not in d.names:
@@ -99,6 +105,8 @@ class Results:
             return NONE
         if kind == "r" or kind == "k":
             return value[1]
+        if type(args) is Given:  # f(:x): called as if its arguments were not there
+            args = ()
         if kind == "b" and args is not None:
             return self._builtin(value[1], key, anchor, args)
         if kind == "x" and value[1] in _CASTS and args is not None:

@@ -226,8 +226,9 @@ def narrow(names: dict[str, list[str]], found: dict[str, tuple[list[str], int]])
             names[key] = [*tests, f"#{end}"]
 
 
-#: A name that may start a path in a source: not an attribute, nor already narrowed.
-_NAME = re.compile(r"(?<![\w.@])[A-Za-z_]\w*(?![\w@\u00b7])")
+#: A name that may start a path in a source: not an attribute, nor already narrowed, nor
+#: the name of a keyword argument (``f(:key=x)``).
+_NAME = re.compile(r"(?<![\w.@])[A-Za-z_]\w*(?![\w@\u00b7=])")
 
 
 #: The builtin types and the abstract containers (``Iterable``, ``Mapping``, of
@@ -272,6 +273,25 @@ def at_line(source: str, line: int, narrowed: dict[str, list[tuple[int, int, str
     parts = source.split('"')  # not within a string: getattr(x, "name")
     parts[::2] = [_NAME.sub(one, part) for part in parts[::2]]
     return '"'.join(parts)
+
+
+def narrow_arguments(calls: list, index: dict[str, int],
+                     where: dict[int, dict[str, list[tuple[int, int, str]]]]) -> None:
+    """Write, in the arguments a call's path keeps (``item(:data)``: :func:`~indexgen.
+    extract.syntax.handed_text`) and not in its receiver (the global pass narrows that), the
+    names an ``isinstance`` test narrows on its line as :func:`at_line` does (``index``: the
+    definitions' places by anchor, ``where``: :func:`held` of each)."""
+    for k, call in enumerate(calls):
+        text = call[1]
+        if "(:" not in text or call[0] not in index:
+            continue
+        spans = where.get(index[call[0]])
+        if spans:
+            head, cut, rest = text.partition("(:")
+            rest, tab, items = rest.partition("\t")  # a flow record's slots stay
+            found = f"{head}{cut}{at_line(rest, call[2], spans)}{tab}{items}"
+            if found != text:
+                calls[k] = call._replace(text=found)
 
 
 def line_of(node: ast.AST) -> int:
