@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.alternatives import alternatives, mark_alternatives
+from indexgen.extract.argument_narrowing import narrow_arguments
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.instance_tests import COMPREHENSIONS
@@ -37,7 +38,6 @@ from indexgen.extract.narrowing import (
     at_line,
     held,
     narrow,
-    narrow_arguments,
     narrowings,
     spans,
 )

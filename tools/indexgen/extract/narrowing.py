@@ -275,25 +275,6 @@ def at_line(source: str, line: int, narrowed: dict[str, list[tuple[int, int, str
     return '"'.join(parts)
 
 
-def narrow_arguments(calls: list, index: dict[str, int],
-                     where: dict[int, dict[str, list[tuple[int, int, str]]]]) -> None:
-    """Write, in the arguments a call's path keeps (``item(:data)``: :func:`~indexgen.
-    extract.syntax.handed_text`) and not in its receiver (the global pass narrows that), the
-    names an ``isinstance`` test narrows on its line as :func:`at_line` does (``index``: the
-    definitions' places by anchor, ``where``: :func:`held` of each)."""
-    for k, call in enumerate(calls):
-        text = call[1]
-        if "(:" not in text or call[0] not in index:
-            continue
-        spans = where.get(index[call[0]])
-        if spans:
-            head, cut, rest = text.partition("(:")
-            rest, tab, items = rest.partition("\t")  # a flow record's slots stay
-            found = f"{head}{cut}{at_line(rest, call[2], spans)}{tab}{items}"
-            if found != text:
-                calls[k] = call._replace(text=found)
-
-
 def line_of(node: ast.AST) -> int:
     """The line a binding node binds its names at."""
     t = type(node)
