@@ -10,7 +10,7 @@ expected edge is read off the small project below by hand.
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files, calls_at
+from ig_helpers import build_files, calls_at, calls_line, symbol_section
 
 FILES = {
     "pkg/__init__.py": "",
@@ -128,6 +128,21 @@ FILES = {
             return [Table()]
 
 
+        class Saver:
+            def save(self) -> None:
+                open("out.txt", "w").close()
+
+
+        def make_saver(n: int) -> Saver:
+            return Saver()
+
+
+        def make_render(kind: str):
+            def inner() -> None:
+                pass
+            return inner
+
+
         class Box:
             @overload
             def get(self, index: int) -> Number: ...
@@ -141,7 +156,20 @@ FILES = {
 
         from typing import Mapping
 
-        from pkg.items import Box, Key, SubKey, copied, fetch, item, keyed, opened, pick, wrap
+        from pkg.items import (
+            Box,
+            Key,
+            SubKey,
+            copied,
+            fetch,
+            item,
+            keyed,
+            make_render,
+            make_saver,
+            opened,
+            pick,
+            wrap,
+        )
 
 
         def by_type(key: Key, sub: SubKey, data: Mapping[str, int]) -> None:
@@ -188,6 +216,15 @@ FILES = {
         def starred(args: list) -> None:
             item(*args).render()  # *args: nothing ruled out
             copied(args)[0].render()  # list[Any]: what the returns say
+
+
+        def effects() -> None:
+            make_saver(1).save()  # a file written through a chained call
+
+
+        def labelled() -> None:
+            f = make_render("x")
+            f()  # through a factory called with arguments
 
 
         class Order:
@@ -295,3 +332,17 @@ def test_a_class_called_by_its_name_with_arguments_is_that_class(pages):
     # the path keeps the arguments (Order(:n)): still a call of the class by its own name,
     # whose instance no override can be
     assert calls_at(pages, "pkg/use.py", "# a class called by its name") == {"use:Order.save"}
+
+
+def test_a_label_shows_a_path_without_the_arguments_it_keeps(pages):
+    # the path is make_render(:"x"); the page writes it as the source spells the callee
+    docs = (pages[1] / "pkg/use.py_docs.md").read_text()
+    assert "through `f`: returned by `make_render()`" in calls_line(symbol_section(
+        docs, "labelled"))
+
+
+def test_a_finding_through_a_call_shows_it_without_the_arguments_it_keeps(pages):
+    # the call's path is make_saver(:#1).save; the page writes it as make_saver().save
+    docs = (pages[1] / "pkg/use.py_docs.md").read_text()
+    assert "`make_saver().save` in `effects`" in docs
+    assert "(:" not in docs

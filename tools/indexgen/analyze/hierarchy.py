@@ -281,13 +281,17 @@ class Hierarchy:
         """What a name that may be ``full`` is where an ``isinstance`` test narrows it
         (``source``: ``:T``, it is a ``T``; ``-T``, it is not,
         :mod:`indexgen.extract.narrowing`): those of its values that are (or are not) a
-        ``T`` or a subclass of one; for ``:T``, a ``T`` when none of them is one (the test
-        names a subclass of its type, or its type is unknown)."""
+        ``T`` or a subclass of one; for ``:T``, also each ``T`` that is a subclass of one of
+        them (an ``IRNode`` tested for ``(Pointwise, InputBuffer)``: either), and a ``T``
+        when that leaves none (its type is unknown)."""
         tested = self.annotation(key, source[1:], d.parent)
         if not tested:
             return full
         kept = frozenset(v for v in full if self._is_a(v, tested) == (source[0] == ":"))
-        return kept or tested if source[0] == ":" else kept
+        if source[0] != ":":
+            return kept
+        return kept | {t for t in tested if any(self._is_a(t, frozenset((v,))) for v in full)
+                       } or tested
 
     def metaclass(self, key: str, cls: str) -> Values:
         """The instance values of the metaclass a class of the project states (its own

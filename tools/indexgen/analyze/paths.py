@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 
 _NAME = re.compile(r"[A-Za-z_]\w*(?:@\d+)?")  # x@12: x where an isinstance test narrows it
+#: self.data@12: an attribute path where an isinstance test narrows it
+#: (:mod:`indexgen.extract.attribute_narrowing`)
+_NARROWED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+@\d+")
 _TOKEN = re.compile(r"#[^,)]*")  # a literal argument of a call (#None, #12, #str)
 _KEYWORD = re.compile(r"([A-Za-z_]\w*)=")  # a keyword argument (no path holds a "=")
 
@@ -33,6 +36,9 @@ def parse(text: str) -> tuple:
     :func:`indexgen.extract.syntax.name_pattern`); then ``("a", attr)``, ``("c", args)`` (args: steps of the kept
     arguments, None for ``_``; a :class:`Given` for a call's ``(:`` arguments) and
     ``("i", index or None)``."""
+    narrowed = _NARROWED.match(text) if "@" in text else None
+    if narrowed is not None:  # self.data@12.run: the narrowed path is one name
+        return (("n", narrowed.group()), *parse("x" + text[narrowed.end():])[1:])
     if "(" not in text and "[" not in text and "{" not in text:  # a dotted name
         parts = text.split(".")
         return (("n", parts[0]), *[("a", part) for part in parts[1:]])

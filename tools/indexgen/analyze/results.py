@@ -11,6 +11,7 @@ subclasses); ``item`` what a subscript gives (a class: the generic itself, ``Cha
 from __future__ import annotations
 
 from indexgen.analyze.containers import element_of, item_of
+from indexgen.analyze.generics import Generics
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.paths import Given
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
@@ -22,6 +23,9 @@ _CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 #: Calls that give back the function they are handed first (:data:`indexgen.extract.syntax.
 #: WRAPPERS` as the resolver names them): ``partial(f, 1)`` and ``lru_cache(None)(f)`` call f.
 _WRAPPERS = frozenset({"functools.partial", "functools.lru_cache", "functools.cache"})
+#: ``itertools.chain(a, b)``: the elements of each; ``chain.from_iterable(xss)``: of each of
+#: its elements.
+_CHAINS = frozenset({"itertools.chain", "itertools.chain.from_iterable"})
 #: Kinds of values that are nothing of the project (a builtin, something outside the build).
 _OUTSIDE = frozenset({"b", "x", "xi", "xa"})
 
@@ -63,7 +67,7 @@ def _filled(annotated: Values, returned: Values) -> Values:
     return frozenset(out)
 
 
-class Results:
+class Results(Generics):
     """Calls, iterations and subscripts of values; mixed into
     :class:`~indexgen.analyze.types.Types`, whose tables, memo, cycle guard, ``source``,
     ``_steps``, ``_class_member``, ``mro`` and ``annotation`` it uses."""
@@ -105,12 +109,22 @@ class Results:
             return NONE
         if kind == "r" or kind == "k":
             return value[1]
+        if kind == "n":  # a closure: what its return annotation says
+            d = self._defs[value[1]][1].get(value[2])
+            returns = d.names.get("->" + value[3]) if d is not None else None
+            return self.annotation(value[1], returns[0], d.parent) if returns else NONE
         if type(args) is Given:  # f(:x): called as if its arguments were not there
             args = ()
         if kind == "b" and args is not None:
             return self._builtin(value[1], key, anchor, args)
         if kind == "x" and value[1] in _CASTS and args is not None:
             return self._cast(key, anchor, args)
+        if kind == "x" and value[1] in _CHAINS and args:
+            given = [self._steps(key, anchor, a) if a else NONE for a in args]
+            if value[1] == "itertools.chain.from_iterable":
+                given = [union(self.element(v) for v in ordered(given[0]))]
+            return frozenset({("s", union(self.element(v) for g in given
+                                          for v in ordered(g)))})
         if kind == "x" and value[1] in _WRAPPERS:  # partial(f, 1), cache(f): f, bound
             if args:  # lru_cache(maxsize=8) itself: a decorator that gives that back
                 return self._steps(key, anchor, args[0]) if args[0] else NONE
@@ -202,10 +216,13 @@ class Results:
 
     def _elements(self, value: Value) -> Values:
         given = self._class_member(value[1], value[2], "__iter__", True)
-        if not given:  # class Chain(list[Step]): iterating gives Steps
-            return union(element_of(v) for v in ordered(self._container_base(value)))
-        return union(self.element(r) for f in ordered(given)
-                     for r in ordered(self.call(f, "", "", None)) if r != value)
+        found = union(self.element(r) for f in ordered(given)
+                      for r in ordered(self.call(f, "", "", None)) if r != value)
+        if found and len(value) < 4:
+            return found
+        # class Chain(list[Step]): iterating gives Steps; an __iter__ -> Iterator[T] of
+        # OrderedSet[Node] (or of class NodeSet(OrderedSet[Node])): Nodes (generics)
+        return union([found, *(element_of(v) for v in ordered(self._container_base(value)))])
 
     def _container_base(self, value: Value) -> Values:
         """The builtin container or ``Iterable[T]`` an instance's class subclasses, as a
@@ -215,9 +232,12 @@ class Results:
             if not k:
                 continue
             for base in self.resolver.module(k).bases.get(c, ()):
-                if "[" in base:
-                    found.append(frozenset(v for v in self.annotation(k, base, c)
-                                           if v[0] in "sdt"))
+                if "[" in base:  # (class NodeSet(OrderedSet[Node]): what that binds)
+                    for v in ordered(self.annotation(k, base, c)):
+                        found.append(frozenset({v}) if v[0] in "sdt" else
+                                     v[3] if v[0] == "i" and len(v) > 3 else NONE)
+        if len(value) > 3:
+            found.append(value[3])
         return union(found)
 
     def item(self, value: Value, index: int | None) -> Values:
@@ -228,7 +248,8 @@ class Results:
             return frozenset({value})
         if kind != "i":
             return item_of(value, index)
-        found = self._class_member(value[1], value[2], "__getitem__", True)
-        if found:
-            return union(self.call(f, "", "", None) for f in ordered(found))
-        return union(item_of(v, index) for v in ordered(self._container_base(value)))
+        found = union(self.call(f, "", "", None) for f in ordered(
+            self._class_member(value[1], value[2], "__getitem__", True)))
+        if found and len(value) < 4:
+            return found
+        return union([found, *(item_of(v, index) for v in ordered(self._container_base(value)))])

@@ -214,12 +214,15 @@ class Types(Annotations, Flows, Hierarchy, Members, Overloads, Results):
             sources = d.names.get(name)
             if sources and "@" in name:  # x@12: x where isinstance tests narrow it
                 own = [x for x in sources[:-1] if x[0] == "="]  # a loop's own element
+                base = name.partition("@")[0]  # self.data@12: an attribute path's value
                 found = (self.sources(key, d.anchor, own, d.parent) if own else
-                                self._name(key, d.anchor, name.partition("@")[0]))
+                         self.evaluate(key, d.anchor, base) if "." in base else
+                         self._name(key, d.anchor, base))
                 given = []  # +path: what a branch that tested the name bound it to
                 for source in sources[:-1]:
-                    if source[0] == "+":
-                        given.append(self.source(key, d.anchor, "=" + source[1:], d.parent))
+                    if source[0] == "+":  # +:T, a T (a test's); +path, that path's value
+                        given.append(self.source(key, d.anchor, source[1:] if source[1] == ":"
+                                                 else "=" + source[1:], d.parent))
                     elif source[0] != "=":
                         found = self._narrowed(key, d, found, source)
                 if given:

@@ -4,6 +4,9 @@ A value is a plain tuple:
 
 =====================  ===================================================================
 ``("i", key, C)``      an instance of the project class ``C`` of file ``key``
+``("i", key, C, E)``   one of a generic container class written with its type arguments
+                       (``OrderedSet[Node]``): ``E`` the containers its bases are with them
+                       bound (:mod:`indexgen.analyze.generics`)
 ``("c", key, C)``      the class ``C`` itself
 ``("f", key, F)``      the project function or method ``F``
 ``("n", key, F, g)``   the function ``g`` defined in the body of ``F`` (a closure)
@@ -68,7 +71,9 @@ _ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Call
 class Annotations:
     """Annotations read as values; mixed into :class:`~indexgen.analyze.types.Types`, whose
     ``resolver`` looks names up, ``of_target`` says what a resolved name stands for and
-    ``called_protocol`` what a callable ``Protocol`` gives (the hierarchy's)."""
+    ``called_protocol`` what a callable ``Protocol`` gives (the hierarchy's) and
+    ``bind_arguments`` what a generic container's type arguments make its elements
+    (:class:`~indexgen.analyze.generics.Generics`)."""
 
     resolver: Resolver
     _guard: GuardedMemo
@@ -126,7 +131,8 @@ class Annotations:
         if last == "Callable" and len(args) == 2:  # Callable[[A], R]: calling it gives R
             returned = self._type(key, args[1], cls)
             return frozenset({("k", returned)}) if returned else NONE
-        return self._type_name(key, base, cls)
+        found = self._type_name(key, base, cls)  # OrderedSet[Node]: its elements bound
+        return self.bind_arguments(key, found, args, cls) if found else found
 
     def _type_name(self, key: str, dotted: str, cls: str) -> Values:
         last = dotted.rpartition(".")[2]

@@ -12,7 +12,8 @@ of ``a, b = pair()``, ``=lock.__enter__()`` for ``with lock as held``.
 - A function's annotated parameters and its assigned names go to
   :attr:`~indexgen.extract.model.Definition.names`, but only those the function's calls on
   local values need (their receivers, and what those are bound to), so that summaries stay
-  small; its return annotation to :attr:`~indexgen.extract.model.Definition.returns`.
+  small; its return annotation to :attr:`~indexgen.extract.model.Definition.returns` (a
+  nested function's, which a kept name holds, to the names as ``->inner``).
 - Assignments to an attribute of a method's first parameter (``self.x = ...``; ``ctx.x`` in
   an autograd Function's static ``forward``) and the annotated or assigned names of a class
   body go to the class's :attr:`~indexgen.extract.model.Definition.members`, with the
@@ -28,6 +29,7 @@ import ast
 
 from indexgen.extract.alternatives import alternatives, mark_alternatives
 from indexgen.extract.argument_narrowing import narrow_arguments
+from indexgen.extract.attribute_narrowing import narrow_paths
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.instance_tests import COMPREHENSIONS
@@ -76,6 +78,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     classes = {d.qualname: d for d in defs if d.kind == "class"}
     shapes: dict[int, list[str]] = {}  # plain function -> what it accepts by position
     shapes_nested: dict[int, dict[str, list[str]]] = {}  # the same of its closures, by name
+    returns_nested: dict[int, dict[str, str]] = {}  # their return annotations
     metaclasses: dict[int, str] = {}  # class -> its metaclass= keyword
     methods: dict[int, list[str]] = {}  # method -> what it accepts by position, self too
     stubbed = overloaded(defs)  # typing.overload: the stubs' and implementation's parameters
@@ -138,12 +141,16 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     # what the targets other than plain names are bound to, bound after the walk: a value
     # read where a test narrows it is the narrowed name (self.x = item: =item@12)
     pending: list[tuple[ast.AST | None, str, Definition, int, int]] = []
+    tests: dict[int, list[ast.Call]] = {}  # isinstance(x, T) by line: a comprehension's x
+    for n in binders:                      # may be a T (narrowing._comprehension)
+        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == "isinstance":
+            tests.setdefault(n.lineno, []).append(n)
     for node in binders:
         t = type(node)
         if t in NARROWERS:  # isinstance tests; a loop's target is its own element within
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
-                found_here = narrowings(node, defs[i].end_lineno)
+                found_here = narrowings(node, defs[i].end_lineno, tests)
                 if found_here:
                     narrowed.setdefault(i, []).extend(found_here)
             if t is ast.If or t is ast.Assert or t in COMPREHENSIONS:
@@ -154,6 +161,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 nested_function(node, found.setdefault(i, {}), lazy.setdefault(i, {}),
                                 bool(defs[i].parent))
                 shapes_nested.setdefault(i, {})[node.name] = accepts(node)
+                if node.returns is not None:
+                    returns_nested.setdefault(i, {})[node.name] = annotation(node.returns)
             continue
         line = (node.target.lineno if t is ast.comprehension else
                 node.context_expr.lineno if t is ast.withitem else node.lineno)
@@ -198,10 +207,6 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             if d.kind == "class" and type(target) is ast.Name:
                 first = fields.setdefault(i, {})
                 first[target.id] = min(first.get(target.id, line), line)
-    for i, first in fields.items():  # a class body's names in source order: a dataclass's
-        members = defs[i].members    # fields are handed by place
-        defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
-            first.get(n, 1 << 30), n))}
     spanned = {i: spans(found_here, lazy.get(i, {})) for i, found_here in narrowed.items()}
     where = {i: held(s) for i, s in spanned.items() if s}
     for target, source, d, i, line in pending:
@@ -211,6 +216,10 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             found.setdefault(i, {}).setdefault("return", []).append(source)
         else:
             _bind_one(target, source, d, i, first_param, classes, found)
+    for i, first in fields.items():  # once bound: a class body's names in source order, a
+        members = defs[i].members    # dataclass's fields are handed by place
+        defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
+            first.get(n, 1 << 30), n))}
     keep_needed(summary, found, lazy, consts, receivers, where)
     for i, found_here in spanned.items():
         if defs[i].names:
@@ -228,7 +237,12 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     for i, inner in shapes_nested.items():  # and of a closure "inner" as "(inner"
         for name, shape in inner.items():
             defs[i].names["(" + name] = shape
+    for i, inner in returns_nested.items():  # its return annotation as "->inner", if the
+        for name, text in inner.items():     # closure is a value the pass reads
+            if "λ" + name in defs[i].names.get(name, ()):
+                defs[i].names["->" + name] = [text]
     mark_alternatives(alternatives(structure.bound), defs, index)  # and their conditions
+    narrow_paths(summary, binders, owner, structure.defs)  # isinstance(self.data, A): self.data@12.run
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,

@@ -6,7 +6,8 @@ its ``for`` clauses bind narrows that name where the element is made
 (:func:`comprehension_tests`): in ``[p.run() for p in params if isinstance(p, Argument)]``
 ``p`` is an ``Argument``, and so is each element of the list.
 :mod:`indexgen.extract.narrowing` gives the function the narrowed name ``p@line`` (the
-comprehension's first line) for the lines of the comprehension, and a comprehension's element
+comprehension's first line) for the lines of the comprehension (but those only its first
+iterable is on: :func:`inner_runs`), and a comprehension's element
 whose path starts with such a name is written with it (:func:`narrowed_element`), so that
 ``args = [p for p in params if isinstance(p, Argument)]`` holds ``[p@3]``.
 """
@@ -89,3 +90,26 @@ def narrowed_element(node: Comprehension, found: str) -> str:
     if head is not None and any(name == head.group() for name, _ in comprehension_tests(node)):
         return f"{head.group()}@{node.lineno}{found[head.end():]}"
     return found
+
+
+def inner_runs(node: Comprehension) -> list[tuple[int, int]]:
+    """The line runs of a comprehension but the lines only its first iterable is on: that
+    iterable is evaluated outside the comprehension, where its names are the function's
+    (``[n.f()`` then ``for n in n.nodes()]`` on a line of its own)."""
+    first, last = node.lineno, node.end_lineno
+    outer = node.generators[0].iter
+    if outer.lineno == outer.end_lineno == first:
+        return [(first, last)]  # most comprehensions: the iterable shares a line with more
+    parts = [node.key, node.value] if type(node) is ast.DictComp else [node.elt]
+    parts += [*node.generators[0].ifs,  # (its target makes no call, on the iterable's line)
+              *[p for g in node.generators[1:] for p in (g.target, g.iter, *g.ifs)]]
+    inner = {n for p in parts for n in range(p.lineno, p.end_lineno + 1)}
+    runs: list[tuple[int, int]] = []
+    for n in range(first, last + 1):
+        if outer.lineno <= n <= outer.end_lineno and n not in inner:
+            continue
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return runs

@@ -17,7 +17,10 @@ and ends the narrowing after that statement; one in a loop, from the loop on).  
 clauses of a comprehension narrow the names its ``for`` clauses bind over all its lines
 (:func:`~indexgen.extract.instance_tests.comprehension_tests`): ``[p.m() for p in ps if
 isinstance(p, A)]`` calls ``A.m``, and the list it makes holds ``p@line``
-(:func:`~indexgen.extract.syntax.literal`), an ``A``.
+(:func:`~indexgen.extract.syntax.literal`), an ``A``.  Tested or not, a comprehension's
+targets are names of its own (a comprehension is a scope of its own): over its lines each
+is its element, not what the function's other bindings of that name give (``[x.f() for x
+in args]`` then ``[x.g() for x in pairs]``), and it rebinds nothing of the function's.
 :mod:`indexgen.extract.bindings` keeps them in the function's ``names`` as ``x@first`` with
 the sources ``[":T" or "-T", "#last"]``, for :class:`indexgen.analyze.types.Types`.
 """
@@ -29,7 +32,12 @@ import builtins
 import collections.abc
 import re
 
-from indexgen.extract.instance_tests import COMPREHENSIONS, comprehension_tests, isinstance_test
+from indexgen.extract.instance_tests import (
+    COMPREHENSIONS,
+    comprehension_tests,
+    inner_runs,
+    isinstance_test,
+)
 from indexgen.extract.sources import element_source, pairs
 from indexgen.extract.syntax import blocks, literal, path
 
@@ -42,11 +50,12 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSIONS})
 
 
-def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
+def _tests(test: ast.AST, isinstance_test=isinstance_test
+           ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
     """(what holds when ``test`` is true, what does not hold then, whether the opposite holds
     when it is false), the first two lists of ``(name, types)``: an ``isinstance`` test, a
     ``not`` of one, or those of an ``and`` (``callable(x) and not isinstance(x, M)``: x is no
-    M inside; false, the ``and`` says nothing of x)."""
+    M inside; false, the ``and`` says nothing of x); ``isinstance_test`` reads one test."""
     one = isinstance_test(test)
     if one is not None:
         return [one], [], True
@@ -61,21 +70,24 @@ def _tests(test: ast.AST) -> tuple[list[tuple[str, str]], list[tuple[str, str]],
     return [], [], False
 
 
-def narrowings(node: ast.AST, end: int) -> list[Narrowing]:
+def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None = None,
+               one=isinstance_test) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
     ``end`` (before the function's rebindings are applied: :func:`cut`); of a ``for``
     loop, that its target name is the loop's element in its body (``=`` and the element's
     path: the name's other bindings, another loop's, do not reach there); of a
-    comprehension, its ``if`` clauses' (:func:`_comprehension`)."""
+    comprehension, its own names and its ``if`` clauses' (:func:`_comprehension`, given
+    ``tests``: the file's ``isinstance`` tests of a name by line).  ``one`` reads one test
+    (:mod:`indexgen.extract.attribute_narrowing`'s reads a test of an attribute path)."""
     if type(node) in COMPREHENSIONS:
-        return _comprehension(node)
+        return _comprehension(node, tests or {})
     if type(node) in _LOOPS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
         found_path = (path(node.iter) or (literal(node.iter) if type(node.iter) in COMPREHENSIONS
                                           else None)) if type(node.target) is ast.Name else None
         return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
                  element_source(found_path), node.body)] if found_path else []
     found: list[Narrowing] = []
-    true, false, exact = _tests(node.test)
+    true, false, exact = _tests(node.test, one)
     if not true and not false:
         return found
     if type(node) is ast.Assert:
@@ -103,20 +115,34 @@ def narrowings(node: ast.AST, end: int) -> list[Narrowing]:
     return found
 
 
-def _comprehension(node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
-                   ) -> list[Narrowing]:
-    """The narrowings of a comprehension's ``if`` clauses
-    (:func:`~indexgen.extract.instance_tests.comprehension_tests`), over all its lines, with
-    the element of its ``for`` clause as the narrowed name's own value (``=``); the block is
-    ``[]``: nothing outside binds the comprehension's names there."""
-    tests = comprehension_tests(node)
-    if not tests:
-        return []
-    first, last = node.lineno, node.end_lineno
-    tested = {name for name, _ in tests}
+def _comprehension(node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                   tests: dict[int, list[ast.Call]]) -> list[Narrowing]:
+    """The names a comprehension's ``for`` clauses bind, each its element (``=``), and the
+    narrowings of its ``if`` clauses
+    (:func:`~indexgen.extract.instance_tests.comprehension_tests`), over its lines but those
+    only its first iterable is on (:func:`~indexgen.extract.instance_tests.inner_runs`); the
+    block is ``[]``: nothing outside binds the comprehension's names there."""
+    clause_tests = comprehension_tests(node)
     own = [(target.id, source) for gen in node.generators for target, source in pairs(gen, {})
-           if type(target) is ast.Name and target.id in tested and source[0] == "="]
-    return [(name, first, last, source, []) for name, source in [*own, *tests]]
+           if type(target) is ast.Name and source[0] == "="]
+    # an isinstance test elsewhere in it (x.f() if isinstance(x, A) else x): x may be an A
+    # (the source +:A), as such a test says of a function's name (sources.pairs); not the
+    # if clauses' tests
+    start, stop = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    inside = [c for n in range(node.lineno, node.end_lineno + 1) for c in tests.get(n, ())
+              if start <= (c.lineno, c.col_offset) and (c.end_lineno, c.end_col_offset) <= stop]
+    may = []
+    if inside:
+        names = {name for name, _ in own}
+        clauses = {id(term.operand if type(term) is ast.UnaryOp else term)
+                   for gen in node.generators for cond in gen.ifs for term in (
+                       cond.values if type(cond) is ast.BoolOp and type(cond.op) is ast.And
+                       else [cond])}
+        may = [(found[0], f"+:{kind}") for c in inside if id(c) not in clauses
+               and (found := isinstance_test(c)) is not None and found[0] in names
+               for kind in found[1].split(" | ")]
+    return [(name, first, last, source, []) for first, last in inner_runs(node)
+            for name, source in [*own, *may, *clause_tests]]
 
 
 def _rebinding(body: list[ast.stmt], name: str) -> str | None:
@@ -203,14 +229,22 @@ def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list[str], int]]:
     """The narrowings of a function (:mod:`indexgen.extract.narrowing`) by narrowed name:
     ``x@first`` -> (the ``:T``, ``-T`` or ``=`` sources, last line), each up to the line
-    where the function binds the name again (``lazy``: its plain binding statements)."""
-    rebound = {name: [line_of(n) for n in lazy.get(name, ())
-                      if isinstance(n, ast.AST) and type(n) is not ast.Call]
-               for name, *_ in found}
+    where the function binds the name again (``lazy``: its plain binding statements and
+    parameters; a comprehension's target binds none of the function's names).  A loop's or
+    comprehension's target that nothing else binds (no other statement; for a
+    comprehension's, no parameter either) is its element everywhere: no narrowing."""
+    bound = {name: [n for n in lazy.get(name, ())
+                    if isinstance(n, ast.AST) and type(n) is not ast.Call] for name, *_ in found}
+    # a comprehension's target is its own name, never the function's: it rebinds nothing
+    rebound = {name: [read_until(n) for n in nodes if type(n) is not ast.comprehension]
+               for name, nodes in bound.items()}
+    own = {(f[0], f[1]) for f in found if f[4] == []}  # a comprehension's names, where
     out: dict[str, tuple[list[str], int]] = {}
     for name, first, last, source in cut(found, rebound):
-        if source[0] == "=" and len(rebound.get(name, ())) < 2:
-            continue  # a loop's target bound nowhere else: its element all the same
+        comprehension = (name, first) in own
+        if (source[0] == "=" or comprehension and source[0] == "+") and (
+                len(lazy.get(name, ())) < 2 if comprehension else len(bound[name]) < 2):
+            continue  # a target bound nowhere else (no parameter): its element all the same
         if "@" not in name:
             key = f"{name}@{first}"
             tests, end = out.get(key, ([], last))
@@ -273,6 +307,16 @@ def at_line(source: str, line: int, narrowed: dict[str, list[tuple[int, int, str
     parts = source.split('"')  # not within a string: getattr(x, "name")
     parts[::2] = [_NAME.sub(one, part) for part in parts[::2]]
     return '"'.join(parts)
+
+
+def read_until(node: ast.AST) -> int:
+    """The last line on which a binding node still reads the old value: an assignment's
+    last (``self.data = Box(\n size=self.data.size())`` reads it on every line of its value,
+    then binds), a loop's or a ``with``'s first (:func:`line_of`)."""
+    return node.end_lineno if type(node) in _ASSIGNS else line_of(node)
+
+
+_ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 
 
 def line_of(node: ast.AST) -> int:

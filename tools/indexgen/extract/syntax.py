@@ -10,10 +10,16 @@ from indexgen.extract.instance_tests import COMPREHENSIONS, narrowed_element
 from indexgen.extract.instance_tests import tested_name as tested_name  # read from here too
 from indexgen.extract.unparse import dotted, unparse
 
-#: Calls whose arguments a path keeps: builtins whose result's type follows from them.
+#: Calls whose arguments a path keeps: builtins whose result's type follows from them
+#: (whatever keywords they are given: ``sorted(xs, key=f)`` holds the elements of ``xs``),
+#: and ``itertools.chain`` (by name, or ``itertools.chain(a, b)``,
+#: ``itertools.chain.from_iterable(xss)``: :data:`_KEPT_METHODS`).
 KEEP_ARGS = frozenset({"enumerate", "zip", "iter", "next", "list", "sorted", "reversed",
                        "tuple", "set", "frozenset", "cast", "super", "getattr", "type",
-                       "staticmethod", "classmethod"})
+                       "staticmethod", "classmethod", "chain"})
+#: Attributes whose calls keep their arguments when read on a name (``typing.cast``,
+#: ``itertools.chain``), or, for ``from_iterable``, on ``chain``.
+_KEPT_METHODS = frozenset({"cast", "chain", "from_iterable"})
 #: Calls (of ``functools``, by name or attribute) that give back the function they are
 #: handed first, bound or cached: a path keeps their positional arguments, keywords or not.
 WRAPPERS = frozenset({"partial", "lru_cache", "cache"})
@@ -27,9 +33,10 @@ def path(node: ast.AST, given: bool = True) -> str | None:
     normalized text the global pass evaluates (:mod:`indexgen.analyze.types`), or None.
 
     The builtins of :data:`KEEP_ARGS` keep their arguments as paths (``next([s])`` for
-    ``next(s for s in states)``: ``[E]`` is a list of E), as does ``typing.cast`` written
-    with its module (``t.cast(T, x)``), whose type written as a string is quoted
-    (``cast("type[S]", x)``: :func:`quoted_type`); any other call keeps what
+    ``next(s for s in states)``: ``[E]`` is a list of E), as do ``itertools.chain`` and
+    ``typing.cast`` written with their module (``t.cast(T, x)``,
+    ``itertools.chain.from_iterable(xss)``), the type a cast is given written as a string
+    quoted (``cast("type[S]", x)``: :func:`quoted_type`); any other call keeps what
     :func:`~indexgen.extract.arguments.handed_text` writes of its arguments after ``(:``
     (``item(:dict(:data), _sort_keys=#True)``, for the global pass to tell which
     ``typing.overload`` stub it matches), or with ``given`` False (a flow record's slot)
@@ -67,15 +74,16 @@ def path(node: ast.AST, given: bool = True) -> str | None:
         if ft is ast.Name:
             kept = func.id if func.id in KEEP_ARGS or func.id in WRAPPERS else None
         elif ft is ast.Attribute:  # typing.cast(T, x), t.cast("T", x), functools.partial(f)
-            kept = func.attr if (func.attr == "cast" or func.attr in WRAPPERS) \
-                and type(func.value) is ast.Name else None
+            kept = func.attr if (func.attr in _KEPT_METHODS or func.attr in WRAPPERS) and (
+                type(func.value) is ast.Name if func.attr != "from_iterable"
+                else head.endswith("chain.from_iterable")) else None
         else:  # lru_cache(maxsize=None)(f): the cache made, handed f
             inner = func.func if ft is ast.Call else None
             kept = _MADE_BY_WRAPPER if inner is not None and (getattr(inner, "id", None) in WRAPPERS or
                                                   getattr(inner, "attr", None) in WRAPPERS) \
                 else None
-        if kept is None or node.keywords and kept not in WRAPPERS and kept != _MADE_BY_WRAPPER:
-            if kept is None and given and (node.args or node.keywords):
+        if kept is None:
+            if given and (node.args or node.keywords):
                 return f"{head}(:{handed_text(node, path)})"
             return head + "()"
         args = [_argument(a) for a in node.args]

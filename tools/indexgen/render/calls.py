@@ -18,6 +18,7 @@ from indexgen.analyze.context import CallEdge, CallerRef
 from indexgen.analyze.dispatch import UNKNOWN_VALUE
 from indexgen.render.markdown import code, escape_inline, link
 from indexgen.render.page import CHECKING_NOTE, MODULE_LEVEL, Page, count, line_links
+from indexgen.render.through import through
 
 
 def unresolved(p: Page, caller: str) -> dict[str, list[int]]:
@@ -81,7 +82,7 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
             mine = [e for e in edges if e.kind in kinds]
             if mine:
                 out.append(f"- **{title}**: " + format_calls(
-                    p, mine, p.s.checking_spans if not anchor else ()))
+                    p, mine, p.s.checking_spans if not anchor else (), anchor))
     reasons = unresolved(p, anchor)
     if reasons:
         out.append("- **Not resolved statically**: " + unresolved_text(reasons))
@@ -93,8 +94,8 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
     return out
 
 
-def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, int]] = ()
-                 ) -> str:
+def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, int]] = (),
+                 caller: str | None = None) -> str:
     """Project callees (linked), each followed by the overrides a call of it may run instead
     (one group per set of them: ``Shape.area (4), or an override in: Square.area (4)``), a
     call that names no callee of its own (a method only subclasses or a protocol's conforming
@@ -102,10 +103,16 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
     build, each with its lines, followed likewise by the overrides the build's subclasses
     define (``io.BytesIO.write (14), or an override in: CopyingIO.write (14)``).  The lines
     in a span of ``checking`` (module-level ``if TYPE_CHECKING:`` bodies) are entries of
-    their own, marked as never run."""
+    their own, marked as never run.  The lines of a call that reaches its callee as a value
+    (of the definition of anchor ``caller``; '' the module level) say how
+    (:func:`~indexgen.render.through.through`), and the callees whose lines read the same
+    are one entry: ``blockquote (line 8; line 12, through `rule`: an element of
+    `self.rules`)``, ``blockquote, heading (line 12, through `rule`: ...)``."""
     spans = [range(first, last + 1) for first, last in checking]
     # (callee, under TYPE_CHECKING) -> lines
     groups: dict[tuple[tuple[str, str, str, str], bool], list[int]] = {}
+    how: dict[tuple[int, tuple[str, str, str, str]], str] = {}  # (line, callee) -> label
+    plain: set[tuple[int, tuple[str, str, str, str]]] = set()  # those named by their call
     by_call: dict[tuple[int, str], list[CallEdge]] = {}  # the overrides of each call
     for e in edges:
         if e.kind == "override":
@@ -113,6 +120,15 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
             continue
         groups.setdefault((e[2:], any(e.line in r for r in spans)),  # e[2:]: (kind, key,
                           []).append(e.line)                         # anchor, label)
+        if caller is not None:  # a line that names the callee once needs no label
+            label = through(p, caller, e)
+            if label:
+                if (e.line, e[2:]) not in plain:
+                    how.setdefault((e.line, e[2:]), label)
+            else:
+                plain.add((e.line, e[2:]))
+                if how:
+                    how.pop((e.line, e[2:]), None)
     # (base callee or None, *overrides) -> lines: each group goes after its base
     override_groups: dict[tuple, list[int]] = {}
     # the project callees of each line with overrides, then those outside the build
@@ -138,6 +154,8 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
     parts: dict[str, list[str]] = {"project": [], "closure": [], "read": [], "callback": [],
                                    "external": []}
     heads = p.callee_heads  # a file's definitions call the same callees again and again
+    # (kind, labelled lines) -> (the entry's place in parts[kind], its callees)
+    alike: dict[tuple[str, str], tuple[int, list[str]]] = {}
     for (ident, never), lines in groups.items():
         head = heads.get(ident)
         if head is None:
@@ -148,14 +166,38 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
         if ident[0] == "project" and one_of:  # a "one of" group goes in line order
             while one_of and one_of[0][0] < min(lines):
                 parts["project"].append(one_of.pop(0)[1])
-        parts[ident[0]].append(", ".join([f"{head} ({line_links(lines)})"
-                                          + (CHECKING_NOTE if never else ""),
-                                          *after.pop(ident, ())]))
+        labelled = bool(how) and any((line, ident) in how for line in lines)
+        shown = _lines(lines, ident, how) if labelled else line_links(lines)
+        others = after.pop(ident, ())
+        if labelled and ident[0] != "external" and not never and not others:
+            # the callees of the same labelled lines are one entry: A, B (line 9, through f)
+            same = alike.get((ident[0], shown))
+            if same is not None:
+                same[1].append(head)
+                continue
+            alike[ident[0], shown] = (len(parts[ident[0]]), [head])
+            parts[ident[0]].append("")  # made below
+            continue
+        parts[ident[0]].append(", ".join([f"{head} ({shown})" + (CHECKING_NOTE if never else ""),
+                                          *others]))
+    for (kind, shown), (at, same) in alike.items():  # the callees, then the labelled lines
+        parts[kind][at] = f"{', '.join(same)} ({shown})"
     parts["project"] += [text for _line, text in one_of]
     text = "; ".join(parts["project"] + parts["closure"] + parts["read"] + parts["callback"])
     if parts["external"]:
         text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
     return text
+
+
+def _lines(lines: list[int], callee: tuple, how: dict[tuple[int, tuple], str]) -> str:
+    """The lines of the calls of one callee, those of each label (see
+    :func:`~indexgen.render.through.through`) apart, the label after its lines: ``line 8;
+    lines 12, 14, through `rule`: an element of `self.rules```."""
+    by: dict[str, list[int]] = {}
+    for line in lines:
+        by.setdefault(how.get((line, callee), ""), []).append(line)
+    return "; ".join(line_links(found) + (f", {label}" if label else "")
+                     for label, found in by.items())
 
 
 def _base(same: Iterable[CallEdge], text: str, override: str) -> tuple | None:

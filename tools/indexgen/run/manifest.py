@@ -80,7 +80,8 @@ def _encode(s: FileSummary, docstring: str, calls: list[Call]) -> dict:
         "encoding": s.encoding, "n_lines": s.n_lines, "docstring": docstring,
         "exports": s.exports, "checking": s.type_checking, "served": s.served, "all_computed": s.all_computed,
         "defs": [[d.kind, d.qualname, d.lineno, d.end_lineno, d.start_lineno, d.bases, d.anchor,
-                  d.parent, d.overload, d.effects, d.returns, d.names, d.members]
+                  d.parent, d.overload, d.effects, d.returns, d.names,
+                  list(d.members.items())]  # pairs: sorting keys would lose the fields' order
                  for d in s.definitions],
         "attrs": [[a.name, a.lineno, a.constant, a.anchor, a.alias_of, a.source]
                   for a in s.attributes],
@@ -102,7 +103,7 @@ def decode_summary(d: dict) -> FileSummary:
         definitions=[Definition(kind=k, qualname=q, lineno=ln, end_lineno=e, start_lineno=st,
                                 bases=list(b), anchor=a, parent=p, overload=o, effects=list(fx),
                                 returns=r, names=names,
-                                members={m: list(map(tuple, v)) for m, v in members.items()}
+                                members={m: list(map(tuple, v)) for m, v in members}
                                 if members else {})
                      for k, q, ln, e, st, b, a, p, o, fx, r, names, members in d["defs"]],
         attributes=[ModuleAttribute(name=n, lineno=ln, constant=c, anchor=a, alias_of=al,

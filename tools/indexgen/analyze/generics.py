@@ -1,0 +1,132 @@
+"""A project class that subclasses a generic container, written with its type arguments.
+
+``class OrderedSet(MutableSet[T])`` iterated gives what ``T`` stands for, and an annotation
+``OrderedSet[Node]`` says it: its instance is then ``("i", key, "OrderedSet", E)``, ``E`` the
+containers its bases are with the arguments bound (``MutableSet[Node]``: ``("s", {Node})``),
+which iterating and subscripting it read (:mod:`indexgen.analyze.results`) where its own
+``__iter__`` (``-> Iterator[T]``) says nothing.  The class's type parameters are those of a
+``Generic[...]`` (or ``Protocol[...]``) base, else the type variables its subscripted bases
+name, in the order they first appear (as :pep:`484` orders them); a base that is itself a
+project generic (``class Deeper(OrderedSet[T])``) is bound in turn, and a base whose
+arguments are stated (``class NodeSet(OrderedSet[Node])``) is read as its annotation.
+
+:class:`Generics` is mixed into :class:`~indexgen.analyze.types.Types` (through
+:class:`~indexgen.analyze.results.Results`), whose resolver, memo and ``_type`` it uses.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from indexgen.analyze.values import _MAP, _SEQ, NONE, Values, dotted, ordered, union
+
+#: What declares a type variable (a name whose module attribute is a call of one).
+_TYPE_VARS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple"})
+#: Bases that list a class's type parameters in their order.
+_DECLARING = frozenset({"Generic", "Protocol"})
+_DEPTH = 8  # generic bases bound inside one another
+_CONTAINERS = frozenset({"s", "d", "t"})
+
+
+class Generics:
+    """Type arguments of a project generic container bound to its elements."""
+
+    resolver: object
+    _memo: dict
+
+    def _type(self, key: str, node: ast.AST, cls: str) -> Values:  # pragma: no cover
+        raise NotImplementedError  # Annotations defines it
+
+    def bind_arguments(self, key: str, found: Values, args: list[ast.AST], cls: str
+                       ) -> Values:
+        """``found`` (what the annotation ``C[args]`` of file ``key`` names without its
+        arguments) with each instance of a generic project container class carrying the
+        containers its bases are with ``args`` bound."""
+        out = None
+        for v in found:
+            if v[0] != "i" or len(v) > 3 or not self._generic(v[1], v[2])[0]:
+                continue
+            given = tuple(self._type(key, a, cls) for a in args)
+            bound = self._containers(v[1], v[2], given, 0)
+            if bound:
+                out = set(found) if out is None else out
+                out.discard(v)
+                out.add((*v, bound))
+        return found if out is None else frozenset(out)
+
+    def _generic(self, key: str, cls: str) -> tuple[tuple[str, ...], tuple[ast.AST, ...]]:
+        """The class's type parameters and its subscripted bases (parsed), read once."""
+        memo = ("generic", key, cls)
+        found = self._memo.get(memo)
+        if found is None:
+            bases = []
+            for text in self.resolver.module(key).bases.get(cls, ()):
+                if "[" in text:
+                    try:
+                        bases.append(ast.parse(text, mode="eval").body)
+                    except (SyntaxError, ValueError, RecursionError):
+                        continue
+            params: list[str] = []
+            for base in bases:
+                if type(base) is not ast.Subscript:
+                    continue
+                if dotted(base.value).rpartition(".")[2] in _DECLARING:
+                    params = [n.id for n in _arguments(base) if type(n) is ast.Name]
+                    break
+                for n in ast.walk(base.slice):
+                    if type(n) is ast.Name and n.id not in params and self._is_type_var(key, n.id):
+                        params.append(n.id)
+            found = self._memo[memo] = (tuple(params), tuple(bases))
+        return found
+
+    def _is_type_var(self, key: str, name: str) -> bool:
+        target = self.resolver.name_in(key, name)
+        if target is None or target.kind != "project" or not target.qualname:
+            return False
+        attr = self.resolver.module(target.key).attrs.get(target.qualname)
+        return attr is not None and attr.source[1:].partition("(")[0].rpartition(".")[2] \
+            in _TYPE_VARS  # T = TypeVar("T"): =TypeVar()
+
+    def _containers(self, key: str, cls: str, given: tuple[Values, ...], depth: int) -> Values:
+        """The containers the class's bases are with its parameters bound to ``given``."""
+        params, bases = self._generic(key, cls)
+        if not params or depth > _DEPTH:
+            return NONE
+        bound = dict(zip(params, given))
+        found = []
+        for base in bases:
+            for v in ordered(self._generic_bound(key, base, cls, bound, depth)):
+                if v[0] in _CONTAINERS:
+                    found.append(frozenset({v}))
+                elif v[0] == "i" and len(v) > 3:
+                    found.append(v[3])
+        return union(found)
+
+    def _generic_bound(self, key: str, node: ast.AST, cls: str, bound: dict[str, Values], depth: int
+               ) -> Values:
+        """The annotation ``node`` of the class's file with its parameters ``bound``."""
+        t = type(node)
+        if t is ast.Name and node.id in bound:
+            return bound[node.id]
+        if t is not ast.Subscript:
+            return self._type(key, node, cls)
+        head = dotted(node.value)
+        last = head.rpartition(".")[2]
+        args = [self._generic_bound(key, a, cls, bound, depth) for a in _arguments(node)]
+        if last in _SEQ:
+            return frozenset({("s", args[0])})
+        if last in _MAP and len(args) == 2:
+            return frozenset({("d", args[0], args[1])})
+        out = set()
+        for v in self._type(key, node.value, cls):  # a project generic: bound in turn
+            if v[0] == "i" and len(v) == 3 and self._generic(v[1], v[2])[0]:
+                inner = self._containers(v[1], v[2], tuple(args), depth + 1)
+                out.add((*v, inner) if inner else v)
+            else:
+                out.add(v)
+        return frozenset(out)
+
+
+def _arguments(node: ast.Subscript) -> list[ast.AST]:
+    """The type arguments of a subscript (``C[A, B]``: ``A``, ``B``)."""
+    return node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]

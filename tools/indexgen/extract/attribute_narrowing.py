@@ -1,0 +1,198 @@
+"""Stage 1e (continued): where an ``isinstance`` test narrows an attribute path.
+
+:mod:`indexgen.extract.narrowing` narrows names; the same tests narrow an attribute path of
+one or two dots (``self.data``, ``node.inputs``, ``self.a.b``: :func:`tested_path`), as
+Python's type checkers do: inside ``if isinstance(self.data, InputBuffer):``
+``self.data.get_name()`` is ``InputBuffer``'s, never the ``get_name`` of every class that
+``self.data`` may hold.  The forms are the names' (``if``, its ``else``, ``not``, ``and``,
+what follows an ``if`` whose body always leaves, ``assert isinstance(self.data, (A, B))``),
+and one more: the operands after an ``isinstance`` test of an ``and`` (``isinstance(self.data,
+A) and self.data.run()``) in an ``if`` or ``assert`` test, a ``return`` or an assignment.
+
+The narrowing ends where the function assigns the path, or a prefix of it, again (``self.data
+= B()``, ``self = ...``; an assignment in a branch or a loop as for names:
+:func:`indexgen.extract.narrowing.cut`) -- mypy's rule: a call (``self.reset()``) does not end
+it, though the method may assign the attribute; an augmented assignment or ``del`` does not
+either, nor does anything a nested function does.  One cut more than mypy's: what follows an
+``assert`` or an ``if`` that leaves is narrowed up to the end of the block that holds it, not
+of the function (``with V.graph.set_current_wrapper_code(): assert isinstance(
+V.graph.wrapper_code, W)``: the ``with`` puts the old value back).  A line is the unit, as for
+names: an ``and`` on one line narrows the whole line.
+
+Summaries stay small: a narrowing is kept only where a call inside it starts with the path;
+the function's ``names`` then hold ``self.data@12`` (the path, ``@``, the narrowing's first
+line) with the sources ``[":T" or "-T"..., "#last"]``, and those calls' records (flow records
+``<`` and references ``&`` too) are written on it: ``self.data@12.get_name``.  The global
+pass reads the head of such a path as one name (:func:`indexgen.analyze.paths.parse`), which
+is the path's own value narrowed (:meth:`indexgen.analyze.types.Types._name_uncached`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from indexgen.extract.model import Call, FileSummary
+from indexgen.extract.narrowing import Narrowing, cut, line_of, narrowings, read_until
+from indexgen.extract.syntax import blocks, path
+from indexgen.extract.unparse import unparse
+
+_TESTED = (ast.If, ast.Assert)
+_VALUED = (ast.Return, ast.Assign, ast.AnnAssign)
+_BINDS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem)
+
+
+def tested_path(node: ast.AST) -> tuple[str, str] | None:
+    """``('self.data', 'A | B')`` of ``isinstance(self.data, A)`` (``(A, B)``): a path of
+    one or two attributes on a name, or None."""
+    if type(node) is not ast.Call or type(node.func) is not ast.Name or \
+            node.func.id != "isinstance" or len(node.args) != 2 or node.keywords or \
+            type(node.args[0]) is not ast.Attribute:
+        return None
+    tested = path(node.args[0])
+    if tested is None or not 1 <= tested.count(".") <= 2 or not all(
+            p.isidentifier() for p in tested.split(".")):
+        return None
+    kind = node.args[1]  # the types, as isinstance_test reads a name's
+    types = kind.elts if type(kind) is ast.Tuple else [kind]
+    if not types or not all(type(k) in (ast.Name, ast.Attribute) for k in types):
+        return None
+    return tested, " | ".join(unparse(k) for k in types)
+
+
+def _conjunctions(expr: ast.AST | None) -> list[Narrowing]:
+    """What the ``isinstance`` tests of an ``and`` say of the operands after them, over
+    their lines; a test is not read where an operand before it reads the path on those
+    lines (``self.x.ok() and isinstance(self.x, A) and ...``)."""
+    if type(expr) is not ast.BoolOp or type(expr.op) is not ast.And:
+        return []
+    found: list[Narrowing] = []
+    values = expr.values
+    for k, v in enumerate(values[:-1]):
+        sign, test = (":", v) if type(v) is not ast.UnaryOp or type(v.op) is not ast.Not \
+            else ("-", v.operand)
+        one = tested_path(test)
+        if one is None:
+            continue
+        first = values[k + 1].lineno
+        if any(w.end_lineno >= first and any(
+                type(n) is ast.Attribute and path(n) == one[0] for n in ast.walk(w))
+               for w in values[:k]):
+            continue
+        found.append((one[0], first, expr.end_lineno, sign + one[1], None))
+    return found
+
+
+def _assigned(node: ast.AST) -> list[str]:
+    """The paths a binding node assigns (names and attribute paths; a tuple's each)."""
+    t = type(node)
+    targets = node.targets if t is ast.Assign else [node.optional_vars] if t is ast.withitem \
+        else [node.target]
+    out = []
+    while targets:
+        target = targets.pop()
+        if type(target) in (ast.Tuple, ast.List):
+            targets += target.elts
+        elif type(target) is ast.Starred:
+            targets.append(target.value)
+        elif target is not None:
+            found = path(target)
+            if found:
+                out.append(found)
+    return out
+
+
+def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
+                 defs_nodes: list) -> None:
+    """Find the attribute paths the ``isinstance`` tests of each function narrow, keep those
+    a call inside starts with in the function's ``names``, and write those calls on them (see
+    the module's docstring).  ``binders``: the walk's binding nodes (``if``, ``assert``,
+    assignments, loops...); ``owner``: the innermost definition of each line
+    (:func:`indexgen.extract.calls.owners`); ``defs_nodes``: each definition with its node."""
+    defs = summary.definitions
+    top = len(owner) - 1
+    found: dict[int, list[Narrowing]] = {}
+    nodes = {d.anchor: node for d, node in defs_nodes}
+    block_ends: dict[int, dict[int, int]] = {}  # function -> statement -> its block's end
+    for node in binders:
+        t = type(node)
+        if t not in _TESTED and t not in _VALUED:
+            continue
+        i = owner[node.lineno] if 0 <= node.lineno <= top else -1
+        if i < 0 or defs[i].kind == "class":
+            continue
+        here = _conjunctions(node.test if t in _TESTED else node.value)
+        if t in _TESTED:
+            more = narrowings(node, defs[i].end_lineno, one=tested_path)
+            if any(n[4] is None for n in more):  # what follows it: up to its block's end
+                ends = block_ends.get(i)
+                if ends is None:
+                    ends = block_ends[i] = _block_ends(nodes[defs[i].anchor].body, {})
+                more = narrowings(node, ends.get(id(node), defs[i].end_lineno), one=tested_path)
+            here += more
+        if here:
+            found.setdefault(i, []).extend(here)
+    if not found:
+        return
+    rebound: dict[int, list[tuple[str, int]]] = {}  # function -> (path assigned, line)
+    for node in binders:
+        if type(node) in _BINDS:
+            line = line_of(node)
+            i = owner[line] if 0 <= line <= top else -1
+            if i in found:  # the value's lines still read the old one
+                rebound.setdefault(i, []).extend((p, read_until(node)) for p in _assigned(node))
+    by_caller = {defs[i].anchor: i for i in found}
+    calls = summary.calls
+    spans: dict[int, dict[str, list[tuple[int, int, list[str]]]]] = {}
+    for k, call in enumerate(calls):
+        i = by_caller.get(call.caller)
+        if i is None:
+            continue
+        mine = spans.get(i)
+        if mine is None:
+            mine = spans[i] = _spans(found[i], rebound.get(i, ()), defs[i].names or {})
+        text = call.text
+        mark = text[0] if text[0] in "<&" else ""
+        called, tab, rest = text[len(mark):].partition("\t")
+        for tested, runs in mine:  # the longest path first: self.a.b before self.a
+            if not called.startswith(tested) or len(called) > len(tested) and \
+                    called[len(tested)] not in ".[(":
+                continue
+            at = [(a, b, tests) for a, b, tests in runs if a <= call.line <= b]
+            if at:
+                a, b, tests = at[-1]  # the innermost: a later first line
+                key = f"{tested}@{a}"
+                defs[i].names = {**(defs[i].names or {}), key: [*tests, f"#{b}"]}
+                calls[k] = Call(call.caller, mark + key + called[len(tested):] + tab + rest,
+                                call.line, call.local)
+                break
+
+
+def _block_ends(body: list[ast.stmt], out: dict[int, int]) -> dict[int, int]:
+    """Each statement of ``body`` and of the blocks within (by ``id``) -> the last line of
+    the block that holds it."""
+    for st in body:
+        out[id(st)] = body[-1].end_lineno
+        for block in blocks(st):
+            _block_ends(block, out)
+    return out
+
+
+def _spans(found: list[Narrowing], rebound, names: dict) -> list[tuple[str, list]]:
+    """The narrowings of one function by path, the longest first: ``(path, [(first, last,
+    sources)...])`` by first line,
+    each cut where the path or a prefix of it is assigned; none of a path on a name the
+    function's own tests narrow (``x@3.data@5`` is no path the pass reads)."""
+    lines: dict[str, list[int]] = {}
+    for tested, *_ in found:
+        lines[tested] = [line for p, line in rebound
+                         if tested == p or tested.startswith(p + ".")]
+    narrowed = {name.partition("@")[0] for name in names if "@" in name}
+    out: dict[str, dict[int, tuple[int, list[str]]]] = {}
+    for tested, first, last, source in cut(found, lines):
+        if tested.partition(".")[0] in narrowed:
+            continue
+        runs = out.setdefault(tested, {})
+        end, tests = runs.get(first, (last, []))
+        runs[first] = (min(end, last), [*tests, source])
+    return sorted(((p, sorted((a, b, tests) for a, (b, tests) in runs.items()))
+                   for p, runs in out.items()), key=lambda x: -len(x[0]))
