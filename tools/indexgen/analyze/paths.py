@@ -14,6 +14,18 @@ _NAME = re.compile(r"[A-Za-z_]\w*(?:@\d+)?")  # x@12: x where an isinstance test
 #: self.data@12: an attribute path where an isinstance test narrows it
 #: (:mod:`indexgen.extract.attribute_narrowing`)
 _NARROWED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+@\d+")
+_TOKEN = re.compile(r"#[^,)]*")  # a literal argument of a call (#None, #12, #str)
+_KEYWORD = re.compile(r"([A-Za-z_]\w*)=")  # a keyword argument (no path holds a "=")
+
+
+class Given(str):
+    """The arguments a path keeps of a call of anything but the builtins it keeps them for,
+    as written after ``(:`` (:func:`indexgen.extract.arguments.handed_text`): only
+    :mod:`indexgen.analyze.overloads` reads them (:func:`arguments`), and the type
+    evaluation calls the callee as if they were not there -- most are never read, and are
+    not parsed."""
+
+    __slots__ = ()
 
 
 def parse(text: str) -> tuple:
@@ -22,7 +34,8 @@ def parse(text: str) -> tuple:
     ``(unpacked, steps)``, and ``("u", places)`` for ``(a, _)``, each place steps or None; or
     ``("q", pattern)`` (a quoted name given to ``getattr``,
     :func:`indexgen.extract.syntax.name_pattern`); then ``("a", attr)``, ``("c", args)`` (args: steps of the kept
-    arguments, None for ``_``) and ``("i", index or None)``."""
+    arguments, None for ``_``; a :class:`Given` for a call's ``(:`` arguments) and
+    ``("i", index or None)``."""
     narrowed = _NARROWED.match(text) if "@" in text else None
     if narrowed is not None:  # self.data@12.run: the narrowed path is one name
         return (("n", narrowed.group()), *parse("x" + text[narrowed.end():])[1:])
@@ -98,6 +111,19 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
                 break
             steps.append(("a", m.group()))
             pos = m.end()
+        elif ch == "(" and text[pos + 1:pos + 2] == ":":  # f(:x, "k"=y): kept as written
+            end, depth = pos + 2, 1
+            while end < n:
+                ch = text[end]
+                if ch == "(" or ch == "[" or ch == "{":
+                    depth += 1
+                elif ch == ")" or ch == "]" or ch == "}":
+                    depth -= 1
+                    if not depth:
+                        break
+                end += 1
+            steps.append(("c", Given(text[pos + 2:end])))
+            pos = end + 1
         elif ch == "(":
             args, pos, _whole = _places(text, pos + 1)
             steps.append(("c", args))
@@ -110,3 +136,43 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
         else:
             break
     return tuple(steps), pos
+
+
+def arguments(given: Given) -> tuple:
+    """The arguments of a :class:`Given`: each positional one's steps (None: not known;
+    ``(("v", "12"),)``: a literal, ``#12``), ``("=", name, steps)`` for a keyword one,
+    ``("*",)`` and ``("**",)`` for unpacked ones."""
+    return _given(given + ")", 0)[0]
+
+
+def _given(text: str, pos: int) -> tuple[tuple, int]:
+    """The arguments from ``pos`` to the closing parenthesis, and the position past it."""
+    items: list = []
+    n = len(text)
+    while pos < n and text[pos] != ")":
+        if text[pos] == "*":  # *args or **kwargs: what they hold is not written
+            star = "**" if text.startswith("**", pos) else "*"
+            items.append((star,))
+            pos += len(star)
+        elif (m := _KEYWORD.match(text, pos)) is not None:  # name=value: a keyword one
+            value, pos = _one(text, m.end())
+            items.append(("=", m.group(1), value))
+        else:
+            value, pos = _one(text, pos)
+            items.append(value)
+        if text.startswith(", ", pos):
+            pos += 2
+        elif not text.startswith(")", pos):
+            return tuple(items), n  # not written so: what was read
+    return tuple(items), pos + 1
+
+
+def _one(text: str, pos: int) -> tuple[tuple | None, int]:
+    """One argument of :func:`_given`: its steps (a literal's ``(("v", "12"),)``), or None
+    for ``_``; and the position past it."""
+    if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
+        return None, pos + 1
+    if text[pos] == "#":
+        m = _TOKEN.match(text, pos)
+        return (("v", m.group()[1:]),), m.end()
+    return _parse(text, pos)

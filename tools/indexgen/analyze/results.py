@@ -13,6 +13,7 @@ from __future__ import annotations
 from indexgen.analyze.containers import element_of, item_of
 from indexgen.analyze.generics import Generics
 from indexgen.analyze.memo import GuardedMemo
+from indexgen.analyze.paths import Given
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
 from indexgen.extract.attribute_source import ABSTRACT_CONTAINER
 from indexgen.extract.model import Definition
@@ -74,6 +75,7 @@ class Results(Generics):
     resolver: object
     _defs: dict
     _guard: GuardedMemo
+    _stubs: dict  # file key -> qualname -> its typing.overload stubs (overloads.stub_table)
 
     def call(self, value: Value, key: str, anchor: str, args: tuple) -> Values:
         """What calling ``value`` gives; ``args``: the kept arguments of a builtin."""
@@ -84,6 +86,10 @@ class Results(Generics):
             d = self._defs[value[1]][1].get(value[2])
             if d is None:
                 return NONE
+            if type(args) is Given and value[2] in self._stubs[value[1]]:
+                found = self.overloaded(value, key, anchor, args)  # what the stubs say
+                if found is not None:
+                    return found
             if d.returns:
                 found = self.annotation(value[1], d.returns, d.parent)
                 if found and not hollow(found) or "return" not in d.names:
@@ -107,6 +113,8 @@ class Results(Generics):
             d = self._defs[value[1]][1].get(value[2])
             returns = d.names.get("->" + value[3]) if d is not None else None
             return self.annotation(value[1], returns[0], d.parent) if returns else NONE
+        if type(args) is Given:  # f(:x): called as if its arguments were not there
+            args = ()
         if kind == "b" and args is not None:
             return self._builtin(value[1], key, anchor, args)
         if kind == "x" and value[1] in _CASTS and args is not None:

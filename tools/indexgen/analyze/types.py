@@ -46,25 +46,20 @@ from indexgen.analyze.hierarchy import Hierarchy
 from indexgen.analyze.local_imports import NO_IMPORTS, local_targets, tables
 from indexgen.analyze.members import Members
 from indexgen.analyze.memo import GuardedMemo
+from indexgen.analyze.overloads import Overloads, stub_table
 from indexgen.analyze.paths import parse
 from indexgen.analyze.puts import module_puts
 from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.analyze.results import Results, hollow
-from indexgen.analyze.values import (
-    NONE,
-    Annotations,
-    Values,
-    one,
-    ordered,
-    union,
-)
+from indexgen.analyze.values import NONE, Annotations, Values, one, ordered, union
 from indexgen.extract.model import Definition, FileSummary
 
 _DEPTH = 25  # paths evaluated inside one another
 _CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
 #: Keys of a definition's ``names`` that are no names: what a plain function accepts
-#: (``(``), the condition that picks a definition (``?``).
-_NOT_NAMES = frozenset({"(", ")", "?"})
+#: (``(``), the condition that picks a definition (``?``), the parameters of an overloaded
+#: function (``/``: :mod:`indexgen.extract.stubs`).
+_NOT_NAMES = frozenset({"(", ")", "?", "/"})
 
 
 def _definitions(files: dict[str, FileSummary], key: str
@@ -78,7 +73,7 @@ def _definitions(files: dict[str, FileSummary], key: str
     return by_anchor, by_name
 
 
-class Types(Annotations, Flows, Hierarchy, Members, Results):
+class Types(Annotations, Flows, Hierarchy, Members, Overloads, Results):
     """Evaluate paths and annotations over the summaries of a build.
 
     Args:
@@ -104,6 +99,7 @@ class Types(Annotations, Flows, Hierarchy, Members, Results):
         self._own_imports = tables(resolver)  # a function's own imports (local_imports)
         # File key -> what its functions put into its module attributes (puts), on first use
         self._puts = PerFile(partial(module_puts, resolver.files))
+        self._stubs = PerFile(partial(stub_table, resolver.files))  # typing.overload stubs
 
     # -- tables ------------------------------------------------------------------------------
 

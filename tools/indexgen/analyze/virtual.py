@@ -15,6 +15,7 @@ from indexgen.analyze.context import CallEdge, make_edge
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.types import Types
 from indexgen.analyze.values import closure_qualname, ordered
+from indexgen.extract.arguments import without_arguments
 from indexgen.extract.model import Call
 
 
@@ -155,6 +156,8 @@ def _exact(resolver: Resolver, types: Types, key: str, anchor: str, receiver: st
     if not sources:
         return False
     for source in sources:
+        if "(:" in source:  # Order(:x): what it is handed aside
+            source = without_arguments(source)
         if source[0] != "=" or not source.endswith("()") or "(" in source[1:-2]:
             return False
         if not _names_a_class(resolver, types, key, anchor, source[1:-2]):

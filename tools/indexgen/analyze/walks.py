@@ -18,6 +18,7 @@ from operator import itemgetter
 from indexgen.analyze.context import CallEdge, CallerRef, IndirectFinding
 from indexgen.analyze.dispatch import RUNS
 from indexgen.analyze.resolve import Resolver
+from indexgen.extract.arguments import without_arguments
 
 _caller_ref = partial(tuple.__new__, CallerRef)
 _indirect = partial(tuple.__new__, IndirectFinding)
@@ -161,8 +162,9 @@ def indirect_findings(key: str, by_caller: dict[str, list[CallEdge]],
                 for node in entered(resolver, edge):
                     does |= totals.get(node, frozenset())
                 categories = done[callee] = sorted(does)
-            for category in categories:
-                items.append(_indirect((category, edge.line, edge.text,
+            text = edge.text if "(:" not in edge.text else without_arguments(edge.text)
+            for category in categories:  # (the call as the source spells its callee)
+                items.append(_indirect((category, edge.line, text,
                                         qualname_of.get(caller, ""), edge.key,
                                         edge.anchor, edge.label)))
     return sorted(items, key=_LINE_CATEGORY_TEXT)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.alternatives import alternatives, mark_alternatives
+from indexgen.extract.argument_narrowing import narrow_arguments
 from indexgen.extract.attribute_narrowing import narrow_paths
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.identifiers import APPENDS
@@ -52,6 +53,7 @@ from indexgen.extract.sources import (
     values,
 )
 from indexgen.extract.structure import FUNCS, Structure
+from indexgen.extract.stubs import PARAMETERS, overloaded, parameters
 from indexgen.extract.syntax import annotation, literal, path
 
 
@@ -79,6 +81,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     returns_nested: dict[int, dict[str, str]] = {}  # their return annotations
     metaclasses: dict[int, str] = {}  # class -> its metaclass= keyword
     methods: dict[int, list[str]] = {}  # method -> what it accepts by position, self too
+    stubbed = overloaded(defs)  # typing.overload: the stubs' and implementation's parameters
+    signatures: dict[int, list[str]] = {}
     for d, node in structure.defs:
         if d.kind == "class":
             meta = [k.value for k in node.keywords if k.arg == "metaclass"]
@@ -98,6 +102,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             first = first_param[i] = params[0].arg
             if first not in ("self", "cls"):  # the global pass knows those two already
                 found.setdefault(i, {})[first] = ["@"]
+        if d.qualname in stubbed:
+            signatures[i] = parameters(node, i in first_param)
         # each parameter's entries: its annotation (written out if it is needed), then what
         # its callers hand it (see _keep_needed), but the instance's (the global pass knows it)
         scope = lazy[i] = {}
@@ -108,7 +114,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         for k, a in enumerate(params):
             entries = [(a, "")] if a.annotation is not None else []
             if k or i not in first_param:
-                given = path(defaults[k]) if defaults[k] is not None else None
+                given = path(defaults[k], False) if defaults[k] is not None else None
                 default = f"={given}" if given and given != "None" else ""
                 entries.append(f"<{k if k < positional else 'k'}:{a.arg}{default}")
             if entries:
@@ -218,11 +224,14 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     for i, found_here in spanned.items():
         if defs[i].names:
             narrow(defs[i].names, found_here)
+    narrow_arguments(summary.calls, index, where)  # item(:data@12): the narrowed argument
     split_rebound(summary, lazy, consts)  # fn = wrap(fn): wrap is handed fn's other values
     for i, shape in shapes.items():  # read by the global pass as "("
         defs[i].names["("] = shape
     for i, shape in methods.items():  # and of a method as ")"
         defs[i].names[")"] = shape
+    for i, entries in signatures.items():  # read by the global pass as "/"
+        defs[i].names[PARAMETERS] = entries
     for i, meta in metaclasses.items():  # read by the global pass as "metaclass="
         defs[i].names = {**(defs[i].names or {}), "metaclass=": [meta]}
     for i, inner in shapes_nested.items():  # and of a closure "inner" as "(inner"
@@ -252,7 +261,7 @@ def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: 
             if sources is not None and (d.anchor, source) not in sources:
                 sources.append((d.anchor, source))
             return
-        text = path(target)  # another object's attribute: for the global pass to give
+        text = path(target, False)  # another object's attribute: for the global pass to give
         if text is not None:
             found.setdefault(i, {}).setdefault("+" + text, []).append(source)
 

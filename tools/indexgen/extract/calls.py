@@ -104,7 +104,7 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
             a, k = a.value, "*"
             t = type(a)
         if t is ast.Name or t is ast.Attribute:
-            found = path(a)
+            found = path(a, False)
             if found and "," not in found:  # zip(a, b).x: not one slot's path
                 items.append(f"{k}={found}")
             if k != "*" and t is ast.Attribute and refs and found and (
@@ -118,7 +118,7 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
             t = type(v)
         if t is not ast.Name and t is not ast.Attribute:
             continue
-        found = path(v)
+        found = path(v, False)
         if not found:
             continue
         if refs and (t is ast.Name or taker or kw.arg in CALLBACK_KEYWORDS
@@ -165,7 +165,7 @@ def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, name:
     (:meth:`indexgen.analyze.flows.Flows.decorate`)."""
     function = type(node) is not ast.ClassDef
     for decorator in node.decorator_list:
-        found = path(decorator)
+        found = path(decorator, False)
         last = found.rpartition(".")[2].partition("(")[0] if found else ""
         if found and last not in _PLAIN_DECORATORS and "," not in found:
             out.append((found, decorator.lineno))

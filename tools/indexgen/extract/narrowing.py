@@ -260,8 +260,9 @@ def narrow(names: dict[str, list[str]], found: dict[str, tuple[list[str], int]])
             names[key] = [*tests, f"#{end}"]
 
 
-#: A name that may start a path in a source: not an attribute, nor already narrowed.
-_NAME = re.compile(r"(?<![\w.@])[A-Za-z_]\w*(?![\w@\u00b7])")
+#: A name that may start a path in a source: not an attribute, nor already narrowed, nor
+#: the name of a keyword argument (``f(:key=x)``).
+_NAME = re.compile(r"(?<![\w.@])[A-Za-z_]\w*(?![\w@\u00b7=])")
 
 
 #: The builtin types and the abstract containers (``Iterable``, ``Mapping``, of

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from bisect import bisect_left, bisect_right
 
+from indexgen.extract.arguments import without_arguments
 from indexgen.extract.model import FileSummary
 from indexgen.extract.sources import pairs
 
@@ -65,8 +66,11 @@ def split_rebound(summary: FileSummary, lazy: dict[int, dict[str, list]],
                            if name in calls[k].text]
                 if not on_line or not _reads(node.value, name):
                     continue
-                own = {s for target, s in pairs(node, consts) if target.id == name}
-                rest = [s for s in sources if s not in own]
+                # (a call's arguments aside: wrap(:other, fn) on this line, wrap(:fn) on
+                # another, are both what wrap returns)
+                own = {without_arguments(s) for target, s in pairs(node, consts)
+                       if target.id == name}
+                rest = [s for s in sources if without_arguments(s) not in own]
                 if not rest or len(rest) == len(sources):
                     continue
                 renamed = f"{name}{MARK}{node.lineno}"

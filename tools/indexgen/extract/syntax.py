@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from indexgen.extract.arguments import handed_text
 from indexgen.extract.instance_tests import COMPREHENSIONS, narrowed_element
 from indexgen.extract.instance_tests import tested_name as tested_name  # read from here too
 from indexgen.extract.unparse import dotted, unparse
@@ -27,15 +28,19 @@ WRAPPERS = frozenset({"partial", "lru_cache", "cache"})
 _MADE_BY_WRAPPER = "()"
 
 
-def path(node: ast.AST) -> str | None:
+def path(node: ast.AST, given: bool = True) -> str | None:
     """``node`` as a *path*: a name followed by attributes, calls and subscripts, in the
     normalized text the global pass evaluates (:mod:`indexgen.analyze.types`), or None.
 
-    Call arguments are dropped (``f()``) except for the builtins of :data:`KEEP_ARGS`
-    (``next([s])`` for ``next(s for s in states)``: ``[E]`` is a list of E) and for
-    ``itertools.chain`` and ``typing.cast`` written with their module (``t.cast(T, x)``,
-    ``itertools.chain.from_iterable(xss)``), the type a cast is given written as a
-    string is quoted (``cast("type[S]", x)``: :func:`quoted_type`); and a
+    The builtins of :data:`KEEP_ARGS` keep their arguments as paths (``next([s])`` for
+    ``next(s for s in states)``: ``[E]`` is a list of E), as do ``itertools.chain`` and
+    ``typing.cast`` written with their module (``t.cast(T, x)``,
+    ``itertools.chain.from_iterable(xss)``), the type a cast is given written as a string
+    quoted (``cast("type[S]", x)``: :func:`quoted_type`); any other call keeps what
+    :func:`~indexgen.extract.arguments.handed_text` writes of its arguments after ``(:``
+    (``item(:dict(:data), _sort_keys=#True)``, for the global pass to tell which
+    ``typing.overload`` stub it matches), or with ``given`` False (a flow record's slot)
+    drops them (``f()``); and a
     subscript keeps an integer index (``t[1]``), writes any other as ``_`` (``d[_]``) and a
     slice as nothing (``xs[1:]`` is ``xs``, a container of the same elements):
     ``self.groups[i].reset`` -> ``self.groups[_].reset``, ``zip(a, self.b)`` stays as it is.
@@ -53,7 +58,7 @@ def path(node: ast.AST) -> str | None:
         while type(value) is ast.Attribute:
             attrs.append(value.attr)
             value = value.value
-        base = value.id if type(value) is ast.Name else path(value)
+        base = value.id if type(value) is ast.Name else path(value, given)
         if base is None and type(value) is ast.Constant and type(value.value) in (str, bytes):
             base = type(value.value).__name__  # "".join: str.join, a builtin's method
         if base is None:
@@ -62,7 +67,7 @@ def path(node: ast.AST) -> str | None:
         return ".".join(reversed(attrs))
     if t is ast.Call:
         func = node.func
-        head = path(func)
+        head = path(func, given)
         if head is None:
             return None
         ft = type(func)
@@ -78,6 +83,8 @@ def path(node: ast.AST) -> str | None:
                                                   getattr(inner, "attr", None) in WRAPPERS) \
                 else None
         if kept is None:
+            if given and (node.args or node.keywords):
+                return f"{head}(:{handed_text(node, path)})"
             return head + "()"
         args = [_argument(a) for a in node.args]
         if kept == "getattr" and len(args) > 1:  # the name: "on_*" for "on_" + x
@@ -88,14 +95,14 @@ def path(node: ast.AST) -> str | None:
             args[0] = quoted_type(text) or "_"
         return f"{head}({', '.join(args)})"
     if t is ast.IfExp or t is ast.BoolOp:  # a if c else b, a or b: either of them
-        items = [path(v) for v in ((node.body, node.orelse) if t is ast.IfExp
-                                   else node.values)]
+        items = [path(v, given) for v in ((node.body, node.orelse) if t is ast.IfExp
+                                          else node.values)]
         items = list(dict.fromkeys(i for i in items if i and i != "None"))
         if not items:
             return None
         return items[0] if len(items) == 1 else f"next(iter([{', '.join(items)}]))"
     if t is ast.Subscript:
-        base = path(node.value)
+        base = path(node.value, given)
         if base is None:
             return None
         index = node.slice

@@ -37,6 +37,7 @@ import re
 from weakref import WeakKeyDictionary
 
 from indexgen.analyze.context import CallEdge
+from indexgen.extract.arguments import without_arguments
 from indexgen.extract.model import Definition
 from indexgen.extract.shadows import MARK as SHADOW
 from indexgen.extract.syntax import WRAPPERS
@@ -125,7 +126,10 @@ def _file(p: Page) -> tuple[dict[str, Definition], set[str]]:
 
 
 def _plain(text: str) -> str:
-    """A name or path as the source spells it."""
+    """A name or path as the source spells it (a call's kept arguments left out:
+    ``convs[_](:#3)`` is ``convs[_]()``)."""
+    if "(:" in text:
+        text = without_arguments(text)
     return _MARKS.sub("", text) if ("@" in text or "\u00b7" in text or SHADOW in text) \
         else text
 

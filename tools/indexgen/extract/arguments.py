@@ -1,0 +1,86 @@
+"""The arguments of a call as a path keeps them, for the global pass to tell which
+``typing.overload`` stub the call matches (:mod:`indexgen.analyze.overloads`).
+
+:func:`~indexgen.extract.syntax.path` writes a call of anything but the builtins whose
+arguments it keeps as paths with what :func:`handed_text` makes of its arguments after
+``(:`` (``item(:dict(:data), _sort_keys=#True)``); :func:`without_arguments` drops them
+again where two paths are the same value whatever their calls are handed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+_KEY = re.compile(r"\w+")  # a string written quoted, as syntax.key_text's
+
+
+#: What a literal argument's type is written as (``#list``: :func:`handed_text`).
+_LITERAL_ARGUMENTS = {ast.List: "list", ast.ListComp: "list", ast.Set: "set", ast.SetComp: "set",
+                      ast.Dict: "dict", ast.DictComp: "dict", ast.Tuple: "tuple",
+                      ast.GeneratorExp: "generator", ast.JoinedStr: "str", ast.Lambda: "function"}
+
+
+def handed_text(node: ast.Call, path: Callable[[ast.AST], str | None]) -> str:
+    """What a call hands, as the arguments of a path keep it: each positional argument, then
+    each keyword one as ``name=`` and its value (``**`` for ``**kwargs``), each written as
+    its path, ``*`` for ``*args``, ``#`` and what a literal is (``#None``, ``#True``,
+    ``#12``, ``#str``, ``#float``, ``#dict``...: a word-like string is written quoted, as
+    ``"r"``) or ``_`` (unknown).  Read by :mod:`indexgen.analyze.overloads`."""
+    items = [_handed(a, path) for a in node.args]
+    items += ["**" if k.arg is None else f"{k.arg}={_handed(k.value, path)}"
+              for k in node.keywords]
+    return ", ".join(items)
+
+
+def _handed(node: ast.AST, path: Callable[[ast.AST], str | None]) -> str:
+    t = type(node)
+    if t is ast.Constant:
+        return constant_text(node.value)
+    if t is ast.Starred:
+        return "*"
+    kind = _LITERAL_ARGUMENTS.get(t)
+    if kind is not None:
+        return "#" + kind
+    if t is ast.UnaryOp:  # -1, not x
+        if type(node.op) is ast.Not:
+            return "#bool"
+        if type(node.op) is ast.USub and type(node.operand) is ast.Constant \
+                and type(node.operand.value) in (int, float):
+            return constant_text(-node.operand.value)
+    return path(node) or "_"
+
+
+def without_arguments(text: str) -> str:
+    """A path with the arguments :func:`handed_text` wrote left out (``wrap(:fn)``:
+    ``wrap()``): where two paths are the same value whatever their calls are handed."""
+    start = text.find("(:")
+    if start < 0:
+        return text
+    out, pos, n = [], 0, len(text)
+    while start >= 0:
+        out.append(text[pos:start + 1])
+        depth, pos = 0, start
+        while pos < n:
+            ch = text[pos]
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+            pos += 1
+            if not depth:
+                break
+        out.append(")")
+        start = text.find("(:", pos)
+    return "".join(out) + text[pos:]
+
+
+def constant_text(value: object) -> str:
+    """A constant as :func:`handed_text` writes it (also the default of a parameter of an
+    overloaded function, :mod:`indexgen.extract.stubs`)."""
+    if value is None or value is True or value is False or value is ...:
+        return f"#{value!r}"
+    if type(value) is int:
+        return f"#{value}"
+    if type(value) is str and _KEY.fullmatch(value) and len(value) <= 40:
+        return f'"{value}"'
+    return "#" + type(value).__name__
