@@ -88,7 +88,7 @@ def stub_table(files: dict[str, FileSummary], key: str) -> dict[str, list[Defini
     return found
 
 
-def _parameters(d: Definition) -> list[tuple[str, str, str, str]] | None:
+def _stub_parameters(d: Definition) -> list[tuple[str, str, str, str]] | None:
     """(kind, name, default, annotation) of each parameter a stub's summary keeps."""
     entries = d.names.get(PARAMETERS) if d.names else None
     return None if entries is None else [tuple(e.split(":", 3)) for e in entries]
@@ -171,14 +171,14 @@ class Overloads(Fits):
         impl = self._defs[value[1]][1].get(value[2])
         if impl is not None and all(s.returns == impl.returns for s in stubs):
             return None  # (Module.to: each says -> Self) what the implementation says
-        own = _parameters(impl) if impl is not None and not impl.overload else None
+        own = _stub_parameters(impl) if impl is not None and not impl.overload else None
         filled = {p[1]: p[2] for p in own or ()}  # the implementation's defaults
         positional, keywords, more, more_named = _arguments(arguments(given))
         shift = 1 if value[-1] == BOUND else 0  # a plain function read on an instance
         shapes = []  # per stub: its parameters and how the call binds to them, or None
         told: dict = {}  # argument -> the annotations of the parameters it binds to
         for stub in stubs:
-            params = _parameters(stub)
+            params = _stub_parameters(stub)
             bound = _bind(params, len(positional), keywords, more, more_named, shift) \
                 if params is not None else None
             shapes.append((stub, params, bound))
