@@ -215,6 +215,10 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
             first.get(n, 1 << 30), n))}
     keep_needed(summary, found, lazy, consts, receivers, where)
+    for i, first in first_param.items():  # self = self.parent: the instance, or that
+        sources = defs[i].names.get(first) if first in ("self", "cls") else None
+        if sources and "@" not in sources and any(x[0] != "~" for x in sources):
+            sources.insert(0, "@")
     for i, found_here in spanned.items():
         if defs[i].names:
             narrow(defs[i].names, found_here)
