@@ -14,6 +14,10 @@
   visitor(self: "CodeGenerator", ...)`` nested in a module function) is what the annotation
   says, and a call on it may run the overrides of the subclasses, as on any parameter.
 
+Guards (these pass before the change too): a nested function's own ``cls = type(m)`` is not
+the method's (torch's ``ScriptMeta.__init__``); an annotated ``self: Keeper`` and a static
+``__new__``'s ``cls`` stay the method's class.
+
 Every expected edge is read off the source by hand.
 """
 
@@ -84,6 +88,35 @@ FILES = {
 
             def __init__(self):
                 pass
+
+
+        class Meta(type):
+            def __init__(cls, name, bases, attrs):
+                def stubs(module):
+                    cls = type(module)
+                    return cls
+                cls.prepare()  # META
+
+            def prepare(cls):
+                pass
+
+
+        class Keeper:
+            def helper(self):
+                pass
+
+            def run(self: Keeper, other):
+                self.helper()  # ANNOTATED_SELF
+
+            @staticmethod
+            def __new__(cls, *args):
+                cls.helper(1)  # NEW
+                return object.__new__(cls)
+
+
+        class SubKeeper(Keeper):
+            def helper(self):
+                pass
     ''',
     "pkg/gen.py": '''
         from __future__ import annotations
@@ -124,6 +157,17 @@ def pages(tmp_path_factory):
     ("MAKE_NAMED", {"env:Template.from_code"}),
 ])
 def test_assigned_cls_is_what_it_is_assigned(pages, marker, expected):
+    assert calls_at(pages, "pkg/env.py", marker) == expected
+
+
+@pytest.mark.parametrize(("marker", "expected"), [
+    # a nested function's own cls is not the method's: cls is the Meta instance
+    ("META", {"env:Meta.prepare"}),
+    # an annotated self, and a static __new__'s cls handed by callers: the class's own
+    ("ANNOTATED_SELF", {"env:Keeper.helper", "env:SubKeeper.helper"}),
+    ("NEW", {"env:Keeper.helper", "env:SubKeeper.helper"}),
+])
+def test_the_method_own_self_and_cls(pages, marker, expected):
     assert calls_at(pages, "pkg/env.py", marker) == expected
 
 

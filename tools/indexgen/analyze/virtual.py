@@ -19,12 +19,12 @@ from indexgen.extract.model import Call
 
 
 def assigns(names: dict[str, list[str]], head: str) -> bool:
-    """Whether a function's own names (``names``) bind ``head`` (``self``, ``cls``) to
-    something of its own, an assignment or an annotation, where it is not (only) the
-    instance or class of its method: ``cls = Out if flag else Alloc``, ``def visitor(self:
-    Gen)`` nested in a module function.  (What is appended to ``self`` does not count.)"""
-    sources = names.get(head)
-    return bool(sources) and any(x[0] != "~" for x in sources)
+    """Whether a function's own names (``names``) assign ``head`` (``self``, ``cls``)
+    something (``cls = Out if flag else Alloc``, a loop, ``with``), where it is not (only)
+    the instance or class of its method.  An annotation of the method's first parameter
+    (``self: Self``), what callers hand a static ``__new__``'s ``cls``, or what is appended
+    to ``self`` do not count."""
+    return any(x[0] == "=" for x in names.get(head, ()))
 
 
 def constructors(resolver: Resolver, types: Types, key: str, call: Call,

@@ -115,9 +115,10 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | N
     classify_calls(summary, walked.candidates)
     shadow = shadowed(own_parameters(structure.defs),
                       [n for n in walked.binders if type(n) in FUNCS], walked.bindings)
+    own = rebound(walked.binders)  # the self and cls a method assigns itself
     receivers = attribute(summary, walked.calls, walked.bindings, walked.declared_global,
-                          shadow, rebound(walked.binders))
-    bind(summary, structure, walked.binders, receivers)
+                          shadow, own)
+    bind(summary, structure, walked.binders, receivers, own)
     enrich(summary, structure, tree, text, later)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
 

@@ -65,8 +65,11 @@ def renamed(text: str, names: frozenset[str]) -> str:
 
 def rebound(binders: list[ast.AST]) -> list[tuple[str, int]]:
     """``(name, line)`` of each ``self``/``cls`` a statement binds by assignment, loop or
-    ``with`` (``cls = Out if flag else Alloc``): in its function, a value of its own."""
+    ``with`` (``cls = Out if flag else Alloc``): in its function, a value of its own.  One a
+    nested function binds is that function's own (``def stubs(m): cls = type(m)``)."""
     out = []
+    inner = {line for node in binders if type(node) in FUNCS
+             for line in range(node.lineno, node.end_lineno + 1)}
     for node in binders:
         t = type(node)
         if t is ast.Assign:
@@ -81,7 +84,7 @@ def rebound(binders: list[ast.AST]) -> list[tuple[str, int]]:
             target = targets.pop()
             tt = type(target)
             if tt is ast.Name:
-                if target.id in SELF_NAMES:
+                if target.id in SELF_NAMES and target.lineno not in inner:
                     out.append((target.id, target.lineno))
             elif tt is ast.Tuple or tt is ast.List or tt is ast.Starred:
                 targets.extend(target.elts if tt is not ast.Starred else [target.value])
