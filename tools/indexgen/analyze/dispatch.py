@@ -26,7 +26,7 @@ from indexgen.analyze.local_imports import local_imports, local_targets
 from indexgen.analyze.resolve import Resolver, Target
 from indexgen.analyze.types import Types
 from indexgen.analyze.values import closure_qualname
-from indexgen.analyze.virtual import constructors, function_apply, overrides
+from indexgen.analyze.virtual import assigns, constructors, function_apply, overrides
 from indexgen.extract.calls import receiver_name
 from indexgen.extract.model import Call
 
@@ -113,7 +113,7 @@ def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | 
     target = None
     if "(" not in text and "[" not in text:
         head = parts[0]
-        if head in ("self", "cls") and cls:
+        if head in ("self", "cls") and cls and not assigns(names, head):
             target = resolver.method(key, cls, parts[1]) if len(parts) == 2 else None
         elif types is None or head not in names:
             own = local_imports(resolver, key, call.caller).get(head)
@@ -165,7 +165,8 @@ def _callbacks(resolver: Resolver, key: str, call: Call, cls: str | None,
         cls = class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
     text = call.text[1:]
     read: set[tuple[str, str]] = set()
-    bound = cls and text.startswith(("self.", "cls.")) and text.count(".") == 1
+    bound = cls and text.startswith(("self.", "cls.")) and text.count(".") == 1 and \
+        not assigns(types.local_names(key, call.caller), text.partition(".")[0])
     target = resolver.method(key, cls, text.partition(".")[2]) if bound else None
     if bound and target is None:
         return []

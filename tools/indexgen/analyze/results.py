@@ -119,6 +119,10 @@ class Results(Generics):
             return self._builtin(value[1], key, anchor, args)
         if kind == "x" and value[1] in _CASTS and args is not None:
             return self._cast(key, anchor, args)
+        if kind == "x" and value[1] == "collections.deque" and args and args[0]:
+            # deque([root]): a sequence of what it is handed, popleft() gives one
+            return frozenset({("s", union(self.element(v) for v in
+                                          ordered(self._steps(key, anchor, args[0]))))})
         if kind == "x" and value[1] in _CHAINS and args:
             given = [self._steps(key, anchor, a) if a else NONE for a in args]
             if value[1] == "itertools.chain.from_iterable":
@@ -168,7 +172,7 @@ class Results(Generics):
         if name == "staticmethod" or name == "classmethod":  # the function, as a value
             return given[0]
         if name == "next":
-            return union(self.element(v) for v in ordered(given[0]))
+            return union(self.following(v) for v in ordered(given[0]))
         if name == "enumerate":
             elements = union(self.element(v) for v in ordered(given[0]))
             return frozenset({("s", frozenset({("t", (frozenset({("b", "int")}), elements))}))})
@@ -214,10 +218,25 @@ class Results(Generics):
         # (an __iter__ that returns self: its elements are the others)
         return self._guard.get(("\3", value), self._elements, value)
 
+    def following(self, value: Value) -> Values:
+        """What ``next(value)`` gives: an instance's ``__next__`` (a project iterator's
+        ``-> Token``), else what iterating it gives (a builtin iterator)."""
+        if value[0] == "i":
+            found = self._next_of(value)
+            if found:
+                return found
+        return self.element(value)
+
+    def _next_of(self, value: Value) -> Values:
+        """What the ``__next__`` of an instance's class gives (nothing: none, or says none)."""
+        return union(self.call(f, "", "", None) for f in ordered(
+            self._class_member(value[1], value[2], "__next__", True)))
+
     def _elements(self, value: Value) -> Values:
         given = self._class_member(value[1], value[2], "__iter__", True)
-        found = union(self.element(r) for f in ordered(given)
-                      for r in ordered(self.call(f, "", "", None)) if r != value)
+        # an __iter__ giving an iterator: what its __next__ gives (returning self: its own)
+        found = union(self._next_of(r) if r == value else self.following(r)
+                      for f in ordered(given) for r in ordered(self.call(f, "", "", None)))
         if found and len(value) < 4:
             return found
         # class Chain(list[Step]): iterating gives Steps; an __iter__ -> Iterator[T] of

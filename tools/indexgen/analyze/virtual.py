@@ -19,17 +19,29 @@ from indexgen.extract.arguments import without_arguments
 from indexgen.extract.model import Call
 
 
+def assigns(names: dict[str, list[str]], head: str) -> bool:
+    """Whether a function's own names (``names``) assign ``head`` (``self``, ``cls``)
+    something (``cls = Out if flag else Alloc``, a loop, ``with``), where it is not (only)
+    the instance or class of its method.  An annotation of the method's first parameter
+    (``self: Self``), what callers hand a static ``__new__``'s ``cls``, or what is appended
+    to ``self`` do not count."""
+    return any(x[0] == "=" for x in names.get(head, ()))
+
+
 def constructors(resolver: Resolver, types: Types, key: str, call: Call,
                  found: list[CallEdge]) -> list[CallEdge]:
     """``override`` edges of a call of a class value the code leaves open (``cls(...)``,
     ``type(x)(...)``, ``x.__class__(...)``, ``error(line)`` with ``error: type[Error]`` or a
     union holding it): the ``__init__`` of each documented subclass, which the value may
-    be.  A class a function returns by name is that class: ``make()(...)`` lists none."""
+    be.  A class a function returns by name is that class: ``make()(...)`` lists none;
+    so is a name bound only to classes by their own names (``cls = Out if f else Alloc``)."""
     text = call.text
     if not (text == "cls" or text.startswith("type(") or text.endswith(".__class__") or any(
             s[0] == ":" and ("type[" in s or "Type[" in s)
             for s in types.local_names(key, call.caller).get(text, ()))):
         return []
+    if text.isidentifier() and _exact(resolver, types, key, call.caller, text):
+        return []  # cls = Out if flag else Alloc: those classes themselves
     known = {(e[3], e[5]) for e in found if e[2] == "project"}
     out: list[CallEdge] = []
     for v in ordered(types.evaluate(key, call.caller, call.text)):
@@ -49,7 +61,8 @@ def function_apply(resolver: Resolver, types: Types, key: str, call: Call, cls: 
     documented subclasses (:mod:`indexgen.analyze.flows` hands ``forward``'s parameters
     the arguments, one place on)."""
     receiver = call.text[:-len(".apply")]
-    if receiver == "cls" or receiver == "self":
+    if (receiver == "cls" or receiver == "self") and not assigns(
+            types.local_names(key, call.caller), receiver):
         classes = [(key, cls)] if cls else []
     else:
         classes = [(v[1], v[2]) for v in ordered(types.evaluate(key, call.caller, receiver))
@@ -85,8 +98,9 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
         return out
     if not types.may_be_overridden(attr):
         return []
-    if receiver == "self" or receiver == "cls":
-        classes = [(key, cls)] if cls else []
+    if (receiver == "self" or receiver == "cls") and cls and not assigns(
+            types.local_names(key, call.caller), receiver):
+        classes = [(key, cls)]  # the method's own (not one it assigns, nor a function's)
     elif _is_super(receiver) or not attr.isidentifier():
         return []  # super().m() runs the method after the class, not an override
     elif _exact(resolver, types, key, call.caller, receiver):
@@ -149,17 +163,18 @@ def _is_super(receiver: str) -> bool:
 def _exact(resolver: Resolver, types: Types, key: str, anchor: str, receiver: str) -> bool:
     """Whether the receiver is made by calling a class by its own name right there
     (``Order().save()``), or is a name of the caller bound only to such calls (``order =
-    Order()``): then its class is known exactly, and no override can run instead.  A class
-    held in a name (``cls = registry[name]; cls()``, ``type[Base]``) may be a subclass."""
+    Order()``) or to classes by their own names (``cls = Out if flag else Alloc``): then
+    its class is known exactly, and no override can run instead.  A class held in a name
+    (``cls = registry[name]; cls()``, ``type[Base]``) may be a subclass."""
     sources = types.local_names(key, anchor).get(receiver) if receiver.isidentifier() \
         else ["=" + receiver]
     if not sources:
         return False
-    for source in sources:
-        if "(:" in source:  # Order(:x): what it is handed aside
+    for source in sources:  # Order() or, a class itself, Order; Order(:x): what it is
+        if "(:" in source:  # handed aside
             source = without_arguments(source)
-        if source[0] != "=" or not source.endswith("()") or "(" in source[1:-2]:
-            return False
-        if not _names_a_class(resolver, types, key, anchor, source[1:-2]):
+        named = source[1:-2] if source.endswith("()") else source[1:]
+        if source[0] != "=" or "(" in named or not _names_a_class(resolver, types, key,
+                                                                  anchor, named):
             return False
     return True

@@ -58,7 +58,7 @@ from indexgen.extract.syntax import annotation, literal, path
 
 
 def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
-         receivers: dict[int, set[str]]) -> None:
+         receivers: dict[int, set[str]], rebound: list[tuple[str, int]] = ()) -> None:
     """Fill ``returns``, ``names`` and ``members`` of the definitions of ``summary``.
 
     Args:
@@ -68,6 +68,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         receivers: The receivers of each definition's calls on local values, by index of
             the definition (what :func:`~indexgen.extract.calls.attribute` returns); the
             sets are extended here.
+        rebound: ``(name, line)`` of the ``self``/``cls`` the definitions assign themselves
+            (:func:`~indexgen.extract.shadows.rebound`).
     """
     defs = summary.definitions
     index = {d.anchor: i for i, d in enumerate(defs)}
@@ -221,6 +223,18 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
             first.get(n, 1 << 30), n))}
     keep_needed(summary, found, lazy, consts, receivers, where)
+    mine = {(owner[line] if 0 <= line <= top else -1, name) for name, line in rebound}
+    for i, first in first_param.items():  # a method's self or cls, and what it assigns
+        sources = defs[i].names.get(first) if first in ("self", "cls") else None
+        if not sources or not any(x[0] == "=" for x in sources):
+            continue
+        if (i, first) in mine:  # self = self.parent: the instance, or that
+            if "@" not in sources:
+                sources.insert(0, "@")
+        else:  # what a nested function binds its own cls to: not the method's
+            sources[:] = [x for x in sources if x[0] != "="]
+            if not sources:
+                del defs[i].names[first]
     for i, found_here in spanned.items():
         if defs[i].names:
             narrow(defs[i].names, found_here)

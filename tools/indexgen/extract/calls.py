@@ -14,7 +14,8 @@ lie before the ``def`` line and so belong there too).  A call is *local* when it
 is bound inside its function -- a parameter, an assignment, a loop or ``with`` target, a
 nested ``def`` -- and not declared ``global``: what it calls is known only from the types the
 function states (:mod:`indexgen.extract.bindings`).  ``self`` and ``cls`` in methods are not
-local: the global pass resolves them in the class.
+local: the global pass resolves them in the class, unless the method assigns them itself
+(``cls = Out if flag else Alloc``).
 """
 
 from __future__ import annotations
@@ -222,7 +223,8 @@ def owners(summary: FileSummary) -> list[int]:
 
 def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
               bindings: list[tuple[str, int]], declared: list[tuple[str, int]],
-              shadow: dict[int, frozenset[str]] | None = None) -> dict[int, set[str]]:
+              shadow: dict[int, frozenset[str]] | None = None,
+              rebound: list[tuple[str, int]] = ()) -> dict[int, set[str]]:
     """Fill ``summary.calls`` and every definition's ``effects`` from the walk's records
     (:class:`~indexgen.extract.identifiers.Walked`: its calls, bindings and names declared
     ``global``), and give each of ``summary.by_name`` its definition's anchor (those
@@ -230,6 +232,8 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
 
     ``shadow``: line -> the ``self``/``cls`` a nested scope binds there as its own
     (:func:`indexgen.extract.shadows.shadowed`), written apart in the calls of that line.
+    ``rebound``: ``(name, line)`` of the ``self``/``cls`` a statement assigns
+    (:func:`indexgen.extract.shadows.rebound`): in that definition, a local like any other.
 
     Returns:
         The receivers of the calls on local values (not on an unnamed receiver), by index of
@@ -255,6 +259,9 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
                 names.add(name)
     for name, line in declared:
         local.get(owner_of(line), set()).discard(name)
+    own: dict[int, set[str]] = {}  # definition -> the self/cls it assigns
+    for name, line in rebound:
+        own.setdefault(owner_of(line), set()).add(name)
     calls = []
     needed: dict[int, set[str]] = {}
     new_call = tuple.__new__  # Call(...) without its Python-level __new__
@@ -282,7 +289,8 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
             head = receiver_name(text)
         if head == "(...)":
             is_local = True
-        elif (head in names or head[-1] == MARK) and not (head in ("self", "cls") and d.parent):
+        elif (head in names or head[-1] == MARK) and not (
+                head in ("self", "cls") and d.parent and head not in own.get(i, ())):
             is_local = True
             if text[0] != "(":
                 needed.setdefault(i, set()).add(head)

@@ -35,7 +35,7 @@ from indexgen.extract.identifiers import walk
 from indexgen.extract.model import STATUS_TIMEOUT, STATUS_UNREADABLE, FileSummary
 from indexgen.extract.rules import classify_calls
 from indexgen.extract.runtime import collector_paused
-from indexgen.extract.shadows import own_parameters, shadowed
+from indexgen.extract.shadows import own_parameters, rebound, shadowed
 from indexgen.extract.source import parse_source
 from indexgen.extract.structure import FUNCS, Structure
 
@@ -115,9 +115,10 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | N
     classify_calls(summary, walked.candidates)
     shadow = shadowed(own_parameters(structure.defs),
                       [n for n in walked.binders if type(n) in FUNCS], walked.bindings)
+    own = rebound(walked.binders)  # the self and cls a method assigns itself
     receivers = attribute(summary, walked.calls, walked.bindings, walked.declared_global,
-                          shadow)
-    bind(summary, structure, walked.binders, receivers)
+                          shadow, own)
+    bind(summary, structure, walked.binders, receivers, own)
     enrich(summary, structure, tree, text, later)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
 

@@ -25,6 +25,8 @@ from indexgen.extract.structure import FUNCS
 SELF_NAMES = frozenset({"self", "cls"})
 #: What a shadowed name becomes: a letter no source writes after these names.
 MARK = "\u02b9"
+#: The statements with one ``target`` that may bind a name.
+_TARGETED = (ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)
 _WORD = re.compile(r"\b(self|cls)\b(?!\u02b9)")
 
 
@@ -59,6 +61,34 @@ def renamed(text: str, names: frozenset[str]) -> str:
         return _WORD.sub(lambda m: m[0] + MARK if m[0] in names else m[0], text)
     head = text.partition(".")[0]
     return head + MARK + text[len(head):] if head in names else text
+
+
+def rebound(binders: list[ast.AST]) -> list[tuple[str, int]]:
+    """``(name, line)`` of each ``self``/``cls`` a statement binds by assignment, loop or
+    ``with`` (``cls = Out if flag else Alloc``): in its function, a value of its own.  One a
+    nested function binds is that function's own (``def stubs(m): cls = type(m)``)."""
+    out = []
+    inner = {line for node in binders if type(node) in FUNCS
+             for line in range(node.lineno, node.end_lineno + 1)}
+    for node in binders:
+        t = type(node)
+        if t is ast.Assign:
+            targets = list(node.targets)
+        elif t is ast.withitem:
+            targets = [node.optional_vars] if node.optional_vars is not None else []
+        elif t in _TARGETED:
+            targets = [node.target]
+        else:
+            continue
+        while targets:
+            target = targets.pop()
+            tt = type(target)
+            if tt is ast.Name:
+                if target.id in SELF_NAMES and target.lineno not in inner:
+                    out.append((target.id, target.lineno))
+            elif tt is ast.Tuple or tt is ast.List or tt is ast.Starred:
+                targets.extend(target.elts if tt is not ast.Starred else [target.value])
+    return out
 
 
 def own_parameters(defs: list[tuple[object, ast.AST]]) -> set[tuple[str, int]]:

@@ -12,14 +12,14 @@ from indexgen.extract.unparse import dotted, unparse
 
 #: Calls whose arguments a path keeps: builtins whose result's type follows from them
 #: (whatever keywords they are given: ``sorted(xs, key=f)`` holds the elements of ``xs``),
-#: and ``itertools.chain`` (by name, or ``itertools.chain(a, b)``,
-#: ``itertools.chain.from_iterable(xss)``: :data:`_KEPT_METHODS`).
+#: ``itertools.chain`` (by name, or ``itertools.chain(a, b)``,
+#: ``itertools.chain.from_iterable(xss)``: :data:`_KEPT_METHODS`) and ``collections.deque``.
 KEEP_ARGS = frozenset({"enumerate", "zip", "iter", "next", "list", "sorted", "reversed",
                        "tuple", "set", "frozenset", "cast", "super", "getattr", "type",
-                       "staticmethod", "classmethod", "chain"})
+                       "staticmethod", "classmethod", "chain", "deque"})
 #: Attributes whose calls keep their arguments when read on a name (``typing.cast``,
 #: ``itertools.chain``), or, for ``from_iterable``, on ``chain``.
-_KEPT_METHODS = frozenset({"cast", "chain", "from_iterable"})
+_KEPT_METHODS = frozenset({"cast", "chain", "from_iterable", "deque"})
 #: Calls (of ``functools``, by name or attribute) that give back the function they are
 #: handed first, bound or cached: a path keeps their positional arguments, keywords or not.
 WRAPPERS = frozenset({"partial", "lru_cache", "cache"})
