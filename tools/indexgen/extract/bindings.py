@@ -45,6 +45,7 @@ from indexgen.extract.narrowing import (
 )
 from indexgen.extract.needed import keep_needed
 from indexgen.extract.rebinding import split_rebound
+from indexgen.extract.shadows import own_rebinding
 from indexgen.extract.sources import (
     lambda_pairs,
     nested_function,
@@ -223,18 +224,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
             first.get(n, 1 << 30), n))}
     keep_needed(summary, found, lazy, consts, receivers, where)
-    mine = {(owner[line] if 0 <= line <= top else -1, name) for name, line in rebound}
-    for i, first in first_param.items():  # a method's self or cls, and what it assigns
-        sources = defs[i].names.get(first) if first in ("self", "cls") else None
-        if not sources or not any(x[0] == "=" for x in sources):
-            continue
-        if (i, first) in mine:  # self = self.parent: the instance, or that
-            if "@" not in sources:
-                sources.insert(0, "@")
-        else:  # what a nested function binds its own cls to: not the method's
-            sources[:] = [x for x in sources if x[0] != "="]
-            if not sources:
-                del defs[i].names[first]
+    own_rebinding(defs, first_param, {(owner[line] if 0 <= line <= top else -1, name)
+                                      for name, line in rebound})
     for i, found_here in spanned.items():
         if defs[i].names:
             narrow(defs[i].names, found_here)

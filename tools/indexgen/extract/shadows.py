@@ -101,3 +101,23 @@ def own_parameters(defs: list[tuple[object, ast.AST]]) -> set[tuple[str, int]]:
             found.update((a.arg, a.lineno) for a in (*args.posonlyargs, *args.args)
                          if a.arg in SELF_NAMES)
     return found
+
+
+def own_rebinding(defs: list, first_param: dict[int, str], mine: set[tuple[int, str]]
+                  ) -> None:
+    """Settle the sources of each method's ``self`` or ``cls`` (``first_param``: definition
+    index -> its first parameter's name) that its names hold assignments for: where the
+    method itself assigns it (``mine``: ``(definition index, name)``, from :func:`rebound`;
+    ``self = self.parent``) it is the instance (``@``) or what is assigned; otherwise the
+    assignments are a nested function's own name (``cls = type(m)``), not the method's."""
+    for i, first in first_param.items():
+        sources = defs[i].names.get(first) if first in SELF_NAMES else None
+        if not sources or not any(x[0] == "=" for x in sources):
+            continue
+        if (i, first) in mine:
+            if "@" not in sources:
+                sources.insert(0, "@")
+        else:
+            sources[:] = [x for x in sources if x[0] != "="]
+            if not sources:
+                del defs[i].names[first]
