@@ -36,7 +36,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from indexgen.analyze.values import Value, dotted
+from indexgen.analyze.values import Value, dotted, parsed
 
 NO, MAY, YES = 0, 1, 2
 #: The builtin classes a value is told by (and the stand-ins of literals: ``ellipsis``,
@@ -179,13 +179,7 @@ class Fits:
         return self._guard.get(("\14", key, text, cls), self._wanted, key, text, cls) or None
 
     def _wanted(self, key: str, text: str, cls: str) -> frozenset | None:
-        node = self._parsed.get("\0" + text)
-        if node is None:
-            try:
-                node = ast.parse(text.strip(), mode="eval").body
-            except (SyntaxError, ValueError, RecursionError):
-                node = False
-            self._parsed["\0" + text] = node
+        node = parsed(self._parsed, text)
         return self._want(key, node, cls) if node else None
 
     def _want(self, key: str, node: ast.AST, cls: str) -> frozenset | None:

@@ -90,13 +90,7 @@ class Annotations:
         return self._guard.get(("\6", key, text, cls), self._annotation, key, text, cls)
 
     def _annotation(self, key: str, text: str, cls: str) -> Values:
-        node = self._parsed.get("\0" + text)
-        if node is None:
-            try:
-                node = ast.parse(text.strip(), mode="eval").body
-            except (SyntaxError, ValueError, RecursionError):
-                node = False
-            self._parsed["\0" + text] = node
+        node = parsed(self._parsed, text)
         return self._type(key, node, cls) if node else NONE
 
     def _type(self, key: str, node: ast.AST, cls: str) -> Values:
@@ -176,6 +170,19 @@ class Annotations:
             return None
         return Target("project", key, f"{cls}.{dotted}") if f"{cls}.{dotted}" in kinds \
             else None
+
+
+def parsed(cache: dict, text: str) -> ast.AST | bool:
+    """The expression an annotation ``text`` is, parsed once per ``cache`` (False where it
+    is no expression)."""
+    node = cache.get("\0" + text)
+    if node is None:
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            node = False
+        cache["\0" + text] = node
+    return node
 
 
 def dotted(node: ast.AST) -> str:
