@@ -36,7 +36,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from indexgen.analyze.values import Value, dotted, parsed
+from indexgen.analyze.values import QUALIFIERS, Value, dotted, parsed
 
 NO, MAY, YES = 0, 1, 2
 #: The builtin classes a value is told by (and the stand-ins of literals: ``ellipsis``,
@@ -74,7 +74,6 @@ _PROTOCOLS = frozenset({"typing", "typing_extensions", "_typeshed", "collections
 #: Bases outside the build that give a class nothing of a builtin's or another class's.
 _PLAIN_BASES = frozenset({"typing.Generic", "typing.Protocol", "typing_extensions.Protocol",
                           "typing_extensions.Generic", "abc.ABC"})
-_FIRST = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired", "ReadOnly"})
 _NONE = frozenset({("none",)})
 #: What an argument is taken to be where no stub's annotation tells it from another's: it
 #: fits (:mod:`indexgen.analyze.overloads`).
@@ -198,7 +197,7 @@ class Fits:
         base = dotted(node.value)
         last = base.rpartition(".")[2]
         args = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
-        if last in _FIRST or last == "Optional":
+        if last in QUALIFIERS or last == "Optional":
             found = self._want(key, args[0], cls)
             return None if found is None else found | _NONE if last == "Optional" else found
         if last == "Union":

@@ -18,7 +18,16 @@ from __future__ import annotations
 
 import ast
 
-from indexgen.analyze.values import _MAP, _SEQ, NONE, Values, dotted, ordered, union
+from indexgen.analyze.values import (
+    MAPPING_TYPES,
+    NONE,
+    SEQUENCE_TYPES,
+    Values,
+    dotted,
+    ordered,
+    parsed,
+    union,
+)
 
 #: What declares a type variable (a name whose module attribute is a call of one).
 _TYPE_VARS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple"})
@@ -33,6 +42,7 @@ class Generics:
 
     resolver: object
     _memo: dict
+    _parsed: dict
 
     def _type(self, key: str, node: ast.AST, cls: str) -> Values:  # pragma: no cover
         raise NotImplementedError  # Annotations defines it
@@ -59,13 +69,8 @@ class Generics:
         memo = ("generic", key, cls)
         found = self._memo.get(memo)
         if found is None:
-            bases = []
-            for text in self.resolver.module(key).bases.get(cls, ()):
-                if "[" in text:
-                    try:
-                        bases.append(ast.parse(text, mode="eval").body)
-                    except (SyntaxError, ValueError, RecursionError):
-                        continue
+            bases = [node for text in self.resolver.module(key).bases.get(cls, ())
+                     if "[" in text and (node := parsed(self._parsed, text))]
             params: list[str] = []
             for base in bases:
                 if type(base) is not ast.Subscript:
@@ -113,9 +118,9 @@ class Generics:
         head = dotted(node.value)
         last = head.rpartition(".")[2]
         args = [self._generic_bound(key, a, cls, bound, depth) for a in _arguments(node)]
-        if last in _SEQ:
+        if last in SEQUENCE_TYPES:
             return frozenset({("s", args[0])})
-        if last in _MAP and len(args) == 2:
+        if last in MAPPING_TYPES and len(args) == 2:
             return frozenset({("d", args[0], args[1])})
         out = set()
         for v in self._type(key, node.value, cls):  # a project generic: bound in turn

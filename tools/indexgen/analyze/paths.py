@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from indexgen.extract.arguments import closing_at
+
 _NAME = re.compile(r"[A-Za-z_]\w*(?:@\d+)?")  # x@12: x where an isinstance test narrows it
 #: self.data@12: an attribute path where an isinstance test narrows it
 #: (:mod:`indexgen.extract.attribute_narrowing`)
@@ -112,16 +114,7 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
             steps.append(("a", m.group()))
             pos = m.end()
         elif ch == "(" and text[pos + 1:pos + 2] == ":":  # f(:x, "k"=y): kept as written
-            end, depth = pos + 2, 1
-            while end < n:
-                ch = text[end]
-                if ch == "(" or ch == "[" or ch == "{":
-                    depth += 1
-                elif ch == ")" or ch == "]" or ch == "}":
-                    depth -= 1
-                    if not depth:
-                        break
-                end += 1
+            end = closing_at(text, pos)
             steps.append(("c", Given(text[pos + 2:end])))
             pos = end + 1
         elif ch == "(":

@@ -121,14 +121,12 @@ class Results(Generics):
             return self._cast(key, anchor, args)
         if kind == "x" and value[1] == "collections.deque" and args and args[0]:
             # deque([root]): a sequence of what it is handed, popleft() gives one
-            return frozenset({("s", union(self.element(v) for v in
-                                          ordered(self._steps(key, anchor, args[0]))))})
+            return self._sequence([self._steps(key, anchor, args[0])])
         if kind == "x" and value[1] in _CHAINS and args:
             given = [self._steps(key, anchor, a) if a else NONE for a in args]
             if value[1] == "itertools.chain.from_iterable":
                 given = [union(self.element(v) for v in ordered(given[0]))]
-            return frozenset({("s", union(self.element(v) for g in given
-                                          for v in ordered(g)))})
+            return self._sequence(given)
         if kind == "x" and value[1] in _WRAPPERS:  # partial(f, 1), cache(f): f, bound
             if args:  # lru_cache(maxsize=8) itself: a decorator that gives that back
                 return self._steps(key, anchor, args[0]) if args[0] else NONE
@@ -217,6 +215,10 @@ class Results(Generics):
             return element_of(value)
         # (an __iter__ that returns self: its elements are the others)
         return self._guard.get(("\3", value), self._elements, value)
+
+    def _sequence(self, given: list[Values]) -> Values:
+        """A sequence of the elements of each of the iterables ``given``."""
+        return frozenset({("s", union(self.element(v) for g in given for v in ordered(g)))})
 
     def following(self, value: Value) -> Values:
         """What ``next(value)`` gives: an instance's ``__next__`` (a project iterator's

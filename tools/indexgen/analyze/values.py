@@ -54,14 +54,19 @@ Values = frozenset
 NONE: Values = frozenset()
 MAX_VALUES = 128  # values kept in one set (a rule chain, a dispatch table, a decorator)
 _DEPTH = 25  # paths evaluated inside one another
-_SEQ = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator",
-                  "Generator", "AsyncIterator", "AsyncIterable", "AsyncGenerator", "Collection",
-                  "set", "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet", "deque",
-                  "Deque", "Reversible", "KeysView", "ValuesView"})
-_MAP = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict",
-                  "DefaultDict", "ChainMap"})
-_FIRST = frozenset({"Optional", "Annotated", "Final", "ClassVar", "Required", "NotRequired",
-                    "ReadOnly", "TypeGuard"})
+#: Annotations of containers of one element type (``list[T]``, ``Iterable[T]``...), and of
+#: mappings (``dict[K, V]``...), by their last name.
+SEQUENCE_TYPES = frozenset({
+    "list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Generator",
+    "AsyncIterator", "AsyncIterable", "AsyncGenerator", "Collection", "set", "Set",
+    "frozenset", "FrozenSet", "AbstractSet", "MutableSet", "deque", "Deque", "Reversible",
+    "KeysView", "ValuesView"})
+MAPPING_TYPES = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict",
+                           "defaultdict", "DefaultDict", "ChainMap"})
+#: Forms whose first argument is the type itself, qualified (``Final[int]`` is an ``int``).
+QUALIFIERS = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired",
+                        "ReadOnly"})
+_FIRST = QUALIFIERS | {"Optional", "TypeGuard"}
 #: Annotations that say nothing of the value's type (``Final`` and ``ClassVar`` alone: the
 #: assigned value's).
 _ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Callable", "Final",
@@ -110,9 +115,9 @@ class Annotations:
             return self._type(key, args[0], cls)
         if last == "Union":
             return union(self._type(key, a, cls) for a in args)
-        if last in _SEQ:
+        if last in SEQUENCE_TYPES:
             return frozenset({("s", self._type(key, args[0], cls))})
-        if last in _MAP and len(args) == 2:
+        if last in MAPPING_TYPES and len(args) == 2:
             return frozenset({("d", self._type(key, args[0], cls),
                                self._type(key, args[1], cls))})
         if last in ("tuple", "Tuple"):
@@ -134,9 +139,9 @@ class Annotations:
             return NONE
         if last == "Self" and cls:
             return frozenset({("i", key, cls)})
-        if last in _SEQ:
+        if last in SEQUENCE_TYPES:
             return frozenset({("s", NONE)})
-        if last in _MAP:
+        if last in MAPPING_TYPES:
             return frozenset({("d", NONE, NONE)})
         target = self._nested(key, dotted, cls) or self.resolver.name_in(key, dotted)
         if target is None:

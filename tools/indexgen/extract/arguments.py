@@ -13,7 +13,8 @@ import ast
 import re
 from collections.abc import Callable
 
-_KEY = re.compile(r"\w+")  # a string written quoted, as syntax.key_text's
+#: A string a path may write quoted (as a key, ``d["k"]``, or an argument, ``"r"``).
+KEY_TEXT = re.compile(r"\w+")
 
 
 #: What a literal argument's type is written as (``#list``: :func:`handed_text`).
@@ -58,20 +59,26 @@ def without_arguments(text: str) -> str:
     start = text.find("(:")
     if start < 0:
         return text
-    out, pos, n = [], 0, len(text)
+    out, pos = [], 0
     while start >= 0:
         out.append(text[pos:start + 1])
-        depth, pos = 0, start
-        while pos < n:
-            ch = text[pos]
-            depth += ch in "([{"
-            depth -= ch in ")]}"
-            pos += 1
-            if not depth:
-                break
+        pos = closing_at(text, start) + 1
         out.append(")")
         start = text.find("(:", pos)
     return "".join(out) + text[pos:]
+
+
+def closing_at(text: str, start: int) -> int:
+    """Where the bracket that opens at ``start`` closes (``len(text)`` when it does not)."""
+    depth, pos, n = 0, start, len(text)
+    while pos < n:
+        ch = text[pos]
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if not depth:
+            return pos
+        pos += 1
+    return n
 
 
 def constant_text(value: object) -> str:
@@ -81,6 +88,6 @@ def constant_text(value: object) -> str:
         return f"#{value!r}"
     if type(value) is int:
         return f"#{value}"
-    if type(value) is str and _KEY.fullmatch(value) and len(value) <= 40:
+    if type(value) is str and KEY_TEXT.fullmatch(value) and len(value) <= 40:
         return f'"{value}"'
     return "#" + type(value).__name__

@@ -20,6 +20,7 @@ import ast
 import re
 
 from indexgen.extract.structure import FUNCS
+from indexgen.extract.syntax import targets
 
 #: The names a method's calls are resolved by in its class.
 SELF_NAMES = frozenset({"self", "cls"})
@@ -72,22 +73,9 @@ def rebound(binders: list[ast.AST]) -> list[tuple[str, int]]:
              for line in range(node.lineno, node.end_lineno + 1)}
     for node in binders:
         t = type(node)
-        if t is ast.Assign:
-            targets = list(node.targets)
-        elif t is ast.withitem:
-            targets = [node.optional_vars] if node.optional_vars is not None else []
-        elif t in _TARGETED:
-            targets = [node.target]
-        else:
-            continue
-        while targets:
-            target = targets.pop()
-            tt = type(target)
-            if tt is ast.Name:
-                if target.id in SELF_NAMES and target.lineno not in inner:
-                    out.append((target.id, target.lineno))
-            elif tt is ast.Tuple or tt is ast.List or tt is ast.Starred:
-                targets.extend(target.elts if tt is not ast.Starred else [target.value])
+        if t is ast.Assign or t is ast.withitem or t in _TARGETED:
+            out += [(x.id, x.lineno) for x in targets(node) if type(x) is ast.Name
+                    and x.id in SELF_NAMES and x.lineno not in inner]
     return out
 
 

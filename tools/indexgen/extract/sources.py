@@ -17,7 +17,16 @@ import ast
 
 from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.shadows import MARK, SELF_NAMES
-from indexgen.extract.syntax import LITERALS, annotation, literal, path, strings, tested_name
+from indexgen.extract.syntax import (
+    LITERALS,
+    annotation,
+    literal,
+    path,
+    strings,
+    targets,
+    tested_name,
+    unpacked,
+)
 
 #: (target node, source) pairs of one binder.
 Pairs = list[tuple[ast.AST, str]]
@@ -211,26 +220,7 @@ def plain_names(node: ast.AST) -> list[str] | None:
     """The names ``node`` binds when it binds nothing but plain names (no attribute of an
     object, no subscript), else None."""
     t = type(node)
-    if t is ast.Assign:
-        targets = list(node.targets)  # a copy: the loop below pops from it
-    elif t is ast.withitem:
-        targets = [node.optional_vars] if node.optional_vars is not None else []
-    elif t is ast.Call:  # isinstance(name, T)
-        targets = node.args[:1]
-    elif t is ast.ExceptHandler:  # except E as name
+    if t is ast.ExceptHandler:  # except E as name
         return [node.name] if node.name else []
-    else:
-        targets = [node.target]
-    names = []
-    while targets:
-        target = targets.pop()
-        tt = type(target)
-        if tt is ast.Name:
-            names.append(target.id)
-        elif tt is ast.Tuple or tt is ast.List:
-            targets.extend(target.elts)
-        elif tt is ast.Starred:
-            targets.append(target.value)
-        else:
-            return None
-    return names
+    bound = unpacked(node.args[:1]) if t is ast.Call else targets(node)  # isinstance(name, T)
+    return [x.id for x in bound] if all(type(x) is ast.Name for x in bound) else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from indexgen.extract.arguments import handed_text
+from indexgen.extract.arguments import KEY_TEXT, handed_text
 from indexgen.extract.instance_tests import COMPREHENSIONS, narrowed_element
 from indexgen.extract.instance_tests import tested_name as tested_name  # read from here too
 from indexgen.extract.unparse import dotted, unparse
@@ -115,13 +115,38 @@ def path(node: ast.AST, given: bool = True) -> str | None:
     return None
 
 
-_KEY = re.compile(r"\w+")
+def targets(node: ast.AST) -> list[ast.AST]:
+    """What a binding statement assigns (an assignment's targets, a ``for``'s, a ``with``
+    item's, a walrus's), tuples, lists and starred targets unpacked: ``a, (b.x, *c) = v``
+    gives ``c``, ``b.x`` and ``a`` (the last first); nothing for a ``with`` without ``as``."""
+    t = type(node)
+    if t is ast.Assign:
+        return unpacked(list(node.targets))
+    if t is ast.withitem:
+        return unpacked([node.optional_vars] if node.optional_vars is not None else [])
+    return unpacked([node.target])
+
+
+def unpacked(todo: list[ast.AST]) -> list[ast.AST]:
+    """The targets of ``todo`` (emptied) with tuples, lists and starred ones unpacked, the
+    last first."""
+    out = []
+    while todo:
+        target = todo.pop()
+        tt = type(target)
+        if tt is ast.Tuple or tt is ast.List:
+            todo.extend(target.elts)
+        elif tt is ast.Starred:
+            todo.append(target.value)
+        else:
+            out.append(target)
+    return out
 
 
 def key_text(node: ast.AST) -> bool:
     """Whether ``node`` is a string literal a path may quote as a key (word characters)."""
     return type(node) is ast.Constant and type(node.value) is str \
-        and _KEY.fullmatch(node.value) is not None
+        and KEY_TEXT.fullmatch(node.value) is not None
 
 
 #: A type written as a string (``cast("type[Schema]", x)``) that a path may quote: names,

@@ -120,7 +120,7 @@ def _file(p: Page) -> tuple[dict[str, Definition], set[str]]:
     once."""
     found = _FILES.get(p)
     if found is None:
-        imported = {i.alias or i.name or i.module.partition(".")[0] for i in p.s.imports}
+        imported = {i.bound_name for i in p.s.imports}
         found = _FILES[p] = ({d.anchor: d for d in p.s.definitions}, imported)
     return found
 
