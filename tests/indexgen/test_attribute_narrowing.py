@@ -15,7 +15,7 @@ A value of a base class is narrowed to the tested subclasses of it (a ``Base`` t
 from __future__ import annotations
 
 import pytest
-from ig_helpers import build_files, calls_at, project_of
+from ig_helpers import build_files, calls_at, project_of, symbol_section
 
 FILES = {
     "pkg/__init__.py": "",
@@ -210,3 +210,27 @@ def test_summary_keeps_only_paths_calls_use():
     box = project_of(files).files["src/pkg/box.py"]
     check = next(d for d in box.definitions if d.qualname == "Box.check")
     assert [n for n in check.names if "@" in n] == ["self.other@13"]
+
+
+def test_reading_the_assignments_leaves_the_syntax_tree_as_it_was(tmp_path):
+    # the narrowing's end rule reads what each assignment of a narrowed function assigns;
+    # it once popped an assignment's own target list, and the page then lost the
+    # attributes assigned there (torch's grad_mode, dataloader, scheduler pages)
+    _root, out = build_files(tmp_path / "src", {"pkg/__init__.py": "", "pkg/holder.py": '''
+        class A:
+            def run(self) -> None:
+                pass
+
+
+        class Holder:
+            def __init__(self, data: A | None) -> None:
+                if isinstance(self.data, A):
+                    self.data.run()
+                self.first = 1
+                self.second = self.third = 2
+    '''})
+    section = symbol_section((out / "pkg/holder.py_docs.md").read_text(), "Holder")
+    line = next((x for x in section.splitlines() if x.startswith("- **Assigned attributes**")),
+                "no Assigned attributes line")
+    for name in ("first", "second", "third"):
+        assert f"`{name}`" in line, line

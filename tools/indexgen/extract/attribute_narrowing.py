@@ -33,7 +33,7 @@ import ast
 
 from indexgen.extract.model import Call, FileSummary
 from indexgen.extract.narrowing import Narrowing, cut, line_of, narrowings, read_until
-from indexgen.extract.syntax import blocks, path
+from indexgen.extract.syntax import blocks, path, targets
 from indexgen.extract.unparse import unparse
 
 _TESTED = (ast.If, ast.Assert)
@@ -84,21 +84,7 @@ def _conjunctions(expr: ast.AST | None) -> list[Narrowing]:
 
 def _assigned(node: ast.AST) -> list[str]:
     """The paths a binding node assigns (names and attribute paths; a tuple's each)."""
-    t = type(node)
-    targets = node.targets if t is ast.Assign else [node.optional_vars] if t is ast.withitem \
-        else [node.target]
-    out = []
-    while targets:
-        target = targets.pop()
-        if type(target) in (ast.Tuple, ast.List):
-            targets += target.elts
-        elif type(target) is ast.Starred:
-            targets.append(target.value)
-        elif target is not None:
-            found = path(target)
-            if found:
-                out.append(found)
-    return out
+    return [found for target in targets(node) if (found := path(target))]
 
 
 def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
