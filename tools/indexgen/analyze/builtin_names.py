@@ -5,7 +5,8 @@ object.__setattr__`` names a builtin), by :mod:`indexgen.analyze.containers` (a 
 attribute is one only when the builtin has it: ``list.render`` is none) and by the members of
 values: the call graph's ``builtin`` edges are checked with it; and :func:`outside_lacks`,
 which says when a class of the standard library certainly has no attribute of a name (the
-attribute of an instance of it is then made up: ``typing.TextIO.getvalue``).  It imports
+attribute of an instance of it is then made up: ``typing.TextIO.getvalue``); and
+:func:`stdlib_constant`, the builtin type of a constant of the standard library.  It imports
 nothing of the pass, so that each of them can.
 """
 
@@ -67,9 +68,30 @@ def outside_lacks(cls: str, attr: str) -> bool:
             for part in parts[i:]:
                 found = getattr(found, part, _MISSING)
             break
-    if not isinstance(found, type) or hasattr(found, "__getattr__") or hasattr(found, attr):
-        return False
+    if not isinstance(found, type) or hasattr(found, attr) or any(
+            "__getattr__" in vars(k) for k in found.__mro__):  # (its instances', not its
+        return False                                          # metaclass's: EnumType's)
     return not any(_names(k.__module__, attr) for k in found.__mro__ if k is not object)
+
+
+#: Modules of the standard library whose constants :func:`stdlib_constant` reads.
+_CONSTANTS = _STDLIB | {"math", "sys", "cmath", "errno", "stat"}
+
+
+@lru_cache(maxsize=4096)
+def stdlib_constant(dotted: str) -> str | None:
+    """The builtin type (``float``) of a constant of the standard library named ``dotted``
+    (``math.inf``, ``sys.maxsize``), or None for anything else (a module, a class, a
+    function: their attributes are named after them, ``os.path.join``): the attribute of
+    such a value is its type's, not a name under it (``math.inf.clone`` is no name)."""
+    module, _, name = dotted.rpartition(".")
+    if module not in _CONSTANTS or not name:
+        return None
+    found = getattr(importlib.import_module(module), name, _MISSING)
+    kind = type(found)
+    return kind.__name__ if getattr(builtins, kind.__name__, None) is kind \
+        and kind.__name__ not in ("type", "module", "builtin_function_or_method") \
+        and not callable(found) else None
 
 
 @lru_cache(maxsize=64)

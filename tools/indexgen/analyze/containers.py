@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 
-from indexgen.analyze.builtin_names import builtin_exists, outside_lacks
+from indexgen.analyze.builtin_names import builtin_exists, outside_lacks, stdlib_constant
 from indexgen.analyze.values import NONE, Value, Values, union
 
 # Methods of a sequence that give an element; __enter__ of an iterator is what a
@@ -34,6 +34,9 @@ def container_member(value: Value, attr: str) -> Values:
     a container gives, a builtin's method, an outside name's attribute."""
     kind = value[0]
     if kind == "x":  # an outside module's or class's name: its attribute is named so
+        constant = stdlib_constant(value[1])  # but a constant's is its type's (math.inf)
+        if constant is not None:
+            return container_member(("b", constant), attr)
         return frozenset({("x", f"{value[1]}.{attr}")})
     if kind == "xi":  # a method or attribute of an outside instance, its type unknown
         if outside_lacks(value[1], attr):  # none of its class's: the object is another's

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from indexgen.analyze.builtin_names import builtin_exists
+from indexgen.analyze.builtin_names import builtin_exists, outside_lacks
 from indexgen.analyze.containers import container_member
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.paths import parse
@@ -30,8 +30,11 @@ from indexgen.extract.model import Definition
 _CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
 _METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod"})
 # bases that give a class no attribute of its own: never where one a class lacks comes from
-_MARKERS = frozenset({f"{m}.{c}" for m in ("typing", "typing_extensions")
-                      for c in ("Protocol", "Generic")})
+# (``abc.ABC`` only sets the metaclass: a mixin's ``self.assertEqual`` is not ``ABC``'s)
+_MARKERS = frozenset({"abc.ABC", *(f"{m}.{c}" for m in ("typing", "typing_extensions")
+                                   for c in ("Protocol", "Generic"))})
+# outside bases whose instances are a builtin's at run time: a ``TypedDict`` is a ``dict``
+_RUNTIME = {f"{m}.TypedDict": "dict" for m in ("typing", "typing_extensions")}
 #: The last item of a plain function's or closure's value read as an instance's attribute
 #: that its class body binds (:meth:`Members._bound`): a call hands the instance first.
 BOUND = ">self"
@@ -52,6 +55,18 @@ def _put(source: str, found: Values) -> str:
             v[0] == "d" for v in found):
         return f"~[{source[2:-1]}]"
     return source
+
+
+def _outside_member(base: str, attr: str) -> Values:
+    """The attribute ``attr`` of a class whose first base outside the build that may hold
+    it is ``base``: that base's, or the builtin's its instances are (:data:`_RUNTIME`);
+    nothing where ``base`` is a class of the standard library without it (``enum.Enum``'s
+    ``_type``: the object is another class's)."""
+    builtin = _RUNTIME.get(base)
+    if builtin is None:  # (none, where that base is a class that certainly lacks it)
+        return NONE if outside_lacks(base, attr) else frozenset({("xa", f"{base}.{attr}")})
+    return frozenset({("b", f"{builtin}.{attr}")}) if builtin_exists(f"{builtin}.{attr}") \
+        else NONE
 
 
 class Members:
@@ -142,7 +157,7 @@ class Members:
             if f"{c}.{attr}" in by_name or owner is not None and attr in owner.members:
                 return self._class_member(k, c, attr, instance)
         if outside:
-            return frozenset({("xa", f"{outside}.{attr}")})
+            return _outside_member(outside, attr)
         builtin = "object"
         for k, c in self.mro(key, cls):
             for base in self.resolver.module(k).bases.get(c, ()) if k else ():
@@ -206,7 +221,7 @@ class Members:
             return given
         if delegate is not None and not outside:
             return self._delegated(*delegate, attr)
-        return frozenset({("xa", f"{outside}.{attr}")}) if outside else NONE
+        return _outside_member(outside, attr) if outside else NONE
 
     def _defined(self, key: str, cls: str, k: str, c: str, d: Definition, instance: bool
                  ) -> Values:

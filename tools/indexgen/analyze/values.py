@@ -123,6 +123,8 @@ class Annotations:
         if last in ("tuple", "Tuple"):
             if len(args) == 2 and type(args[1]) is ast.Constant and args[1].value is ...:
                 return frozenset({("s", self._type(key, args[0], cls))})
+            if any(map(_unpacked, args)):  # tuple[int, *Ts]: of any length
+                return frozenset({("s", NONE)})
             return frozenset({("t", tuple(self._type(key, a, cls) for a in args))})
         if last in ("type", "Type"):
             return frozenset({("c", v[1], v[2]) for v in self._type(key, args[0], cls)
@@ -148,8 +150,9 @@ class Annotations:
             return NONE
         if target.kind == "builtin":
             return frozenset({("b", target.qualname)})
-        if target.kind == "external":
-            return frozenset({("xi", target.qualname)})
+        if target.kind == "external":  # (an alias of ``Any``, ``PyTree = Any``: nothing)
+            return NONE if _says_nothing(target.qualname) else \
+                frozenset({("xi", target.qualname)})
         found = set()
         for v in self.of_target(target):
             if v[0] == "c":  # a class: its instances, or what a callable protocol gives
@@ -175,6 +178,19 @@ class Annotations:
             return None
         return Target("project", key, f"{cls}.{dotted}") if f"{cls}.{dotted}" in kinds \
             else None
+
+
+def _unpacked(node: ast.AST) -> bool:
+    """Whether a type argument is an unpacked ``TypeVarTuple`` (``*Ts``, ``Unpack[Ts]``)."""
+    return type(node) is ast.Starred or type(node) is ast.Subscript and \
+        dotted(node.value).rpartition(".")[2] == "Unpack"
+
+
+def _says_nothing(qualname: str) -> bool:
+    """Whether an outside name an annotation resolves to says nothing of the value
+    (``typing.Any``, reached through an alias)."""
+    module, _, last = qualname.rpartition(".")
+    return last in _ANY and module in ("typing", "typing_extensions", "builtins")
 
 
 def parsed(cache: dict, text: str) -> ast.AST | bool:
