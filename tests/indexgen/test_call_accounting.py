@@ -208,7 +208,7 @@ def _missing_from_stdlib(name: str) -> bool:
 
 _NOTHING = object()
 #: The edges of torch's pages to a name of the standard library that does not exist, at
-#: most (181 on 2026-11-30, from 1,246 the day before: a mixin's ``abc.ABC.assertEqual``,
+#: most (181 on 2026-11-29, from 1,246 before that day's fix: a mixin's ``abc.ABC.assertEqual``,
 #: ``typing.Any.size`` through an alias of ``Any``, ``math.inf.clone``, ``typing.TypedDict.
 #: get``; what is left: a ``NamedTuple``'s generated methods, Windows' and newer Pythons'
 #: names, calls on unions of unrelated types).
