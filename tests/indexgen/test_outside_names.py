@@ -13,7 +13,8 @@ over all of torch):
 - an alias of ``Any`` (torch's ``PyTree = Any``) in an annotation says nothing of the
   value: ``typing.Any.size`` is no callee;
 - a ``TypedDict`` is a ``dict`` at run time: its ``get`` is ``dict.get``, a builtin's
-  (no edge), not ``typing.TypedDict.get``;
+  (no edge), not ``typing.TypedDict.get``; a ``NamedTuple`` a ``tuple`` with the methods
+  ``namedtuple`` makes (``_replace``);
 - a constant of the standard library handed on (``math.inf``, which a test's parameter
   may be) is a ``float``: ``t.clone()`` is no ``math.inf.clone``; a module's attribute is
   still named under it (``os.path.join``);
@@ -37,7 +38,7 @@ FILES = {
         import os
         import unittest
         from abc import ABC
-        from typing import Any, TypedDict
+        from typing import Any, NamedTuple, TypedDict
 
         PyTree = Any
 
@@ -71,6 +72,15 @@ FILES = {
         def start():
             clone_of(math.inf)
             return os.path.join("a", "b")  # MODULE
+
+
+        class Point(NamedTuple):
+            x: int
+
+            def moved(self, other):
+                self._replace(x=1)  # MADE
+                self.count(1)  # TUPLE
+                return self.paint()  # LACKS
 
 
         class Color(enum.Enum):
@@ -114,6 +124,9 @@ def test_outside_names_that_exist():
     assert out["CONSTANT"] == [("unresolved", "")], out["CONSTANT"]  # not math.inf.clone
     assert out["MODULE"] == [("external", "os.path.join")], out["MODULE"]
     assert out["ENUM"] == [("unresolved", "")], out["ENUM"]  # not enum.Enum.brush
+    assert out["MADE"] == [("external", "typing.NamedTuple._replace")], out["MADE"]
+    assert out["TUPLE"] == [("builtin:tuple.count", "")], out["TUPLE"]
+    assert out["LACKS"] == [("unresolved", "")], out["LACKS"]  # not NamedTuple.paint
 
 
 

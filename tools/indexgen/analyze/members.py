@@ -17,6 +17,7 @@ modules are their names; those of containers and builtins are
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from functools import lru_cache
 
 from indexgen.analyze.builtin_names import builtin_exists, outside_lacks
@@ -34,7 +35,10 @@ _METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod"})
 _MARKERS = frozenset({"abc.ABC", *(f"{m}.{c}" for m in ("typing", "typing_extensions")
                                    for c in ("Protocol", "Generic"))})
 # outside bases whose instances are a builtin's at run time: a ``TypedDict`` is a ``dict``
-_RUNTIME = {f"{m}.TypedDict": "dict" for m in ("typing", "typing_extensions")}
+# (a ``NamedTuple`` is a ``tuple`` with the methods ``namedtuple`` makes: :data:`_MADE`)
+_RUNTIME = {f"{m}.{c}": b for m in ("typing", "typing_extensions")
+            for c, b in (("TypedDict", "dict"), ("NamedTuple", "tuple"))}
+_MADE = frozenset(set(dir(namedtuple("T", ()))) - set(dir(tuple)))  # _replace, _asdict...
 #: The last item of a plain function's or closure's value read as an instance's attribute
 #: that its class body binds (:meth:`Members._bound`): a call hands the instance first.
 BOUND = ">self"
@@ -63,7 +67,7 @@ def _outside_member(base: str, attr: str) -> Values:
     nothing where ``base`` is a class of the standard library without it (``enum.Enum``'s
     ``_type``: the object is another class's)."""
     builtin = _RUNTIME.get(base)
-    if builtin is None:  # (none, where that base is a class that certainly lacks it)
+    if builtin is None or builtin == "tuple" and attr in _MADE:  # (none, where that base is a class that certainly lacks it)
         return NONE if outside_lacks(base, attr) else frozenset({("xa", f"{base}.{attr}")})
     return frozenset({("b", f"{builtin}.{attr}")}) if builtin_exists(f"{builtin}.{attr}") \
         else NONE
