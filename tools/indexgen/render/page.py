@@ -260,6 +260,17 @@ class Page:
         """The names the module's own imports bind (``*`` for a ``*`` import)."""
         return imported_names(self.s)
 
+    @cached_property
+    def by_anchor(self) -> dict[str, Definition]:
+        """The file's definitions by anchor."""
+        return {d.anchor: d for d in self.s.definitions}
+
+    @cached_property
+    def import_bound(self) -> set[str]:
+        """The names the file's imports bind in any scope (``from m import f as g`` in a
+        function: ``g``), unlike :attr:`imported`, the module's own."""
+        return {i.bound_name for i in self.s.imports}
+
     def anchor_of(self, name: str) -> str:
         """Anchor a reference to ``name`` lands on (the implementation of an overloaded
         function, else the first definition, else the attribute); '' if none."""

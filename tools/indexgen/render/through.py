@@ -34,11 +34,9 @@ one does: ``self._hook = heading`` for the edge to ``heading``).
 from __future__ import annotations
 
 import re
-from weakref import WeakKeyDictionary
 
 from indexgen.analyze.context import CallEdge
 from indexgen.extract.arguments import without_arguments
-from indexgen.extract.model import Definition
 from indexgen.extract.shadows import MARK as SHADOW
 from indexgen.extract.syntax import WRAPPERS
 from indexgen.render.markdown import code
@@ -58,9 +56,6 @@ _WRAPPED = re.compile(r"^(?:[\w.]*\.)?(\w+)\((?:\)\()?([\w.]+)")
 #: At most this many first hops are named for a value with several sources.
 _SHOWN = 2
 
-# page -> its file's definitions by anchor, and the names its imports bind
-_FILES: WeakKeyDictionary[Page, tuple[dict[str, Definition], set[str]]] = WeakKeyDictionary()
-
 
 def through(p: Page, caller: str, e: CallEdge) -> str:
     """'' when the call of edge ``e`` (made by the definition of anchor ``caller``, '' for
@@ -71,8 +66,8 @@ def through(p: Page, caller: str, e: CallEdge) -> str:
     text, name = e.text, e.label.rpartition(".")[2]
     if e.kind not in _CALLED or text.rpartition(".")[2] == name or name == "__call__":
         return ""  # by name, or a call of an instance of a class (its __call__)
-    defs, imported = _file(p)
-    if text in imported:  # from m import blockquote as bq; bq()
+    defs = p.by_anchor
+    if text in p.import_bound:  # from m import blockquote as bq; bq()
         return ""
     # a class's constructor, maybe inherited (Linear(), _Union() -> Module.__init__, _Union)
     made = name in _MADE or name.lstrip("_")[:1].isupper()
@@ -113,16 +108,6 @@ def through(p: Page, caller: str, e: CallEdge) -> str:
         if found:
             return f"through {shown}: an attribute set {found}"
     return "" if made else "through the attribute " + shown
-
-
-def _file(p: Page) -> tuple[dict[str, Definition], set[str]]:
-    """The definitions of the page's file by anchor and the names its imports bind, made
-    once."""
-    found = _FILES.get(p)
-    if found is None:
-        imported = {i.bound_name for i in p.s.imports}
-        found = _FILES[p] = ({d.anchor: d for d in p.s.definitions}, imported)
-    return found
 
 
 def _plain(text: str) -> str:
