@@ -247,7 +247,8 @@ class Types(Annotations, Flows, Hierarchy, Members, Overloads, Results):
                 if len(sources) == 1:
                     return one(self.source(key, d.anchor, sources[0], d.parent))
                 return self.sources(key, d.anchor, sources, d.parent)
-            kind = "c" if name == "cls" or d.kind == "classmethod" else "i"
+            kind = "c" if d.kind == "classmethod" or name == "cls" and not self.is_metaclass(
+                key, d.parent) else "i"  # a metaclass's method: an instance (a class) of it
             return frozenset({(kind, key, d.parent)})
         target = self.resolver.name_in(key, name)
         return self.of_target(target) if target else NONE
