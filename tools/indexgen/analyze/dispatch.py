@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from indexgen.analyze.context import CallEdge, make_edge
 from indexgen.analyze.local_imports import local_imports, local_targets
+from indexgen.analyze.members import OBJECT_NAMES
 from indexgen.analyze.resolve import Resolver, Target
 from indexgen.analyze.types import Types
 from indexgen.analyze.values import closure_qualname
@@ -114,7 +115,9 @@ def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | 
     if "(" not in text and "[" not in text:
         head = parts[0]
         if head in ("self", "cls") and cls and not assigns(names, head):
-            target = resolver.method(key, cls, parts[1]) if len(parts) == 2 else None
+            target = resolver.method(key, cls, parts[1]) if len(parts) == 2 and not (
+                parts[1] in OBJECT_NAMES and types is not None and types.is_metaclass(
+                    key, cls)) else None  # cls.__init__ in a metaclass's: the class's own
         elif types is None or head not in names:
             own = local_imports(resolver, key, call.caller).get(head)
             if not own:

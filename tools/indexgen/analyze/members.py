@@ -42,6 +42,10 @@ _MADE = frozenset(set(dir(namedtuple("T", ()))) - set(dir(tuple)))  # _replace, 
 #: The last item of a plain function's or closure's value read as an instance's attribute
 #: that its class body binds (:meth:`Members._bound`): a call hands the instance first.
 BOUND = ">self"
+#: What every class has from ``object``: on a class, found in its own bases before its
+#: metaclass's (``cls.__init__`` in a metaclass's method is the class's, not the metaclass's).
+OBJECT_NAMES = frozenset(dir(object))
+_METACLASSES = frozenset({"type", "ABCMeta", "EnumMeta", "EnumType"})
 _UNBINDING = frozenset({"staticmethod", "partial"})  # wrappers that give no bound method
 
 
@@ -99,6 +103,8 @@ class Members:
         kind = value[0]
         if kind == "i" and attr == "__class__":  # self.__class__(...): the class
             return frozenset({("c", value[1], value[2])})
+        if kind == "i" and attr in OBJECT_NAMES and self.is_metaclass(value[1], value[2]):
+            return NONE  # a class's __init__: its own (its bases end in object), unknown
         if kind == "i" or kind == "c":
             return self._class_member(value[1], value[2], attr, kind == "i")
         if kind == "p":
@@ -110,6 +116,18 @@ class Members:
                 f"{self.resolver.files[value[1]].module}.{attr}") if target is None else target
             return self.of_target(found) if found else NONE
         return container_member(value, attr)
+
+    def is_metaclass(self, key: str, cls: str) -> bool:
+        """Whether the class ``cls`` of file ``key`` is a metaclass: ``type`` (or a metaclass
+        of the standard library) is among its bases.  Its instances are classes."""
+        for k, c in self.mro(key, cls):
+            for base in self.resolver.module(k).bases.get(c, ()) if k else (c,):
+                target = self.resolver.name_in(k, base) if k else None
+                name = target.qualname if target is not None else base
+                if (target is None or target.kind != "project") and \
+                        name.rpartition(".")[2] in _METACLASSES:
+                    return True
+        return False
 
     def matching(self, value: Value, pattern: str) -> Values:
         """``getattr(value, "visit_*")``: the attributes of ``value`` whose names fit the

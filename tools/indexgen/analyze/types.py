@@ -213,7 +213,8 @@ class Types(Annotations, Flows, Hierarchy, Members, Overloads, Results):
         if d is not None:
             sources = d.names.get(name)
             if sources and "@" in name:  # x@12: x where isinstance tests narrow it
-                own = [x for x in sources[:-1] if x[0] == "="]  # a loop's own element
+                # a loop's own element; a nested function's own parameter (^:T, ^<λf|0:x)
+                own = [x[x[0] == "^":] for x in sources[:-1] if x[0] == "=" or x[0] == "^"]
                 base = name.partition("@")[0]  # self.data@12: an attribute path's value
                 found = (self.sources(key, d.anchor, own, d.parent) if own else
                          self.evaluate(key, d.anchor, base) if "." in base else
@@ -223,7 +224,7 @@ class Types(Annotations, Flows, Hierarchy, Members, Overloads, Results):
                     if source[0] == "+":  # +:T, a T (a test's); +path, that path's value
                         given.append(self.source(key, d.anchor, source[1:] if source[1] == ":"
                                                  else "=" + source[1:], d.parent))
-                    elif source[0] != "=":
+                    elif source[0] != "=" and source[0] != "^":
                         found = self._narrowed(key, d, found, source)
                 if given:
                     return union([found, *given])
@@ -246,7 +247,8 @@ class Types(Annotations, Flows, Hierarchy, Members, Overloads, Results):
                 if len(sources) == 1:
                     return one(self.source(key, d.anchor, sources[0], d.parent))
                 return self.sources(key, d.anchor, sources, d.parent)
-            kind = "c" if name == "cls" or d.kind == "classmethod" else "i"
+            kind = "c" if d.kind == "classmethod" or name == "cls" and not self.is_metaclass(
+                key, d.parent) else "i"  # a metaclass's method: an instance (a class) of it
             return frozenset({(kind, key, d.parent)})
         target = self.resolver.name_in(key, name)
         return self.of_target(target) if target else NONE

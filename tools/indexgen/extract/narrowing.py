@@ -20,7 +20,10 @@ isinstance(p, A)]`` calls ``A.m``, and the list it makes holds ``p@line``
 (:func:`~indexgen.extract.syntax.literal`), an ``A``.  Tested or not, a comprehension's
 targets are names of its own (a comprehension is a scope of its own): over its lines each
 is its element, not what the function's other bindings of that name give (``[x.f() for x
-in args]`` then ``[x.g() for x in pairs]``), and it rebinds nothing of the function's.
+in args]`` then ``[x.g() for x in pairs]``), and it rebinds nothing of the function's.  A
+function nested in another (no definition of its own) is a scope of its own too: over its
+body each of its parameters is what its own sources say (``^:T``: annotation, default,
+callers, :func:`~indexgen.extract.sources.own_parameters`), not the enclosing function's.
 :mod:`indexgen.extract.bindings` keeps them in the function's ``names`` as ``x@first`` with
 the sources ``[":T" or "-T", "#last"]``, for :class:`indexgen.analyze.types.Types`.
 """
@@ -38,7 +41,8 @@ from indexgen.extract.instance_tests import (
     inner_runs,
     isinstance_test,
 )
-from indexgen.extract.sources import element_source, pairs
+from indexgen.extract.sources import OWN, element_source, own_parameters, pairs, rebinding, same
+from indexgen.extract.structure import FUNCS
 from indexgen.extract.syntax import blocks, literal, path
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
@@ -47,7 +51,7 @@ Narrowing = tuple[str, int, int, str, list | None]
 _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 #: The statements (and comprehensions) :func:`narrowings` reads.
-NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSIONS})
+NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSIONS, *FUNCS})
 
 
 def _tests(test: ast.AST, isinstance_test=isinstance_test
@@ -81,6 +85,8 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
     (:mod:`indexgen.extract.attribute_narrowing`'s reads a test of an attribute path)."""
     if type(node) in COMPREHENSIONS:
         return _comprehension(node, tests or {})
+    if type(node) in FUNCS:  # a nested function: its parameters, names of its own
+        return own_parameters(node, tests or {})
     if type(node) in _LOOPS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
         found_path = (path(node.iter) or (literal(node.iter) if type(node.iter) in COMPREHENSIONS
                                           else None)) if type(node.target) is ast.Name else None
@@ -105,7 +111,7 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
         spans.append((node.end_lineno + 1, end, None))
     elif not orelse:  # if isinstance(x, T): x = convert(x) -- after it, x is no T or that
         for name, types in true:
-            given = _rebinding(body, name)
+            given = rebinding(body, name)
             if given:
                 found += [(name, node.end_lineno + 1, end, "-" + types, None),
                           (name, node.end_lineno + 1, end, "+" + given, None)]
@@ -143,27 +149,6 @@ def _comprehension(node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.Dic
                for kind in found[1].split(" | ")]
     return [(name, first, last, source, []) for first, last in inner_runs(node)
             for name, source in [*own, *may, *clause_tests]]
-
-
-def _rebinding(body: list[ast.stmt], name: str) -> str | None:
-    """The path of what ``body`` binds ``name`` to in a statement of its own (``name =
-    value``, ``name: T = value``; the last such), which every way through the block runs,
-    None when there is none or it is no path."""
-    given = None
-    for st in body:
-        t = type(st)
-        if t is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name \
-                and st.targets[0].id == name or t is ast.AnnAssign and st.value is not None \
-                and type(st.target) is ast.Name and st.target.id == name:
-            given = path(st.value)
-        elif type(st) not in _SIMPLE:
-            return None  # a branch, loop or try: some way through may not bind it
-    return given
-
-
-#: Statements that run through to the next one (no block of their own).
-_SIMPLE = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass,
-                     ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal})
 
 
 def cut(found: list[Narrowing], rebound: dict[str, list[int]]
@@ -239,11 +224,13 @@ def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list
     rebound = {name: [read_until(n) for n in nodes if type(n) is not ast.comprehension]
                for name, nodes in bound.items()}
     own = {(f[0], f[1]) for f in found if f[4] == []}  # a comprehension's names, where
+    alone = same(found, lazy)  # nested functions' parameters bound to nothing else
     out: dict[str, tuple[list[str], int]] = {}
     for name, first, last, source in cut(found, rebound):
         comprehension = (name, first) in own
         if (source[0] == "=" or comprehension and source[0] == "+") and (
-                len(lazy.get(name, ())) < 2 if comprehension else len(bound[name]) < 2):
+                len(lazy.get(name, ())) < 2 if comprehension else len(bound[name]) < 2) \
+                or source[0] == OWN and (name, first) in alone:
             continue  # a target bound nowhere else (no parameter): its element all the same
         if "@" not in name:
             key = f"{name}@{first}"

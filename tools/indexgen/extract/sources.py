@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from indexgen.extract.instance_tests import COMPREHENSIONS
+from indexgen.extract.instance_tests import COMPREHENSIONS, isinstance_test
 from indexgen.extract.shadows import MARK, SELF_NAMES
 from indexgen.extract.syntax import (
     LITERALS,
@@ -186,23 +186,110 @@ def nested_function(node: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[st
             lazy: dict[str, list], in_method: bool = False) -> None:
     """A function nested in another (a closure: not a definition of its own) in that
     function's names: its name is the closure (``λname``), each parameter what its
-    annotation says and what the callers of the closure hand it (``<λname|position:param``,
-    read by :meth:`indexgen.analyze.flows.Flows._flow`).  In a method (``in_method``), its
-    own ``self`` or ``cls`` is named apart (``selfʹ``, :mod:`indexgen.extract.shadows`)."""
+    annotation says, what the callers of the closure hand it (``<λname|position:param``,
+    read by :meth:`indexgen.analyze.flows.Flows._flow`) and its default (``=path``, a value
+    of the enclosing function's: ``def cb(x, fn=fn)``).  In a method (``in_method``), its
+    own ``self`` or ``cls`` is named apart (``selfʹ``, :mod:`indexgen.extract.shadows`).
+    Over the nested body, a parameter is that alone (:func:`own_parameters`)."""
     found.setdefault(node.name, []).append("λ" + node.name)
+    for a, stars, given, flow in _parameters(node):
+        name = a.arg + MARK if in_method and a.arg in SELF_NAMES else a.arg
+        scope = lazy.setdefault(name, [])
+        if a.annotation is not None:
+            scope.append((a, stars))
+        scope += [x for x in (given, flow) if x]
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef
+                ) -> list[tuple[ast.arg, str, str, str]]:
+    """Each parameter of a nested function: (its node, ``*`` or ``**`` or '', ``=`` and the
+    path of its default or '', what the closure's callers hand it or '')."""
     args = node.args
     positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + [*args.defaults,
+                                                                  *args.kw_defaults]
+    out = []
     for k, a in enumerate((*positional, *args.kwonlyargs, args.vararg, args.kwarg)):
         if a is None:
             continue
-        name = a.arg + MARK if in_method and a.arg in SELF_NAMES else a.arg
-        if a.annotation is not None:
-            lazy.setdefault(name, []).append(
-                (a, "*" if a is args.vararg else "**" if a is args.kwarg else ""))
+        given = path(defaults[k], False) if k < len(defaults) and defaults[k] else None
         spot = (k if k < len(positional) else f"*{len(positional)}" if a is args.vararg
                 else None if a is args.kwarg else "k")
-        if spot is not None:
-            lazy.setdefault(name, []).append(f"<λ{node.name}|{spot}:{a.arg}")
+        out.append((a, "*" if a is args.vararg else "**" if a is args.kwarg else "",
+                    f"={given}" if given and given != "None" else "",
+                    f"<λ{node.name}|{spot}:{a.arg}" if spot is not None else ""))
+    return out
+
+
+#: What starts the sources a nested function's parameter is over its body alone (``^:T``).
+OWN = "^"
+
+
+def own_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef,
+                   tests: dict[int, list[ast.Call]]) -> list:
+    """The narrowings (:mod:`indexgen.extract.narrowing`) of a function nested in another: a
+    scope of its own, whose parameters (but ``self``, ``cls``:
+    :mod:`indexgen.extract.shadows`) are over its body, up to a line that binds one there,
+    what their annotations, defaults and callers say (:func:`nested_function`) and what an
+    ``isinstance`` test of one there says it may be (``tests``: the file's, by line; as such
+    a test says of a function's name, :func:`pairs`), each source marked :data:`OWN`; never
+    what the enclosing function binds to that name (``t`` of ``for t in xs`` in it)."""
+    first, last = node.body[0].lineno, node.body[-1].end_lineno
+    found = []
+    for a, stars, given, flow in _parameters(node):
+        if a.arg in SELF_NAMES:
+            continue
+        own = [parameter_source(a, stars)] if a.annotation is not None else []
+        own += [x for x in (given, flow) if x]
+        own += [":" + test[1] for line in range(first, last + 1) for c in tests.get(line, ())
+                if (test := isinstance_test(c)) is not None and test[0] == a.arg]
+        found += [(a.arg, first, last, OWN + x, None) for x in dict.fromkeys(own)]
+    return found
+
+
+def same(found: list, lazy: dict[str, list]) -> set[tuple[str, int]]:
+    """(name, first line) of the nested functions' parameters among the narrowings
+    ``found`` (:func:`own_parameters`) that their enclosing function binds to nothing else
+    (``lazy``: its binding statements and parameters by name): there the name is the same
+    without the narrowing."""
+    params: dict[tuple[str, int], set[str]] = {}
+    for f in found:
+        if f[3][0] == OWN:
+            params.setdefault((f[0], f[1]), set()).add(f[3][1:])
+    return {k for k, given in params.items()
+            if all(x in given for n in lazy.get(k[0], ()) for x in _given(n))}
+
+
+def _given(node: object) -> list[str]:
+    """The sources a binding of a function's name (an entry of its ``lazy`` names) gives:
+    a source as written, an annotated parameter's, an ``isinstance`` test's; '' for
+    another."""
+    if type(node) is str:
+        return [node]
+    if type(node) is tuple:
+        return [parameter_source(*node)]
+    return [x for _t, x in pairs(node, {})] if type(node) is ast.Call else [""]
+
+
+def rebinding(body: list[ast.stmt], name: str) -> str | None:
+    """The path of what ``body`` binds ``name`` to in a statement of its own (``name =
+    value``, ``name: T = value``; the last such), which every way through the block runs,
+    None when there is none or it is no path."""
+    given = None
+    for st in body:
+        t = type(st)
+        if t is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name \
+                and st.targets[0].id == name or t is ast.AnnAssign and st.value is not None \
+                and type(st.target) is ast.Name and st.target.id == name:
+            given = path(st.value)
+        elif type(st) not in _SIMPLE:
+            return None  # a branch, loop or try: some way through may not bind it
+    return given
+
+
+#: Statements that run through to the next one (no block of their own).
+_SIMPLE = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass,
+                     ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal})
 
 
 def parameter_source(arg: ast.arg, stars: str) -> str:
