@@ -17,12 +17,12 @@ modules are their names; those of containers and builtins are
 from __future__ import annotations
 
 import re
-from collections import namedtuple
 from functools import lru_cache
 
-from indexgen.analyze.builtin_names import builtin_exists, outside_lacks
+from indexgen.analyze.builtin_names import builtin_exists
 from indexgen.analyze.containers import container_member
 from indexgen.analyze.memo import GuardedMemo
+from indexgen.analyze.outside_bases import MARKERS, outside_member
 from indexgen.analyze.paths import parse
 from indexgen.analyze.results import hollow
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
@@ -30,15 +30,6 @@ from indexgen.extract.model import Definition
 
 _CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
 _METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod"})
-# bases that give a class no attribute of its own: never where one a class lacks comes from
-# (``abc.ABC`` only sets the metaclass: a mixin's ``self.assertEqual`` is not ``ABC``'s)
-_MARKERS = frozenset({"abc.ABC", *(f"{m}.{c}" for m in ("typing", "typing_extensions")
-                                   for c in ("Protocol", "Generic"))})
-# outside bases whose instances are a builtin's at run time: a ``TypedDict`` is a ``dict``
-# (a ``NamedTuple`` is a ``tuple`` with the methods ``namedtuple`` makes: :data:`_MADE`)
-_RUNTIME = {f"{m}.{c}": b for m in ("typing", "typing_extensions")
-            for c, b in (("TypedDict", "dict"), ("NamedTuple", "tuple"))}
-_MADE = frozenset(set(dir(namedtuple("T", ()))) - set(dir(tuple)))  # _replace, _asdict...
 #: The last item of a plain function's or closure's value read as an instance's attribute
 #: that its class body binds (:meth:`Members._bound`): a call hands the instance first.
 BOUND = ">self"
@@ -63,18 +54,6 @@ def _put(source: str, found: Values) -> str:
             v[0] == "d" for v in found):
         return f"~[{source[2:-1]}]"
     return source
-
-
-def _outside_member(base: str, attr: str) -> Values:
-    """The attribute ``attr`` of a class whose first base outside the build that may hold
-    it is ``base``: that base's, or the builtin's its instances are (:data:`_RUNTIME`);
-    nothing where ``base`` is a class of the standard library without it (``enum.Enum``'s
-    ``_type``: the object is another class's)."""
-    builtin = _RUNTIME.get(base)
-    if builtin is None or builtin == "tuple" and attr in _MADE:  # (none, where that base is a class that certainly lacks it)
-        return NONE if outside_lacks(base, attr) else frozenset({("xa", f"{base}.{attr}")})
-    return frozenset({("b", f"{builtin}.{attr}")}) if builtin_exists(f"{builtin}.{attr}") \
-        else NONE
 
 
 class Members:
@@ -172,14 +151,14 @@ class Members:
         outside = ""
         for k, c in self.mro(key, cls)[1:]:
             if not k:
-                outside = outside or (c if c not in _MARKERS else "")
+                outside = outside or (c if c not in MARKERS else "")
                 continue
             by_name = self._defs[k][1]
             owner = by_name.get(c)
             if f"{c}.{attr}" in by_name or owner is not None and attr in owner.members:
                 return self._class_member(k, c, attr, instance)
         if outside:
-            return _outside_member(outside, attr)
+            return outside_member(outside, attr)
         builtin = "object"
         for k, c in self.mro(key, cls):
             for base in self.resolver.module(k).bases.get(c, ()) if k else ():
@@ -203,7 +182,7 @@ class Members:
         given: Values = NONE  # assigned only from outside in a subclass (obj.x = v)
         for k, c in self.mro(key, cls):
             if not k:  # a base outside the build: the attribute may be its
-                outside = outside or (c if c not in _MARKERS else "")
+                outside = outside or (c if c not in MARKERS else "")
                 continue
             by_name = self._defs[k][1]
             if instance and delegate is None and f"{c}.__getattr__" in by_name:
@@ -243,7 +222,7 @@ class Members:
             return given
         if delegate is not None and not outside:
             return self._delegated(*delegate, attr)
-        return _outside_member(outside, attr) if outside else NONE
+        return outside_member(outside, attr) if outside else NONE
 
     def _defined(self, key: str, cls: str, k: str, c: str, d: Definition, instance: bool
                  ) -> Values:
