@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from indexgen.analyze.appliers import applied
 from indexgen.analyze.members import BOUND
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import Resolver
@@ -69,6 +70,8 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
         read: dict[tuple[int, str], list[dict[str, str]]] = {}  # of given: read once
         for caller, out in graph[key].items():
             for edge in out:
+                if edge[2] == "callback":  # pool.submit(work, job): work(job)
+                    _applied(resolver, flows, key, caller, out, edge, given)
                 if edge[2] not in CALLED:
                     continue
                 where = (edge[0], edge[1])  # a call with overrides has an edge each
@@ -84,6 +87,23 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                 for items in handed:
                     mine.append((key, caller, items, shift))
     return flows
+
+
+def _applied(resolver: Resolver, flows: CallSites, key: str, caller: str, out: list,
+             edge, given: dict) -> None:
+    """Add to ``flows`` what a call that calls the function it is handed (``edge``, a
+    callback edge of ``caller``: :func:`indexgen.analyze.appliers.applied`) hands that
+    function, where the call reaches no function of the tree."""
+    line, path = edge[0], edge[1][1:]
+    for (at, text), written in given.items():
+        if at != line or any(e[0] == line and e[1] == text and e[2] in CALLED for e in out):
+            continue
+        for items in written:
+            found = applied(text, slots(items))
+            if found is not None and found[0] == path and found[1]:
+                kind = resolver.module(edge[3]).kinds.get(edge[5])
+                flows.setdefault((edge[3], edge[5]), []).append(
+                    (key, caller, found[1], 1 if kind in _BOUND else 0))
 
 
 class Flows:

@@ -1,0 +1,82 @@
+"""A function handed to an outside call that calls it gets what that call hands it.
+
+``pool.submit(work, job)`` runs ``work(job)``, ``map(each, jobs)`` runs ``each`` on the
+elements of ``jobs``, ``sorted(jobs, key=rank)`` and ``jobs.sort(key=rank)`` run ``rank`` on
+them: the parameters of ``work``, ``each`` and ``rank``, which nothing else types, are
+what the call hands (:mod:`indexgen.analyze.appliers`), so the calls on them are listed.
+A ``submit`` of the tree's own is its code, not such a call: what it does with the function
+is read from it.  Every expected edge is read off the source by hand.
+"""
+
+from __future__ import annotations
+
+from ig_helpers import project_of
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/jobs.py": '''
+        from concurrent.futures import ThreadPoolExecutor
+
+
+        class Job:
+            def run(self):
+                return 1
+
+
+        class Other:
+            def run(self):
+                return 2
+
+
+        def work(job):
+            return job.run()  # WORK
+
+
+        def each(job):
+            return job.run()  # EACH
+
+
+        def rank(job):
+            return job.run()  # RANK
+
+
+        def own(job):
+            return job.run()  # OWN
+
+
+        class Queue:
+            def submit(self, fn, item):
+                other = Other()
+                return fn(other)
+
+
+        def later(job):
+            return job.run()  # OWN_SUBMIT
+
+
+        def start(queue: Queue):
+            jobs = [Job(), Job()]
+            job = Job()
+            with ThreadPoolExecutor() as pool:
+                pool.submit(work, job)
+            list(map(each, jobs))
+            sorted(jobs, key=rank)
+            jobs.sort(key=own)
+            queue.submit(later, job)
+    ''',
+}
+
+
+def test_what_an_outside_call_hands_the_function_it_calls():
+    ctx = project_of(FILES).contexts()["src/pkg/jobs.py"]
+    lines = FILES["pkg/jobs.py"].split("\n")[1:]
+    marks = {line.split("# ")[1]: i for i, line in enumerate(lines, 1) if "# " in line}
+    found = {m: {e.label for out in ctx.calls.values() for e in out if e.line == at}
+             for m, at in marks.items()}
+    assert found["WORK"] == {"Job.run"}, found
+    assert found["EACH"] == {"Job.run"}, found
+    assert found["RANK"] == {"Job.run"}, found
+    assert found["OWN"] == {"Job.run"}, found
+    # the tree's own Queue.submit calls fn with an Other, not with the job handed (what
+    # its call fn(other) hands is one step further than the flows follow: nothing)
+    assert "Job.run" not in found["OWN_SUBMIT"], found
