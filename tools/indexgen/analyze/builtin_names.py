@@ -74,6 +74,14 @@ def outside_lacks(cls: str, attr: str) -> bool:
     return not any(_names(k.__module__, attr) for k in found.__mro__ if k is not object)
 
 
+def says_nothing(qualname: str) -> bool:
+    """Whether an outside class named ``qualname`` says nothing of its instances
+    (``typing.Any``, which an alias such as torch's ``PyTree = Any`` makes an annotation
+    of): their attributes and calls are unknown, not ``typing.Any.size``."""
+    module, _, last = qualname.rpartition(".")
+    return last == "Any" and module in ("typing", "typing_extensions")
+
+
 #: Modules of the standard library whose constants :func:`stdlib_constant` reads.
 _CONSTANTS = _STDLIB | {"math", "sys", "cmath", "errno", "stat"}
 

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 
-from indexgen.analyze.builtin_names import builtin_exists, outside_lacks, stdlib_constant
+from indexgen.analyze.builtin_names import (
+    builtin_exists,
+    outside_lacks,
+    says_nothing,
+    stdlib_constant,
+)
 from indexgen.analyze.values import NONE, Value, Values, union
 
 # Methods of a sequence that give an element; __enter__ of an iterator is what a
@@ -39,7 +44,8 @@ def container_member(value: Value, attr: str) -> Values:
             return container_member(("b", constant), attr)
         return frozenset({("x", f"{value[1]}.{attr}")})
     if kind == "xi":  # a method or attribute of an outside instance, its type unknown
-        if outside_lacks(value[1], attr):  # none of its class's: the object is another's
+        if outside_lacks(value[1], attr) or says_nothing(value[1]):  # none of its class's:
+            # the object is another's
             return NONE
         return frozenset({("xa", f"{value[1]}.{attr}")})
     if kind == "xa":  # an attribute of that: nothing the build can name

@@ -21,6 +21,7 @@ of the constants below) -- never guessed, never none.  Before a call is resolved
 
 from __future__ import annotations
 
+from indexgen.analyze.builtin_names import says_nothing
 from indexgen.analyze.context import CallEdge, make_edge
 from indexgen.analyze.local_imports import local_imports, local_targets
 from indexgen.analyze.members import OBJECT_NAMES
@@ -226,7 +227,7 @@ def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values
             found.append(make_edge((line, text, "closure", value[1],
                                 resolver.anchor(value[1], value[2]),
                                 closure_qualname(value[2], value[3]))))
-        elif kind == "x" or kind == "xi" or kind == "xa":
+        elif kind == "x" or kind == "xa" or kind == "xi" and not says_nothing(value[1]):
             found.append(make_edge((line, text, "external", "", "", value[1])))
         elif kind == "b" or kind == "r":  # a builtin, or a method of a builtin container
             if not builtin:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from indexgen.analyze.appliers import applied
+from indexgen.analyze.appliers import APPLY, applied
 from indexgen.analyze.members import BOUND
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import Resolver
@@ -68,10 +68,16 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
         if not given:
             continue
         read: dict[tuple[int, str], list[dict[str, str]]] = {}  # of given: read once
+        by_line: dict[int, list] | None = None  # given by line, made for a callback
         for caller, out in graph[key].items():
             for edge in out:
                 if edge[2] == "callback":  # pool.submit(work, job): work(job)
-                    _applied(resolver, flows, key, caller, out, edge, given)
+                    if by_line is None:
+                        by_line = {}
+                        for (line, text), written in given.items():
+                            by_line.setdefault(line, []).append((text, written))
+                    if edge[0] in by_line:
+                        _applied(resolver, flows, key, caller, out, edge, by_line[edge[0]])
                 if edge[2] not in CALLED:
                     continue
                 where = (edge[0], edge[1])  # a call with overrides has an edge each
@@ -90,13 +96,15 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
 
 
 def _applied(resolver: Resolver, flows: CallSites, key: str, caller: str, out: list,
-             edge, given: dict) -> None:
+             edge, given: list[tuple[str, list[str]]]) -> None:
     """Add to ``flows`` what a call that calls the function it is handed (``edge``, a
     callback edge of ``caller``: :func:`indexgen.analyze.appliers.applied`) hands that
-    function, where the call reaches no function of the tree."""
+    function, where the call reaches no function of the tree (``given``: the flow records
+    of the edge's line, by call text)."""
     line, path = edge[0], edge[1][1:]
-    for (at, text), written in given.items():
-        if at != line or any(e[0] == line and e[1] == text and e[2] in CALLED for e in out):
+    for text, written in given:
+        if text.rpartition(".")[2] not in APPLY or any(
+                e[0] == line and e[1] == text and e[2] in CALLED for e in out):
             continue
         for items in written:
             found = applied(text, slots(items))

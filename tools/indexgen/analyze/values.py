@@ -150,9 +150,8 @@ class Annotations:
             return NONE
         if target.kind == "builtin":
             return frozenset({("b", target.qualname)})
-        if target.kind == "external":  # (an alias of ``Any``, ``PyTree = Any``: nothing)
-            return NONE if _says_nothing(target.qualname) else \
-                frozenset({("xi", target.qualname)})
+        if target.kind == "external":  # (an alias of ``Any``, ``PyTree = Any``, is an
+            return frozenset({("xi", target.qualname)})  # instance of it: no attribute)
         found = set()
         for v in self.of_target(target):
             if v[0] == "c":  # a class: its instances, or what a callable protocol gives
@@ -184,13 +183,6 @@ def _unpacked(node: ast.AST) -> bool:
     """Whether a type argument is an unpacked ``TypeVarTuple`` (``*Ts``, ``Unpack[Ts]``)."""
     return type(node) is ast.Starred or type(node) is ast.Subscript and \
         dotted(node.value).rpartition(".")[2] == "Unpack"
-
-
-def _says_nothing(qualname: str) -> bool:
-    """Whether an outside name an annotation resolves to says nothing of the value
-    (``typing.Any``, reached through an alias)."""
-    module, _, last = qualname.rpartition(".")
-    return last in _ANY and module in ("typing", "typing_extensions", "builtins")
 
 
 def parsed(cache: dict, text: str) -> ast.AST | bool:
