@@ -118,7 +118,7 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | N
     own = rebound(walked.binders)  # the self and cls a method assigns itself
     receivers = attribute(summary, walked.calls, walked.bindings, walked.declared_global,
                           shadow, own)
-    bind(summary, structure, walked.binders, receivers, own)
+    bind(summary, structure, walked.binders, receivers, own, walked.path_tests)
     enrich(summary, structure, tree, text, later)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
 

@@ -1,0 +1,92 @@
+"""Extraction's shortcuts skip work only where it finds nothing (issue 31, speed).
+
+Each shortcut is checked on a file that does need the skipped work: the summary made with
+the shortcut is the one made without it, and holds what that work adds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+
+import pytest
+from indexgen.extract import pipeline
+from indexgen.extract.pipeline import extract_source
+
+# ``isinstance`` tests of an attribute path in every form attribute_narrowing reads, each in
+# a function after others that test none (their statements are not read), one in a closure
+# (its lines are its enclosing method's) and one on a continuation line of its statement.
+NARROWED = textwrap.dedent('''
+    class A:
+        def run(self):
+            pass
+
+
+    class Box:
+        def plain(self):
+            if self.data:
+                self.data.run()
+            return self.data and self.data.run()
+
+        def tested(self):
+            if (
+                    isinstance(self.data, A)):
+                self.data.run()
+            else:
+                self.data.stop()
+
+        def asserted(self):
+            x = 1
+            assert isinstance(self.data, A)
+            self.data.run()
+
+        def conjunction(self):
+            ok = isinstance(self.data, A) and self.data.run()
+            return isinstance(self.item.data, A) and self.item.data.run()
+
+        def closure(self):
+            def inner():
+                if not isinstance(self.data, A):
+                    return
+                self.data.run()
+            return inner
+
+        def later(self):
+            self.data.run()
+''').encode()
+
+
+def _extract(data: bytes):
+    return extract_source(data, "src", "pkg/box.py", "pkg.box", 1_000_000)
+
+
+def _unflagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the pipeline run attribute_narrowing without the walk's lines of tests."""
+    walk = pipeline.walk
+    monkeypatch.setattr(pipeline, "walk",
+                        lambda tree, structure: walk(tree, structure)._replace(path_tests=None))
+
+
+def test_attribute_narrowing_with_the_walks_lines_is_the_same_as_reading_every_statement(
+        monkeypatch: pytest.MonkeyPatch):
+    shortcut = _extract(NARROWED)
+    _unflagged(monkeypatch)
+    full = _extract(NARROWED)
+    assert dataclasses.asdict(shortcut) == dataclasses.asdict(full)
+    narrowed = {d.qualname: sorted(k for k in d.names if "@" in k)
+                for d in shortcut.definitions if any("@" in k for k in d.names)}
+    assert narrowed == {"Box.tested": ["self.data@16", "self.data@18"],
+                        "Box.asserted": ["self.data@23"],
+                        "Box.conjunction": ["self.data@26", "self.item.data@27"],
+                        "Box.closure": ["self.data@33"]}
+    calls = {c.text for c in shortcut.calls if "@" in c.text}
+    assert calls == {"self.data@16.run", "self.data@18.stop", "self.data@23.run",
+                     "self.data@26.run", "self.item.data@27.run", "self.data@33.run"}
+
+
+def test_a_file_without_tests_of_an_attribute_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch):
+    source = NARROWED.replace(b"isinstance(self.", b"callable(self.")
+    shortcut = _extract(source)
+    _unflagged(monkeypatch)
+    assert dataclasses.asdict(shortcut) == dataclasses.asdict(_extract(source))
+    assert not any("@" in c.text for c in shortcut.calls)
