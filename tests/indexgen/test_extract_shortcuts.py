@@ -90,3 +90,48 @@ def test_a_file_without_tests_of_an_attribute_is_left_as_it_is(monkeypatch: pyte
     _unflagged(monkeypatch)
     assert dataclasses.asdict(shortcut) == dataclasses.asdict(_extract(source))
     assert not any("@" in c.text for c in shortcut.calls)
+
+
+# A method that assigns its own ``cls``: the local is what it is assigned, so a call on it is
+# a call on a local value (shadows.rebound), here and in no other method.
+REBOUND = textwrap.dedent('''
+    class Template:
+        pass
+
+
+    class Env:
+        def make(self, flag):
+            cls = Template if flag else None
+            return cls.build(1)
+
+        def other(self):
+            return self.build(2)
+
+        @classmethod
+        def named(cls):
+            return cls.build(3)
+''').encode()
+
+
+def _always_self(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the pipeline look for rebound self/cls names whatever the walk saw."""
+    walk = pipeline.walk
+    monkeypatch.setattr(pipeline, "walk", lambda tree, structure: walk(
+        tree, structure)._replace(assigns_self=True))
+
+
+def test_rebound_self_with_the_walks_flag_is_the_same_as_looking_in_every_file(
+        monkeypatch: pytest.MonkeyPatch):
+    shortcut = _extract(REBOUND)
+    _always_self(monkeypatch)
+    assert dataclasses.asdict(shortcut) == dataclasses.asdict(_extract(REBOUND))
+    local = {(c.caller, c.text) for c in shortcut.calls if c.local}
+    assert local == {("sym-Env.make", "cls.build")}
+
+
+def test_a_file_that_assigns_no_self_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch):
+    source = REBOUND.replace(b"cls = Template", b"kind = Template")
+    shortcut = _extract(source)
+    _always_self(monkeypatch)
+    assert dataclasses.asdict(shortcut) == dataclasses.asdict(_extract(source))
+    assert not any(c.local for c in shortcut.calls)

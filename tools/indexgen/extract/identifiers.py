@@ -34,6 +34,7 @@ from indexgen.extract.calls import call_text, decorated, handed
 from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Finding
 from indexgen.extract.rules import Candidate
+from indexgen.extract.shadows import SELF_NAMES
 from indexgen.extract.sources import HANDS_ELEMENTS, lambda_pairs, lambda_tests
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import dotted, path, strings, tested_name
@@ -69,6 +70,9 @@ class Walked(NamedTuple):
             (``isinstance(self.data, A)``), the only places where
             :mod:`indexgen.extract.attribute_narrowing` may find a narrowing (most files
             have none, and it then reads no statement).
+        assigns_self: Whether the file assigns a name ``self`` or ``cls`` anywhere: without
+            one :func:`~indexgen.extract.shadows.rebound` finds nothing (82 of torch's
+            2,284 files have one).
     """
 
     candidates: list[Candidate]
@@ -77,6 +81,7 @@ class Walked(NamedTuple):
     declared_global: list[tuple[str, int]]
     binders: list[ast.AST]
     path_tests: list[int]
+    assigns_self: bool
 
 
 _SKIP_FIELDS = frozenset(
@@ -150,6 +155,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     binders: list[ast.AST] = []
     bare: list[ast.Call] = []  # calls of a plain name that is not a special one
     path_tests: list[int] = []  # lines of isinstance(self.data, A)
+    assigns_self = False  # cls = ...
     own_tests: set[int] = set()  # isinstance calls on a lambda's own parameter (no binder)
     nested: list[tuple[int, int]] = []  # lines of functions and classes nested in a function
     options: list[tuple[int, int, int, str]] = []  # add_argument's: where, which, option
@@ -174,6 +180,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             name, line = node.id, node.lineno
             if type(node.ctx) is Store:
                 bindings.append((name, line))
+                if name in SELF_NAMES:
+                    assigns_self = True
         elif t is Attribute:  # the next most common: one child, counted below at once
             value = node.value
             push(value)
@@ -330,5 +338,5 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     s.cli_options = [option for *_where, option in sorted(options)]
     s.identifiers = {k: (v[0], v[1]) for k, v in sorted(idents.items())}
     s.imports.sort(key=lambda i: (i.lineno, i.module, i.name))
-    return Walked(calls, all_calls, bindings, declared, binders, path_tests)
+    return Walked(calls, all_calls, bindings, declared, binders, path_tests, assigns_self)
 
