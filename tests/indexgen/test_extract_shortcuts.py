@@ -135,3 +135,29 @@ def test_a_file_that_assigns_no_self_is_left_as_it_is(monkeypatch: pytest.Monkey
     _always_self(monkeypatch)
     assert dataclasses.asdict(shortcut) == dataclasses.asdict(_extract(source))
     assert not any(c.local for c in shortcut.calls)
+
+
+@pytest.mark.parametrize("source, exports, computed", [
+    ("__all__ = ['a', 'b']\n", ["a", "b"], False),
+    ("__all__: list[str] = ['a']\n__all__ += ['b']\n", ["a", "b"], False),
+    ("import m\n__all__ = ['a']\nif m.ok:\n    __all__.extend(['b'])\n", ["a", "b"], False),
+    ("__all__ = []\nfor k in 'ab':\n    __all__.append(k)\n", None, True),
+    ("all_names = ['a']\n", None, False),
+])
+def test_all_is_read_where_the_file_names_it(source: str, exports, computed: bool):
+    summary = _extract(source.encode())
+    assert (summary.exports, summary.all_computed) == (exports, computed)
+
+
+@pytest.mark.parametrize("source, names, spans", [
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from x import A\n", ["A"],
+     [(3, 3)]),
+    ("import typing\nif typing.TYPE_CHECKING:\n    import y\n\n    B = 1\n", ["B", "y"],
+     [(3, 5)]),
+    ("import typing as t\nif t.TYPE_CHECKING:\n    from x import A\nelse:\n    A = None\n",
+     [], [(3, 3)]),
+    ("CHECKING = False\nif CHECKING:\n    from x import A\n", [], []),
+])
+def test_type_checking_names_are_read_where_the_file_names_it(source: str, names, spans):
+    summary = _extract(source.encode())
+    assert (summary.type_checking, summary.checking_spans) == (names, spans)
