@@ -88,14 +88,24 @@ def _assigned(node: ast.AST) -> list[str]:
 
 
 def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
-                 defs_nodes: list) -> None:
+                 defs_nodes: list, tested: list[int] | None = None) -> None:
     """Find the attribute paths the ``isinstance`` tests of each function narrow, keep those
     a call inside starts with in the function's ``names``, and write those calls on them (see
     the module's docstring).  ``binders``: the walk's binding nodes (``if``, ``assert``,
     assignments, loops...); ``owner``: the innermost definition of each line
-    (:func:`indexgen.extract.calls.owners`); ``defs_nodes``: each definition with its node."""
+    (:func:`indexgen.extract.calls.owners`); ``defs_nodes``: each definition with its node;
+    ``tested``: the lines of the file's ``isinstance`` tests of an attribute
+    (:attr:`~indexgen.extract.identifiers.Walked.path_tests`; None: unknown), which the
+    statements of the other functions cannot narrow: only those of their functions are read
+    (a test is on its statement's lines, and no ``def`` starts inside an expression)."""
     defs = summary.definitions
     top = len(owner) - 1
+    if tested is not None:
+        functions = {owner[line] for line in tested if 0 <= line <= top}
+        if not functions:
+            return
+    else:
+        functions = None
     found: dict[int, list[Narrowing]] = {}
     nodes = {d.anchor: node for d, node in defs_nodes}
     block_ends: dict[int, dict[int, int]] = {}  # function -> statement -> its block's end
@@ -104,7 +114,7 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
         if t not in _TESTED and t not in _VALUED:
             continue
         i = owner[node.lineno] if 0 <= node.lineno <= top else -1
-        if i < 0 or defs[i].kind == "class":
+        if i < 0 or defs[i].kind == "class" or functions is not None and i not in functions:
             continue
         here = _conjunctions(node.test if t in _TESTED else node.value)
         if t in _TESTED:

@@ -59,7 +59,8 @@ from indexgen.extract.syntax import annotation, literal, path
 
 
 def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
-         receivers: dict[int, set[str]], rebound: list[tuple[str, int]] = ()) -> None:
+         receivers: dict[int, set[str]], rebound: list[tuple[str, int]] = (),
+         path_tests: list[int] | None = None) -> None:
     """Fill ``returns``, ``names`` and ``members`` of the definitions of ``summary``.
 
     Args:
@@ -71,6 +72,9 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             sets are extended here.
         rebound: ``(name, line)`` of the ``self``/``cls`` the definitions assign themselves
             (:func:`~indexgen.extract.shadows.rebound`).
+        path_tests: Lines of the ``isinstance`` tests of an attribute (``Walked.path_tests``;
+            None: look at every statement), for
+            :func:`~indexgen.extract.attribute_narrowing.narrow_paths`.
     """
     defs = summary.definitions
     index = {d.anchor: i for i, d in enumerate(defs)}
@@ -247,7 +251,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             if "λ" + name in defs[i].names.get(name, ()):
                 defs[i].names["->" + name] = [text]
     mark_alternatives(alternatives(structure.bound), defs, index)  # and their conditions
-    narrow_paths(summary, binders, owner, structure.defs)  # isinstance(self.data, A): self.data@12.run
+    narrow_paths(summary, binders, owner, structure.defs,  # isinstance(self.data, A):
+                 path_tests)                               # self.data@12.run
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,

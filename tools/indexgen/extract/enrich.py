@@ -70,9 +70,13 @@ def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: s
             summary.doc = parse_docstring(summary.docstring)
         else:
             later.append(None)
-    summary.exports, summary.all_computed = _exports(tree)
+    # a file whose identifiers (the walk's) hold no __all__ (no TYPE_CHECKING) has none to
+    # read: the summary's defaults stand (most files: their statements are not looked at)
+    if "__all__" in summary.identifiers:
+        summary.exports, summary.all_computed = _exports(tree)
     summary.served = served_names(tree, summary.exports)
-    summary.type_checking = checking_only(tree.body, summary.checking_spans)
+    if "TYPE_CHECKING" in summary.identifiers:
+        summary.type_checking = checking_only(tree.body, summary.checking_spans)
     references = set(role_targets(summary.docstring))
     for definition, node in structure.defs:
         definition.labels = sorted(set(definition.labels) | _labels(definition, aliases))

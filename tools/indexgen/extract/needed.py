@@ -10,6 +10,7 @@ call accounting ask the same question).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from indexgen.extract.calls import receiver_name
 from indexgen.extract.model import Call, FileSummary
@@ -51,6 +52,7 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
         where = narrowed.get(i)
         if not scope and not nodes:
             continue
+        held = _held_runs(where) if where else None
         kept: dict[str, list[str]] = {}
         todo = [n for n in names if n in scope or n in nodes]
         while todo:
@@ -59,7 +61,8 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                 continue
             sources = list(scope.get(name, ()))
             flows = []
-            for node in nodes.get(name, ()):
+            binders = nodes.get(name, ())
+            for node in binders:
                 if type(node) is str:  # what a parameter's callers hand it: last
                     flows.append(node)
                 elif type(node) is tuple:  # a parameter's annotation: first
@@ -68,21 +71,43 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                     given = made.get(id(node))
                     if given is None:
                         given = made[id(node)] = pairs(node, consts)
-                        if where:
-                            at = line_of(node)
+                        if held and _holds(held, at := line_of(node)):
                             given = made[id(node)] = [(t, at_line(s, at, where))
                                                       for t, s in given]
                     sources += [s for target, s in given if target.id == name]
             sources = list(dict.fromkeys(sources + flows))
-            if nodes.get(name) and sources and all(x[0] == "~" for x in sources):
+            if sources and sources[0][0] == "~" and binders and all(
+                    x[0] == "~" for x in sources):
                 # bound here to what says nothing (xs = {}): a local, not the module's
                 sources.insert(0, "={}" if sources[0][1] == "{" else "=[]")
             kept[name] = sources
             for source in sources:
                 if source[0] == "=" or source[0] == "~" or name[0] == "+":
-                    todo += [n for n in _NAME.findall(source[1:])
+                    todo += [n for n in _NAME.findall(source, 1)
                              if (n in scope or n in nodes) and n not in kept]
         defs[i].names = {n: s for n, s in sorted(kept.items()) if s}
+
+
+def _held_runs(where: dict[str, list[tuple[int, int, str]]]) -> tuple[list[int], list[int]]:
+    """The lines some narrowing of a function holds (``where``: its narrowings by name,
+    :func:`~indexgen.extract.narrowing.held`), as runs that neither touch nor overlap: (their
+    first lines, their last lines), in line order.  A value bound on a line outside them
+    names nothing :func:`~indexgen.extract.narrowing.at_line` would rewrite."""
+    firsts: list[int] = []
+    lasts: list[int] = []
+    for first, last in sorted((a, b) for runs in where.values() for a, b, _key in runs):
+        if lasts and first <= lasts[-1] + 1:
+            lasts[-1] = max(lasts[-1], last)
+        else:
+            firsts.append(first)
+            lasts.append(last)
+    return firsts, lasts
+
+
+def _holds(runs: tuple[list[int], list[int]], line: int) -> bool:
+    """Whether ``line`` is in one of the runs of :func:`_held_runs`."""
+    k = bisect_right(runs[0], line) - 1
+    return k >= 0 and line <= runs[1][k]
 
 
 def typed_local(call: Call, names: dict[str, dict[str, list[str]]]) -> bool:

@@ -115,10 +115,11 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | N
     classify_calls(summary, walked.candidates)
     shadow = shadowed(own_parameters(structure.defs),
                       [n for n in walked.binders if type(n) in FUNCS], walked.bindings)
-    own = rebound(walked.binders)  # the self and cls a method assigns itself
+    # the self and cls a method assigns itself (none where the file assigns no such name)
+    own = rebound(walked.binders) if walked.assigns_self else []
     receivers = attribute(summary, walked.calls, walked.bindings, walked.declared_global,
                           shadow, own)
-    bind(summary, structure, walked.binders, receivers, own)
+    bind(summary, structure, walked.binders, receivers, own, walked.path_tests)
     enrich(summary, structure, tree, text, later)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left, bisect_right
+from operator import itemgetter
 
 from indexgen.extract.arguments import without_arguments
 from indexgen.extract.model import FileSummary
@@ -27,6 +28,9 @@ from indexgen.extract.sources import pairs
 
 #: What joins a rebound name and the line of the statement that rebinds it.
 MARK = "\u00b7"
+#: The first characters of the records of what a call hands on: flows and references.
+_HANDING = ("<", "&")
+_LINE = itemgetter(2)  # a Call's line
 
 
 def split_rebound(summary: FileSummary, lazy: dict[int, dict[str, list]],
@@ -37,17 +41,11 @@ def split_rebound(summary: FileSummary, lazy: dict[int, dict[str, list]],
     definition), ``consts``: the module's string constants (for :func:`pairs`)."""
     defs = summary.definitions
     calls = summary.calls
-    # caller anchor -> places of its flows and references, in line order (as the calls are)
-    handing: dict[str, list[int]] = {}
-    for k, call in enumerate(calls):
-        if call.text[0] == "<" or call.text[0] == "&":
-            handing.setdefault(call.caller, []).append(k)
-    for i, nodes in lazy.items():
+    lines: list[int] | None = None  # of the calls, in order (as they are sorted): made once
+    for i, nodes in lazy.items():   # a statement may rebind a name
         d = defs[i]
-        places = handing.get(d.anchor)
-        if not places or not d.names:
+        if not d.names:
             continue
-        lines = [calls[k].line for k in places]
         added = {}
         for name, bound in nodes.items():
             sources = d.names.get(name)
@@ -56,14 +54,16 @@ def split_rebound(summary: FileSummary, lazy: dict[int, dict[str, list]],
             for node in bound:
                 if type(node) is not ast.Assign:
                     continue
-                # the places on the statement's lines that name ``name``: most statements
+                # the flows and references on the statement's lines that name ``name`` (its
+                # function's: no definition starts inside a statement): most statements
                 # have none, and then need no walk of their value nor pairs
+                if lines is None:
+                    lines = list(map(_LINE, calls))
                 last = node.end_lineno or node.lineno
-                start = bisect_left(lines, node.lineno)
-                if start == len(lines) or lines[start] > last:
-                    continue
-                on_line = [k for k in places[start:bisect_right(lines, last)]
-                           if name in calls[k].text]
+                on_line = [k for k in range(bisect_left(lines, node.lineno),
+                                            bisect_right(lines, last))
+                           if calls[k].text[0] in _HANDING and calls[k].caller == d.anchor
+                           and name in calls[k].text]
                 if not on_line or not _reads(node.value, name):
                     continue
                 # (a call's arguments aside: wrap(:other, fn) on this line, wrap(:fn) on
