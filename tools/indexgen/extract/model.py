@@ -245,6 +245,8 @@ class FileSummary:
             prefixes, bare names -- and ``"import:pkg.module"`` for each module an
             ``importlib.import_module`` call may import (a literal, or the strings of a
             module-level constant).
+        module_puts: Name of a module-level table -> what the module's top level puts
+            into it (``~{v}``, ``~[v]``: :mod:`indexgen.extract.module_puts`).
     """
 
     root: str
@@ -275,6 +277,7 @@ class FileSummary:
     cli_options: list[str] = field(default_factory=list)
     literals: list[tuple[str, int]] = field(default_factory=list)
     by_name: list[tuple[str, int, str, str]] = field(default_factory=list)
+    module_puts: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:

@@ -33,6 +33,7 @@ from indexgen.extract.calls import attribute
 from indexgen.extract.enrich import Later, enrich
 from indexgen.extract.identifiers import walk
 from indexgen.extract.model import STATUS_TIMEOUT, STATUS_UNREADABLE, FileSummary
+from indexgen.extract.module_puts import module_puts
 from indexgen.extract.rules import classify_calls
 from indexgen.extract.runtime import collector_paused
 from indexgen.extract.shadows import own_parameters, rebound, shadowed
@@ -121,5 +122,6 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | N
                           shadow, own)
     bind(summary, structure, walked.binders, receivers, own, walked.path_tests)
     enrich(summary, structure, tree, text, later)
+    summary.module_puts = module_puts(tree)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
 

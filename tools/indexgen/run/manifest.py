@@ -90,6 +90,7 @@ def _encode(s: FileSummary, docstring: str, calls: list[Call]) -> dict:
         "calls": [[c.caller, c.text, c.line] for c in calls],
         "refs": s.references,
         "by_name": s.by_name,
+        "puts": s.module_puts,
     }
 
 
@@ -114,6 +115,7 @@ def decode_summary(d: dict) -> FileSummary:
         calls=[Call(caller, text, line) for caller, text, line in d["calls"]],
         references=list(d["refs"]),
         by_name=[tuple(x) for x in d["by_name"]],
+        module_puts=d.get("puts", {}),
     )
 
 

@@ -1,0 +1,88 @@
+"""What a module's top level puts into its own tables is what a call through them reaches.
+
+A registry filled at import, by statements of the module (``HANDLERS["json"] = dump_json``,
+``HOOKS.append(on_exit)``, ``REGISTRY.setdefault("x", f)``, under a top-level ``if``, ``try`` or
+``with`` too), holds those functions: ``HANDLERS[name](x)`` and ``for hook in HOOKS:
+hook()`` in a function list them (before, both were counted as not resolved).  A function
+that binds a local of the same name (``HANDLERS = {}`` in it) calls through its own table,
+not the module's.  Every expected edge is read off the source by hand.
+"""
+
+from __future__ import annotations
+
+from ig_helpers import project_of
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/registry.py": '''
+        import contextlib
+
+        HANDLERS = {}
+        HOOKS = []
+        REGISTRY = {}
+
+
+        def dump_json(x):
+            return x
+
+
+        def dump_yaml(x):
+            return x
+
+
+        def dump_toml(x):
+            return x
+
+
+        def on_exit():
+            return 1
+
+
+        def fallback(x):
+            return x
+
+
+        HANDLERS["json"] = dump_json
+        HOOKS.append(on_exit)
+        REGISTRY.setdefault("x", fallback)
+        try:
+            import yaml
+        except ImportError:
+            yaml = None
+        else:
+            HANDLERS["yaml"] = dump_yaml
+        with contextlib.suppress(ImportError):
+            import toml
+            HANDLERS["toml"] = dump_toml
+
+
+        def dump(name, x):
+            return HANDLERS[name](x)  # DUMP
+
+
+        def leave():
+            for hook in HOOKS:
+                hook()  # HOOK
+
+
+        def get(name, x):
+            return REGISTRY[name](x)  # GET
+
+
+        def own(name, x):
+            HANDLERS = {"x": fallback}
+            return HANDLERS[name](x)  # OWN
+    ''',
+}
+
+
+def test_a_table_filled_by_the_module_top_level():
+    ctx = project_of(FILES).contexts()["src/pkg/registry.py"]
+    lines = FILES["pkg/registry.py"].split("\n")[1:]
+    marks = {line.split("# ")[1]: i for i, line in enumerate(lines, 1) if "# " in line}
+    found = {m: {e.label for out in ctx.calls.values() for e in out if e.line == at}
+             for m, at in marks.items()}
+    assert found["DUMP"] == {"dump_json", "dump_yaml", "dump_toml"}, found
+    assert found["HOOK"] == {"on_exit"}, found
+    assert found["GET"] == {"fallback"}, found
+    assert found["OWN"] == {"fallback"}, found

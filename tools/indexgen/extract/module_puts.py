@@ -1,0 +1,81 @@
+"""What a module's own top level puts into its tables (a registry filled at import).
+
+``HANDLERS = {}`` then ``HANDLERS["json"] = dump_json`` or ``HOOKS.append(on_exit)`` as
+statements of the module: the table holds those functions, and a call through it in a
+function (``HANDLERS[name](x)``, ``for hook in HOOKS: hook()``) may run each.  The puts a
+module's functions make are in their ``names`` (:mod:`indexgen.extract.bindings`); these,
+made by no function, are :attr:`~indexgen.extract.model.FileSummary.module_puts`, each a
+``~{v}`` (a mapping's value) or ``~[v]`` (a sequence's element) source read at module level
+(:func:`indexgen.analyze.puts.module_puts` gathers both).  The statements read are the
+module's own and those of its top-level blocks (``if``, ``try``, ``with``, loops: a
+handler registered under a condition, or under ``contextlib.suppress(ImportError)``, is
+registered too).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from indexgen.extract.syntax import literal, path
+
+#: Methods that put their (last) argument into a sequence or a set.
+_ADDS = frozenset({"append", "appendleft", "add", "insert"})
+
+
+def module_puts(tree: ast.Module) -> dict[str, list[str]]:
+    """Name of a module-level table -> the sources of what the module's top level puts into
+    it, in source order, each once."""
+    found: dict[str, list[str]] = {}
+    for node in _statements(tree.body):
+        put = _put(node)
+        if put is not None and put[1] not in found.setdefault(put[0], []):
+            found[put[0]].append(put[1])
+    return {name: sources for name, sources in found.items() if sources}
+
+
+def _statements(body: list[ast.stmt]):
+    """The statements of ``body`` and of its blocks (``if``, ``try``, ``with``, loops), in
+    order."""
+    for node in body:
+        t = type(node)
+        if t is ast.If or t is ast.For or t is ast.While:
+            yield from _statements(node.body)
+            yield from _statements(node.orelse)
+        elif t is ast.With:  # with contextlib.suppress(ImportError): ...
+            yield from _statements(node.body)
+        elif t is ast.Try or t is getattr(ast, "TryStar", None):
+            yield from _statements(node.body)
+            for handler in node.handlers:
+                yield from _statements(handler.body)
+            yield from _statements(node.orelse)
+            yield from _statements(node.finalbody)
+        else:
+            yield node
+
+
+def _put(node: ast.stmt) -> tuple[str, str] | None:
+    """(table, source) of one put statement: ``T[k] = v`` and ``T.setdefault(k, v)`` put a
+    value (``~{v}``), ``T.append(v)`` (``add``, ``appendleft``, ``insert(i, v)``) an
+    element (``~[v]``); None for any other statement or a value that is no path."""
+    if type(node) is ast.Assign and len(node.targets) == 1:
+        target = node.targets[0]
+        if type(target) is ast.Subscript and type(target.value) is ast.Name:
+            return _source(target.value.id, node.value, "{}")
+        return None
+    if type(node) is not ast.Expr or type(node.value) is not ast.Call:
+        return None
+    call = node.value
+    func = call.func
+    if type(func) is not ast.Attribute or type(func.value) is not ast.Name or call.keywords:
+        return None
+    args = call.args
+    if func.attr in _ADDS and args:
+        return _source(func.value.id, args[-1], "[]")
+    if func.attr == "setdefault" and len(args) == 2:
+        return _source(func.value.id, args[1], "{}")
+    return None
+
+
+def _source(table: str, value: ast.expr, brackets: str) -> tuple[str, str] | None:
+    found = path(value) or literal(value)
+    return (table, f"~{brackets[0]}{found}{brackets[1]}") if found else None
