@@ -86,3 +86,50 @@ def test_a_table_filled_by_the_module_top_level():
     assert found["HOOK"] == {"on_exit"}, found
     assert found["GET"] == {"fallback"}, found
     assert found["OWN"] == {"fallback"}, found
+
+
+IMPORTED = {
+    "pkg/__init__.py": "",
+    "pkg/registry.py": '''
+        HANDLERS = {}
+        HOOKS = []
+
+
+        def dump(name, x):
+            return HANDLERS[name](x)  # DUMP
+
+
+        def leave():
+            for hook in HOOKS:
+                hook()  # HOOK
+    ''',
+    "pkg/plugins.py": '''
+        from pkg import registry
+        from pkg.registry import HANDLERS
+
+
+        def dump_csv(x):
+            return x
+
+
+        def on_exit():
+            return 1
+
+
+        HANDLERS["csv"] = dump_csv
+        registry.HOOKS.append(on_exit)
+    ''',
+}
+
+
+def test_a_table_filled_by_the_top_level_of_a_module_that_imports_it():
+    """``from .registry import HANDLERS`` then ``HANDLERS["csv"] = dump_csv``, and
+    ``registry.HOOKS.append(on_exit)``, at another module's top level: the registry's own
+    calls through the tables list them."""
+    ctx = project_of(IMPORTED).contexts()["src/pkg/registry.py"]
+    lines = IMPORTED["pkg/registry.py"].split("\n")[1:]
+    marks = {line.split("# ")[1]: i for i, line in enumerate(lines, 1) if "# " in line}
+    found = {m: {e.label for out in ctx.calls.values() for e in out if e.line == at}
+             for m, at in marks.items()}
+    assert found["DUMP"] == {"dump_csv"}, found  # (labels are qualnames)
+    assert found["HOOK"] == {"on_exit"}, found

@@ -1,43 +1,79 @@
-"""What the functions of a module put into the module's own tables (a plugin registry).
+"""What a module's tables hold: what its functions and its top level put into them, and the
+top level of a module that imports them (a plugin registry).
 
 ``_REGISTRY = {}`` at module level says only that the name is a dict; what it holds is what
-the module's functions put into it: ``_REGISTRY[f.__name__] = f`` in a decorator
-``register``, ``_HANDLERS.append(f)`` in the closure a decorator factory returns, or the
-module's own top level (``_HANDLERS.append(f)`` as a statement of the module).  The
-extraction keeps those puts in the writing function's ``names`` (the source ``~{f}``, ``~[f]``:
+the module's functions put into it (``_REGISTRY[f.__name__] = f`` in a decorator
+``register``, ``_HANDLERS.append(f)`` in the closure a decorator factory returns), what its
+own top level puts into it (``_HANDLERS.append(f)`` as a statement of the module:
+:mod:`indexgen.extract.module_puts`), and what another module's top level puts into it
+through an import (``from .registry import HANDLERS``, then ``HANDLERS["x"] = f``).  The
+extraction keeps a function's puts in its ``names`` (the source ``~{f}``, ``~[f]``:
 :func:`indexgen.extract.bindings._appended`) where the function binds no local of that name;
-:func:`module_puts` gathers them once per module, by name, and the type evaluation adds
+:class:`ModulePuts` gathers them once per module, by name, and the type evaluation adds
 them to the value of the module attribute (:meth:`indexgen.analyze.types.Types.of_target`),
 each put read in its writer's scope: ``f`` is the writer's parameter, whatever its callers
 and the decorator applications hand it (:mod:`indexgen.analyze.flows`; provisional until
-the call graph's second round, like any parameter's flow).
+the call graph's second round, like any parameter's flow).  A function's puts into an
+imported table are not read (its ``names`` keep only the module's own).
 """
 
 from __future__ import annotations
 
-from indexgen.extract.model import FileSummary
+from indexgen.analyze.resolve import Resolver
 
-#: One put: the writer's anchor, its class ('' for a plain function), the ``~`` sources.
-Put = tuple[str, str, list[str]]
+#: One put: the writer's file key, its anchor ('' for the module's top level), its class ('' for
+#: a plain function), the ``~`` sources.
+Put = tuple[str, str, str, list[str]]
 
 
-def module_puts(files: dict[str, FileSummary], key: str) -> dict[str, list[Put]]:
-    """Name of a module attribute of file ``key`` -> the puts into it: of the module's own
-    top level (``HANDLERS["x"] = f`` as a statement of the module, read at module level:
-    the writer ``''``; :attr:`~indexgen.extract.model.FileSummary.module_puts`), then of
-    the file's functions (a function whose sources of the name are all puts: it binds no
-    local of that name)."""
-    summary = files[key]
-    bound = {a.name for a in summary.attributes}
-    table: dict[str, list[Put]] = {}
-    for name, sources in summary.module_puts.items():  # HANDLERS["x"] = f at top level
-        if name in bound:
-            table[name] = [("", "", sources)]
-    for d in summary.definitions:
-        names = d.names
-        if not names or d.kind == "class":
-            continue
-        for name, sources in names.items():
-            if name in bound and sources and all(x[0] == "~" for x in sources):
-                table.setdefault(name, []).append((d.anchor, d.parent, sources))
-    return table
+class ModulePuts:
+    """``make`` of a :class:`~indexgen.analyze.resolve.PerFile` table: for a file key, the
+    name of each module attribute of the file -> the puts into it (:meth:`__call__`)."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self._into: dict[str, dict[str, list[Put]]] | None = None  # made on first use
+
+    def __call__(self, key: str) -> dict[str, list[Put]]:
+        """The puts into the module attributes of file ``key``: of its own top level
+        (``HANDLERS["x"] = f`` as a statement of the module, read at module level:
+        :attr:`~indexgen.extract.model.FileSummary.module_puts`), of its functions (a
+        function whose sources of the name are all puts: it binds no local of that name),
+        and of other modules' top level that imports the table (``from .registry import
+        HANDLERS`` or ``import registry``, then ``HANDLERS["x"] = f``,
+        ``registry.HANDLERS["x"] = f``)."""
+        summary = self.resolver.files[key]
+        bound = {a.name for a in summary.attributes}
+        table: dict[str, list[Put]] = {}
+        for name, sources in summary.module_puts.items():
+            if name in bound:
+                table[name] = [(key, "", "", sources)]
+        for d in summary.definitions:
+            names = d.names
+            if not names or d.kind == "class":
+                continue
+            for name, sources in names.items():
+                if name in bound and sources and all(x[0] == "~" for x in sources):
+                    table.setdefault(name, []).append((key, d.anchor, d.parent, sources))
+        for name, puts in self._imported().get(key, {}).items():
+            if name in bound:
+                table.setdefault(name, []).extend(puts)
+        return table
+
+    def _imported(self) -> dict[str, dict[str, list[Put]]]:
+        """File key -> name of a module attribute -> the puts other modules' top level
+        makes into it through an import, found once over every file."""
+        if self._into is None:
+            self._into = {}
+            resolver = self.resolver
+            for key, summary in sorted(resolver.files.items()):
+                own = {a.name for a in summary.attributes}
+                for name, sources in summary.module_puts.items():
+                    if name in own:
+                        continue
+                    target = resolver.name_in(key, name)
+                    if target is not None and target.kind == "project" and target.key != key \
+                            and target.qualname in resolver.module(target.key).attrs:
+                        self._into.setdefault(target.key, {}).setdefault(
+                            target.qualname, []).append((key, "", "", sources))
+        return self._into

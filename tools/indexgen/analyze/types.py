@@ -48,7 +48,7 @@ from indexgen.analyze.members import Members
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.overloads import Overloads, stub_table
 from indexgen.analyze.paths import parse
-from indexgen.analyze.puts import module_puts
+from indexgen.analyze.puts import ModulePuts
 from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.analyze.results import Results, hollow
 from indexgen.analyze.values import NONE, Annotations, Values, one, ordered, union
@@ -98,7 +98,7 @@ class Types(Annotations, Flows, Hierarchy, Members, Overloads, Results):
         self._records: dict[str, dict] = {}  # see Flows.fitting
         self._own_imports = tables(resolver)  # a function's own imports (local_imports)
         # File key -> what its functions put into its module attributes (puts), on first use
-        self._puts = PerFile(partial(module_puts, resolver.files))
+        self._puts = PerFile(ModulePuts(resolver))
         self._stubs = PerFile(partial(stub_table, resolver.files))  # typing.overload stubs
 
     # -- tables ------------------------------------------------------------------------------
@@ -323,5 +323,5 @@ class Types(Annotations, Flows, Hierarchy, Members, Overloads, Results):
         puts = self._puts[key].get(name)
         if not puts or found and not any(v[0] in _CONTAINERS for v in found):
             return found
-        return union([found, *(self.sources(key, anchor, sources, cls)
-                               for anchor, cls, sources in puts)])
+        return union([found, *(self.sources(writer, anchor, sources, cls)
+                               for writer, anchor, cls, sources in puts)])

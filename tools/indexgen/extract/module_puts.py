@@ -56,24 +56,37 @@ def _statements(body: list[ast.stmt]):
 def _put(node: ast.stmt) -> tuple[str, str] | None:
     """(table, source) of one put statement: ``T[k] = v`` and ``T.setdefault(k, v)`` put a
     value (``~{v}``), ``T.append(v)`` (``add``, ``appendleft``, ``insert(i, v)``) an
-    element (``~[v]``); None for any other statement or a value that is no path."""
+    element (``~[v]``), ``T`` a name or an imported module's (``registry.T``); None for any
+    other statement or a value that is no path."""
     if type(node) is ast.Assign and len(node.targets) == 1:
         target = node.targets[0]
-        if type(target) is ast.Subscript and type(target.value) is ast.Name:
-            return _source(target.value.id, node.value, "{}")
-        return None
+        table = _table(target.value) if type(target) is ast.Subscript else None
+        return _source(table, node.value, "{}") if table else None
     if type(node) is not ast.Expr or type(node.value) is not ast.Call:
         return None
     call = node.value
     func = call.func
-    if type(func) is not ast.Attribute or type(func.value) is not ast.Name or call.keywords:
+    table = _table(func.value) if type(func) is ast.Attribute else None
+    if not table or call.keywords:
         return None
     args = call.args
     if func.attr in _ADDS and args:
-        return _source(func.value.id, args[-1], "[]")
+        return _source(table, args[-1], "[]")
     if func.attr == "setdefault" and len(args) == 2:
-        return _source(func.value.id, args[1], "{}")
+        return _source(table, args[1], "{}")
     return None
+
+
+def _table(node: ast.expr) -> str | None:
+    """The name of a table as written: a name, or a module's attribute (``registry.HANDLERS``,
+    a chain of names); None for anything else."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def _source(table: str, value: ast.expr, brackets: str) -> tuple[str, str] | None:
