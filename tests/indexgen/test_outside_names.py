@@ -16,8 +16,9 @@ over all of torch):
   (no edge), not ``typing.TypedDict.get``; a ``NamedTuple`` a ``tuple`` with the methods
   ``namedtuple`` makes (``_replace``);
 - a constant of the standard library handed on (``math.inf``, which a test's parameter
-  may be) is a ``float``: ``t.clone()`` is no ``math.inf.clone``; a module's attribute is
-  still named under it (``os.path.join``);
+  may be) is a ``float``: ``t.clone()`` is no ``math.inf.clone``; a name written as a
+  constant (``signal.SIGTERM``, torch's ``ReduceOp.MAX``) has its type's attributes,
+  unknown; a module's attribute is still named under it (``os.path.join``);
 - a class of the standard library that certainly lacks an attribute (``enum.Enum`` has no
   ``brush``) is not where a subclass's call of it goes;
 - an unpacked ``TypeVarTuple`` (``tuple[Unpack[Ts]]``) is a tuple of any length, its
@@ -36,6 +37,7 @@ FILES = {
         import enum
         import math
         import os
+        import signal
         import unittest
         from abc import ABC
         from typing import Any, NamedTuple, TypedDict
@@ -71,6 +73,7 @@ FILES = {
 
         def start():
             clone_of(math.inf)
+            clone_of(signal.SIGTERM)
             return os.path.join("a", "b")  # MODULE
 
 
@@ -121,7 +124,8 @@ def test_outside_names_that_exist():
         assert all(kind != "external" for kind, _ in out[mark]), out[mark]
     assert out["TYPEDDICT"] == [("builtin:dict.get", "")], out["TYPEDDICT"]
     assert out["TYPEDDICT2"] == [("builtin:dict.setdefault", "")], out["TYPEDDICT2"]
-    assert out["CONSTANT"] == [("unresolved", "")], out["CONSTANT"]  # not math.inf.clone
+    # not math.inf.clone, nor signal.SIGTERM.clone (a name written as a constant)
+    assert out["CONSTANT"] == [("unresolved", "")], out["CONSTANT"]
     assert out["MODULE"] == [("external", "os.path.join")], out["MODULE"]
     assert out["ENUM"] == [("unresolved", "")], out["ENUM"]  # not enum.Enum.brush
     assert out["MADE"] == [("external", "typing.NamedTuple._replace")], out["MADE"]

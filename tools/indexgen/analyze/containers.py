@@ -10,6 +10,7 @@ none): :func:`~indexgen.analyze.builtin_names.builtin_exists` says which.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict, deque
 
 from indexgen.analyze.builtin_names import (
@@ -33,6 +34,11 @@ _DICT_METHODS = frozenset(dir(dict))
 _MAP_METHODS = _DICT_METHODS | frozenset(dir(defaultdict))
 _TUPLE_METHODS = frozenset(dir(tuple))
 
+#: A name written as a constant is (PEP 8: ``MAX``, ``DEFAULT_DTYPE``; three letters at least
+#: or an underscore, so ``IO`` and ``T`` stay class names): no module or class
+#: whose attributes are named under it.
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]{2,}(?:_[A-Z0-9]+)*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
 
 def container_member(value: Value, attr: str) -> Values:
     """``value.attr`` for a value outside the project's classes and modules: what a method of
@@ -42,6 +48,8 @@ def container_member(value: Value, attr: str) -> Values:
         constant = stdlib_constant(value[1])  # but a constant's is its type's (math.inf)
         if constant is not None:
             return container_member(("b", constant), attr)
+        if _CONSTANT.fullmatch(value[1].rpartition(".")[2]):  # ReduceOp.MAX: a constant's
+            return NONE                                        # attributes are its type's
         return frozenset({("x", f"{value[1]}.{attr}")})
     if kind == "xi":  # a method or attribute of an outside instance, its type unknown
         if outside_lacks(value[1], attr) or says_nothing(value[1]):  # none of its class's:
