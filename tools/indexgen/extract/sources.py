@@ -192,7 +192,7 @@ def nested_function(node: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[st
     own ``self`` or ``cls`` is named apart (``selfʹ``, :mod:`indexgen.extract.shadows`).
     Over the nested body, a parameter is that alone (:func:`own_parameters`)."""
     found.setdefault(node.name, []).append("λ" + node.name)
-    for a, stars, given, flow in _parameters(node):
+    for a, stars, given, flow in _nested_parameters(node):
         name = a.arg + MARK if in_method and a.arg in SELF_NAMES else a.arg
         scope = lazy.setdefault(name, [])
         if a.annotation is not None:
@@ -200,7 +200,7 @@ def nested_function(node: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[st
         scope += [x for x in (given, flow) if x]
 
 
-def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef
+def _nested_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef
                 ) -> list[tuple[ast.arg, str, str, str]]:
     """Each parameter of a nested function: (its node, ``*`` or ``**`` or '', ``=`` and the
     path of its default or '', what the closure's callers hand it or '')."""
@@ -236,7 +236,7 @@ def own_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef,
     what the enclosing function binds to that name (``t`` of ``for t in xs`` in it)."""
     first, last = node.body[0].lineno, node.body[-1].end_lineno
     found = []
-    for a, stars, given, flow in _parameters(node):
+    for a, stars, given, flow in _nested_parameters(node):
         if a.arg in SELF_NAMES:
             continue
         own = [parameter_source(a, stars)] if a.annotation is not None else []
