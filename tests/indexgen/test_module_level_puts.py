@@ -133,3 +133,39 @@ def test_a_table_filled_by_the_top_level_of_a_module_that_imports_it():
              for m, at in marks.items()}
     assert found["DUMP"] == {"dump_csv"}, found  # (labels are qualnames)
     assert found["HOOK"] == {"on_exit"}, found
+
+
+IN_FUNCTIONS = {
+    "pkg/__init__.py": "",
+    "pkg/registry.py": '''
+        HANDLERS = {}
+
+
+        def dump(name, x):
+            return HANDLERS[name](x)  # DUMP
+    ''',
+    "pkg/plugins.py": '''
+        from pkg.registry import HANDLERS
+
+
+        def register(f):
+            HANDLERS[f.__name__] = f
+            return f
+
+
+        @register
+        def dump_ini(x):
+            return x
+    ''',
+}
+
+
+def test_a_table_filled_by_a_function_of_a_module_that_imports_it():
+    """A decorator of another module that registers into the imported table (``from
+    pkg.registry import HANDLERS``; ``HANDLERS[f.__name__] = f``): what it is handed is
+    in the table."""
+    ctx = project_of(IN_FUNCTIONS).contexts()["src/pkg/registry.py"]
+    lines = IN_FUNCTIONS["pkg/registry.py"].split("\n")[1:]
+    at = next(i for i, line in enumerate(lines, 1) if "# DUMP" in line)
+    assert {e.label for out in ctx.calls.values() for e in out if e.line == at} == {
+        "dump_ini"}

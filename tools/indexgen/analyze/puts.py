@@ -6,15 +6,18 @@ the module's functions put into it (``_REGISTRY[f.__name__] = f`` in a decorator
 ``register``, ``_HANDLERS.append(f)`` in the closure a decorator factory returns), what its
 own top level puts into it (``_HANDLERS.append(f)`` as a statement of the module:
 :mod:`indexgen.extract.module_puts`), and what another module's top level puts into it
-through an import (``from .registry import HANDLERS``, then ``HANDLERS["x"] = f``).  The
+through an import (``from .registry import HANDLERS``, then ``HANDLERS["x"] = f``), or
+another module's function does.  The
 extraction keeps a function's puts in its ``names`` (the source ``~{f}``, ``~[f]``:
 :func:`indexgen.extract.bindings._appended`) where the function binds no local of that name;
 :class:`ModulePuts` gathers them once per module, by name, and the type evaluation adds
 them to the value of the module attribute (:meth:`indexgen.analyze.types.Types.of_target`),
 each put read in its writer's scope: ``f`` is the writer's parameter, whatever its callers
 and the decorator applications hand it (:mod:`indexgen.analyze.flows`; provisional until
-the call graph's second round, like any parameter's flow).  A function's puts into an
-imported table are not read (its ``names`` keep only the module's own).
+the call graph's second round, like any parameter's flow).  A function's puts into a table
+it imports by name are read as well (``from .registry import HANDLERS``, then
+``HANDLERS[f.__name__] = f`` in a decorator of another module); one made through a
+module's attribute in a function (``registry.HANDLERS[k] = f``) is not.
 """
 
 from __future__ import annotations
@@ -39,9 +42,9 @@ class ModulePuts:
         (``HANDLERS["x"] = f`` as a statement of the module, read at module level:
         :attr:`~indexgen.extract.model.FileSummary.module_puts`), of its functions (a
         function whose sources of the name are all puts: it binds no local of that name),
-        and of other modules' top level that imports the table (``from .registry import
-        HANDLERS`` or ``import registry``, then ``HANDLERS["x"] = f``,
-        ``registry.HANDLERS["x"] = f``)."""
+        and of other modules that import the table, at their top level or in their
+        functions (``from .registry import HANDLERS`` or ``import registry``, then
+        ``HANDLERS["x"] = f``, ``registry.HANDLERS["x"] = f``)."""
         summary = self.resolver.files[key]
         bound = {a.name for a in summary.attributes}
         table: dict[str, list[Put]] = {}
@@ -61,19 +64,32 @@ class ModulePuts:
         return table
 
     def _imported(self) -> dict[str, dict[str, list[Put]]]:
-        """File key -> name of a module attribute -> the puts other modules' top level
-        makes into it through an import, found once over every file."""
+        """File key -> name of a module attribute -> the puts other modules make into it
+        through an import, found once over every file."""
         if self._into is None:
             self._into = {}
-            resolver = self.resolver
-            for key, summary in sorted(resolver.files.items()):
+            for key, summary in sorted(self.resolver.files.items()):
                 own = {a.name for a in summary.attributes}
                 for name, sources in summary.module_puts.items():
-                    if name in own:
-                        continue
-                    target = resolver.name_in(key, name)
-                    if target is not None and target.kind == "project" and target.key != key \
-                            and target.qualname in resolver.module(target.key).attrs:
-                        self._into.setdefault(target.key, {}).setdefault(
-                            target.qualname, []).append((key, "", "", sources))
+                    if name not in own:
+                        self._add(key, name, ("", "", sources))
+                imported = {i.bound_name for i in summary.imports
+                            if i.scope == "module" and i.name != "*"} - own
+                if not imported:
+                    continue
+                for d in summary.definitions:
+                    if d.names and d.kind != "class":
+                        for name in imported.intersection(d.names):
+                            sources = d.names[name]
+                            if sources and all(x[:1] == "~" for x in sources):
+                                self._add(key, name, (d.anchor, d.parent, sources))
         return self._into
+
+    def _add(self, key: str, name: str, put: tuple[str, str, list[str]]) -> None:
+        """Add a put of file ``key`` into ``name`` where that is an imported table of
+        another file of the tree."""
+        target = self.resolver.name_in(key, name)
+        if target is not None and target.kind == "project" and target.key != key \
+                and target.qualname in self.resolver.module(target.key).attrs:
+            self._into.setdefault(target.key, {}).setdefault(target.qualname, []).append(
+                (key, *put))

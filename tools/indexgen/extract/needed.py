@@ -37,7 +37,9 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
             for anchor, source in sources:
                 if anchor:
                     needed.setdefault(index[anchor], set()).update(_NAME.findall(source[1:]))
-    bound = {a.name for a in summary.attributes}  # what a function puts into these: the pass
+    # what a function puts into these, the module's tables or those it imports: the pass
+    bound = {a.name for a in summary.attributes} | {
+        i.bound_name for i in summary.imports if i.scope == "module" and i.name != "*"}
     for i, scope in found.items():  # a function's return and its deeper appends
         for name in scope:
             if name == "return" or name[0] == "+":
