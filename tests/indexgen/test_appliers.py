@@ -10,7 +10,7 @@ is read from it.  Every expected edge is read off the source by hand.
 
 from __future__ import annotations
 
-from ig_helpers import project_of
+from ig_helpers import callees_by_mark
 
 FILES = {
     "pkg/__init__.py": "",
@@ -68,11 +68,7 @@ FILES = {
 
 
 def test_what_an_outside_call_hands_the_function_it_calls():
-    ctx = project_of(FILES).contexts()["src/pkg/jobs.py"]
-    lines = FILES["pkg/jobs.py"].split("\n")[1:]
-    marks = {line.split("# ")[1]: i for i, line in enumerate(lines, 1) if "# " in line}
-    found = {m: {e.label for out in ctx.calls.values() for e in out if e.line == at}
-             for m, at in marks.items()}
+    found = callees_by_mark(FILES, "pkg/jobs.py")
     assert found["WORK"] == {"Job.run"}, found
     assert found["EACH"] == {"Job.run"}, found
     assert found["RANK"] == {"Job.run"}, found

@@ -10,7 +10,7 @@ not the module's.  Every expected edge is read off the source by hand.
 
 from __future__ import annotations
 
-from ig_helpers import project_of
+from ig_helpers import callees_by_mark
 
 FILES = {
     "pkg/__init__.py": "",
@@ -77,11 +77,7 @@ FILES = {
 
 
 def test_a_table_filled_by_the_module_top_level():
-    ctx = project_of(FILES).contexts()["src/pkg/registry.py"]
-    lines = FILES["pkg/registry.py"].split("\n")[1:]
-    marks = {line.split("# ")[1]: i for i, line in enumerate(lines, 1) if "# " in line}
-    found = {m: {e.label for out in ctx.calls.values() for e in out if e.line == at}
-             for m, at in marks.items()}
+    found = callees_by_mark(FILES, "pkg/registry.py")
     assert found["DUMP"] == {"dump_json", "dump_yaml", "dump_toml"}, found
     assert found["HOOK"] == {"on_exit"}, found
     assert found["GET"] == {"fallback"}, found
@@ -126,11 +122,7 @@ def test_a_table_filled_by_the_top_level_of_a_module_that_imports_it():
     """``from .registry import HANDLERS`` then ``HANDLERS["csv"] = dump_csv``, and
     ``registry.HOOKS.append(on_exit)``, at another module's top level: the registry's own
     calls through the tables list them."""
-    ctx = project_of(IMPORTED).contexts()["src/pkg/registry.py"]
-    lines = IMPORTED["pkg/registry.py"].split("\n")[1:]
-    marks = {line.split("# ")[1]: i for i, line in enumerate(lines, 1) if "# " in line}
-    found = {m: {e.label for out in ctx.calls.values() for e in out if e.line == at}
-             for m, at in marks.items()}
+    found = callees_by_mark(IMPORTED, "pkg/registry.py")
     assert found["DUMP"] == {"dump_csv"}, found  # (labels are qualnames)
     assert found["HOOK"] == {"on_exit"}, found
 
@@ -164,8 +156,4 @@ def test_a_table_filled_by_a_function_of_a_module_that_imports_it():
     """A decorator of another module that registers into the imported table (``from
     pkg.registry import HANDLERS``; ``HANDLERS[f.__name__] = f``): what it is handed is
     in the table."""
-    ctx = project_of(IN_FUNCTIONS).contexts()["src/pkg/registry.py"]
-    lines = IN_FUNCTIONS["pkg/registry.py"].split("\n")[1:]
-    at = next(i for i, line in enumerate(lines, 1) if "# DUMP" in line)
-    assert {e.label for out in ctx.calls.values() for e in out if e.line == at} == {
-        "dump_ini"}
+    assert callees_by_mark(IN_FUNCTIONS, "pkg/registry.py")["DUMP"] == {"dump_ini"}
