@@ -2,7 +2,7 @@
 
 ``pool.submit(work, job)`` runs ``work(job)``, ``map(each, jobs)`` runs ``each`` on the
 elements of ``jobs``, ``sorted(jobs, key=rank)`` and ``jobs.sort(key=rank)`` run ``rank`` on
-them: the parameters of ``work``, ``each`` and ``rank``, which nothing else types, are
+them, ``fut.add_done_callback(when_done)`` runs ``when_done(fut)``: the parameters of ``work``, ``each`` and ``rank``, which nothing else types, are
 what the call hands (:mod:`indexgen.analyze.appliers`), so the calls on them are listed.
 A ``submit`` of the tree's own is its code, not such a call: what it does with the function
 is read from it.  Every expected edge is read off the source by hand.
@@ -54,6 +54,19 @@ FILES = {
             return job.run()  # OWN_SUBMIT
 
 
+        class Future:
+            def result(self):
+                return 3
+
+
+        def when_done(fut):
+            return fut.result()  # DONE
+
+
+        def make_future():
+            return Future()
+
+
         def start(queue: Queue):
             jobs = [Job(), Job()]
             job = Job()
@@ -63,6 +76,8 @@ FILES = {
             sorted(jobs, key=rank)
             jobs.sort(key=own)
             queue.submit(later, job)
+            fut = make_future()
+            fut.add_done_callback(when_done)
     ''',
 }
 
@@ -73,6 +88,7 @@ def test_what_an_outside_call_hands_the_function_it_calls():
     assert found["EACH"] == {"Job.run"}, found
     assert found["RANK"] == {"Job.run"}, found
     assert found["OWN"] == {"Job.run"}, found
+    assert found["DONE"] == {"Future.result"}, found
     # the tree's own Queue.submit calls fn with an Other, not with the job handed (what
     # its call fn(other) hands is one step further than the flows follow: nothing)
     assert "Job.run" not in found["OWN_SUBMIT"], found

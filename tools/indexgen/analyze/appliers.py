@@ -1,7 +1,8 @@
 """Calls that call the function they are handed, with what else they are handed.
 
 ``pool.submit(work, job)`` runs ``work(job)``; ``map(each, jobs)`` runs ``each`` on every
-element of ``jobs``; ``sorted(jobs, key=rank)`` runs ``rank`` on them too.  The call graph
+element of ``jobs``; ``sorted(jobs, key=rank)`` runs ``rank`` on them too;
+``fut.add_done_callback(done)`` runs ``done(fut)``.  The call graph
 lists ``work``, ``each`` and ``rank`` under *Passes as a callback* (the call hands them
 on), but what the outside function then hands them is no call of the tree, so their
 parameters would get nothing from this call site (:func:`indexgen.analyze.flows.call_sites`
@@ -23,14 +24,16 @@ from __future__ import annotations
 #: ``loop.call_soon``/``call_later``/``call_at``, ``weakref.finalize(obj, fn, *args)``);
 #: ``each``, an element of each of them (``map``, ``Executor.map``, ``Pool.imap``,
 #: ``filter``); ``key``, an element of the first argument (``sorted``, ``min``, ``max``);
-#: ``own``, an element of the receiver (``xs.sort(key=rank)``).
+#: ``own``, an element of the receiver (``xs.sort(key=rank)``); ``done``, the receiver
+#: itself (a future's ``add_done_callback(cb)`` and ``then(cb)`` call ``cb(future)``).
 APPLY = {
     "submit": ("0", "args"), "to_thread": ("0", "args"), "call_soon": ("0", "args"),
     "call_soon_threadsafe": ("0", "args"), "call_later": ("1", "args"),
     "call_at": ("1", "args"), "run_in_executor": ("1", "args"), "finalize": ("1", "args"),
     "map": ("0", "each"), "imap": ("0", "each"), "imap_unordered": ("0", "each"),
     "filter": ("0", "each"), "sorted": ("key", "key"), "min": ("key", "key"),
-    "max": ("key", "key"), "sort": ("key", "own"),
+    "max": ("key", "key"), "sort": ("key", "own"), "add_done_callback": ("0", "done"),
+    "then": ("0", "done"),
 }
 
 
@@ -44,6 +47,8 @@ def applied(text: str, items: dict[str, str]) -> tuple[str, dict[str, str]] | No
     if rule is None or rule[0] not in items:
         return None
     slot, how = rule
+    if how == "done":
+        return items[slot], ({"0": receiver} if receiver else {})
     if how == "key" or how == "own":
         of = items.get("0") if how == "key" else receiver
         return items[slot], ({"0": f"next(iter({of}))"} if of else {})
