@@ -1,5 +1,6 @@
-"""An ``isinstance`` test of an attribute path in a conditional expression narrows its
-branches (:func:`indexgen.extract.attribute_narrowing._conditional`).
+"""An ``isinstance`` test of a name or an attribute path in a conditional expression that a
+``return`` or an assignment gives narrows its branches
+(:func:`indexgen.extract.instance_tests.conditional`).
 
 ``self.x.run() if isinstance(self.x, A) else None`` calls ``A.run`` only, and with ``not`` the
 other branch is the narrowed one; where the other branch reads the path too, on the same
@@ -43,6 +44,12 @@ FILES = {
 
             def both(self):
                 return self.x.run() if isinstance(self.x, A) else self.x.stop()  # BOTH
+
+
+        def plain(y: A | B):
+            a = y.run() if isinstance(y, A) else None  # NAME
+            b = None if not isinstance(y, B) else y.stop()  # NAME_NOT
+            return y.run() if isinstance(y, A) else y.stop()  # NAME_BOTH
     ''',
 }
 
@@ -53,3 +60,6 @@ def test_a_conditional_expression_narrows_its_branch():
     assert found["ORELSE"] == {"A.run"}, found
     # both branches on one line read the path: neither is narrowed
     assert found["BOTH"] == {"A.run", "B.run", "A.stop", "B.stop"}, found
+    assert found["NAME"] == {"A.run"}, found  # a name, as a path
+    assert found["NAME_NOT"] == {"B.stop"}, found
+    assert found["NAME_BOTH"] == {"A.run", "B.run", "A.stop", "B.stop"}, found

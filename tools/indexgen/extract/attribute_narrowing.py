@@ -9,7 +9,8 @@ what follows an ``if`` whose body always leaves, ``assert isinstance(self.data, 
 and two more: the operands after an ``isinstance`` test of an ``and`` (``isinstance(self.data,
 A) and self.data.run()``) in an ``if`` or ``assert`` test, a ``return`` or an assignment, and
 the branches of a conditional expression a ``return`` or an assignment gives
-(``self.data.run() if isinstance(self.data, A) else None``: :func:`_conditional`).
+(``self.data.run() if isinstance(self.data, A) else None``:
+:func:`~indexgen.extract.instance_tests.conditional`).
 
 The narrowing ends where the function assigns the path, or a prefix of it, again (``self.data
 = B()``, ``self = ...``; an assignment in a branch or a loop as for names:
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import ast
 
+from indexgen.extract.instance_tests import conditional
 from indexgen.extract.model import Call, FileSummary
 from indexgen.extract.narrowing import Narrowing, cut, line_of, narrowings, read_until
 from indexgen.extract.syntax import blocks, path, targets
@@ -84,25 +86,9 @@ def _conjunctions(expr: ast.AST | None) -> list[Narrowing]:
     return found
 
 
-def _conditional(expr: ast.AST | None) -> list[Narrowing]:
-    """What the ``isinstance`` test of a conditional expression says of its branches
-    (``self.x.run() if isinstance(self.x, A) else None``: an ``A`` in the first; with
-    ``not``, in the second), over the branch's lines, where the other branch does not read
-    the path (a line is the unit: both branches on one line are narrowed alike)."""
-    if type(expr) is not ast.IfExp:
-        return []
-    test, sign = expr.test, ":"
-    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
-        test, sign = test.operand, "-"
-    one = tested_path(test)
-    if one is None:
-        return []
-    found: list[Narrowing] = []
-    for branch, other, mark in ((expr.body, expr.orelse, sign),
-                                (expr.orelse, expr.body, "-" if sign == ":" else ":")):
-        if not any(type(n) is ast.Attribute and path(n) == one[0] for n in ast.walk(other)):
-            found.append((one[0], branch.lineno, branch.end_lineno, mark + one[1], None))
-    return found
+def _reads(node: ast.AST, tested: str) -> bool:
+    """Whether ``node`` reads the attribute path ``tested``."""
+    return type(node) is ast.Attribute and path(node) == tested
 
 
 def _assigned(node: ast.AST) -> list[str]:
@@ -141,7 +127,7 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
             continue
         here = _conjunctions(node.test if t in _TESTED else node.value)
         if t in _VALUED:
-            here += _conditional(node.value)
+            here += conditional(node.value, tested_path, _reads)
         if t in _TESTED:
             more = narrowings(node, defs[i].end_lineno, one=tested_path)
             if any(n[4] is None for n in more):  # what follows it: up to its block's end

@@ -36,6 +36,7 @@ from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Definition, FileSummary
 from indexgen.extract.narrowing import (
     NARROWERS,
+    VALUED,
     Narrowing,
     at_line,
     held,
@@ -154,7 +155,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             tests.setdefault(n.lineno, []).append(n)
     for node in binders:
         t = type(node)
-        if t in NARROWERS:  # isinstance tests; a loop's target is its own element within
+        if t in NARROWERS or t in VALUED and type(node.value) is ast.IfExp:  # what narrows
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
                 found_here = narrowings(node, defs[i].end_lineno, tests)

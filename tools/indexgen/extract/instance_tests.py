@@ -113,3 +113,28 @@ def inner_runs(node: Comprehension) -> list[tuple[int, int]]:
         else:
             runs.append((n, n))
     return runs
+
+
+def conditional(expr: ast.AST | None, one, reads) -> list[tuple]:
+    """What the ``isinstance`` test of a conditional expression says of its branches
+    (``x.run() if isinstance(x, A) else None``: an ``A`` in the first; with ``not``, in the
+    second), as narrowings ``(name, first, last, ":T" or "-T", None)`` over the branch's
+    lines, where the other branch does not read what is tested (a line is the unit: both
+    branches on one line would be narrowed alike).  ``one`` reads a test (``(name,
+    types)`` or None: :func:`isinstance_test`, or an attribute path's); ``reads(node,
+    name)``: whether a node of the other branch reads it."""
+    if type(expr) is not ast.IfExp:
+        return []
+    test, sign = expr.test, ":"
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        test, sign = test.operand, "-"
+    found = one(test)
+    if found is None:
+        return []
+    name, types = found
+    out = []
+    for branch, other, mark in ((expr.body, expr.orelse, sign),
+                                (expr.orelse, expr.body, "-" if sign == ":" else ":")):
+        if not any(reads(n, name) for n in ast.walk(other)):
+            out.append((name, branch.lineno, branch.end_lineno, mark + types, None))
+    return out

@@ -38,6 +38,7 @@ import re
 from indexgen.extract.instance_tests import (
     COMPREHENSIONS,
     comprehension_tests,
+    conditional,
     inner_runs,
     isinstance_test,
 )
@@ -52,6 +53,8 @@ _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 #: The statements (and comprehensions) :func:`narrowings` reads.
 NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSIONS, *FUNCS})
+#: The statements whose value, a conditional expression, may narrow its branches.
+VALUED = (ast.Assign, ast.AnnAssign, ast.Return)
 
 
 def _tests(test: ast.AST, isinstance_test=isinstance_test
@@ -74,6 +77,10 @@ def _tests(test: ast.AST, isinstance_test=isinstance_test
     return [], [], False
 
 
+def _reads(node: ast.AST, name: str) -> bool:
+    return type(node) is ast.Name and node.id == name
+
+
 def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None = None,
                one=isinstance_test) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
@@ -83,6 +90,8 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
     comprehension, its own names and its ``if`` clauses' (:func:`_comprehension`, given
     ``tests``: the file's ``isinstance`` tests of a name by line).  ``one`` reads one test
     (:mod:`indexgen.extract.attribute_narrowing`'s reads a test of an attribute path)."""
+    if type(node) in VALUED:  # y = x.run() if isinstance(x, A) else None
+        return conditional(node.value, one, _reads)
     if type(node) in COMPREHENSIONS:
         return _comprehension(node, tests or {})
     if type(node) in FUNCS:  # a nested function: its parameters, names of its own
