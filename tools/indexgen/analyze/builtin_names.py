@@ -98,7 +98,6 @@ def stdlib_constant(dotted: str) -> str | None:
     found = getattr(importlib.import_module(module), name, _MISSING)
     kind = type(found)
     return kind.__name__ if getattr(builtins, kind.__name__, None) is kind \
-        and kind.__name__ not in ("type", "module", "builtin_function_or_method") \
         and not callable(found) else None
 
 

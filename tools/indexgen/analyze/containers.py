@@ -52,8 +52,8 @@ def container_member(value: Value, attr: str) -> Values:
             return NONE                                        # attributes are its type's
         return frozenset({("x", f"{value[1]}.{attr}")})
     if kind == "xi":  # a method or attribute of an outside instance, its type unknown
-        if outside_lacks(value[1], attr) or says_nothing(value[1]):  # none of its class's:
-            # the object is another's
+        # none of its class's (the object is another's), or of typing.Any (unknown)
+        if outside_lacks(value[1], attr) or says_nothing(value[1]):
             return NONE
         return frozenset({("xa", f"{value[1]}.{attr}")})
     if kind == "xa":  # an attribute of that: nothing the build can name

@@ -23,10 +23,17 @@ module's attribute in a function (``registry.HANDLERS[k] = f``) is not.
 from __future__ import annotations
 
 from indexgen.analyze.resolve import Resolver
+from indexgen.extract.needed import imported_tables
 
 #: One put: the writer's file key, its anchor ('' for the module's top level), its class ('' for
 #: a plain function), the ``~`` sources.
 Put = tuple[str, str, str, list[str]]
+
+
+def _puts_only(sources: list[str]) -> bool:
+    """Whether a function's sources of a name are all puts (``~``): it binds no local of
+    that name, so the name is the module's table, or an imported one."""
+    return bool(sources) and all(x[:1] == "~" for x in sources)
 
 
 class ModulePuts:
@@ -56,7 +63,7 @@ class ModulePuts:
             if not names or d.kind == "class":
                 continue
             for name, sources in names.items():
-                if name in bound and sources and all(x[0] == "~" for x in sources):
+                if name in bound and _puts_only(sources):
                     table.setdefault(name, []).append((key, d.anchor, d.parent, sources))
         for name, puts in self._imported().get(key, {}).items():
             if name in bound:
@@ -73,16 +80,14 @@ class ModulePuts:
                 for name, sources in summary.module_puts.items():
                     if name not in own:
                         self._add(key, name, ("", "", sources))
-                imported = {i.bound_name for i in summary.imports
-                            if i.scope == "module" and i.name != "*"} - own
+                imported = imported_tables(summary) - own
                 if not imported:
                     continue
                 for d in summary.definitions:
                     if d.names and d.kind != "class":
                         for name in imported.intersection(d.names):
-                            sources = d.names[name]
-                            if sources and all(x[:1] == "~" for x in sources):
-                                self._add(key, name, (d.anchor, d.parent, sources))
+                            if _puts_only(d.names[name]):
+                                self._add(key, name, (d.anchor, d.parent, d.names[name]))
         return self._into
 
     def _add(self, key: str, name: str, put: tuple[str, str, list[str]]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.syntax import literal, path
+from indexgen.extract.unparse import dotted
 
 #: Methods that put their (last) argument into a sequence or a set.
 _ADDS = frozenset({"append", "appendleft", "add", "insert"})
@@ -80,13 +81,8 @@ def _put(node: ast.stmt) -> tuple[str, str] | None:
 def _table(node: ast.expr) -> str | None:
     """The name of a table as written: a name, or a module's attribute (``registry.HANDLERS``,
     a chain of names); None for anything else."""
-    parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)
-        node = node.value
-    if type(node) is not ast.Name:
-        return None
-    return ".".join([node.id, *reversed(parts)])
+    name = dotted(node)
+    return None if name.startswith("(") else name
 
 
 def _source(table: str, value: ast.expr, brackets: str) -> tuple[str, str] | None:

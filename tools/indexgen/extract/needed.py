@@ -20,6 +20,12 @@ from indexgen.extract.sources import pairs, parameter_source
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
 
+def imported_tables(summary: FileSummary) -> set[str]:
+    """The names the module's own imports bind by name (not ``*``): tables of other modules
+    a function may put into (:mod:`indexgen.analyze.puts`)."""
+    return {i.bound_name for i in summary.imports if i.scope == "module" and i.name != "*"}
+
+
 def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                 lazy: dict[int, dict[str, list]], consts: dict[str, list[str]],
                 needed: dict[int, set[str]],
@@ -38,8 +44,7 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                 if anchor:
                     needed.setdefault(index[anchor], set()).update(_NAME.findall(source[1:]))
     # what a function puts into these, the module's tables or those it imports: the pass
-    bound = {a.name for a in summary.attributes} | {
-        i.bound_name for i in summary.imports if i.scope == "module" and i.name != "*"}
+    bound = {a.name for a in summary.attributes} | imported_tables(summary)
     for i, scope in found.items():  # a function's return and its deeper appends
         for name in scope:
             if name == "return" or name[0] == "+":
