@@ -92,3 +92,55 @@ def test_what_an_outside_call_hands_the_function_it_calls():
     # the tree's own Queue.submit calls fn with an Other, not with the job handed (what
     # its call fn(other) hands is one step further than the flows follow: nothing)
     assert "Job.run" not in found["OWN_SUBMIT"], found
+
+
+PACKED = {
+    "pkg/__init__.py": "",
+    "pkg/procs.py": '''
+        import threading
+        import multiprocessing as mp
+
+        import torch.multiprocessing as tmp
+
+
+        class Job:
+            def run(self):
+                return 1
+
+
+        class Log:
+            def write(self):
+                return 2
+
+
+        def loop(job, log=None):
+            job.run()  # THREAD
+            return log.write()  # THREAD_KW
+
+
+        def each_rank(rank, job):
+            return job.run()  # SPAWN
+
+
+        class Worker:
+            def _serve(self, job, log):
+                job.run()  # PROCESS_0
+                return log.write()  # PROCESS_1
+
+            def start(self, job: Job, log: Log):
+                threading.Thread(target=loop, args=(job,), kwargs={"log": log}).start()
+                mp.Process(target=self._serve, args=[job, log]).start()
+                tmp.spawn(each_rank, args=(job,), nprocs=2)
+    ''',
+}
+
+
+def test_a_thread_or_process_hands_its_target_the_args_and_kwargs_written_there():
+    # Thread(target=f, args=(a,), kwargs={"k": b}) runs f(a, k=b); spawn(fn, args=(a,))
+    # runs fn(rank, a): the items of the literal tuple and dict are the target's arguments
+    found = callees_by_mark(PACKED, "pkg/procs.py")
+    assert found["THREAD"] == {"Job.run"}, found
+    assert found["THREAD_KW"] == {"Log.write"}, found
+    assert found["PROCESS_0"] == {"Job.run"}, found
+    assert found["PROCESS_1"] == {"Log.write"}, found
+    assert found["SPAWN"] == {"Job.run"}, found

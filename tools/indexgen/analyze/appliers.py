@@ -25,7 +25,11 @@ from __future__ import annotations
 #: ``each``, an element of each of them (``map``, ``Executor.map``, ``Pool.imap``,
 #: ``filter``); ``key``, an element of the first argument (``sorted``, ``min``, ``max``);
 #: ``own``, an element of the receiver (``xs.sort(key=rank)``); ``done``, the receiver
-#: itself (a future's ``add_done_callback(cb)`` and ``then(cb)`` call ``cb(future)``).
+#: itself (a future's ``add_done_callback(cb)`` and ``then(cb)`` call ``cb(future)``);
+#: ``packed``, the items of a literal ``args=`` and ``kwargs=`` (``threading.Thread``,
+#: ``multiprocessing.Process``, ``threading.Timer``, ``Pool.apply_async``), and ``rank``
+#: the same after the process's number (``torch.multiprocessing.spawn(fn, args=(a,))``
+#: runs ``fn(i, a)``, as ``start_processes`` does).
 APPLY = {
     "submit": ("0", "args"), "to_thread": ("0", "args"), "call_soon": ("0", "args"),
     "call_soon_threadsafe": ("0", "args"), "call_later": ("1", "args"),
@@ -33,7 +37,9 @@ APPLY = {
     "map": ("0", "each"), "imap": ("0", "each"), "imap_unordered": ("0", "each"),
     "filter": ("0", "each"), "sorted": ("key", "key"), "min": ("key", "key"),
     "max": ("key", "key"), "sort": ("key", "own"), "add_done_callback": ("0", "done"),
-    "then": ("0", "done"),
+    "then": ("0", "done"), "Thread": ("target", "packed"), "Process": ("target", "packed"),
+    "Timer": ("1", "packed"), "apply_async": ("0", "packed"), "spawn": ("0", "rank"),
+    "start_processes": ("0", "rank"),
 }
 
 
@@ -52,6 +58,11 @@ def applied(text: str, items: dict[str, str]) -> tuple[str, dict[str, str]] | No
     if how == "key" or how == "own":
         of = items.get("0") if how == "key" else receiver
         return items[slot], ({"0": f"next(iter({of}))"} if of else {})
+    if how == "packed" or how == "rank":
+        shift = how == "rank"
+        return items[slot], {
+            (str(int(s[5:]) + shift) if s[0] == "a" else s[7:]): path
+            for s, path in items.items() if s.startswith(("args.", "kwargs."))}
     first = int(slot) + 1
     later = sorted((int(s) - first, path) for s, path in items.items()
                    if s.isdigit() and int(s) >= first)

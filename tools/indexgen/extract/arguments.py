@@ -1,5 +1,7 @@
 """The arguments of a call as a path keeps them, for the global pass to tell which
-``typing.overload`` stub the call matches (:mod:`indexgen.analyze.overloads`).
+``typing.overload`` stub the call matches (:mod:`indexgen.analyze.overloads`), and the
+items of a literal ``args=``/``kwargs=`` a call unpacks into the function it is handed
+(:func:`packed`).
 
 :func:`~indexgen.extract.syntax.path` writes a call of anything but the builtins whose
 arguments it keeps as paths with what :func:`handed_text` makes of its arguments after
@@ -51,6 +53,30 @@ def _handed(node: ast.AST, path: Callable[[ast.AST], str | None]) -> str:
                 and type(node.operand.value) in (int, float):
             return constant_text(-node.operand.value)
     return path(node) or "_"
+
+
+#: Keywords whose literal tuple or dict a call unpacks into the function it is handed
+#: (``Thread(target=f, args=(a, b), kwargs={"c": c})`` runs ``f(a, b, c=c)``).
+PACKED = frozenset({"args", "kwargs"})
+
+
+def packed(keyword: str, node: ast.Tuple | ast.List | ast.Dict,
+           path: Callable[..., str | None]) -> list[str]:
+    """The flow items (:func:`indexgen.extract.calls.handed`) of a literal ``args=`` or
+    ``kwargs=`` (:data:`PACKED`): ``args.0=a`` for each name or chain up to the first
+    ``*xs``, ``kwargs.c=c`` for each key written as a name; ``path`` is
+    :func:`indexgen.extract.syntax.path`.  Read by :func:`indexgen.analyze.appliers.applied`."""
+    if type(node) is ast.Dict:
+        pairs = [(k.value, v) for k, v in zip(node.keys, node.values)
+                 if type(k) is ast.Constant and type(k.value) is str and k.value.isidentifier()]
+    else:
+        pairs = []
+        for i, e in enumerate(node.elts):
+            if type(e) is ast.Starred:
+                break
+            pairs.append((i, e))
+    found = [(k, path(v, False)) for k, v in pairs if type(v) in (ast.Name, ast.Attribute)]
+    return [f"{keyword}.{k}={p}" for k, p in found if p and "," not in p]
 
 
 def without_arguments(text: str) -> str:

@@ -25,6 +25,7 @@ import re
 from operator import itemgetter
 
 from indexgen.extract import rules
+from indexgen.extract.arguments import PACKED, packed
 from indexgen.extract.model import Call, FileSummary
 from indexgen.extract.shadows import MARK, renamed
 from indexgen.extract.syntax import annotation, dotted, path
@@ -32,7 +33,8 @@ from indexgen.extract.syntax import annotation, dotted, path
 #: Calls that take a function to call later (besides ``*hook*`` and ``*callback*`` ones):
 #: a function named as their argument is recorded as a reference, ``&`` and its path.
 CALLBACK_TAKERS = frozenset({"partial", "Thread", "Timer", "submit", "apply_async", "connect",
-                             "atexit", "register", "map", "filter"})
+                             "atexit", "register", "map", "filter", "spawn",
+                             "start_processes"})
 CALLBACK_KEYWORDS = frozenset({"target", "callback", "fn", "func", "hook"})
 
 
@@ -81,9 +83,10 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
 
     A *flow* record, when any argument is a name or an attribute chain: ``<``, the call's
     ``text``, a tab and ``slot=path`` items (a position, a keyword's name, or ``*`` for
-    ``*xs``; and ``#=n`` for a call of ``n`` arguments all given by position), for the
-    global pass to give the callee's parameters what the arguments are (functions passed
-    on, the instances a method is given).
+    ``*xs``; ``args.0``, ``kwargs.c``, an item of a literal ``args=``/``kwargs=``:
+    :func:`~indexgen.extract.arguments.packed`; and ``#=n`` for a call of ``n`` arguments
+    all given by position), for the global pass to give the callee's parameters what the
+    arguments are (functions passed on, the instances a method is given).
     """
     refs = last is not None
     taker = refs and ("hook" in last or "callback" in last or last in CALLBACK_TAKERS)
@@ -118,6 +121,8 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
             v = _one_branch(v)
             t = type(v)
         if t is not ast.Name and t is not ast.Attribute:
+            if (t is ast.Tuple or t is ast.List or t is ast.Dict) and kw.arg in PACKED:
+                items += packed(kw.arg, v, path)
             continue
         found = path(v, False)
         if not found:
