@@ -86,9 +86,8 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                     handed = read[where] = [slots(items) for items in given.get(where, ())]
                 if not handed:
                     continue
-                kind = resolver.module(edge[3]).kinds.get(edge[5])
                 # Function.apply(x) runs forward(ctx, x): one place on, as a method's
-                shift = 1 if kind in _BOUND or edge[1].endswith(".apply") else 0
+                shift = _first_bound(resolver, edge) or int(edge[1].endswith(".apply"))
                 mine = flows.setdefault((edge[3], edge[5]), [])
                 for items in handed:
                     mine.append((key, caller, items, shift))
@@ -109,9 +108,14 @@ def _applied(resolver: Resolver, flows: CallSites, key: str, caller: str, out: l
         for items in written:
             found = applied(text, slots(items))
             if found is not None and found[0] == path and found[1]:
-                kind = resolver.module(edge[3]).kinds.get(edge[5])
                 flows.setdefault((edge[3], edge[5]), []).append(
-                    (key, caller, found[1], 1 if kind in _BOUND else 0))
+                    (key, caller, found[1], _first_bound(resolver, edge)))
+
+
+def _first_bound(resolver: Resolver, edge) -> int:
+    """1 where the callee of ``edge`` gets its first parameter from the instance or class
+    it is read on (a method, a classmethod, a property), not from the call; else 0."""
+    return int(resolver.module(edge[3]).kinds.get(edge[5]) in _BOUND)
 
 
 class Flows:
