@@ -28,7 +28,7 @@ from indexgen.analyze.values import NONE, Values, closure_qualname, ordered, uni
 #: ``(file key, qualname) -> [(caller file key, caller anchor, slot -> argument path,
 #: parameters before the first slot)]``.
 CallSites = dict[tuple[str, str], list[tuple[str, str, dict[str, str], int]]]
-_SITES = 128  # call sites of one function read for what they hand a parameter
+_SITES = 128  # call sites of one function read that hand a parameter something
 
 #: Edge kinds whose callee runs with the call's arguments.
 CALLED = frozenset({"project", "override", "closure"})
@@ -263,7 +263,8 @@ class Flows:
         pos, _, name = spec.partition(":")
         star = pos[0] == "*"
         given = [self.source(key, anchor, "=" + default)] if default else []
-        for ckey, canchor, items, shift in sites[:_SITES]:
+        handing = len(given) + _SITES  # read up to _SITES sites that hand it something
+        for ckey, canchor, items, shift in sites:
             if star:
                 first = int(pos[1:]) - shift
                 for slot, text in items.items():
@@ -272,12 +273,14 @@ class Flows:
                             self.evaluate(ckey, canchor, text))))
                     elif slot.isdigit() and int(slot) >= first:
                         given.append(self.evaluate(ckey, canchor, text))
-                continue
-            text = items.get(name)
-            if text is None and pos != "k":
-                text = items.get(str(int(pos) - shift))
-            if text is not None:
-                given.append(self.evaluate(ckey, canchor, text))
+            else:
+                text = items.get(name)
+                if text is None and pos != "k":
+                    text = items.get(str(int(pos) - shift))
+                if text is not None:
+                    given.append(self.evaluate(ckey, canchor, text))
+            if len(given) >= handing:
+                break
         found = union(given)
         if star:
             return frozenset({("s", found)}) if found else NONE
@@ -296,9 +299,11 @@ class Flows:
                   if any(a == "" and x[0] == ":" for a, x in given)]
         place = str(fields.index(attr)) if attr in fields else None
         given = []
-        for ckey, canchor, items, _shift in sites[:_SITES]:
+        for ckey, canchor, items, _shift in sites:
             text = items.get(attr) or (items.get(place) if place else None)
             if text is not None:
                 given.append(self.evaluate(ckey, canchor, text))
+                if len(given) == _SITES:
+                    break
         return union(given)
 

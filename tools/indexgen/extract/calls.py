@@ -114,12 +114,19 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
             if k != "*" and t is ast.Attribute and refs and found and (
                     taker or _bound_method(a) and a.attr in methods):
                 out.append(("&" + found, line))
+        elif t is ast.Call and k != "*" and _constructed(a):  # Box(Node()): a Node
+            items.append(f"{k}={_constructed(a)}")
     for kw in node.keywords:
         v = kw.value
         t = type(v)
         if t is ast.IfExp or t is ast.BoolOp:  # key=by_name if c else None: by_name
             v = _one_branch(v)
             t = type(v)
+        if t is ast.Call and kw.arg is not None:  # box=Box(): a Box
+            found = _constructed(v)
+            if found:
+                items.append(f"{kw.arg}={found}")
+            continue
         if t is not ast.Name and t is not ast.Attribute:
             if (t is ast.Tuple or t is ast.List or t is ast.Dict) and kw.arg in PACKED:
                 items += packed(kw.arg, v, path)
@@ -136,6 +143,19 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
         if not node.keywords and not starred:
             items.append(f"#={len(node.args)}")  # as many arguments, all by position
         out.append((f"<{text}\t{','.join(items)}", line))
+
+
+def _constructed(node: ast.Call) -> str | None:
+    """The path of a call written as a class's construction (``Node(...)``,
+    ``nodes.Node(...)``: a name in CapWords, PEP 8's for classes), for a flow record's
+    slot (``Box(Node(x))`` hands a ``Node``), else None."""
+    func = node.func
+    last = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute \
+        else ""
+    if not last[:1].isupper() or last.isupper() or "_" in last:
+        return None
+    found = path(node, False)
+    return found if found and "," not in found else None
 
 
 def _one_branch(node: ast.IfExp | ast.BoolOp) -> ast.AST | None:
