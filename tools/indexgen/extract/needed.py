@@ -9,6 +9,7 @@ call accounting ask the same question).
 
 from __future__ import annotations
 
+import ast
 import re
 from bisect import bisect_right
 
@@ -24,6 +25,38 @@ def imported_tables(summary: FileSummary) -> set[str]:
     """The names the module's own imports bind by name (not ``*``): tables of other modules
     a function may put into (:mod:`indexgen.analyze.puts`)."""
     return {i.bound_name for i in summary.imports if i.scope == "module" and i.name != "*"}
+
+
+def imported_names(summary: FileSummary) -> set[str]:
+    """Every name the file's imports bind, at its top level or in a function (not ``*``):
+    the modules whose tables a function may put into through an attribute
+    (``registry.HANDLERS[k] = f``; :func:`table_target`)."""
+    return {i.bound_name for i in summary.imports if i.name != "*"}
+
+
+def table_target(receiver: ast.expr, first: str | None, modules: set[str]) -> ast.expr | None:
+    """What a function's item assignment ``receiver[k] = v`` binds, where the summary keeps
+    it: a name (a local, or the module's table), an attribute of the instance
+    (``self.table``: ``first`` is the method's first parameter), or, for a chain of names
+    from a name the file imports (``modules``), the name ``{registry.HANDLERS`` (an
+    imported module's table, which :mod:`indexgen.analyze.puts` looks up; not ``+``,
+    which would give it to another object's class: a table's keys are not told apart, so
+    no other object's attribute is kept); None for any other."""
+    t = type(receiver)
+    if t is ast.Name:
+        return receiver
+    if t is not ast.Attribute:
+        return None
+    base = receiver.value
+    if type(base) is ast.Name and base.id == first:
+        return receiver
+    chain = [receiver.attr]
+    while type(base) is ast.Attribute:
+        chain.append(base.attr)
+        base = base.value
+    if type(base) is not ast.Name or base.id not in modules:
+        return None
+    return ast.Name("{" + ".".join([base.id, *reversed(chain)]))
 
 
 def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
@@ -47,7 +80,7 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
     bound = {a.name for a in summary.attributes} | imported_tables(summary)
     for i, scope in found.items():  # a function's return and its deeper appends
         for name in scope:
-            if name == "return" or name[0] == "+":
+            if name == "return" or name[0] == "+" or name[0] == "{":  # {registry.HANDLERS
                 needed.setdefault(i, set()).update((name, *_NAME.findall(name)))
             elif name in bound and name not in lazy.get(i, ()) and all(
                     x[0] == "~" for x in scope[name]):  # _REGISTRY[f.__name__] = f
