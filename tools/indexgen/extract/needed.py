@@ -77,7 +77,11 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                 if anchor:
                     needed.setdefault(index[anchor], set()).update(_NAME.findall(source[1:]))
     # what a function puts into these, the module's tables or those it imports: the pass
-    bound = {a.name for a in summary.attributes} | imported_tables(summary)
+    attrs = {a.name for a in summary.attributes}
+    bound = attrs | imported_tables(summary)
+    rebinds = global_rebinds(summary, lazy, attrs)  # global _handler; _handler = f
+    for i, names in rebinds.items():
+        needed.setdefault(i, set()).update(names)
     for i, scope in found.items():  # a function's return and its deeper appends
         for name in scope:
             if name == "return" or name[0] == "+" or name[0] == "{":  # {registry.HANDLERS
@@ -116,7 +120,10 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                                                       for t, s in given]
                     sources += [s for target, s in given if target.id == name]
             sources = list(dict.fromkeys(sources + flows))
-            if sources and sources[0][0] == "~" and binders and all(
+            if i in rebinds and name in rebinds[i]:  # the module's, which it may hold: puts
+                sources = [x if x[0] == "~" else "~" + x[1:] for x in sources
+                           if x[0] == "~" or x[0] == "="]
+            elif sources and sources[0][0] == "~" and binders and all(
                     x[0] == "~" for x in sources):
                 # bound here to what says nothing (xs = {}): a local, not the module's
                 sources.insert(0, "={}" if sources[0][1] == "{" else "=[]")
@@ -126,6 +133,31 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                     todo += [n for n in _NAME.findall(source, 1)
                              if (n in scope or n in nodes) and n not in kept]
         defs[i].names = {n: s for n, s in sorted(kept.items()) if s}
+
+
+def global_rebinds(summary: FileSummary, lazy: dict[int, dict[str, list]],
+                   attrs: set[str]) -> dict[int, set[str]]:
+    """Index of a function -> the module attributes (``attrs``) it declares ``global`` and
+    binds (by a statement of ``lazy``: ``global _handler; _handler = f``, ``_REG = {**_REG,
+    k: f}``): what it binds them to is what the module's attribute may hold, a put into it
+    (``~f``, read by :mod:`indexgen.analyze.puts` as any put; ``_HOOKS = _HOOKS + [f]``, an
+    operator, gives nothing).  The declarations are the walk's ``global-state`` findings
+    (:func:`indexgen.extract.identifiers.walk`), each the function's that holds its line
+    (a closure's is its enclosing function's, as its bindings are)."""
+    found: dict[int, set[str]] = {}
+    for f in summary.findings:
+        if f.category != "global-state":
+            continue
+        i, start = -1, -1
+        for k, d in enumerate(summary.definitions):  # the innermost holding the line
+            if d.lineno <= f.lineno <= d.end_lineno and d.lineno > start:
+                i, start = k, d.lineno
+        scope = lazy.get(i)
+        if scope and summary.definitions[i].kind != "class":
+            names = {n for n in f.text[len("global "):].split(", ") if n in attrs and n in scope}
+            if names:
+                found.setdefault(i, set()).update(names)
+    return found
 
 
 def _held_runs(where: dict[str, list[tuple[int, int, str]]]) -> tuple[list[int], list[int]]:
