@@ -44,7 +44,7 @@ from indexgen.extract.narrowing import (
     narrowings,
     spans,
 )
-from indexgen.extract.needed import imported_names, keep_needed, table_target
+from indexgen.extract.needed import added, imported_names, keep_needed, table_target
 from indexgen.extract.rebinding import split_rebound
 from indexgen.extract.shadows import own_rebinding
 from indexgen.extract.sources import (
@@ -280,18 +280,15 @@ def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: 
 def _appended(node: ast.Call | ast.Assign, d: Definition, i: int, first_param: dict,
               modules: set[str]) -> list[tuple[ast.AST, str]]:
     """``xs.append(v)`` (``add``, ``appendleft``, ``insert``): ``xs`` holds ``v``s; and
-    ``table[key] = v``: ``table`` maps keys to ``v``s.  A local name or an attribute of the
+    ``table[key] = v`` (``table.setdefault(key, v)``): ``table`` maps keys to ``v``s.  A local name or an attribute of the
     instance gets the source ``~[v]`` (``~{v}``); a deeper receiver
     (``self.ctx.order.append(v)``) is kept as the name ``+self.ctx.order`` for the global
     pass to give to the class of ``self.ctx``.  Returns the (target, source) pairs to bind
     (:func:`_bind_one`)."""
     if type(node) is ast.Assign:  # table[key] = v (jinja2: extensions[tag] = ext.parse)
         value, receiver, (opens, closes) = node.value, node.targets[0].value, "{}"
-    else:
-        args = node.args
-        value = args[1] if node.func.attr == "insert" and len(args) > 1 else \
-            args[0] if args else None
-        receiver, (opens, closes) = node.func.value, "[]"
+    else:  # xs.insert(i, v), table.setdefault(k, v): the second argument
+        (value, opens, closes), receiver = added(node), node.func.value
     found_value = (path(value) or literal(value)) if value is not None else None
     receiver = table_target(receiver, first_param.get(i), modules) if opens == "{" else receiver
     if found_value is None or d.kind == "class" or receiver is None:

@@ -34,6 +34,18 @@ def imported_names(summary: FileSummary) -> set[str]:
     return {i.bound_name for i in summary.imports if i.name != "*"}
 
 
+def added(call: ast.Call) -> tuple[ast.expr | None, str, str]:
+    """What a call of :data:`~indexgen.extract.identifiers.APPENDS` puts, and the brackets
+    of its source: ``xs.append(v)`` (``add``, ``appendleft``) and ``xs.insert(i, v)`` an
+    element (``[]``), ``table.setdefault(k, v)`` a value (``{}``; none for
+    ``setdefault(k)``)."""
+    args = call.args
+    if call.func.attr == "setdefault":
+        return (args[1] if len(args) == 2 else None), "{", "}"
+    return (args[1] if call.func.attr == "insert" and len(args) > 1 else
+            args[0] if args else None), "[", "]"
+
+
 def table_target(receiver: ast.expr, first: str | None, modules: set[str]) -> ast.expr | None:
     """What a function's item assignment ``receiver[k] = v`` binds, where the summary keeps
     it: a name (a local, or the module's table), an attribute of the instance
