@@ -44,7 +44,7 @@ from indexgen.extract.narrowing import (
     narrowings,
     spans,
 )
-from indexgen.extract.needed import keep_needed
+from indexgen.extract.needed import added, imported_names, keep_needed, table_target
 from indexgen.extract.rebinding import split_rebound
 from indexgen.extract.shadows import own_rebinding
 from indexgen.extract.sources import (
@@ -143,7 +143,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     for n in binders:
         if type(n) in FUNCS and 0 <= n.lineno <= top and owner[n.lineno] >= 0:
             nested.setdefault(owner[n.lineno], []).append((n.lineno, n.end_lineno))
-    consts = structure.constants
+    consts, modules = structure.constants, imported_names(summary)
     fields: dict[int, dict[str, int]] = {}  # class -> name of its body -> first line
     narrowed: dict[int, list[Narrowing]] = {}  # function -> where isinstance tests narrow
     # what the targets other than plain names are bound to, bound after the walk: a value
@@ -191,7 +191,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS \
                 or t is ast.Assign and type(node.targets[0]) is ast.Subscript:
             pending += [(target, source, d, i, line)
-                        for target, source in _appended(node, d, i, first_param)]
+                        for target, source in _appended(node, d, i, first_param, modules)]
             continue
         handed = lambda_pairs(node) if t is ast.Call else None  # map(lambda x: ..., xs)
         if handed:
@@ -277,26 +277,22 @@ def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: 
             found.setdefault(i, {}).setdefault("+" + text, []).append(source)
 
 
-def _appended(node: ast.Call | ast.Assign, d: Definition, i: int, first_param: dict
-              ) -> list[tuple[ast.AST, str]]:
+def _appended(node: ast.Call | ast.Assign, d: Definition, i: int, first_param: dict,
+              modules: set[str]) -> list[tuple[ast.AST, str]]:
     """``xs.append(v)`` (``add``, ``appendleft``, ``insert``): ``xs`` holds ``v``s; and
-    ``table[key] = v``: ``table`` maps keys to ``v``s.  A local name or an attribute of the
+    ``table[key] = v`` (``table.setdefault(key, v)``): ``table`` maps keys to ``v``s.  A local name or an attribute of the
     instance gets the source ``~[v]`` (``~{v}``); a deeper receiver
     (``self.ctx.order.append(v)``) is kept as the name ``+self.ctx.order`` for the global
     pass to give to the class of ``self.ctx``.  Returns the (target, source) pairs to bind
     (:func:`_bind_one`)."""
     if type(node) is ast.Assign:  # table[key] = v (jinja2: extensions[tag] = ext.parse)
         value, receiver, (opens, closes) = node.value, node.targets[0].value, "{}"
-    else:
-        args = node.args
-        value = args[1] if node.func.attr == "insert" and len(args) > 1 else \
-            args[0] if args else None
-        receiver, (opens, closes) = node.func.value, "[]"
+    else:  # xs.insert(i, v), table.setdefault(k, v): the second argument
+        (value, opens, closes), receiver = added(node), node.func.value
     found_value = (path(value) or literal(value)) if value is not None else None
-    if found_value is None or d.kind == "class" or opens == "{" and not (
-            type(receiver) is ast.Name or type(receiver) is ast.Attribute and type(
-                receiver.value) is ast.Name and first_param.get(i) == receiver.value.id):
-        return []  # a table's keys are not told apart: of a local or self.table only
+    receiver = table_target(receiver, first_param.get(i), modules) if opens == "{" else receiver
+    if found_value is None or d.kind == "class" or receiver is None:
+        return []  # a table's keys are not told apart: a local, self.table, registry.TABLE
     source = f"~{opens}{found_value}{closes}"
     if type(receiver) is ast.Name or type(receiver) is ast.Attribute:
         return [(receiver, source)]  # a local, self.xs, or deeper (+self.ctx.order)

@@ -44,8 +44,8 @@ BINDERS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, 
            ast.withitem, ast.Return, ast.If, ast.Assert, *COMPREHENSIONS)
 #: A string that may name code to run: ``pkg.mod:func``, ``pkg.mod:``, a (dotted) name.
 LITERAL = re.compile(r"[A-Za-z_][\w.]*(?::(?:[A-Za-z_][\w.]*)?)?\Z")
-#: Methods that put their argument into the container they are called on.
-APPENDS = frozenset({"append", "appendleft", "add", "insert"})
+#: Methods that put their (last) argument into the container they are called on.
+APPENDS = frozenset({"append", "appendleft", "add", "insert", "setdefault"})
 #: The last names of the calls the walk looks at more closely (and ``register*hook*``).
 _SPECIAL = frozenset({"add_argument", "isinstance", "import_module", "__import__", "no_grad",
                       "inference_mode", "enable_grad", *APPENDS, *rules.CANDIDATE_NAMES,

@@ -9,6 +9,7 @@ call accounting ask the same question).
 
 from __future__ import annotations
 
+import ast
 import re
 from bisect import bisect_right
 
@@ -24,6 +25,50 @@ def imported_tables(summary: FileSummary) -> set[str]:
     """The names the module's own imports bind by name (not ``*``): tables of other modules
     a function may put into (:mod:`indexgen.analyze.puts`)."""
     return {i.bound_name for i in summary.imports if i.scope == "module" and i.name != "*"}
+
+
+def imported_names(summary: FileSummary) -> set[str]:
+    """Every name the file's imports bind, at its top level or in a function (not ``*``):
+    the modules whose tables a function may put into through an attribute
+    (``registry.HANDLERS[k] = f``; :func:`table_target`)."""
+    return {i.bound_name for i in summary.imports if i.name != "*"}
+
+
+def added(call: ast.Call) -> tuple[ast.expr | None, str, str]:
+    """What a call of :data:`~indexgen.extract.identifiers.APPENDS` puts, and the brackets
+    of its source: ``xs.append(v)`` (``add``, ``appendleft``) and ``xs.insert(i, v)`` an
+    element (``[]``), ``table.setdefault(k, v)`` a value (``{}``; none for
+    ``setdefault(k)``)."""
+    args = call.args
+    if call.func.attr == "setdefault":
+        return (args[1] if len(args) == 2 else None), "{", "}"
+    return (args[1] if call.func.attr == "insert" and len(args) > 1 else
+            args[0] if args else None), "[", "]"
+
+
+def table_target(receiver: ast.expr, first: str | None, modules: set[str]) -> ast.expr | None:
+    """What a function's item assignment ``receiver[k] = v`` binds, where the summary keeps
+    it: a name (a local, or the module's table), an attribute of the instance
+    (``self.table``: ``first`` is the method's first parameter), or, for a chain of names
+    from a name the file imports (``modules``), the name ``{registry.HANDLERS`` (an
+    imported module's table, which :mod:`indexgen.analyze.puts` looks up; not ``+``,
+    which would give it to another object's class: a table's keys are not told apart, so
+    no other object's attribute is kept); None for any other."""
+    t = type(receiver)
+    if t is ast.Name:
+        return receiver
+    if t is not ast.Attribute:
+        return None
+    base = receiver.value
+    if type(base) is ast.Name and base.id == first:
+        return receiver
+    chain = [receiver.attr]
+    while type(base) is ast.Attribute:
+        chain.append(base.attr)
+        base = base.value
+    if type(base) is not ast.Name or base.id not in modules:
+        return None
+    return ast.Name("{" + ".".join([base.id, *reversed(chain)]))
 
 
 def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
@@ -44,10 +89,14 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                 if anchor:
                     needed.setdefault(index[anchor], set()).update(_NAME.findall(source[1:]))
     # what a function puts into these, the module's tables or those it imports: the pass
-    bound = {a.name for a in summary.attributes} | imported_tables(summary)
+    attrs = {a.name for a in summary.attributes}
+    bound = attrs | imported_tables(summary)
+    rebinds = global_rebinds(summary, lazy, attrs)  # global _handler; _handler = f
+    for i, names in rebinds.items():
+        needed.setdefault(i, set()).update(names)
     for i, scope in found.items():  # a function's return and its deeper appends
         for name in scope:
-            if name == "return" or name[0] == "+":
+            if name == "return" or name[0] == "+" or name[0] == "{":  # {registry.HANDLERS
                 needed.setdefault(i, set()).update((name, *_NAME.findall(name)))
             elif name in bound and name not in lazy.get(i, ()) and all(
                     x[0] == "~" for x in scope[name]):  # _REGISTRY[f.__name__] = f
@@ -83,7 +132,10 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                                                       for t, s in given]
                     sources += [s for target, s in given if target.id == name]
             sources = list(dict.fromkeys(sources + flows))
-            if sources and sources[0][0] == "~" and binders and all(
+            if i in rebinds and name in rebinds[i]:  # the module's, which it may hold: puts
+                sources = [x if x[0] == "~" else "~" + x[1:] for x in sources
+                           if x[0] == "~" or x[0] == "="]
+            elif sources and sources[0][0] == "~" and binders and all(
                     x[0] == "~" for x in sources):
                 # bound here to what says nothing (xs = {}): a local, not the module's
                 sources.insert(0, "={}" if sources[0][1] == "{" else "=[]")
@@ -93,6 +145,31 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                     todo += [n for n in _NAME.findall(source, 1)
                              if (n in scope or n in nodes) and n not in kept]
         defs[i].names = {n: s for n, s in sorted(kept.items()) if s}
+
+
+def global_rebinds(summary: FileSummary, lazy: dict[int, dict[str, list]],
+                   attrs: set[str]) -> dict[int, set[str]]:
+    """Index of a function -> the module attributes (``attrs``) it declares ``global`` and
+    binds (by a statement of ``lazy``: ``global _handler; _handler = f``, ``_REG = {**_REG,
+    k: f}``): what it binds them to is what the module's attribute may hold, a put into it
+    (``~f``, read by :mod:`indexgen.analyze.puts` as any put; ``_HOOKS = _HOOKS + [f]``, an
+    operator, gives nothing).  The declarations are the walk's ``global-state`` findings
+    (:func:`indexgen.extract.identifiers.walk`), each the function's that holds its line
+    (a closure's is its enclosing function's, as its bindings are)."""
+    found: dict[int, set[str]] = {}
+    for f in summary.findings:
+        if f.category != "global-state":
+            continue
+        i, start = -1, -1
+        for k, d in enumerate(summary.definitions):  # the innermost holding the line
+            if d.lineno <= f.lineno <= d.end_lineno and d.lineno > start:
+                i, start = k, d.lineno
+        scope = lazy.get(i)
+        if scope and summary.definitions[i].kind != "class":
+            names = {n for n in f.text[len("global "):].split(", ") if n in attrs and n in scope}
+            if names:
+                found.setdefault(i, set()).update(names)
+    return found
 
 
 def _held_runs(where: dict[str, list[tuple[int, int, str]]]) -> tuple[list[int], list[int]]:
