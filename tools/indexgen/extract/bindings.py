@@ -61,7 +61,7 @@ from indexgen.extract.syntax import annotation, literal, path
 
 def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
          receivers: dict[int, set[str]], rebound: list[tuple[str, int]] = (),
-         path_tests: list[int] | None = None) -> None:
+         path_tests: list[int] | None = None, declared: list[tuple[str, int]] = ()) -> None:
     """Fill ``returns``, ``names`` and ``members`` of the definitions of ``summary``.
 
     Args:
@@ -76,6 +76,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         path_tests: Lines of the ``isinstance`` tests of an attribute (``Walked.path_tests``;
             None: look at every statement), for
             :func:`~indexgen.extract.attribute_narrowing.narrow_paths`.
+        declared: ``(name, line)`` of the ``global`` statements (``Walked.declared_global``).
     """
     defs = summary.definitions
     index = {d.anchor: i for i, d in enumerate(defs)}
@@ -228,7 +229,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         members = defs[i].members    # dataclass's fields are handed by place
         defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
             first.get(n, 1 << 30), n))}
-    keep_needed(summary, found, lazy, consts, receivers, where)
+    keep_needed(summary, found, lazy, consts, receivers, where, declared)
     own_rebinding(defs, first_param, {(owner[line] if 0 <= line <= top else -1, name)
                                       for name, line in rebound})
     for i, found_here in spanned.items():

@@ -74,13 +74,15 @@ def table_target(receiver: ast.expr, first: str | None, modules: set[str]) -> as
 def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                 lazy: dict[int, dict[str, list]], consts: dict[str, list[str]],
                 needed: dict[int, set[str]],
-                narrowed: dict[int, dict[str, list[tuple[int, int, str]]]]) -> None:
+                narrowed: dict[int, dict[str, list[tuple[int, int, str]]]],
+                declared: list[tuple[str, int]] = ()) -> None:
     """Keep in each function's ``names`` what its calls on local values (their receivers:
     ``needed``) and the member sources it holds need, and what those names are bound to in
     turn; the sources of names bound only by plain assignments (``lazy``) are made here, for
     the names kept: a value read where an ``isinstance`` test narrows it is the narrowed name
     (``y = item``: ``=item@12``; ``narrowed``: the narrowings of each function by name,
-    :func:`~indexgen.extract.narrowing.held`)."""
+    :func:`~indexgen.extract.narrowing.held`; ``declared``: the ``global`` statements'
+    ``(name, line)``, :func:`global_rebinds`)."""
     defs = summary.definitions
     index = {d.anchor: i for i, d in enumerate(defs)}
     for d in defs:
@@ -91,7 +93,7 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
     # what a function puts into these, the module's tables or those it imports: the pass
     attrs = {a.name for a in summary.attributes}
     bound = attrs | imported_tables(summary)
-    rebinds = global_rebinds(summary, lazy, attrs)  # global _handler; _handler = f
+    rebinds = global_rebinds(summary, declared, lazy, attrs)  # global f; f = g
     for i, names in rebinds.items():
         needed.setdefault(i, set()).update(names)
     for i, scope in found.items():  # a function's return and its deeper appends
@@ -147,28 +149,27 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
         defs[i].names = {n: s for n, s in sorted(kept.items()) if s}
 
 
-def global_rebinds(summary: FileSummary, lazy: dict[int, dict[str, list]],
-                   attrs: set[str]) -> dict[int, set[str]]:
+def global_rebinds(summary: FileSummary, declared: list[tuple[str, int]],
+                   lazy: dict[int, dict[str, list]], attrs: set[str]) -> dict[int, set[str]]:
     """Index of a function -> the module attributes (``attrs``) it declares ``global`` and
     binds (by a statement of ``lazy``: ``global _handler; _handler = f``, ``_REG = {**_REG,
     k: f}``): what it binds them to is what the module's attribute may hold, a put into it
     (``~f``, read by :mod:`indexgen.analyze.puts` as any put; ``_HOOKS = _HOOKS + [f]``, an
-    operator, gives nothing).  The declarations are the walk's ``global-state`` findings
-    (:func:`indexgen.extract.identifiers.walk`), each the function's that holds its line
-    (a closure's is its enclosing function's, as its bindings are)."""
+    operator, gives nothing).  ``declared``: ``(name, line)`` of the ``global`` statements
+    (``Walked.declared_global`` of :func:`indexgen.extract.identifiers.walk`), each the
+    function's that holds its line (a closure's is its enclosing function's, as its
+    bindings are)."""
     found: dict[int, set[str]] = {}
-    for f in summary.findings:
-        if f.category != "global-state":
+    for name, line in declared:
+        if name not in attrs:
             continue
         i, start = -1, -1
         for k, d in enumerate(summary.definitions):  # the innermost holding the line
-            if d.lineno <= f.lineno <= d.end_lineno and d.lineno > start:
+            if d.lineno <= line <= d.end_lineno and d.lineno > start:
                 i, start = k, d.lineno
         scope = lazy.get(i)
-        if scope and summary.definitions[i].kind != "class":
-            names = {n for n in f.text[len("global "):].split(", ") if n in attrs and n in scope}
-            if names:
-                found.setdefault(i, set()).update(names)
+        if scope and name in scope and summary.definitions[i].kind != "class":
+            found.setdefault(i, set()).add(name)
     return found
 
 

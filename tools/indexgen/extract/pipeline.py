@@ -120,7 +120,8 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | N
     own = rebound(walked.binders) if walked.assigns_self else []
     receivers = attribute(summary, walked.calls, walked.bindings, walked.declared_global,
                           shadow, own)
-    bind(summary, structure, walked.binders, receivers, own, walked.path_tests)
+    bind(summary, structure, walked.binders, receivers, own, walked.path_tests,
+         walked.declared_global)
     enrich(summary, structure, tree, text, later)
     summary.module_puts = module_puts(tree)
     summary.findings.sort(key=lambda f: (f.lineno, f.category, f.text))
