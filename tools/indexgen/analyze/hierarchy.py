@@ -12,6 +12,7 @@ structural type (PEP 544) from a class, ``constructor`` says what calling a clas
 
 from __future__ import annotations
 
+from indexgen.analyze.outside_bases import stands_for
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.values import NONE, Value, Values
 from indexgen.extract.model import Definition
@@ -245,7 +246,8 @@ class Hierarchy:
                 for d in s.definitions:
                     if d.kind == "class":
                         for base in self.mro(k, d.qualname)[1:]:  # ("", dotted): outside
-                            subs.setdefault(base, []).append((k, d.qualname))
+                            for b in (base, *stands_for(base)):  # an io class: typing.IO too
+                                subs.setdefault(b, []).append((k, d.qualname))
             self._subclasses = {c: sorted(set(v)) for c, v in subs.items()}
             self._overridden = {}
         return self._subclasses.get((key, cls), [])

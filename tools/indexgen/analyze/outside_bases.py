@@ -39,3 +39,25 @@ def outside_member(base: str, attr: str) -> frozenset:
             else frozenset({("xa", f"{base}.{attr}")})
     found = f"{builtin}.{attr}"
     return frozenset({("b", found)}) if builtin_exists(found) else frozenset()
+
+
+#: The classes of :mod:`io` (and their C twins' names as :mod:`_io` gives them) a project
+#: class may subclass, and whether they are of bytes, of text or the base of both.
+_IO = {**{f"{m}.{c}": "BinaryIO" for m in ("io", "_io") for c in (
+    "BytesIO", "BufferedIOBase", "RawIOBase", "FileIO", "BufferedReader", "BufferedWriter",
+    "BufferedRandom", "BufferedRWPair")},
+       **{f"{m}.{c}": "TextIO" for m in ("io", "_io") for c in (
+           "StringIO", "TextIOBase", "TextIOWrapper")},
+       "io.IOBase": "", "_io._IOBase": ""}
+
+
+def stands_for(base: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    """The names ``typing`` gives the values a base of a project class makes, as the class
+    hierarchy names classes outside the build (``("", "io.BytesIO")``: ``("", "typing.IO")``
+    and ``("", "typing.BinaryIO")``; none for a project base): a call on a ``t.BinaryIO``
+    may run that class's ``write`` (click's ``BytesIOCopy(io.BytesIO)`` handed where
+    ``_output: t.BinaryIO`` is read), as a call on an ``io.BytesIO`` may."""
+    kind = _IO.get(base[1]) if not base[0] else None
+    if kind is None:
+        return ()
+    return (("", "typing.IO"), ("", f"typing.{kind}")) if kind else (("", "typing.IO"),)
