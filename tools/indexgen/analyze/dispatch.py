@@ -24,7 +24,6 @@ from __future__ import annotations
 from indexgen.analyze.builtin_names import says_nothing
 from indexgen.analyze.context import CallEdge, make_edge
 from indexgen.analyze.local_imports import local_imports, local_targets
-from indexgen.analyze.members import OBJECT_NAMES
 from indexgen.analyze.resolve import Resolver, Target
 from indexgen.analyze.types import Types
 from indexgen.analyze.values import closure_qualname
@@ -116,9 +115,9 @@ def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | 
     if "(" not in text and "[" not in text:
         head = parts[0]
         if head in ("self", "cls") and cls and not assigns(names, head):
+            # the class's method, unless the lookup rules otherwise (then below, through it)
             target = resolver.method(key, cls, parts[1]) if len(parts) == 2 and not (
-                parts[1] in OBJECT_NAMES and types is not None and types.is_metaclass(
-                    key, cls)) else None  # cls.__init__ in a metaclass's: the class's own
+                types is not None and types.instance_own(key, cls, parts[1])) else None
         elif types is None or head not in names:
             own = local_imports(resolver, key, call.caller).get(head)
             if not own:

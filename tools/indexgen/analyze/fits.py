@@ -1,7 +1,8 @@
 """Whether a value the evaluation knows may be of the type an annotation states, for telling
 which ``typing.overload`` stubs a call may match (:mod:`indexgen.analyze.overloads`).
 
-An annotation is read (:meth:`Fits.wanted`) as the alternatives it admits, or None for
+An annotation is read (:meth:`Fits.wanted`; split as
+:func:`indexgen.analyze.values.alternatives` tells) as the alternatives it admits, or None for
 anything (``Any``, ``object``, a ``TypeVar`` without a bound, a protocol, what is not read):
 ``("none",)``; ``("b", cls)``, a builtin class (``list[int]`` is a ``list``: element types
 are not checked); ``("abc", name)``, one of the abstract collections of ``collections.abc``
@@ -36,7 +37,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from indexgen.analyze.values import QUALIFIERS, Value, dotted, parsed
+from indexgen.analyze.values import Value, alternatives, dotted, parsed
 
 NO, MAY, YES = 0, 1, 2
 #: The builtin classes a value is told by (and the stand-ins of literals: ``ellipsis``,
@@ -187,23 +188,17 @@ class Fits:
             if node.value is None:
                 return _NONE
             return self.wanted(key, node.value, cls) if type(node.value) is str else None
-        if t is ast.BinOp and type(node.op) is ast.BitOr:
-            left, right = self._want(key, node.left, cls), self._want(key, node.right, cls)
-            return None if left is None or right is None else left | right
         if t is ast.Name or t is ast.Attribute:
             return self._want_name(key, dotted(node), cls)
+        split = alternatives(node)
+        if split is not None:
+            parts = [self._want(key, a, cls) for a in split]
+            return None if None in parts else frozenset().union(*parts)
         if t is not ast.Subscript:
             return None
         base = dotted(node.value)
-        last = base.rpartition(".")[2]
-        args = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
-        if last in QUALIFIERS or last == "Optional":
-            found = self._want(key, args[0], cls)
-            return None if found is None else found | _NONE if last == "Optional" else found
-        if last == "Union":
-            parts = [self._want(key, a, cls) for a in args]
-            return None if None in parts else frozenset().union(*parts)
-        if last == "Literal":
+        if base.rpartition(".")[2] == "Literal":
+            args = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
             values = [_literal(a) for a in args]
             return None if None in values else frozenset({("lit", frozenset(values))})
         return self._want_name(key, base, cls)

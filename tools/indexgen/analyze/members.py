@@ -82,8 +82,8 @@ class Members:
         kind = value[0]
         if kind == "i" and attr == "__class__":  # self.__class__(...): the class
             return frozenset({("c", value[1], value[2])})
-        if kind == "i" and attr in OBJECT_NAMES and self.is_metaclass(value[1], value[2]):
-            return NONE  # a class's __init__: its own (its bases end in object), unknown
+        if kind == "i" and attr in OBJECT_NAMES and self.instance_own(value[1], value[2], attr):
+            return NONE  # (object's names tested first: most lookups are of none of them)
         if kind == "i" or kind == "c":
             return self._class_member(value[1], value[2], attr, kind == "i")
         if kind == "p":
@@ -95,6 +95,16 @@ class Members:
                 f"{self.resolver.files[value[1]].module}.{attr}") if target is None else target
             return self.of_target(found) if found else NONE
         return container_member(value, attr)
+
+    def instance_own(self, key: str, cls: str, attr: str) -> bool:
+        """Whether the attribute ``attr`` of an instance of the class ``cls`` is the
+        instance's own, which no lookup in ``cls`` finds (:meth:`member` gives none; the
+        direct ``self.attr``/``cls.attr`` of :mod:`indexgen.analyze.dispatch` is not taken):
+        an instance of a metaclass is a class, whose ``object`` names (``__init__``...) are
+        found in its own bases, which end in ``object``, before its metaclass
+        (``cls.__init__`` in a metaclass's method is the class's, not the metaclass's), and
+        what they are is not known here."""
+        return attr in OBJECT_NAMES and self.is_metaclass(key, cls)
 
     def is_metaclass(self, key: str, cls: str) -> bool:
         """Whether the class ``cls`` of file ``key`` is a metaclass: ``type`` (or a metaclass

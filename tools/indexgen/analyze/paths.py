@@ -48,24 +48,39 @@ def parse(text: str) -> tuple:
     return steps
 
 
-def _places(text: str, pos: int) -> tuple[tuple, int, bool]:
-    """The items of ``(a, _, ...)`` from ``pos``, just past its opening parenthesis (a call's
-    kept arguments, a tuple's places): the steps of each, None for ``_``; the position past
-    the closing parenthesis; whether each item was followed by ``", "`` or the closing one."""
+def _items(text: str, pos: int) -> tuple[tuple, int, bool]:
+    """The items of ``(a, _, ...)`` from ``pos``, just past its opening parenthesis (a
+    call's kept arguments, a tuple's places, a :class:`Given`): the steps of each, None for
+    ``_``; and of a :class:`Given`'s, ``(("v", "12"),)`` for a literal (``#12``),
+    ``("=", name, steps)`` for a keyword one, ``("*",)`` and ``("**",)`` for unpacked ones.
+    Then the position past the closing parenthesis, and whether each item was followed by
+    ``", "`` or the closing one (where one was not: the items before it, and the end of
+    ``text``)."""
     items: list = []
-    whole = True
-    while pos < len(text) and text[pos] != ")":
-        if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
-            items.append(None)
-            pos += 1
+    n = len(text)
+    keywords = "=" in text  # (most lists have none: no match tried)
+    while pos < n and text[pos] != ")":
+        if text[pos] == "*":  # *args or **kwargs: what they hold is not written
+            star = "**" if text.startswith("**", pos) else "*"
+            items.append((star,))
+            pos += len(star)
         else:
-            sub, pos = _parse(text, pos)
-            items.append(sub)
+            keyword = _KEYWORD.match(text, pos) if keywords else None  # name=value
+            if keyword is not None:
+                pos = keyword.end()
+            if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
+                value, pos = None, pos + 1
+            elif text[pos] == "#":
+                token = _TOKEN.match(text, pos)
+                value, pos = (("v", token.group()[1:]),), token.end()
+            else:
+                value, pos = _parse(text, pos)
+            items.append(value if keyword is None else ("=", keyword.group(1), value))
         if text.startswith(", ", pos):
             pos += 2
         elif not text.startswith(")", pos):
-            whole = False
-    return tuple(items), pos + 1, whole
+            return tuple(items), n, False  # not written so: what was read
+    return tuple(items), pos + 1, True
 
 
 def _parse(text: str, pos: int) -> tuple[tuple, int]:
@@ -88,7 +103,7 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
         steps = [("l" if closing == "]" else "m", tuple(items))]
         pos += 1
     elif text.startswith("(", pos):  # (a, _): a tuple, place by place (None: unknown)
-        places, pos, whole = _places(text, pos + 1)
+        places, pos, whole = _items(text, pos + 1)
         if not whole:
             return (), len(text)
         steps = [("u", places)]
@@ -118,7 +133,7 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
             steps.append(("c", Given(text[pos + 2:end])))
             pos = end + 1
         elif ch == "(":
-            args, pos, _whole = _places(text, pos + 1)
+            args, pos, _whole = _items(text, pos + 1)
             steps.append(("c", args))
         elif ch == "[":
             end = text.index("]", pos)
@@ -132,40 +147,7 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
 
 
 def arguments(given: Given) -> tuple:
-    """The arguments of a :class:`Given`: each positional one's steps (None: not known;
-    ``(("v", "12"),)``: a literal, ``#12``), ``("=", name, steps)`` for a keyword one,
-    ``("*",)`` and ``("**",)`` for unpacked ones."""
-    return _given(given + ")", 0)[0]
-
-
-def _given(text: str, pos: int) -> tuple[tuple, int]:
-    """The arguments from ``pos`` to the closing parenthesis, and the position past it."""
-    items: list = []
-    n = len(text)
-    while pos < n and text[pos] != ")":
-        if text[pos] == "*":  # *args or **kwargs: what they hold is not written
-            star = "**" if text.startswith("**", pos) else "*"
-            items.append((star,))
-            pos += len(star)
-        elif (m := _KEYWORD.match(text, pos)) is not None:  # name=value: a keyword one
-            value, pos = _one(text, m.end())
-            items.append(("=", m.group(1), value))
-        else:
-            value, pos = _one(text, pos)
-            items.append(value)
-        if text.startswith(", ", pos):
-            pos += 2
-        elif not text.startswith(")", pos):
-            return tuple(items), n  # not written so: what was read
-    return tuple(items), pos + 1
-
-
-def _one(text: str, pos: int) -> tuple[tuple | None, int]:
-    """One argument of :func:`_given`: its steps (a literal's ``(("v", "12"),)``), or None
-    for ``_``; and the position past it."""
-    if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
-        return None, pos + 1
-    if text[pos] == "#":
-        m = _TOKEN.match(text, pos)
-        return (("v", m.group()[1:]),), m.end()
-    return _parse(text, pos)
+    """The arguments of a :class:`Given` (:func:`_items`): each positional one's steps (None:
+    not known; ``(("v", "12"),)``: a literal, ``#12``), ``("=", name, steps)`` for a keyword
+    one, ``("*",)`` and ``("**",)`` for unpacked ones."""
+    return _items(given + ")", 0)[0]

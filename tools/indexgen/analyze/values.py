@@ -66,7 +66,7 @@ MAPPING_TYPES = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "Ordered
 #: Forms whose first argument is the type itself, qualified (``Final[int]`` is an ``int``).
 QUALIFIERS = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired",
                         "ReadOnly"})
-_FIRST = QUALIFIERS | {"Optional", "TypeGuard"}
+_NONE_NODE = ast.Constant(None)  # the None that ``Optional[X]`` admits besides X
 #: Annotations that say nothing of the value's type (``Final`` and ``ClassVar`` alone: the
 #: assigned value's).
 _ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Callable", "Final",
@@ -102,19 +102,18 @@ class Annotations:
         t = type(node)
         if t is ast.Constant:
             return self.annotation(key, node.value, cls) if type(node.value) is str else NONE
-        if t is ast.BinOp and type(node.op) is ast.BitOr:
-            return union((self._type(key, node.left, cls), self._type(key, node.right, cls)))
         if t is ast.Name or t is ast.Attribute:
             return self._type_name(key, dotted(node), cls)
+        split = alternatives(node)
+        if split is not None:  # (a generator: a union past MAX_VALUES reads no further)
+            return union(self._type(key, a, cls) for a in split)
         if t is not ast.Subscript:
             return NONE
         base = dotted(node.value)
         last = base.rpartition(".")[2]
         args = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
-        if last in _FIRST:
+        if last == "TypeGuard":  # what a guard returns: read as the type it tells
             return self._type(key, args[0], cls)
-        if last == "Union":
-            return union(self._type(key, a, cls) for a in args)
         if last in SEQUENCE_TYPES:
             return frozenset({("s", self._type(key, args[0], cls))})
         if last in MAPPING_TYPES and len(args) == 2:
@@ -177,6 +176,36 @@ class Annotations:
             return None
         return Target("project", key, f"{cls}.{dotted}") if f"{cls}.{dotted}" in kinds \
             else None
+
+
+def alternatives(node: ast.AST) -> list[ast.AST] | None:
+    """The annotations of which ``node`` admits any, where it joins or wraps others: X and
+    Y of ``X | Y`` and ``Union[X, Y]``; X and None of ``Optional[X]``; X of
+    ``Annotated[X, ...]`` and the other :data:`QUALIFIERS`.  None where it is one
+    alternative (``list[X]``, ``Literal[...]``, anything else; its readers take names and
+    strings before asking), which the reader reads itself.
+
+    The one place that tells how an annotation splits, for both its readers:
+    :class:`Annotations` (the values it admits: their union) and
+    :class:`~indexgen.analyze.fits.Fits` (the classes it admits: anything where one
+    alternative admits anything)."""
+    t = type(node)
+    if t is ast.BinOp:
+        return [node.left, node.right] if type(node.op) is ast.BitOr else None
+    if t is not ast.Subscript:
+        return None
+    value = head = node.value  # the last name of its dotted base (not one: no alternatives)
+    while type(head) is ast.Attribute:
+        head = head.value
+    if type(head) is not ast.Name:
+        return None
+    last = value.attr if type(value) is ast.Attribute else value.id
+    if last != "Union" and last != "Optional" and last not in QUALIFIERS:
+        return None
+    args = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
+    if last == "Union":
+        return args
+    return [args[0], _NONE_NODE] if last == "Optional" else [args[0]]
 
 
 def _unpacked(node: ast.AST) -> bool:

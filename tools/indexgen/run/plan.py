@@ -41,7 +41,7 @@ from indexgen.run.config import Config, validate
 from indexgen.run.jobs import RenderInput, RenderSetup
 from indexgen.run.manifest import CODE_VERSION
 from indexgen.run.pageio import Report
-from indexgen.run.settled import settled_report, stat_cache_report
+from indexgen.run.settled import settled_pages, stat_cache_report
 from indexgen.run.statcache import StatCache, stat_of
 from indexgen.run.team import Progress, Setup, Team
 
@@ -69,10 +69,14 @@ class Plan:
     def _run(self) -> Report:
         self.discover()
         if self.cache.unchanged(self.stats, self.test_stats, self.out):
-            return stat_cache_report(self)
+            return stat_cache_report(self.cache, len(self.sources), self.notes)
         self.hash_sources()
-        if (settled := settled_report(self)) is not None:  # a fresh clone, say
-            return self._finish(settled)
+        settled = settled_pages(self.previous, self.cached, self.by_key.keys(), self.hashes,
+                                self.tests, self.expected_pages, self.page_is, self.layout.display)
+        if settled is not None:  # a fresh clone, say: nothing extracted, nothing rendered
+            self.statuses, self.not_analyzed, self.empty = settled
+            self.new_files, self.extracted, self.render_keys = self.cached, 0, []
+            return self._finish(self.report())
         setup = Setup([*self.sources, *self.tests], self.config.max_bytes,
                       self.config.time_budget,
                       RenderSetup(self.layout, self.tests_label, self.out, self.write))
