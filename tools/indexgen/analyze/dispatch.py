@@ -27,7 +27,13 @@ from indexgen.analyze.local_imports import local_imports, local_targets
 from indexgen.analyze.resolve import Resolver, Target
 from indexgen.analyze.types import Types
 from indexgen.analyze.values import closure_qualname
-from indexgen.analyze.virtual import assigns, constructors, function_apply, overrides
+from indexgen.analyze.virtual import (
+    after_bases,
+    assigns,
+    constructors,
+    function_apply,
+    overrides,
+)
 from indexgen.extract.calls import receiver_name
 from indexgen.extract.model import Call
 
@@ -40,8 +46,9 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
     """Where one call of file ``key`` leads: the callees (several when the receiver's type
     is a union), then the properties read on the way (kind ``read``); never none (a
     builtin's call: kind ``builtin``; one not resolved: one ``unresolved`` edge, its reason);
-    then, for a method called on an instance, the overrides of that method in the
-    documented subclasses of the instance's class (kind ``override``).
+    and, for a method called on an instance, the overrides of that method in the
+    documented subclasses of the instance's class (kind ``override``), each right after
+    the callee it overrides (:func:`~indexgen.analyze.virtual.after_bases`).
     ``cls``: the class whose method makes the call ('' for none), when the caller knows it
     already; ``types``: evaluate receivers the namespace alone cannot settle; ``names``: the
     caller's local names (:meth:`Types.local_names`), when the caller knows them already."""
@@ -60,10 +67,12 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
         return found
     if text.endswith(".apply"):
         found = found + function_apply(resolver, types, key, call, cls)
-    extra = overrides(resolver, types, key, call, cls, found)
-    if extra:  # a method only subclasses or a protocol's conforming classes define
-        found = [e for e in found if e[2] != "unresolved"]
-    return found + extra
+    bases: dict | None = {} if len(found) > 1 else None  # several callees: whose is whose
+    extra = overrides(resolver, types, key, call, cls, found, bases)
+    if not extra:
+        return found
+    # a method only subclasses or a protocol's conforming classes define: no unresolved
+    return after_bases([e for e in found if e[2] != "unresolved"], extra, bases or {})
 
 
 def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]

@@ -82,11 +82,14 @@ def function_apply(resolver: Resolver, types: Types, key: str, call: Call, cls: 
 
 
 def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
-              found: list[CallEdge]) -> list[CallEdge]:
+              found: list[CallEdge], bases: dict | None = None) -> list[CallEdge]:
     """``override`` edges of a call ``x.m(...)``: the methods ``m`` that the documented
     subclasses of the classes ``x`` may be an instance of define themselves (``self`` in a
     method: the method's class), other than the callees already found; of a call of a name
-    bound to such a method (``report = e.show``, then ``report()``), those of ``e.show``."""
+    bound to such a method (``report = e.show``, then ``report()``), those of ``e.show``.
+    ``bases``: filled with ``(key, qualname)`` of each override -> that of the method it
+    overrides (``m`` of the receiver's class: ``("", dotted)`` outside the build), for
+    :func:`after_bases`."""
     receiver, _, attr = call.text.rpartition(".")
     if not receiver and call.text.isidentifier():  # report = e.show; report(): e.show's
         out = []
@@ -94,7 +97,7 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
             bound = source[1:]
             if source[0] == "=" and "." in bound and bound.replace(".", "").isidentifier():
                 out += overrides(resolver, types, key, call._replace(text=bound), cls,
-                                 found + out)
+                                 found + out, bases)
         return out
     if not types.may_be_overridden(attr):
         return []
@@ -115,6 +118,7 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
         return out
     known = {(e[3], e[5]) for e in found if e[2] == "project"}
     for k, c in classes:
+        mine = len(out)
         for target in types.overrides(k, c, attr) + (types.implementers(k, c, attr) if k
                                                      else []):
             if target not in known:
@@ -123,6 +127,31 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
                                   resolver.anchor(*target), target[1])))
         for sk, sc in types.rebinders(k, c, attr) if k else ():
             out += _rebound(resolver, types, call, types.member(("i", sk, sc), attr), known)
+        if bases is not None and len(out) > mine:
+            base = resolver.method(k, c, attr) if k else None
+            named = (base.key, base.qualname) if base is not None else ("", f"{c}.{attr}")
+            for e in out[mine:]:
+                bases[e[3], e[5]] = named
+    return out
+
+
+def after_bases(found: list[CallEdge], extra: list[CallEdge], bases: dict
+                ) -> list[CallEdge]:
+    """``found`` and the override edges ``extra``, each override right after the callee
+    it overrides (``bases``: :func:`overrides`') where that is one of ``found``, the others
+    after all of them: the page puts each group of overrides after its own method
+    (``Table.render, or an override in: ...; Leaf.render, or an override in: ...``)."""
+    if len(found) < 2:
+        return found + extra
+    after: dict[tuple[str, str], list[CallEdge]] = {}
+    for e in extra:
+        after.setdefault(bases.get((e[3], e[5]), ("", "")), []).append(e)
+    out = []
+    for e in found:
+        out.append(e)
+        out += after.pop((e[3], e[5]), ())
+    for rest in after.values():
+        out += rest
     return out
 
 

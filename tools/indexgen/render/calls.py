@@ -113,11 +113,16 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
     groups: dict[tuple[tuple[str, str, str, str], bool], list[int]] = {}
     how: dict[tuple[int, tuple[str, str, str, str]], str] = {}  # (line, callee) -> label
     plain: set[tuple[int, tuple[str, str, str, str]]] = set()  # those named by their call
-    by_call: dict[tuple[int, str], list[CallEdge]] = {}  # the overrides of each call
+    # the overrides of each call, by the callee they follow (the one they override: the
+    # call graph puts each after its own, :func:`indexgen.analyze.virtual.after_bases`)
+    by_call: dict[tuple[int, str, tuple | None], list[CallEdge]] = {}
+    last: dict[tuple[int, str], tuple] = {}  # (line, call text) -> its callee met last
     for e in edges:
         if e.kind == "override":
-            by_call.setdefault((e.line, e.text), []).append(e)
+            by_call.setdefault((e.line, e.text, last.get((e.line, e.text))), []).append(e)
             continue
+        if e.kind == "project" or e.kind == "external":
+            last[e.line, e.text] = e[2:]
         groups.setdefault((e[2:], any(e.line in r for r in spans)),  # e[2:]: (kind, key,
                           []).append(e.line)                         # anchor, label)
         if caller is not None:  # a line that names the callee once needs no label
@@ -138,8 +143,10 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
             for e in edges:
                 if e.kind == kind:
                     named.setdefault(e.line, []).append(e)
-    for (line, text), found in by_call.items():
-        override_groups.setdefault((_base(named.get(line, ()), text, found[0].label), *sorted(
+    for (line, text, base), found in by_call.items():
+        if base is None or base[3].rpartition(".")[2] != found[0].label.rpartition(".")[2]:
+            base = _base(named.get(line, ()), text, found[0].label)
+        override_groups.setdefault((base, *sorted(
             {(e.key, e.anchor, e.label) for e in found})), []).append(line)
     after: dict[tuple, list[str]] = {}  # base callee -> its override groups
     one_of: list[tuple[int, str]] = []
