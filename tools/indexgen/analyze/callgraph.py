@@ -75,7 +75,8 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     A file calls the same expression from the same class many times (``torch.cat``,
     ``self._check``): a call whose path starts with a name of the module or with ``self`` is
     resolved once per ``(text, class)`` and file, one on a name of its function once per
-    ``(text, caller)``, and the edges reused with the call's own line.
+    ``(text, caller)`` (a computed callee, ``table[k](x)``, once per what it is handed too:
+    which methods fit depends on it), and the edges reused with the call's own line.
 
     With a fan-out ``fan`` and ``shards`` > 1, the first round runs in that many processes,
     the calling process one of them (:func:`~indexgen.analyze.runs.fan_runs`; the others forked:
@@ -135,17 +136,16 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
         by_caller: dict[str, list[CallEdge]] = {}
         unres: dict[str, dict[str, list[int]]] = {}
         qualname_of = resolver.module(key).qualname_of
-        seen: dict[tuple[str, str, bool], list[CallEdge]] = {}
+        seen: dict[tuple, list[CallEdge]] = {}
         # of seen: the next round's answer too, for the caller that asked (a memo shared by
         # the callers of a class may hold a call on a name of each: type(value))
-        settled: dict[tuple[str, str, bool], str] = {}
+        settled: dict[tuple, str] = {}
         classes: dict[str, str] = {}  # caller anchor -> the class it is a method of, or ''
         names_of = types.names_of(key) if types is not None else {}
         own = import_tables(resolver)[key]  # callers whose own imports shadow the module's
+        handing = types.flow_records(key) if types is not None else {}  # what calls hand
         last = None  # the caller of the call before: a caller's calls come in runs
-        # caller -> (kind, anchor, key) of the edges on the line its edges end with, which
-        # _repeats would scan: a call with many overrides makes many edges on one line
-        tails: dict[str, set[tuple[str, str, str]]] = {}
+        tails: dict[str, set[tuple]] = {}  # caller -> (kind, anchor, key) of its last line
         for call in resolver.files[key].calls:
             caller, text, line, local = call
             if text[0] == "<":  # what the call hands its callee: read by flows.call_sites
@@ -173,6 +173,8 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                         else cls, local)
             else:
                 memo = (text, caller if caller in own else cls, local)
+            if text[-1] in ")]":  # a computed callee: which methods fit, its arguments say
+                memo += (tuple(handing.get((line, text), ())),)
             out_edges = seen.get(memo)
             if out_edges is None:
                 if types is not None:

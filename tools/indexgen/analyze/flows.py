@@ -1,7 +1,7 @@
 """What call sites hand the functions they call: the assignment graph's argument edges.
 
 The extraction stage records, for every call that passes a name or an attribute chain, a
-*flow* record among the file's calls (:func:`indexgen.extract.calls.arguments`: ``<``, the
+*flow* record among the file's calls (:func:`indexgen.extract.handing.handed`: ``<``, the
 call's text, a tab, ``slot=path`` items).  Once the call graph has resolved each call to
 its callees, :func:`call_sites` joins the two: for each project function (and each class
 without an ``__init__`` of its own, whose fields its constructor is handed), the call sites
@@ -112,6 +112,13 @@ def _applied(resolver: Resolver, flows: CallSites, key: str, caller: str, out: l
                     (key, caller, found[1], _first_bound(resolver, edge)))
 
 
+def _takes(shape: list[str], n: int) -> bool:
+    """Whether a function of ``shape`` (``"least-most"`` first, most -1 for ``*args``:
+    :func:`indexgen.extract.calls.accepts`) may be called with ``n`` arguments by position."""
+    least, _, most = shape[0].partition("-")
+    return int(least) <= n and (most == "-1" or n <= int(most))
+
+
 def _first_bound(resolver: Resolver, edge) -> int:
     """1 where the callee of ``edge`` gets its first parameter from the instance or class
     it is read on (a method, a classmethod, a property), not from the call; else 0."""
@@ -154,16 +161,23 @@ class Flows:
             return values
         n, first = int(given["#"]), given.get("0")
         handed = self.evaluate(key, call[0], first) if first else NONE
+        computed = call[1][-1] in ")]"  # the callee is what a call or subscript gives
         kept = set(self._partial_of(key, call))
         for v in values:
             d = self._defs[v[1]][1].get(v[2]) if v[0] in ("f", "n") else None
-            shape = d.names.get("(" if v[0] == "f" else "(" + v[3]) if d is not None else None
-            if shape is not None:
-                least, _, most = shape[0].partition("-")
+            if d is not None and v[0] == "f" and d.kind in _BOUND:
+                # of a computed value (getattr(self, "parse_" + kind)(), table[key](x)):
+                # read on an instance, a method gets it first; read on its class
+                # (GuardBuilder.TYPE_MATCH(builder, guard)), it is handed it: either count
+                # (elsewhere, a method's value may be a partial of it: not checked)
+                shape = d.names.get(")") if computed else None  # the instance counted
+                if shape and not (_takes(shape, n + 1) or _takes(shape, n)):
+                    continue
+            elif d is not None:
+                shape = d.names.get("(" if v[0] == "f" else "(" + v[3])
                 bound = v[-1] == BOUND  # the instance comes first: one more, not checked
-                m = n + bound
-                if m < int(least) or -1 < int(most) < m or not bound and not self._admits(
-                        v[1], shape, handed):
+                if shape is not None and not (_takes(shape, n + bound) and (
+                        bound or self._admits(v[1], shape, handed))):
                     continue
             kept.add(v)
         return frozenset(kept) if kept else values
@@ -217,7 +231,7 @@ class Flows:
 
     def decorate(self, flows: CallSites) -> None:
         """Add to ``flows`` what each decorator is handed: the function it decorates
-        (:func:`indexgen.extract.calls.decorated`), as the parameter of a project function
+        (:func:`indexgen.extract.handing.decorated`), as the parameter of a project function
         (``@register``) or of the closure a decorator factory returns (``@curry(1)``:
         ``curry`` returns its nested ``wrapper(fun)``, whose ``fun`` is each function so
         decorated)."""

@@ -9,8 +9,8 @@ data every later stage reads.
 - :mod:`~indexgen.extract.pipeline` runs the steps on one file:
   :mod:`~indexgen.extract.structure` (definitions, module attributes, imports),
   :mod:`~indexgen.extract.identifiers` (one walk for identifiers, calls and findings),
-  :mod:`~indexgen.extract.calls` (what each call is made on and handed, which definition
-  makes it), :mod:`~indexgen.extract.bindings` with :mod:`~indexgen.extract.sources` (what
+  :mod:`~indexgen.extract.calls` (what each call is made on, which definition makes it),
+  :mod:`~indexgen.extract.handing` (what it hands its callee), :mod:`~indexgen.extract.bindings` with :mod:`~indexgen.extract.sources` (what
   the names those calls need are bound to), :mod:`~indexgen.extract.enrich` (signatures,
   labels, ``__all__``, docstrings parsed by :mod:`~indexgen.extract.docstrings`);
 - :mod:`~indexgen.extract.rules` classifies calls into findings,

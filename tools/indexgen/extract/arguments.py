@@ -62,7 +62,7 @@ PACKED = frozenset({"args", "kwargs"})
 
 def packed(keyword: str, node: ast.Tuple | ast.List | ast.Dict,
            path: Callable[..., str | None]) -> list[str]:
-    """The flow items (:func:`indexgen.extract.calls.handed`) of a literal ``args=`` or
+    """The flow items (:func:`indexgen.extract.handing.handed`) of a literal ``args=`` or
     ``kwargs=`` (:data:`PACKED`): ``args.0=a`` for each name or chain up to the first
     ``*xs``, ``kwargs.c=c`` for each key written as a name; ``path`` is
     :func:`indexgen.extract.syntax.path`.  Read by :func:`indexgen.analyze.appliers.applied`."""

@@ -3,9 +3,7 @@ which definition makes it.
 
 :func:`call_text` writes a call's callee as a *path* (:func:`~indexgen.extract.syntax.path`:
 ``self.groups[_].reset``, ``make().run``), so that the global pass can follow what its
-receiver is; :func:`handed` records the functions a call is handed to call later
-(``register_hook(self._on_grad)``, ``partial(f)``, ``key=by_size``) as ``&`` and a path, and
-what it hands its callee's parameters.
+receiver is; what a call hands its callee is :mod:`indexgen.extract.handing`'s.
 
 :func:`attribute` gives each call and finding its definition.  A line belongs to the
 innermost definition whose ``def``/``class`` line range holds it (calls in nested functions
@@ -25,17 +23,9 @@ import re
 from operator import itemgetter
 
 from indexgen.extract import rules
-from indexgen.extract.arguments import PACKED, packed
 from indexgen.extract.model import Call, FileSummary
 from indexgen.extract.shadows import MARK, renamed
 from indexgen.extract.syntax import annotation, dotted, path
-
-#: Calls that take a function to call later (besides ``*hook*`` and ``*callback*`` ones):
-#: a function named as their argument is recorded as a reference, ``&`` and its path.
-CALLBACK_TAKERS = frozenset({"partial", "Thread", "Timer", "submit", "apply_async", "connect",
-                             "atexit", "register", "map", "filter", "spawn",
-                             "start_processes"})
-CALLBACK_KEYWORDS = frozenset({"target", "callback", "fn", "func", "hook"})
 
 
 def call_text(func: ast.AST) -> str:
@@ -70,135 +60,6 @@ def _on_literal(func: ast.AST) -> str:
 _EFFECTS = frozenset(rules.PERFORMANCE_CATEGORIES + rules.SECURITY_CATEGORIES)
 
 
-def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int]],
-           methods: frozenset[str] | set[str]) -> None:
-    """Record what a call is handed, in one pass over its arguments.
-
-    *References* (``&`` and a path; not recorded when ``last`` is None): the functions the
-    call may be handed to call later -- any name or attribute chain given to a ``*hook*``,
-    ``*callback*`` or :data:`CALLBACK_TAKERS` call (``last`` is the callee's last name), and
-    elsewhere a bound method of the instance (``self.on_grad``, when the file defines a
-    function of that name: ``methods``) or a name given as a keyword argument
-    (``key=by_size``).
-
-    A *flow* record, when any argument is a name or an attribute chain: ``<``, the call's
-    ``text``, a tab and ``slot=path`` items (a position, a keyword's name, or ``*`` for
-    ``*xs``; ``args.0``, ``kwargs.c``, an item of a literal ``args=``/``kwargs=``:
-    :func:`~indexgen.extract.arguments.packed`; and ``#=n`` for a call of ``n`` arguments
-    all given by position), for the global pass to give the callee's parameters what the
-    arguments are (functions passed on, the instances a method is given).
-    """
-    refs = last is not None
-    taker = refs and ("hook" in last or "callback" in last or last in CALLBACK_TAKERS)
-    line = node.lineno
-    items = []
-    starred = False
-    for k, a in enumerate(node.args):
-        t = type(a)
-        if t is ast.IfExp or t is ast.BoolOp:  # f if c else None: f
-            a = _one_branch(a)
-            t = type(a)
-        if t is ast.Name:  # the most common argument: its path is its name
-            if taker:
-                out.append(("&" + a.id, line))
-            items.append(f"{k}={a.id}")
-            continue
-        if t is ast.Starred:
-            starred = True
-            a, k = a.value, "*"
-            t = type(a)
-        if t is ast.Name or t is ast.Attribute:
-            found = path(a, False)
-            if found and "," not in found:  # zip(a, b).x: not one slot's path
-                items.append(f"{k}={found}")
-            if k != "*" and t is ast.Attribute and refs and found and (
-                    taker or _bound_method(a) and a.attr in methods):
-                out.append(("&" + found, line))
-        elif t is ast.Call and k != "*" and _constructed(a):  # Box(Node()): a Node
-            items.append(f"{k}={_constructed(a)}")
-    for kw in node.keywords:
-        v = kw.value
-        t = type(v)
-        if t is ast.IfExp or t is ast.BoolOp:  # key=by_name if c else None: by_name
-            v = _one_branch(v)
-            t = type(v)
-        if t is ast.Call and kw.arg is not None:  # box=Box(): a Box
-            found = _constructed(v)
-            if found:
-                items.append(f"{kw.arg}={found}")
-            continue
-        if t is not ast.Name and t is not ast.Attribute:
-            if (t is ast.Tuple or t is ast.List or t is ast.Dict) and kw.arg in PACKED:
-                items += packed(kw.arg, v, path)
-            continue
-        found = path(v, False)
-        if not found:
-            continue
-        if refs and (t is ast.Name or taker or kw.arg in CALLBACK_KEYWORDS
-                     or _bound_method(v) and v.attr in methods):
-            out.append(("&" + found, line))
-        if kw.arg is not None and "," not in found:
-            items.append(f"{kw.arg}={found}")
-    if items:
-        if not node.keywords and not starred:
-            items.append(f"#={len(node.args)}")  # as many arguments, all by position
-        out.append((f"<{text}\t{','.join(items)}", line))
-
-
-def _constructed(node: ast.Call) -> str | None:
-    """The path of a call written as a class's construction (``Node(...)``,
-    ``nodes.Node(...)``: a name in CapWords, PEP 8's for classes), for a flow record's
-    slot (``Box(Node(x))`` hands a ``Node``), else None."""
-    func = node.func
-    last = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute \
-        else ""
-    if not last[:1].isupper() or last.isupper() or "_" in last:
-        return None
-    found = path(node, False)
-    return found if found and "," not in found else None
-
-
-def _one_branch(node: ast.IfExp | ast.BoolOp) -> ast.AST | None:
-    """The one name or attribute chain a conditional expression or an ``or``/``and`` may
-    give besides ``None`` (``lower if not case_sensitive else None``: ``lower``; ``fast and
-    lower``: ``lower``, the ``and``'s other outcome being a false value), else None."""
-    if type(node) is ast.IfExp:
-        given = [node.body, node.orelse]
-    else:
-        given = node.values[-1:] if type(node.op) is ast.And else node.values
-    found = [v for v in given if not (type(v) is ast.Constant and v.value is None)]
-    return found[0] if len(found) == 1 and type(found[0]) in (ast.Name, ast.Attribute) \
-        else None
-
-
-#: Decorators that hand the function to nothing a call graph follows.
-_PLAIN_DECORATORS = frozenset({"property", "staticmethod", "classmethod", "abstractmethod",
-                               "overload", "override", "final", "setter", "getter", "deleter",
-                               "cached_property", "wraps", "cache", "lru_cache",
-                               "contextmanager", "asynccontextmanager", "dataclass",
-                               "total_ordering", "runtime_checkable", "no_type_check"})
-
-
-def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, name: str,
-              out: list[tuple[str, int]]) -> None:
-    """Record each decorator's application, a call made in the enclosing scope: of the
-    decorator (``@register``: ``register``) or of what a call of it returns (``@curry(1)``:
-    ``curry()``), unless it is one of :data:`_PLAIN_DECORATORS` (the standard library's,
-    which run nothing of the tree).  For a function, also that the decorator is handed the
-    function (``curry(1)(add)``), as a flow record ``<@`` and the decorator's path, ``0=``
-    and the function's name as its enclosing scope sees it (``C.m`` for a method): the
-    global pass gives it to the decorator's parameter, or a closure's the decorator returns
-    (:meth:`indexgen.analyze.flows.Flows.decorate`)."""
-    function = type(node) is not ast.ClassDef
-    for decorator in node.decorator_list:
-        found = path(decorator, False)
-        last = found.rpartition(".")[2].partition("(")[0] if found else ""
-        if found and last not in _PLAIN_DECORATORS and "," not in found:
-            out.append((found, decorator.lineno))
-            if function:
-                out.append((f"<@{found}\t0={name}", decorator.lineno))
-
-
 def accepts(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """What a plain function accepts by position, for the global pass to tell the functions
     a call may reach by how it is called (:meth:`indexgen.analyze.flows.Flows.fitting`):
@@ -212,12 +73,6 @@ def accepts(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     if positional and positional[0].annotation is not None:
         spec.append(annotation(positional[0].annotation))
     return spec
-
-
-def _bound_method(node: ast.Attribute) -> bool:
-    """Whether ``node`` is ``self.name`` or ``cls.name``."""
-    value = node.value
-    return type(value) is ast.Name and (value.id == "self" or value.id == "cls")
 
 
 def receiver_name(text: str) -> str:

@@ -30,7 +30,8 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from indexgen.extract import rules
-from indexgen.extract.calls import call_text, decorated, handed
+from indexgen.extract.calls import call_text
+from indexgen.extract.handing import counted, decorated, handed
 from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Finding
 from indexgen.extract.rules import Candidate
@@ -214,8 +215,11 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                 found = path(func)
                 if found:
                     all_calls.append((found, node.lineno))
+                    kept = len(all_calls)
                     if args or keywords:
                         handed(node, found, None, all_calls, methods)
+                    if len(all_calls) == kept:  # none a name: how many, for the arity
+                        counted(node, found, all_calls)
                 else:  # (lambda: x)(), (a or b)(): a call all the same, counted as such
                     all_calls.append(("(...)", node.lineno))
                 continue

@@ -9,7 +9,7 @@ handed its own result, and the closure it returns is listed as calling itself (j
 _make_new_gettext(gettext)``).
 
 :func:`split_rebound` gives the name, in what the calls of that statement hand on (flow
-records ``<`` and references ``&``, :func:`indexgen.extract.calls.handed`), a name of its
+records ``<`` and references ``&``, :func:`indexgen.extract.handing.handed`), a name of its
 own: ``fn·8`` (the name, a middle dot, the statement's first line; a middle dot continues an
 identifier, so it is one to every reader of paths, and no source spells it), whose sources
 are the name's other sources.  A statement whose value holds a ``lambda`` is left as it is:
