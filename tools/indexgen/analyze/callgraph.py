@@ -1,17 +1,16 @@
 """The static call graph of a build: every call of every file resolved, by caller.
 
-:func:`edges` resolves each call a file records with
-:func:`~indexgen.analyze.dispatch.resolve_call` (where one call leads, by what kind of
-edge), once per call text and class or caller, and keeps the edges in line order; the calls
-not resolved are kept by reason, each by its line (the pages say how many, and where),
-builtins' calls left out.  A second round resolves again, with what the call sites found
-hand each parameter (:mod:`indexgen.analyze.flows`), the calls on values the first could not
-type, then the calls the first resolved from a read that was provisional (a parameter's
-callers not yet known): what those find now is added to what they found then.  A call
-inside an ``isinstance`` branch is resolved on its receiver as the test narrows it
-(:mod:`indexgen.extract.narrowing`).  Every call is accounted for: an edge, a line under its
-reason or a builtin (:data:`Ledger`, for the test that says so).  The walks over the edges
-(inverse views, effects, reach) are :mod:`indexgen.analyze.walks`, re-exported here.
+:func:`edges` resolves each call with :func:`~indexgen.analyze.dispatch.resolve_call`
+(where one call leads, by what kind of edge), once per call text and class or caller, and
+keeps the edges in line order; the calls not resolved are kept by reason, each by its line
+(the pages say how many, and where), builtins' calls left out.  A second round resolves
+again, with what the call sites found hand each parameter (:mod:`indexgen.analyze.flows`),
+the calls on values the first could not type, then the calls the first resolved from a read
+that was provisional (a parameter's callers not yet known): what those find now is added
+to what they found then.  A call inside an ``isinstance`` branch is resolved on its
+receiver as the test narrows it (:mod:`indexgen.extract.narrowing`).  Every call is
+accounted for: an edge, a line under its reason or a builtin (:data:`Ledger`, for the test
+that says so).  The walks (inverse views, effects, reach): :mod:`indexgen.analyze.walks`.
 """
 
 from __future__ import annotations
@@ -75,8 +74,8 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     A file calls the same expression from the same class many times (``torch.cat``,
     ``self._check``): a call whose path starts with a name of the module or with ``self`` is
     resolved once per ``(text, class)`` and file, one on a name of its function once per
-    ``(text, caller)`` (a computed callee, ``table[k](x)``, once per what it is handed too:
-    which methods fit depends on it), and the edges reused with the call's own line.
+    ``(text, caller)`` (those and a computed callee, ``table[k](x)``, per what they hand),
+    the edges reused with the call's own line.
 
     With a fan-out ``fan`` and ``shards`` > 1, the first round runs in that many processes,
     the calling process one of them (:func:`~indexgen.analyze.runs.fan_runs`; the others forked:
@@ -173,7 +172,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                         else cls, local)
             else:
                 memo = (text, caller if caller in own else cls, local)
-            if text[-1] in ")]":  # a computed callee: which methods fit, its arguments say
+            if text[-1] in ")]" or names and text in names:  # which functions fit: its args
                 memo += (tuple(handing.get((line, text), ())),)
             out_edges = seen.get(memo)
             if out_edges is None:

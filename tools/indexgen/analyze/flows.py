@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from indexgen.analyze.appliers import APPLY, applied
-from indexgen.analyze.members import BOUND
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.values import NONE, Values, closure_qualname, ordered, union
@@ -34,7 +33,7 @@ _SITES = 128  # call sites of one function read that hand a parameter something
 CALLED = frozenset({"project", "override", "closure"})
 #: Kinds of definitions called through an instance or a class: their first parameter is
 #: not handed by the caller (``self``, ``cls``).
-_BOUND = frozenset({"method", "classmethod", "property"})
+BOUND_KINDS = frozenset({"method", "classmethod", "property"})
 
 
 def records(calls) -> dict[tuple[int, str], list[str]]:
@@ -83,7 +82,8 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                 where = (edge[0], edge[1])  # a call with overrides has an edge each
                 handed = read.get(where)
                 if handed is None:
-                    handed = read[where] = [slots(items) for items in given.get(where, ())]
+                    handed = read[where] = [slots(items) for items in given.get(where, ())
+                                            if items[0] != "#"]  # "#=n" alone: no argument
                 if not handed:
                     continue
                 # Function.apply(x) runs forward(ctx, x): one place on, as a method's
@@ -112,17 +112,10 @@ def _applied(resolver: Resolver, flows: CallSites, key: str, caller: str, out: l
                     (key, caller, found[1], _first_bound(resolver, edge)))
 
 
-def _takes(shape: list[str], n: int) -> bool:
-    """Whether a function of ``shape`` (``"least-most"`` first, most -1 for ``*args``:
-    :func:`indexgen.extract.calls.accepts`) may be called with ``n`` arguments by position."""
-    least, _, most = shape[0].partition("-")
-    return int(least) <= n and (most == "-1" or n <= int(most))
-
-
 def _first_bound(resolver: Resolver, edge) -> int:
     """1 where the callee of ``edge`` gets its first parameter from the instance or class
     it is read on (a method, a classmethod, a property), not from the call; else 0."""
-    return int(resolver.module(edge[3]).kinds.get(edge[5]) in _BOUND)
+    return int(resolver.module(edge[3]).kinds.get(edge[5]) in BOUND_KINDS)
 
 
 class Flows:
@@ -143,72 +136,6 @@ class Flows:
         if found is None:
             found = self._records[key] = records(self.resolver.files[key].calls)
         return found
-
-    def fitting(self, key: str, call, values: Values) -> Values:
-        """Of the plain functions and closures ``values`` holds, those a call that hands
-        ``n`` arguments by position can call (:func:`indexgen.extract.calls.accepts`:
-        between their least and most), whose first parameter's annotation admits what the call hands it (a
-        class of the project, a base or a subclass of one the argument may be) -- when that
-        leaves any: a rule chain holds the functions of every chain (``rule(state)`` of
-        markdown-it-py's core reaches no inline rule).  The others are kept as they are."""
-        if sum(v[0] == "f" or v[0] == "n" for v in values) < 2:
-            return values
-        written = self.flow_records(key).get((call[2], call[1]))
-        if not written or len(written) > 1:
-            return values
-        given = slots(written[0])
-        if "#" not in given:
-            return values
-        n, first = int(given["#"]), given.get("0")
-        handed = self.evaluate(key, call[0], first) if first else NONE
-        computed = call[1][-1] in ")]"  # the callee is what a call or subscript gives
-        kept = set(self._partial_of(key, call))
-        for v in values:
-            d = self._defs[v[1]][1].get(v[2]) if v[0] in ("f", "n") else None
-            if d is not None and v[0] == "f" and d.kind in _BOUND:
-                # of a computed value (getattr(self, "parse_" + kind)(), table[key](x)):
-                # read on an instance, a method gets it first; read on its class
-                # (GuardBuilder.TYPE_MATCH(builder, guard)), it is handed it: either count
-                # (elsewhere, a method's value may be a partial of it: not checked)
-                shape = d.names.get(")") if computed else None  # the instance counted
-                if shape and not (_takes(shape, n + 1) or _takes(shape, n)):
-                    continue
-            elif d is not None:
-                shape = d.names.get("(" if v[0] == "f" else "(" + v[3])
-                bound = v[-1] == BOUND  # the instance comes first: one more, not checked
-                if shape is not None and not (_takes(shape, n + bound) and (
-                        bound or self._admits(v[1], shape, handed))):
-                    continue
-            kept.add(v)
-        return frozenset(kept) if kept else values
-
-    def _partial_of(self, key: str, call) -> Values:
-        """The functions a called local name may get from ``functools.partial(f, ...)``
-        (``g = a if c else partial(f, r=r)``): the arguments the partial binds are not in
-        the call's count, so the count says nothing of them and they are kept."""
-        sources = self.local_names(key, call[0]).get(call[1]) if call[1].isidentifier() \
-            else None
-        found = NONE
-        for source in sources or ():
-            head, paren, _ = source[1:].partition("(")
-            if source[0] == "=" and paren and any(
-                    v[0] == "x" and v[1] == "functools.partial"
-                    for v in self.evaluate(key, call[0], head)):
-                found = found | self.evaluate(key, call[0], source[1:])
-        return found
-
-    def _admits(self, key: str, shape: list[str], handed: Values) -> bool:
-        """Whether a first parameter annotated ``shape[1]`` (none: anything) in file ``key``
-        may be given one of ``handed``: unless both are project instances of classes none
-        of which is a base of another."""
-        if len(shape) < 2 or not handed:
-            return True
-        wanted = self.annotation(key, shape[1])
-        if not wanted or not all(v[0] == "i" for v in wanted) or not all(
-                v[0] == "i" for v in handed):
-            return True
-        return any(self._is_a(h, wanted) or self._is_a(w, handed)
-                   for h in handed for w in wanted)
 
     def set_flows(self, flows: CallSites
                   ) -> None:

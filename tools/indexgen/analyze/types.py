@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from indexgen.analyze.arity import Arity
 from indexgen.analyze.flows import CallSites, Flows
 from indexgen.analyze.hierarchy import Hierarchy
 from indexgen.analyze.local_imports import NO_IMPORTS, local_targets, tables
@@ -73,7 +74,7 @@ def _definitions(files: dict[str, FileSummary], key: str
     return by_anchor, by_name
 
 
-class Types(Annotations, Flows, Hierarchy, Members, Overloads, Results):
+class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
     """Evaluate paths and annotations over the summaries of a build.
 
     Args:
@@ -95,7 +96,7 @@ class Types(Annotations, Flows, Hierarchy, Members, Overloads, Results):
         self._subclasses: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         self._flows: CallSites | None = None  # see Flows.set_flows
         self._flows_open = True  # see Flows.expect_flows
-        self._records: dict[str, dict] = {}  # see Flows.fitting
+        self._records: dict[str, dict] = {}  # see Flows.flow_records
         self._own_imports = tables(resolver)  # a function's own imports (local_imports)
         # File key -> what its functions put into its module attributes (puts), on first use
         self._puts = PerFile(ModulePuts(resolver))

@@ -23,6 +23,7 @@ import re
 from operator import itemgetter
 
 from indexgen.extract import rules
+from indexgen.extract.handing import LOCAL_ONLY
 from indexgen.extract.model import Call, FileSummary
 from indexgen.extract.shadows import MARK, renamed
 from indexgen.extract.syntax import annotation, dotted, path
@@ -148,13 +149,18 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
     for text, line in calls_found:
         i = owner[line] if 0 <= line <= top else -1
         if i < 0:
-            calls.append(new_call(Call, ("", text, line, text.startswith("(...)"))))
+            if not text.startswith("<" + LOCAL_ONLY):  # no local name at the top level
+                calls.append(new_call(Call, ("", text, line, text.startswith("(...)"))))
             continue
         d = defs[i]
         names = local.get(i)
         if shadow and line in shadow and d.parent and in_function[i]:
             text = renamed(text, shadow[line])  # a nested scope's own self: not the method's
         if text[0] == "<":  # what a call hands its callee: a flow record, never local
+            if text[1] == LOCAL_ONLY:  # f()'s count: kept where f is a local name
+                if not names or text[2:].partition("\t")[0] not in names:
+                    continue
+                text = "<" + text[2:]
             calls.append(new_call(Call, (d.anchor, text, line, False)))
             if names:  # the local names it hands on: what they are is needed
                 inner = [n for n in _NAME.findall(text.partition("\t")[2]) if n in names]

@@ -112,14 +112,20 @@ def _constructed(node: ast.Call) -> str | None:
     return found if found and "," not in found else None
 
 
-def counted(node: ast.Call, text: str, out: list[tuple[str, int]]) -> None:
+#: Written before a call's path by :func:`counted` where the record is kept only if the
+#: call's name is local to its function (:func:`indexgen.extract.calls.attribute` decides).
+LOCAL_ONLY = "?"
+
+
+def counted(node: ast.Call, text: str, out: list[tuple[str, int]], mark: str = "") -> None:
     """Record how many arguments a call of a computed value (``getattr(self, "parse_" +
-    kind)()``, ``table[key](1)``) hands by position, where :func:`handed` recorded nothing
-    (no argument is a name): a flow record ``#=n`` alone, so the global pass keeps only the
-    candidates that take that many (:meth:`indexgen.analyze.flows.Flows.fitting`: jinja2's
-    ``parse_*`` methods that want a node are no callee of a call that hands none)."""
+    kind)()``, ``table[key](1)``, or ``f()`` of a local name: ``mark`` :data:`LOCAL_ONLY`)
+    hands by position, where :func:`handed` recorded nothing (no argument is a name): a
+    flow record ``#=n`` alone, so the global pass keeps only the candidates that take that
+    many (:meth:`indexgen.analyze.arity.Arity.fitting`: jinja2's ``f =
+    getattr(self, "parse_" + kind); f()`` reaches no ``parse_*`` that wants a node)."""
     if not node.keywords and not any(type(a) is ast.Starred for a in node.args):
-        out.append((f"<{text}\t#={len(node.args)}", node.lineno))
+        out.append((f"<{mark}{text}\t#={len(node.args)}", node.lineno))
 
 
 def _one_branch(node: ast.IfExp | ast.BoolOp) -> ast.AST | None:

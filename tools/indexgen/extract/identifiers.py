@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from indexgen.extract import rules
 from indexgen.extract.calls import call_text
-from indexgen.extract.handing import counted, decorated, handed
+from indexgen.extract.handing import LOCAL_ONLY, counted, decorated, handed
 from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Finding
 from indexgen.extract.rules import Candidate
@@ -224,8 +224,11 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     all_calls.append(("(...)", node.lineno))
                 continue
             all_calls.append((text, node.lineno))
+            kept = len(all_calls)
             if args or keywords:
                 handed(node, text, last, all_calls, methods)
+            if ft is Name and len(all_calls) == kept:  # f(): its count, if f is local
+                counted(node, text, all_calls, LOCAL_ONLY)
             if last not in special and not last.startswith("register"):
                 if ft is Name:
                     bare.append(node)  # sh(...) may be an import's other name: seen below
