@@ -156,13 +156,13 @@ def test_harness_strings_reach_what_the_named_functions_call(tmp_path):
 def test_a_call_settled_in_the_first_round_resolves_the_same_in_the_second(tmp_path,
                                                                             monkeypatch):
     # The second round takes a settled call's first answer instead of asking again
-    # (callgraph._retried); here every settled call is asked again after it, in the test
+    # (second_round._retried); here every settled call is asked again after it, in the test
     # files' graph too, which is resolved after the build's (whose call sites are known by
     # then: what the test files hand spy_on must still count as not known in their first
     # round).
-    from indexgen.analyze import callgraph
+    from indexgen.analyze import callgraph, second_round
 
-    real, checked = callgraph._retried, []
+    real, checked = second_round._retried, []
 
     def checking(resolver, types, retry):
         found = real(resolver, types, retry)
@@ -174,7 +174,7 @@ def test_a_call_settled_in_the_first_round_resolves_the_same_in_the_second(tmp_p
                 checked.append((call.text, [e[2:] for e in got], [e[2:] for e in again]))
         return found
 
-    monkeypatch.setattr(callgraph, "_retried", checking)
+    monkeypatch.setattr(second_round, "_retried", checking)
     _tests_project(tmp_path, {
         "tests/spy.py": "def spy_on(on_call):\n    return on_call()\n",
         "tests/test_spy.py": "from tests.spy import spy_on\n\ndef test_x():\n"

@@ -3,21 +3,22 @@
 :func:`edges` resolves each call with :func:`~indexgen.analyze.dispatch.resolve_call`
 (where one call leads, by what kind of edge), once per call text and class or caller, and
 keeps the edges in line order; the calls not resolved are kept by reason, each by its line
-(the pages say how many, and where), builtins' calls left out.  A second round resolves
-again, with what the call sites found hand each parameter (:mod:`indexgen.analyze.flows`),
-the calls on values the first could not type, then the calls the first resolved from a read
-that was provisional (a parameter's callers not yet known): what those find now is added
-to what they found then.  A call inside an ``isinstance`` branch is resolved on its
-receiver as the test narrows it (:mod:`indexgen.extract.narrowing`).  Every call is
-accounted for: an edge, a line under its reason or a builtin (:data:`Ledger`, for the test
-that says so).  The walks (inverse views, effects, reach): :mod:`indexgen.analyze.walks`.
+(the pages say how many, and where), builtins' calls left out.  A second round
+(:mod:`indexgen.analyze.second_round`) resolves again, with what the call sites found hand
+each parameter (:mod:`indexgen.analyze.flows`), the calls on values the first could not
+type, then the calls the first resolved from a read that was provisional (a parameter's
+callers not yet known): what those find now is added to what they found then.  A call
+inside an ``isinstance`` branch is resolved on its receiver as the test narrows it
+(:mod:`indexgen.extract.narrowing`).  Every call is accounted for: an edge, a line under
+its reason or a builtin (:data:`Ledger`, for the test that says so:
+:mod:`indexgen.analyze.ledger`).  The walks over the edges (inverse views,
+effects, reach) are :mod:`indexgen.analyze.walks`, re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from operator import itemgetter
 
 from indexgen.analyze import flows
 from indexgen.analyze.context import CallEdge
@@ -31,9 +32,11 @@ from indexgen.analyze.dispatch import (
     resolve_call,
     text_heads,
 )
+from indexgen.analyze.ledger import Ledger, Unresolved, account  # noqa: F401 - read here
 from indexgen.analyze.local_imports import tables as import_tables
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.runs import FanOut, fan_runs
+from indexgen.analyze.second_round import second_round
 from indexgen.analyze.types import Types
 from indexgen.analyze.walks import (  # noqa: F401 - the graph's walks, where callers look
     Edges,
@@ -46,20 +49,6 @@ from indexgen.analyze.walks import (  # noqa: F401 - the graph's walks, where ca
     reach,
 )
 from indexgen.extract.model import Call
-
-#: ``key -> caller anchor -> reason -> lines`` of the calls not resolved statically, one
-#: line per call (a line holding two such calls is there twice), in the order met.
-Unresolved = dict[str, dict[str, dict[str, list[int]]]]
-#: ``(key, caller anchor, line, call text) -> kinds of the edges the call made`` (for a
-#: builtin's call, which makes no edge on the pages, ``builtin:`` and the builtin's name):
-#: never an empty list.
-Ledger = dict[tuple[str, str, int, str], list[str]]
-_LINE = itemgetter(0)  # a CallEdge's line
-
-
-def _account(edge: CallEdge) -> str:
-    """How an edge is written in a :data:`Ledger`."""
-    return "builtin:" + edge[5] if edge[2] == "builtin" else edge[2]
 
 
 def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
@@ -108,7 +97,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     if types is not None and retry:
         if keys != sorted(keys):  # call_sites lists each callee's sites in sorted file order
             sites = flows.call_sites(resolver, found, types.flow_records)
-        _second_round(resolver, types, found, unresolved, retry, ledger, fan, shards, sites)
+        second_round(resolver, types, found, unresolved, retry, ledger, fan, shards, sites)
     return found
 
 
@@ -183,7 +172,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                 if types is not None and types.settled():
                     settled[memo] = caller
             if ledger is not None:
-                ledger[(key, caller, line, text)] = [_account(e) for e in out_edges]
+                ledger[(key, caller, line, text)] = [account(e) for e in out_edges]
             asked = len(retry)
             for edge in out_edges:
                 kind = edge[2]
@@ -225,105 +214,8 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
     return found, unresolved, retry, ledger or {}, handed
 
 
-def _second_round(resolver: Resolver, types: Types, found: Edges,
-                  unresolved: Unresolved | None, retry: list, ledger: Ledger | None,
-                  fan: FanOut | None, shards: int, sites: flows.CallSites) -> None:
-    """Resolve again, with what the call sites found hand each parameter (``sites``:
-    :mod:`indexgen.analyze.flows`), the calls on local values the first round could not:
-    those it resolves now become edges, in line order, and their lines leave the unresolved.
-    A call the first round resolved from a provisional read (its reason ``""``) keeps its
-    edges and gains those it finds now; it is asked after the others of its file, so that
-    the values it brings into the memo shape none of their answers."""
-    types.set_flows(sites)
-    changed: set[tuple[str, str]] = set()
-    by_file: dict[str, list] = {}
-    for entry in retry:  # in the files' order, as the first round made them
-        by_file.setdefault(entry[0], []).append(entry)
-    sizes = {k: len(v) for k, v in by_file.items()}
-    # spread only with more than two processes: on two, measured, the forked process's
-    # time took nothing off the calling process's
-    runs = fan_runs(fan if shards > 2 else None, partial(_retried_files, resolver, types, by_file),
-                list(by_file), sizes, shards)
-    done = [new for part in runs for new in part]
-    asked = [entry for key in by_file for entry in by_file[key]]
-    have: dict[tuple[str, str], set] = {}  # what a widened call's caller lists already
-    for (key, call, _cls, _names, why, text, _known), new in zip(asked, done):
-        if all(e[2] == "read" for e in new):  # a property read on the way is no callee
-            continue
-        at = (key, call.caller, call.line, text)
-        if not why:  # resolved in the first round, perhaps from less: what it adds
-            mine = have.get(at[:2])
-            if mine is None:
-                mine = have[at[:2]] = {_callee(e, e[0]) for e in found[key].get(call.caller, ())}
-            new = [e for e in new if _callee(e, call.line) not in mine
-                   and (e[2] != "builtin" or ledger is None or _account(e) not in ledger[at])]
-            if not new:
-                continue
-            mine.update(_callee(e, call.line) for e in new)
-        if ledger is not None:
-            ledger[at] = ([] if why else ledger[at]) + [_account(e) for e in new]
-        new = [make_edge((e[0], text, *e[2:])) for e in new if e[2] != "builtin"]
-        found[key].setdefault(call.caller, []).extend(new)
-        changed.add((key, call.caller))
-        if unresolved is not None and why:
-            unres = unresolved[key][call.caller]
-            unres[why].remove(call.line)  # this call's line, not another's
-            if not unres[why]:
-                del unres[why]
-                if not unres:
-                    del unresolved[key][call.caller]
-    for key, caller in changed:
-        out = sorted(found[key][caller], key=_LINE)
-        kept: list[CallEdge] = []
-        for edge in out:
-            if not (kept and edge[2] != "external" and kept[-1][0] == edge[0]
-                    and _repeats(kept, edge)):
-                kept.append(edge)
-        found[key][caller] = kept
-
-
 _NO_NAMES: dict[str, list[str]] = {}  # a caller without local names (read, never written)
 #: Why a call the second round may resolve was not.
 _AGAIN = (UNKNOWN_VALUE, RUN_TIME_NAME, SIGNATURE_ONLY)
 
 
-def _retried_files(resolver: Resolver, types: Types, by_file: dict[str, list],
-                   keys: list[str]) -> list[list[CallEdge]]:
-    """:func:`_retried` of the calls of the files ``keys`` (``by_file``: by file key)."""
-    return _retried(resolver, types, [entry for key in keys for entry in by_file[key]])
-
-
-def _retried(resolver: Resolver, types: Types, retry: list) -> list[list[CallEdge]]:
-    """What the calls ``retry`` (of the second round, by file) resolve to now, but the
-    reasons they are not resolved.  A call whose first resolution was settled (no cut, no
-    parameter's flow read: :meth:`Types.settled`) resolves as it did then, not asked again."""
-    out, last = [], None
-    for key, call, cls, names, _why, _text, known in retry:
-        if known is not None:  # the edges of the call that asked first: this call's line
-            out.append([make_edge((call[2], *e[1:])) for e in known if e[2] != "unresolved"])
-            continue
-        if key != last:
-            types.begin_file()
-            last = key
-        out.append([e for e in resolve_call(resolver, key, call, cls, types, names)
-                    if e[2] != "unresolved"])
-    return out
-
-
-def _callee(edge: CallEdge, line: int) -> tuple:
-    """The callee of ``edge`` at ``line``, whatever the kind of edge that reaches it (a
-    method listed as an override the call may run, or as the callee itself; two functions
-    nested in one definition share its anchor, not their labels)."""
-    return (line, edge[3], edge[4], edge[5]) if edge[3] else (line, edge[2], edge[5])
-
-
-def _repeats(out: list[CallEdge], edge: CallEdge) -> bool:
-    """Whether ``out`` (calls in line order) ends with calls on the line of ``edge`` of which
-    one already leads to its callee (``f(g(x), g(y))``, ``self.a.run(); self.b.run()``)."""
-    for other in reversed(out):
-        if other.line != edge.line:
-            return False
-        if (other.kind == edge.kind and other.anchor == edge.anchor and other.key == edge.key
-                and other.label == edge.label):
-            return True
-    return False
