@@ -23,10 +23,12 @@ from indexgen.analyze.values import (
     NONE,
     SEQUENCE_TYPES,
     Values,
+    alternatives,
     dotted,
     ordered,
     parsed,
     union,
+    unpacked,
 )
 
 #: What declares a type variable (a name whose module attribute is a call of one).
@@ -107,17 +109,44 @@ class Generics:
                     found.append(v[3])
         return union(found)
 
-    def _generic_bound(self, key: str, node: ast.AST, cls: str, bound: dict[str, Values], depth: int
-               ) -> Values:
+    def bound_annotation(self, key: str, text: str, cls: str, bound: dict[str, Values]
+                         ) -> Values:
+        """What the annotation ``text`` of file ``key`` says with the type variables of
+        ``bound`` standing for the values given (``list[T]``, ``T``: a function's return
+        annotation, with T solved from a call's arguments: :mod:`indexgen.analyze.typevars`)."""
+        node = parsed(self._parsed, text)
+        return self._generic_bound(key, node, cls, bound, 0) if node else NONE
+
+    def _generic_bound(self, key: str, node: ast.AST, cls: str, bound: dict[str, Values],
+                       depth: int) -> Values:
         """The annotation ``node`` of the class's file with its parameters ``bound``."""
         t = type(node)
         if t is ast.Name and node.id in bound:
             return bound[node.id]
+        if t is ast.Constant and type(node.value) is str:  # "T", "list[T]"
+            inner = parsed(self._parsed, node.value)
+            return self._generic_bound(key, inner, cls, bound, depth) if inner else NONE
+        split = alternatives(node)  # T | None, Optional[T]: either
+        if split is not None:
+            return union(self._generic_bound(key, a, cls, bound, depth) for a in split)
         if t is not ast.Subscript:
             return self._type(key, node, cls)
         head = dotted(node.value)
         last = head.rpartition(".")[2]
+        if last == "Literal" or last == "TypeGuard":
+            return self._type(key, node, cls)
         args = [self._generic_bound(key, a, cls, bound, depth) for a in _arguments(node)]
+        if last == "Callable" and len(args) == 2:  # Callable[..., T]: calling it gives T
+            return frozenset({("k", args[1])}) if args[1] else NONE
+        if last in ("type", "Type"):
+            return frozenset({("c", v[1], v[2]) for v in args[0] if v[0] == "i"})
+        if last in ("tuple", "Tuple"):
+            nodes = _arguments(node)
+            if len(nodes) == 2 and type(nodes[1]) is ast.Constant and nodes[1].value is ...:
+                return frozenset({("s", args[0])})
+            if any(map(unpacked, nodes)):  # tuple[int, *Ts]: of any length
+                return frozenset({("s", NONE)})
+            return frozenset({("t", tuple(args))})
         if last in SEQUENCE_TYPES:
             return frozenset({("s", args[0])})
         if last in MAPPING_TYPES and len(args) == 2:

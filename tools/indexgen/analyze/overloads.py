@@ -48,11 +48,13 @@ from math import prod
 
 from indexgen.analyze.fits import ASSUMED, NO, YES, Fits
 from indexgen.analyze.members import BOUND
+from indexgen.analyze.parameters import bind, call_arguments, parameters_of
 from indexgen.analyze.paths import Given, arguments
+from indexgen.analyze.receivers import Receivers
 from indexgen.analyze.results import hollow
+from indexgen.analyze.typevars import TypeVars
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
 from indexgen.extract.model import Definition, FileSummary
-from indexgen.extract.stubs import PARAMETERS
 
 #: Most combinations of the values of the arguments matched one by one.
 _COMBINATIONS = 16
@@ -88,70 +90,7 @@ def stub_table(files: dict[str, FileSummary], key: str) -> dict[str, list[Defini
     return found
 
 
-def _stub_parameters(d: Definition) -> list[tuple[str, str, str, str]] | None:
-    """(kind, name, default, annotation) of each parameter a stub's summary keeps."""
-    entries = d.names.get(PARAMETERS) if d.names else None
-    return None if entries is None else [tuple(e.split(":", 3)) for e in entries]
-
-
-def _arguments(given: tuple) -> tuple[list, dict, bool, bool]:
-    """(positional arguments' steps, keyword name -> steps, whether ``*args`` and whether
-    ``**kwargs`` hand more) of a call's kept arguments (:func:`~indexgen.analyze.paths.
-    arguments`); the positions after a ``*args`` are not known, and not kept."""
-    positional: list = []
-    keywords: dict = {}
-    more = more_named = False
-    for item in given:
-        if item is None or type(item[0]) is tuple:
-            if not more:
-                positional.append(item)
-        elif item[0] == "=":
-            keywords[item[1]] = item[2]
-        elif item[0] == "*":
-            more = True
-        else:
-            more_named = True
-    return positional, keywords, more, more_named
-
-
-def _bind(params: list, n: int, names, more: bool, more_named: bool, shift: int):
-    """How a call of ``n`` positional arguments and the keyword ``names`` binds to a stub's
-    ``params`` (``shift``: places taken before them, a bound function's instance):
-    ``([(parameter index, argument: position or name)], [indexes of the parameters left
-    out, which their defaults fill])``, or None when it cannot."""
-    places = [i for i, p in enumerate(params) if p[0] in "pa"][shift:]
-    star = next((i for i, p in enumerate(params) if p[0] == "v"), None)
-    extra = next((i for i, p in enumerate(params) if p[0] == "w"), None)
-    pairs = []
-    for k in range(n):
-        if k < len(places):
-            pairs.append((places[k], k))
-        elif star is None:
-            return None  # too many positional arguments
-        else:
-            pairs.append((star, k))
-    taken = {i for i, _ in pairs}
-    for name in names:
-        i = next((i for i, p in enumerate(params) if p[1] == name and p[0] in "ak"), None)
-        if i in taken:
-            return None  # given twice
-        if i is None and extra is None:
-            return None  # no such parameter
-        pairs.append((extra if i is None else i, name))
-        taken.add(i)
-    left = []
-    for i, p in enumerate(params):
-        if i in taken or p[0] in "vw" or p[0] in "pa" and i not in places:
-            continue
-        if p[0] in "pa" and more or p[0] in "ak" and more_named:
-            continue  # what *args or **kwargs hand may fill it
-        if not p[2]:
-            return None  # a parameter without a default left out
-        left.append(i)
-    return pairs, left
-
-
-class Overloads(Fits):
+class Overloads(TypeVars, Receivers, Fits):
     """Calls of functions with ``typing.overload`` stubs; mixed into
     :class:`~indexgen.analyze.types.Types`, whose ``call``, ``_steps``, ``annotation``,
     tables and cycle guard it uses."""
@@ -171,15 +110,15 @@ class Overloads(Fits):
         impl = self._defs[value[1]][1].get(value[2])
         if impl is not None and all(s.returns == impl.returns for s in stubs):
             return None  # (Module.to: each says -> Self) what the implementation says
-        own = _stub_parameters(impl) if impl is not None and not impl.overload else None
+        own = parameters_of(impl) if impl is not None and not impl.overload else None
         filled = {p[1]: p[2] for p in own or ()}  # the implementation's defaults
-        positional, keywords, more, more_named = _arguments(arguments(given))
+        positional, keywords, more, more_named = call_arguments(arguments(given))
         shift = 1 if value[-1] == BOUND else 0  # a plain function read on an instance
         shapes = []  # per stub: its parameters and how the call binds to them, or None
         told: dict = {}  # argument -> the annotations of the parameters it binds to
         for stub in stubs:
-            params = _stub_parameters(stub)
-            bound = _bind(params, len(positional), keywords, more, more_named, shift) \
+            params = parameters_of(stub)
+            bound = bind(params, len(positional), keywords, more, more_named, shift) \
                 if params is not None else None
             shapes.append((stub, params, bound))
             if bound is not None:
@@ -187,7 +126,7 @@ class Overloads(Fits):
                     told.setdefault(arg, set()).add(params[i][3])
         alive = [stub for stub, params, bound in shapes if bound is not None or params is None]
         if len({stub.returns for stub in alive}) < 2:  # the arguments' types tell nothing
-            return self._returns_of(alive, value, key, anchor)
+            return self._returns_of(alive, value, key, anchor, given)
         args = [*range(len(positional)), *keywords]
         # an argument whose parameter each stub the call may match annotates alike tells none
         # from another: not evaluated, taken to fit
@@ -202,20 +141,22 @@ class Overloads(Fits):
         for combination in product(*choices):
             kept |= self._walk(shapes, dict(zip(args, combination)), filled, more or
                                more_named, value[1])
-        return self._returns_of([stubs[i] for i in sorted(kept)], value, key, anchor)
+        return self._returns_of([stubs[i] for i in sorted(kept)], value, key, anchor,
+                               given)
 
-    def _returns_of(self, stubs: list[Definition], value: Value, key: str, anchor: str
-                    ) -> Values | None:
-        """What the return annotations of ``stubs`` say, None for no stubs; where one says
-        nothing read here (``-> T``) or leaves open what the returns may say (``-> list[T]``,
-        ``-> Callable[..., R]``: :func:`~indexgen.analyze.results.hollow`), what the
-        implementation gives as well."""
+    def _returns_of(self, stubs: list[Definition], value: Value, key: str, anchor: str,
+                    given: Given) -> Values | None:
+        """What the return annotations of ``stubs`` say, None for no stubs (a type variable
+        solved from the arguments ``given``: :mod:`indexgen.analyze.typevars`); where one
+        says nothing read here (``-> T``, unsolved) or leaves open what the returns may say
+        (``-> list[T]``, ``-> Callable[..., R]``: :func:`~indexgen.analyze.results.hollow`),
+        what the implementation gives as well."""
         if not stubs:
             return None
         found = []
         for stub in stubs:
-            returned = self.annotation(value[1], stub.returns, stub.parent) \
-                if stub.returns else NONE
+            returned = (self.solved(value, stub, key, anchor, given) or self.annotation(
+                value[1], stub.returns, stub.parent)) if stub.returns else NONE
             if not returned and stub.returns not in _NOTHING or returned and hollow(returned):
                 returned = returned | self.call(value, key, anchor, ())
             found.append(returned)

@@ -26,6 +26,9 @@ _WRAPPERS = frozenset({"functools.partial", "functools.lru_cache", "functools.ca
 #: ``itertools.chain(a, b)``: the elements of each; ``chain.from_iterable(xss)``: of each of
 #: its elements.
 _CHAINS = frozenset({"itertools.chain", "itertools.chain.from_iterable"})
+#: What a memo of :mod:`indexgen.analyze.typevars` holds for an annotation that names no type
+#: variable (a method that returns no receiver): tested before a call is made to ask.
+NO_VARS: frozenset = frozenset()
 #: Kinds of values that are nothing of the project (a builtin, something outside the build).
 _OUTSIDE = frozenset({"b", "x", "xi", "xa"})
 
@@ -77,8 +80,11 @@ class Results(Generics):
     _guard: GuardedMemo
     _stubs: dict  # file key -> qualname -> its typing.overload stubs (overloads.stub_table)
 
-    def call(self, value: Value, key: str, anchor: str, args: tuple) -> Values:
-        """What calling ``value`` gives; ``args``: the kept arguments of a builtin."""
+    def call(self, value: Value, key: str, anchor: str, args: tuple, on: Values = NONE
+             ) -> Values:
+        """What calling ``value`` gives; ``args``: the kept arguments of a builtin; ``on``:
+        what a method was read on (``x`` of ``x.copy()``: a method that returns ``Self``
+        gives what it is called on, :meth:`~indexgen.analyze.receivers.Receivers.received`)."""
         kind = value[0]
         if kind == "c":
             return frozenset({("i", value[1], value[2])})
@@ -86,9 +92,17 @@ class Results(Generics):
             d = self._defs[value[1]][1].get(value[2])
             if d is None:
                 return NONE
+            if on and d.parent and self._memo.get(
+                    ("self typed", value[1], d.qualname, d.lineno)) is not NO_VARS:
+                return self.received(value, d, key, anchor, args, on)
             if type(args) is Given and value[2] in self._stubs[value[1]]:
                 found = self.overloaded(value, key, anchor, args)  # what the stubs say
                 if found is not None:
+                    return found
+            if type(args) is Given and d.returns and self._memo.get(  # -> T: T what the
+                    ("typevars", value[1], d.returns, d.parent)) is not NO_VARS:  # arguments are
+                found = self.solved(value, d, key, anchor, args)
+                if found and not hollow(found):
                     return found
             if d.returns:
                 found = self.annotation(value[1], d.returns, d.parent)

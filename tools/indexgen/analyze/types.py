@@ -171,9 +171,11 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
             else:
                 values = frozenset({("s", union(held)) if kind == "l" else ("d", NONE,
                                                                               union(held))})
+        before = prior = None  # the values a step was taken on, and its kind
         for kind, arg in steps[1:]:
             if not values:
                 return NONE
+            on, before, prior = before if prior == "a" else NONE, values, kind  # x.f(): x
             if kind == "a":
                 if reads is not None:
                     for v in values:
@@ -187,9 +189,9 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
             elif kind == "c":
                 if len(values) == 1:
                     for v in values:
-                        values = one(self.call(v, key, anchor, arg))
+                        values = one(self.call(v, key, anchor, arg, on))
                 else:
-                    values = union(self.call(v, key, anchor, arg) for v in ordered(values))
+                    values = union(self.call(v, key, anchor, arg, on) for v in ordered(values))
             elif len(values) == 1:
                 for v in values:
                     values = one(self.item(v, arg))

@@ -122,7 +122,7 @@ class Annotations:
         if last in ("tuple", "Tuple"):
             if len(args) == 2 and type(args[1]) is ast.Constant and args[1].value is ...:
                 return frozenset({("s", self._type(key, args[0], cls))})
-            if any(map(_unpacked, args)):  # tuple[int, *Ts]: of any length
+            if any(map(unpacked, args)):  # tuple[int, *Ts]: of any length
                 return frozenset({("s", NONE)})
             return frozenset({("t", tuple(self._type(key, a, cls) for a in args))})
         if last in ("type", "Type"):
@@ -208,7 +208,7 @@ def alternatives(node: ast.AST) -> list[ast.AST] | None:
     return [args[0], _NONE_NODE] if last == "Optional" else [args[0]]
 
 
-def _unpacked(node: ast.AST) -> bool:
+def unpacked(node: ast.AST) -> bool:
     """Whether a type argument is an unpacked ``TypeVarTuple`` (``*Ts``, ``Unpack[Ts]``)."""
     return type(node) is ast.Starred or type(node) is ast.Subscript and \
         dotted(node.value).rpartition(".")[2] == "Unpack"
