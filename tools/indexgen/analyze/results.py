@@ -5,13 +5,15 @@ class (an instance), a function (its return annotation, or what its ``return`` a
 statements give when that says nothing) or a builtin (``iter``, ``next``, ``enumerate``,
 ``zip``, ``list``, ``sorted``, ``type``...) or ``typing.cast`` returns; ``element`` what iterating
 gives (an instance: its ``__iter__``, or the container or ``Iterable[T]`` its class
-subclasses); ``item`` what a subscript gives (a class: the generic itself, ``Chain[Step]``).
+subclasses, or the ``list`` or ``dict`` its methods fill: :mod:`indexgen.analyze.held`);
+``item`` what a subscript gives (a class: the generic itself, ``Chain[Step]``).
 """
 
 from __future__ import annotations
 
 from indexgen.analyze.containers import element_of, item_of
 from indexgen.analyze.generics import Generics
+from indexgen.analyze.held import HELD_METHODS, Held
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.paths import Given
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
@@ -70,7 +72,7 @@ def _filled(annotated: Values, returned: Values) -> Values:
     return frozenset(out)
 
 
-class Results(Generics):
+class Results(Held, Generics):
     """Calls, iterations and subscripts of values; mixed into
     :class:`~indexgen.analyze.types.Types`, whose tables, memo, cycle guard, ``source``,
     ``_steps``, ``_class_member``, ``mro`` and ``annotation`` it uses."""
@@ -127,6 +129,11 @@ class Results(Generics):
             d = self._defs[value[1]][1].get(value[2])
             returns = d.names.get("->" + value[3]) if d is not None else None
             return self.annotation(value[1], returns[0], d.parent) if returns else NONE
+        if on and (kind == "xa" or kind == "b") and value[1].rpartition(".")[2] in \
+                HELD_METHODS:  # self.values() of a project dict: what its methods put
+            found = self.held_call(value, key, anchor, args, on)
+            if found:
+                return found
         if type(args) is Given:  # f(:x): called as if its arguments were not there
             args = ()
         if kind == "b" and args is not None:
@@ -273,6 +280,7 @@ class Results(Generics):
                                      v[3] if v[0] == "i" and len(v) > 3 else NONE)
         if len(value) > 3:
             found.append(value[3])
+        found.append(self.held(value[1], value[2]))  # a list or dict its methods fill
         return union(found)
 
     def item(self, value: Value, index: int | None) -> Values:
