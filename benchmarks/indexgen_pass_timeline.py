@@ -37,7 +37,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from indexgen.analyze import assemble, callgraph
+from indexgen.analyze import assemble, callgraph, second_round
 from indexgen.analyze.flows import Flows
 from indexgen.analyze.project import Project
 from indexgen.run import fanout
@@ -48,8 +48,8 @@ MAIN = os.getpid()
 EVENTS: list[tuple] = []
 LOG = Path(tempfile.gettempdir()) / f"indexgen-pass-timeline-{MAIN}.jsonl"
 #: (module, function, whether forked processes record it too)
-PARTS = [(callgraph, "_first_round", True), (callgraph, "_retried_files", True),
-         (callgraph, "_second_round", False), (callgraph, "effects", False),
+PARTS = [(callgraph, "_first_round", True), (second_round, "_retried_files", True),
+         (callgraph, "second_round", False), (callgraph, "effects", False),
          (callgraph, "inverses", False), (assemble, "find_tests", False),
          (assemble, "_finish_run", True), (fanout, "fork_map", False),
          (fanout, "_send", True), (Flows, "set_flows", False)]
