@@ -30,6 +30,7 @@ import ast
 from indexgen.extract.alternatives import alternatives, mark_alternatives
 from indexgen.extract.argument_narrowing import narrow_arguments
 from indexgen.extract.attribute_narrowing import narrow_paths
+from indexgen.extract.builtin_tests import type_names
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.instance_tests import COMPREHENSIONS
@@ -217,7 +218,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 first = fields.setdefault(i, {})
                 first[target.id] = min(first.get(target.id, line), line)
     spanned = {i: spans(found_here, lazy.get(i, {})) for i, found_here in narrowed.items()}
-    where = {i: held(s) for i, s in spanned.items() if s}
+    types = type_names(summary)  # how the module writes builtin types (Container: its own?)
+    where = {i: held(s, types) for i, s in spanned.items() if s}
     for target, source, d, i, line in pending:
         if i in where:
             source = at_line(source, line, where[i])

@@ -31,10 +31,9 @@ the sources ``[":T" or "-T", "#last"]``, for :class:`indexgen.analyze.types.Type
 from __future__ import annotations
 
 import ast
-import builtins
-import collections.abc
 import re
 
+from indexgen.extract.builtin_tests import NO_NAMES, builtin_type
 from indexgen.extract.instance_tests import (
     COMPREHENSIONS,
     comprehension_tests,
@@ -261,23 +260,17 @@ def narrow(names: dict[str, list[str]], found: dict[str, tuple[list[str], int]])
 _NAME = re.compile(r"(?<![\w.@])[A-Za-z_]\w*(?![\w@\u00b7=])")
 
 
-#: The builtin types and the abstract containers (``Iterable``, ``Mapping``, of
-#: ``collections.abc`` or ``typing``): ``isinstance(x, dict)`` says nothing of the project's
-#: classes, and the global pass reads the narrowed ``x`` as a plain ``dict`` (of unknown
-#: elements) where ``x`` is a ``dict[str, Item]``: not a narrowing a bound value takes
-#: (:func:`held`).
-_BUILTIN_TYPES = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
-                           ) | frozenset(collections.abc.__all__)
-
-
-def held(found: dict[str, tuple[list[str], int]]) -> dict[str, list[tuple[int, int, str]]]:
+def held(found: dict[str, tuple[list[str], int]],
+         names: tuple[frozenset[str], frozenset[str]] = NO_NAMES
+         ) -> dict[str, list[tuple[int, int, str]]]:
     """The narrowings of :func:`spans` by name: (first line, last line, ``x@first``), by
     first line, as the global pass reads a call's narrowed receiver; but those that test a
-    builtin type or an abstract container (``isinstance(x, dict)``, ``Iterable``)."""
+    builtin type or an abstract container (``isinstance(x, dict)``, ``Iterable``; ``names``:
+    :func:`~indexgen.extract.builtin_tests.type_names`)."""
     out: dict[str, list[tuple[int, int, str]]] = {}
     for key, (tests, end) in found.items():
-        if any(t[0] == ":" and any(k.rpartition(".")[2] in _BUILTIN_TYPES
-                                   for k in t[1:].split(" | ")) for t in tests):
+        if any(t[0] == ":" and any(builtin_type(k, names) for k in t[1:].split(" | "))
+               for t in tests):
             continue
         name, _, first = key.partition("@")
         out.setdefault(name, []).append((int(first), end, key))
