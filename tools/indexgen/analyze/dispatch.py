@@ -237,6 +237,8 @@ def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values
                                 closure_qualname(value[2], value[3]))))
         elif kind == "x" or kind == "xa" or kind == "xi" and not says_nothing(value[1]):
             found.append(make_edge((line, text, "external", "", "", value[1])))
+        elif kind == "b" and value[1] == "type" and text.rpartition(".")[2] != "type":
+            continue  # c() with c: type: some class, not which (not resolved, below)
         elif kind == "b" or kind == "r":  # a builtin, or a method of a builtin container
             if not builtin:
                 builtin = True

@@ -67,10 +67,11 @@ MAPPING_TYPES = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "Ordered
 QUALIFIERS = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired",
                         "ReadOnly"})
 _NONE_NODE = ast.Constant(None)  # the None that ``Optional[X]`` admits besides X
-#: Annotations that say the value is a class, not which (``c: type``, then ``c()``: an
-#: instance of a class not known, not a call of the builtin ``type``).
-_SOME_CLASS = frozenset({"type", "typing.Type", "typing_extensions.Type"})
-_UNKNOWN_CLASS = frozenset({("xi", "typing.Any")})  # read as an alias of Any is
+#: Annotations that say the value is a class, not which: the builtin ``type``
+#: (:func:`indexgen.analyze.dispatch.resolve_call` reads calling it through another name,
+#: ``c: type`` then ``c()``, as an instance of a class not known).
+_SOME_CLASS = frozenset({"typing.Type", "typing_extensions.Type"})
+_SOME_CLASS_VALUE = frozenset({("b", "type")})
 #: Annotations that say nothing of the value's type (``Final`` and ``ClassVar`` alone: the
 #: assigned value's).
 _ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Callable", "Final",
@@ -151,8 +152,8 @@ class Annotations:
         target = self._nested(key, dotted, cls) or self.resolver.name_in(key, dotted)
         if target is None:
             return NONE
-        if target.qualname in _SOME_CLASS:  # stated, but as nothing known: not its callers'
-            return _UNKNOWN_CLASS
+        if target.qualname in _SOME_CLASS:  # typing.Type is the builtin type: some class
+            return _SOME_CLASS_VALUE
         if target.kind == "builtin":
             return frozenset({("b", target.qualname)})
         if target.kind == "external":  # (an alias of ``Any``, ``PyTree = Any``, is an
