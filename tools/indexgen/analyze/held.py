@@ -28,6 +28,7 @@ from __future__ import annotations
 from indexgen.analyze.containers import container_member
 from indexgen.analyze.flows import slots
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
+from indexgen.extract.narrowing import at_line
 
 #: Last names of bases that make a class a list, or a dict, at run time (or in its interface).
 _LISTS = frozenset({"list", "List", "MutableSequence", "UserList"})
@@ -48,7 +49,7 @@ class Held:
     """Items of project subclasses of ``list`` and ``dict``; mixed into
     :class:`~indexgen.analyze.types.Types` (through :class:`~indexgen.analyze.results.
     Results`), whose resolver, tables, memo, cycle guard, ``mro``, ``evaluate``,
-    ``element`` and ``call`` it uses."""
+    ``element``, ``call`` and ``narrowings`` it uses."""
 
     resolver: object
     _defs: dict
@@ -107,18 +108,11 @@ class Held:
         return frozenset({("d", union(roles.get("k", ())), union(roles.get("v", ())))})
 
     def _read_at(self, key: str, anchor: str, path: str, line: int) -> str:
-        """``path`` as read on ``line`` of the function ``anchor``: its first name written
-        as where an ``isinstance`` test narrows it there (``value@12``: the innermost
-        narrowing whose lines hold ``line``; a flow record keeps the name as written)."""
-        head, dot, rest = path.partition(".")
-        best, first = path, -1
-        for name, sources in self.local_names(key, anchor).items():
-            at = name.partition("@")
-            if at[0] == head and at[2].isdigit() and first < int(at[2]) <= line:
-                last = next((s[1:] for s in sources if s[:1] == "#"), "")
-                if last.isdigit() and line <= int(last):
-                    best, first = name + dot + rest, int(at[2])
-        return best
+        """``path`` as read on ``line`` of the function ``anchor``: a name written as where
+        an ``isinstance`` test narrows it there (``value@12``, :meth:`~indexgen.analyze.
+        hierarchy.Hierarchy.narrowings`; a flow record keeps the name as written)."""
+        narrow = self.narrowings(key, anchor)
+        return at_line(path, line, narrow) if narrow else path
 
     def _put_calls(self, key: str) -> dict[str, list[tuple[str, int, str, str, bool]]]:
         """Class -> (method anchor, line, builtin method, the record's items, whether through
