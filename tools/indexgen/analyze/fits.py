@@ -37,7 +37,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from indexgen.analyze.values import Value, alternatives, dotted, parsed
+from indexgen.analyze.values import Value, alternatives, dotted, parsed, type_arguments
 
 NO, MAY, YES = 0, 1, 2
 #: The builtin classes a value is told by (and the stand-ins of literals: ``ellipsis``,
@@ -198,8 +198,7 @@ class Fits:
             return None
         base = dotted(node.value)
         if base.rpartition(".")[2] == "Literal":
-            args = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
-            values = [_literal(a) for a in args]
+            values = [_literal(a) for a in type_arguments(node)]
             return None if None in values else frozenset({("lit", frozenset(values))})
         return self._want_name(key, base, cls)
 

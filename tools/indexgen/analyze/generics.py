@@ -24,11 +24,13 @@ from indexgen.analyze.values import (
     SEQUENCE_TYPES,
     Values,
     alternatives,
+    classes_of,
     dotted,
     ordered,
     parsed,
+    tuple_of,
+    type_arguments,
     union,
-    unpacked,
 )
 
 #: What declares a type variable (a name whose module attribute is a call of one).
@@ -78,7 +80,7 @@ class Generics:
                 if type(base) is not ast.Subscript:
                     continue
                 if dotted(base.value).rpartition(".")[2] in _DECLARING:
-                    params = [n.id for n in _arguments(base) if type(n) is ast.Name]
+                    params = [n.id for n in type_arguments(base) if type(n) is ast.Name]
                     break
                 for n in ast.walk(base.slice):
                     if type(n) is ast.Name and n.id not in params and self._is_type_var(key, n.id):
@@ -135,18 +137,14 @@ class Generics:
         last = head.rpartition(".")[2]
         if last == "Literal" or last == "TypeGuard":
             return self._type(key, node, cls)
-        args = [self._generic_bound(key, a, cls, bound, depth) for a in _arguments(node)]
+        nodes = type_arguments(node)
+        if last in ("tuple", "Tuple"):
+            return tuple_of(nodes, lambda a: self._generic_bound(key, a, cls, bound, depth))
+        args = [self._generic_bound(key, a, cls, bound, depth) for a in nodes]
         if last == "Callable" and len(args) == 2:  # Callable[..., T]: calling it gives T
             return frozenset({("k", args[1])}) if args[1] else NONE
         if last in ("type", "Type"):
-            return frozenset({("c", v[1], v[2]) for v in args[0] if v[0] == "i"})
-        if last in ("tuple", "Tuple"):
-            nodes = _arguments(node)
-            if len(nodes) == 2 and type(nodes[1]) is ast.Constant and nodes[1].value is ...:
-                return frozenset({("s", args[0])})
-            if any(map(unpacked, nodes)):  # tuple[int, *Ts]: of any length
-                return frozenset({("s", NONE)})
-            return frozenset({("t", tuple(args))})
+            return classes_of(args[0])
         if last in SEQUENCE_TYPES:
             return frozenset({("s", args[0])})
         if last in MAPPING_TYPES and len(args) == 2:
@@ -159,8 +157,3 @@ class Generics:
             else:
                 out.add(v)
         return frozenset(out)
-
-
-def _arguments(node: ast.Subscript) -> list[ast.AST]:
-    """The type arguments of a subscript (``C[A, B]``: ``A``, ``B``)."""
-    return node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]

@@ -57,6 +57,7 @@ from indexgen.analyze.values import (
     dotted,
     ordered,
     parsed,
+    type_arguments,
     union,
 )
 from indexgen.extract.model import Definition
@@ -229,7 +230,7 @@ class TypeVars:
             unknown |= held
             return
         last = dotted(node.value).rpartition(".")[2]
-        args = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
+        args = type_arguments(node)
         values = frozenset(v for v in values if v[0] != "=" or v[1] != "NoneType")
         if last in ("type", "Type") and len(args) == 1:
             inner = frozenset(("i", v[1], v[2]) for v in values if v[0] == "c")

@@ -44,6 +44,7 @@ A plain function or closure read on an instance, which its class body binds, end
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from functools import lru_cache
 
 from indexgen.analyze.memo import GuardedMemo
@@ -116,7 +117,7 @@ class Annotations:
             return NONE
         base = dotted(node.value)
         last = base.rpartition(".")[2]
-        args = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
+        args = type_arguments(node)
         if last == "TypeGuard":  # what a guard returns: read as the type it tells
             return self._type(key, args[0], cls)
         if last in SEQUENCE_TYPES:
@@ -125,14 +126,9 @@ class Annotations:
             return frozenset({("d", self._type(key, args[0], cls),
                                self._type(key, args[1], cls))})
         if last in ("tuple", "Tuple"):
-            if len(args) == 2 and type(args[1]) is ast.Constant and args[1].value is ...:
-                return frozenset({("s", self._type(key, args[0], cls))})
-            if any(map(unpacked, args)):  # tuple[int, *Ts]: of any length
-                return frozenset({("s", NONE)})
-            return frozenset({("t", tuple(self._type(key, a, cls) for a in args))})
+            return tuple_of(args, lambda a: self._type(key, a, cls))
         if last in ("type", "Type"):
-            return frozenset({("c", v[1], v[2]) for v in self._type(key, args[0], cls)
-                              if v[0] == "i"})
+            return classes_of(self._type(key, args[0], cls))
         if last == "Callable" and len(args) == 2:  # Callable[[A], R]: calling it gives R
             returned = self._type(key, args[1], cls)
             return frozenset({("k", returned)}) if returned else NONE
@@ -209,10 +205,32 @@ def alternatives(node: ast.AST) -> list[ast.AST] | None:
     last = value.attr if type(value) is ast.Attribute else value.id
     if last != "Union" and last != "Optional" and last not in QUALIFIERS:
         return None
-    args = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
+    args = type_arguments(node)
     if last == "Union":
         return args
     return [args[0], _NONE_NODE] if last == "Optional" else [args[0]]
+
+
+def type_arguments(node: ast.Subscript) -> list[ast.AST]:
+    """The type arguments of a subscripted annotation (``C[A, B]``: ``A``, ``B``)."""
+    return node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
+
+
+def tuple_of(args: list[ast.AST], read: Callable[[ast.AST], Values]) -> Values:
+    """What ``tuple[...]`` with the type arguments ``args`` is, each read by ``read``:
+    ``tuple[T, ...]`` a sequence of T, ``tuple[int, *Ts]`` one of any length with elements
+    not known, else one set of values per place."""
+    if len(args) == 2 and type(args[1]) is ast.Constant and args[1].value is ...:
+        return frozenset({("s", read(args[0]))})
+    if any(map(unpacked, args)):  # tuple[int, *Ts]: of any length
+        return frozenset({("s", NONE)})
+    return frozenset({("t", tuple(read(a) for a in args))})
+
+
+def classes_of(instances: Values) -> Values:
+    """What ``type[C]`` is where a ``C`` is ``instances``: the classes of the project
+    instances among them."""
+    return frozenset({("c", v[1], v[2]) for v in instances if v[0] == "i"})
 
 
 def unpacked(node: ast.AST) -> bool:
