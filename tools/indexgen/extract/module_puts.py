@@ -6,7 +6,7 @@ function (``HANDLERS[name](x)``, ``for hook in HOOKS: hook()``) may run each.  T
 module's functions make are in their ``names`` (:mod:`indexgen.extract.bindings`); these,
 made by no function, are :attr:`~indexgen.extract.model.FileSummary.module_puts`, each a
 ``~{v}`` (a mapping's value) or ``~[v]`` (a sequence's element) source read at module level
-(:func:`indexgen.analyze.puts.module_puts` gathers both).  The statements read are the
+(:class:`indexgen.analyze.puts.ModulePuts` gathers both).  The statements read are the
 module's own and those of its top-level blocks (``if``, ``try``, ``with``, loops: a
 handler registered under a condition, or under ``contextlib.suppress(ImportError)``, is
 registered too).
@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import ast
 
+from indexgen.extract.identifiers import APPENDS
+from indexgen.extract.needed import added
 from indexgen.extract.syntax import literal, path
 from indexgen.extract.unparse import dotted
-
-#: Methods that put their (last) argument into a sequence or a set.
-_ADDS = frozenset({"append", "appendleft", "add", "insert"})
 
 
 def module_puts(tree: ast.Module) -> dict[str, list[str]]:
@@ -57,8 +56,9 @@ def _statements(body: list[ast.stmt]):
 def _put(node: ast.stmt) -> tuple[str, str] | None:
     """(table, source) of one put statement: ``T[k] = v`` and ``T.setdefault(k, v)`` put a
     value (``~{v}``), ``T.append(v)`` (``add``, ``appendleft``, ``insert(i, v)``) an
-    element (``~[v]``), ``T`` a name or an imported module's (``registry.T``); None for any
-    other statement or a value that is no path."""
+    element (``~[v]``), as in a function (:func:`indexgen.extract.needed.added`), ``T`` a
+    name or an imported module's (``registry.T``); None for any other statement or a value
+    that is no path."""
     if type(node) is ast.Assign and len(node.targets) == 1:
         target = node.targets[0]
         table = _table(target.value) if type(target) is ast.Subscript else None
@@ -70,12 +70,10 @@ def _put(node: ast.stmt) -> tuple[str, str] | None:
     table = _table(func.value) if type(func) is ast.Attribute else None
     if not table or call.keywords:
         return None
-    args = call.args
-    if func.attr in _ADDS and args:
-        return _source(table, args[-1], "[]")
-    if func.attr == "setdefault" and len(args) == 2:
-        return _source(table, args[1], "{}")
-    return None
+    if func.attr not in APPENDS:
+        return None
+    value, opens, closes = added(call)  # what a function's put of the same call is
+    return _source(table, value, opens + closes) if value is not None else None
 
 
 def _table(node: ast.expr) -> str | None:
