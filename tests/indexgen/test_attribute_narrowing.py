@@ -169,7 +169,7 @@ def pages(tmp_path_factory):
     ("# return-and", {"nodes:A.run"}),
     ("# tuple", {"nodes:A.run", "nodes:B.run"}),
     ("# before-assignment", {"nodes:A.run"}),
-    ("# after-assignment", _ALL),
+    ("# after-assignment", {"nodes:B.run"}),  # what was assigned (test_assignment_narrowing)
     ("# after-call", {"nodes:A.run"}),
     # an assignment's value, on every line of it, reads the old (narrowed) value
     ("# read-in-value", {"nodes:A.run"}),

@@ -88,8 +88,7 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
         self._defs: dict[str, tuple[dict[str, Definition], dict[str, Definition]]] = PerFile(
             partial(_definitions, resolver.files))
         self._memo: dict[tuple, object] = {}  # tables that no evaluation changes
-        # what names, members, calls, parameters and annotations are: memo and cycle guard
-        self._guard = GuardedMemo(_DEPTH, NONE)
+        self._guard = GuardedMemo(_DEPTH, NONE)  # what names, calls... are: memo, cycle guard
         self._mro: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._parsed: dict[str, object] = {}
         self._extras: dict[tuple[str, str, str], list[tuple[str, str, str]]] | None = None
@@ -138,13 +137,12 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
         steps = self._parsed.get(text)
         if steps is None:
             steps = self._parsed[text] = parse(text)
-        guard = self._guard
-        if not guard.enter():
+        if not self._guard.enter():
             return NONE  # a chain of values this long says little, and costs the stack
         try:
             return self._steps(key, anchor, steps, reads)
         finally:
-            guard.leave()
+            self._guard.leave()
 
     # -- paths -------------------------------------------------------------------------------
     def _steps(self, key: str, anchor: str, steps: tuple, reads: set | None = None) -> Values:
@@ -219,9 +217,11 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
                 # a loop's own element; a nested function's own parameter (^:T, ^<λf|0:x)
                 own = [x[x[0] == "^":] for x in sources[:-1] if x[0] == "=" or x[0] == "^"]
                 base = name.partition("@")[0]  # self.data@12: an attribute path's value
-                found = (self.sources(key, d.anchor, own, d.parent) if own else
-                         self.evaluate(key, d.anchor, base) if "." in base else
-                         self._name(key, d.anchor, base))
+                found = self.sources(key, d.anchor, own, d.parent) if own else NONE
+                if not own or "." in base and (hollow(found) or any(  # self.x = []: as
+                        v[0] in _CONTAINERS for v in found)):  # unnarrowed, what it holds
+                    found = self.evaluate(key, d.anchor, base) if "." in base else \
+                        self._name(key, d.anchor, base)
                 given = []  # +path: what a branch that tested the name bound it to
                 for source in sources[:-1]:
                     if source[0] == "+":  # +:T, a T (a test's); +path, that path's value

@@ -28,12 +28,15 @@ line) with the sources ``[":T" or "-T"..., "#last"]``, and those calls' records 
 ``<`` and references ``&`` too) are written on it: ``self.data@12.get_name``.  The global
 pass reads the head of such a path as one name (:func:`indexgen.analyze.paths.parse`), which
 is the path's own value narrowed (:meth:`indexgen.analyze.types.Types._name_uncached`).
+An assignment of the path narrows it too, to what was assigned
+(:mod:`indexgen.extract.assignment_narrowing`), and the two compose (:func:`_spans`).
 """
 
 from __future__ import annotations
 
 import ast
 
+from indexgen.extract.assignment_narrowing import assigned_path, assignment_narrowings
 from indexgen.extract.instance_tests import conditional
 from indexgen.extract.model import Call, FileSummary
 from indexgen.extract.narrowing import Narrowing, cut, line_of, narrowings, read_until
@@ -109,14 +112,19 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
     (a test is on its statement's lines, and no ``def`` starts inside an expression)."""
     defs = summary.definitions
     top = len(owner) - 1
+    assigns = _assigns(summary, binders, owner)
     if tested is not None:
         functions = {owner[line] for line in tested if 0 <= line <= top}
-        if not functions:
+        if not functions and not assigns:
             return
     else:
         functions = None
     found: dict[int, list[Narrowing]] = {}
     nodes = {d.anchor: node for d, node in defs_nodes}
+    for i, paths in assigns.items():  # self.field = String(): self.field@13 after it
+        here = assignment_narrowings(nodes[defs[i].anchor], paths)
+        if here:
+            found[i] = here
     block_ends: dict[int, dict[int, int]] = {}  # function -> statement -> its block's end
     for node in binders:
         t = type(node)
@@ -174,6 +182,38 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
                 break
 
 
+def _assigns(summary: FileSummary, binders: list[ast.AST], owner: list[int]
+             ) -> dict[int, set[str]]:
+    """The attribute paths each function assigns (:func:`~indexgen.extract.
+    assignment_narrowing.assigned_path`) and a call of it starts with; none that names a
+    method of the function's class (``self.size = n`` of a property)."""
+    defs = summary.definitions
+    top = len(owner) - 1
+    assigned: dict[int, set[str]] = {}
+    for node in binders:
+        t = type(node)
+        if t is ast.Assign or t is ast.AnnAssign:
+            found = assigned_path(node)
+            i = owner[node.lineno] if found and 0 <= node.lineno <= top else -1
+            if i >= 0 and defs[i].kind != "class":
+                assigned.setdefault(i, set()).add(found)
+    if not assigned:
+        return {}
+    by_caller = {defs[i].anchor: i for i in assigned}
+    own = {d.qualname for d in defs}
+    called: dict[int, set[str]] = {}
+    for call in summary.calls:
+        i = by_caller.get(call.caller)
+        if i is None:
+            continue
+        text = call.text.partition("\t")[0].lstrip("<&")
+        for p in assigned[i]:
+            if text.startswith(p) and len(text) > len(p) and text[len(p)] in ".[(" and (
+                    p.count(".") > 1 or f"{defs[i].parent}.{p.partition('.')[2]}" not in own):
+                called.setdefault(i, set()).add(p)
+    return called
+
+
 def _block_ends(body: list[ast.stmt], out: dict[int, int]) -> dict[int, int]:
     """Each statement of ``body`` and of the blocks within (by ``id``) -> the last line of
     the block that holds it."""
@@ -188,7 +228,11 @@ def _spans(found: list[Narrowing], rebound, names: dict) -> list[tuple[str, list
     """The narrowings of one function by path, the longest first: ``(path, [(first, last,
     sources)...])`` by first line,
     each cut where the path or a prefix of it is assigned; none of a path on a name the
-    function's own tests narrow (``x@3.data@5`` is no path the pass reads)."""
+    function's own tests narrow (``x@3.data@5`` is no path the pass reads).  A call takes
+    the run that starts last, so each run also says what holds around it: a test's run the
+    value assigned before it (``self.x = k`` then ``if isinstance(self.x, A):`` narrows
+    ``k``), an assignment's run the innermost test around it (after ``if isinstance(self.x,
+    A): return``, ``=k`` is no ``A``)."""
     lines: dict[str, list[int]] = {}
     for tested, *_ in found:
         lines[tested] = [line for p, line in rebound
@@ -201,5 +245,27 @@ def _spans(found: list[Narrowing], rebound, names: dict) -> list[tuple[str, list
         runs = out.setdefault(tested, {})
         end, tests = runs.get(first, (last, []))
         runs[first] = (min(end, last), [*tests, source])
-    return sorted(((p, sorted((a, b, tests) for a, (b, tests) in runs.items()))
+    extents: dict[str, list[tuple[int, int, str]]] = {}  # each assignment's, over its runs
+    for entry in found:
+        if entry[3][0] == "=" and (made := cut([entry], lines)):
+            extents.setdefault(entry[0], []).append((made[0][1], made[-1][2], entry[3]))
+    return sorted(((p, [_around(run, runs, extents.get(p, ())) for run in
+                        sorted((a, b, tests) for a, (b, tests) in runs.items())])
                    for p, runs in out.items()), key=lambda x: -len(x[0]))
+
+
+def _around(run: tuple[int, int, list[str]], runs: dict, extents: list
+            ) -> tuple[int, int, list[str]]:
+    """``run`` with the sources that hold around it (see :func:`_spans`)."""
+    a, b, sources = run
+    if not extents:
+        return run
+    if all(s[0] == "=" for s in sources):  # an assignment's: the innermost test around
+        tests = [(c, [s for s in t if s[0] != "="]) for c, (d, t) in runs.items()
+                 if c < a <= d and any(s[0] != "=" for s in t)]
+        return (a, b, [*sources, *max(tests)[1]]) if tests else run
+    starts = [c for c, d, _ in extents if c < a <= d]  # a test's: the assignment before
+    if not starts:
+        return run
+    last = max(starts)
+    return a, b, [*(s for c, _, s in extents if c == last), *sources]
