@@ -12,6 +12,7 @@ structural type (PEP 544) from a class, ``constructor`` says what calling a clas
 
 from __future__ import annotations
 
+from indexgen.analyze.linearize import c3, own_bases
 from indexgen.analyze.outside_bases import stands_for
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.values import NONE, Value, Values
@@ -34,29 +35,15 @@ class Hierarchy:
     _overridden: dict[tuple[str, str, str], list[tuple[str, str]]]  # made with _subclasses
 
     def mro(self, key: str, cls: str) -> list[tuple[str, str]]:
-        """The class and its project bases, depth first in base order, each once; a base
-        outside the build is listed as ``("", dotted)``."""
+        """The class and its bases in Python's lookup order (:mod:`~indexgen.analyze.
+        linearize`); a base outside the build is ``("", dotted)``, with no bases read."""
         memo = (key, cls)
         found = self._mro.get(memo)
         if found is None:
-            found = self._mro[memo] = []
-            self._walk_bases(key, cls, found, 0)
+            self._mro[memo] = [memo]  # a class that is its own base reads itself alone
+            b = own_bases(self.resolver, key, cls)
+            found = self._mro[memo] = c3(memo, [self.mro(*x) if x[0] else [x] for x in b], b)
         return found
-
-    def _walk_bases(self, key: str, cls: str, out: list, depth: int) -> None:
-        if (key, cls) in out or depth > 30:
-            return
-        out.append((key, cls))
-        for base in self.resolver.module(key).bases.get(cls, []):
-            if "(" in base or "[" in base:
-                base = base.split("[", 1)[0]
-                if "(" in base:
-                    continue
-            target = self.resolver.name_in(key, base)
-            if target and target.kind == "project" and target.qualname:
-                self._walk_bases(target.key, target.qualname, out, depth + 1)
-            elif target and target.kind == "external" and ("", target.qualname) not in out:
-                out.append(("", target.qualname))
 
     def is_protocol(self, key: str, cls: str) -> bool:
         """Whether the class names ``typing.Protocol`` among its own bases (PEP 544: a value
