@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from ig_helpers import callees_by_mark
-from indexgen.analyze.values import alternatives
+from indexgen.analyze.annotation_syntax import alternatives
 
 FILES = {
     "pkg/__init__.py": "",

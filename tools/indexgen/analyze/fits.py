@@ -1,8 +1,8 @@
 """Whether a value the evaluation knows may be of the type an annotation states, for telling
 which ``typing.overload`` stubs a call may match (:mod:`indexgen.analyze.overloads`).
 
-An annotation is read (:meth:`Fits.wanted`; split as
-:func:`indexgen.analyze.values.alternatives` tells) as the alternatives it admits, or None for
+An annotation is read (:meth:`Fits.wanted`; split as :func:`indexgen.analyze.
+annotation_syntax.alternatives` tells) as the alternatives it admits, or None for
 anything (``Any``, ``object``, a ``TypeVar`` without a bound, a protocol, what is not read):
 ``("none",)``; ``("b", cls)``, a builtin class (``list[int]`` is a ``list``: element types
 are not checked); ``("abc", name)``, one of the abstract collections of ``collections.abc``
@@ -37,7 +37,8 @@ from __future__ import annotations
 import ast
 import builtins
 
-from indexgen.analyze.values import Value, alternatives, dotted, parsed, type_arguments
+from indexgen.analyze.annotation_syntax import alternatives, dotted, parsed, type_arguments
+from indexgen.analyze.values import Value
 
 NO, MAY, YES = 0, 1, 2
 #: The builtin classes a value is told by (and the stand-ins of literals: ``ellipsis``,

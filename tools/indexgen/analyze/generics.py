@@ -18,18 +18,15 @@ from __future__ import annotations
 
 import ast
 
+from indexgen.analyze.annotation_syntax import alternatives, dotted, parsed, type_arguments
 from indexgen.analyze.values import (
     MAPPING_TYPES,
     NONE,
     SEQUENCE_TYPES,
     Values,
-    alternatives,
     classes_of,
-    dotted,
     ordered,
-    parsed,
     tuple_of,
-    type_arguments,
     union,
 )
 

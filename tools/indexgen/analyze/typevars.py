@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 import re
 
+from indexgen.analyze.annotation_syntax import alternatives, dotted, parsed, type_arguments
 from indexgen.analyze.fits import MAY, YES
 from indexgen.analyze.members import BOUND
 from indexgen.analyze.parameters import bind, call_arguments, parameters_of
@@ -53,11 +54,7 @@ from indexgen.analyze.values import (
     SEQUENCE_TYPES,
     Value,
     Values,
-    alternatives,
-    dotted,
     ordered,
-    parsed,
-    type_arguments,
     union,
 )
 from indexgen.extract.model import Definition

@@ -37,8 +37,9 @@ A plain function or closure read on an instance, which its class body binds, end
 :mod:`indexgen.analyze.containers`; the steps of a path are
 :func:`indexgen.analyze.paths.parse`'s); :class:`Annotations` reads ``X | None``,
 ``Optional[X]``, ``list[X]``, ``dict[K, V]``, ``tuple[A, B]``, ``Iterator[X]``,
-``type[X]``, string annotations and the like as values
-(:class:`~indexgen.analyze.types.Types` evaluates everything else).
+``type[X]``, string annotations and the like as values, their syntax split by
+:mod:`indexgen.analyze.annotation_syntax` (:class:`~indexgen.analyze.types.Types`
+evaluates everything else).
 """
 
 from __future__ import annotations
@@ -47,6 +48,13 @@ import ast
 from collections.abc import Callable
 from functools import lru_cache
 
+from indexgen.analyze.annotation_syntax import (
+    alternatives,
+    dotted,
+    parsed,
+    type_arguments,
+    unpacked,
+)
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import Resolver, Target
 
@@ -64,10 +72,6 @@ SEQUENCE_TYPES = frozenset({
     "KeysView", "ValuesView"})
 MAPPING_TYPES = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict",
                            "defaultdict", "DefaultDict", "ChainMap"})
-#: Forms whose first argument is the type itself, qualified (``Final[int]`` is an ``int``).
-QUALIFIERS = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired",
-                        "ReadOnly"})
-_NONE_NODE = ast.Constant(None)  # the None that ``Optional[X]`` admits besides X
 #: Annotations that say the value is a class, not which: the builtin ``type``
 #: (:func:`indexgen.analyze.dispatch.resolve_call` reads calling it through another name,
 #: ``c: type`` then ``c()``, as an instance of a class not known).
@@ -77,6 +81,9 @@ _SOME_CLASS_VALUE = frozenset({("b", "type")})
 #: assigned value's).
 _ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Callable", "Final",
                   "ClassVar"})
+#: Last names the readers take as typing's or a builtin's before resolving them.
+_TYPING_NAMES = _ANY | SEQUENCE_TYPES | MAPPING_TYPES | {
+    "Self", "TypeGuard", "tuple", "Tuple", "type", "Type"}
 
 
 class Annotations:
@@ -117,6 +124,8 @@ class Annotations:
             return NONE
         base = dotted(node.value)
         last = base.rpartition(".")[2]
+        if last in _TYPING_NAMES and self._trees(key, base):
+            last = ""
         args = type_arguments(node)
         if last == "TypeGuard":  # what a guard returns: read as the type it tells
             return self._type(key, args[0], cls)
@@ -135,8 +144,23 @@ class Annotations:
         found = self._type_name(key, base, cls)  # OrderedSet[Node]: its elements bound
         return self.bind_arguments(key, found, args, cls) if found else found
 
+    def _trees(self, key: str, dotted: str) -> bool:
+        """Whether a name the readers take as typing's or a builtin's by its last name
+        (:data:`_TYPING_NAMES`: ``Generator``, ``Any``, ``list``) is bound to a class of the
+        tree in module ``key`` (sqlglot's own ``Generator``; not an alias such as ``List =
+        list``): then it is that class."""
+        memo = ("typing-named", key, dotted)
+        found = self._memo.get(memo)
+        if found is None:
+            target = self.resolver.name_in(key, dotted)
+            found = self._memo[memo] = target is not None and target.kind == "project" and \
+                self.resolver.module(target.key).kinds.get(target.qualname) == "class"
+        return found
+
     def _type_name(self, key: str, dotted: str, cls: str) -> Values:
         last = dotted.rpartition(".")[2]
+        if last in _TYPING_NAMES and self._trees(key, dotted):
+            last = ""
         if not dotted or last in _ANY:
             return NONE
         if last == "Self" and cls:
@@ -181,41 +205,6 @@ class Annotations:
             else None
 
 
-def alternatives(node: ast.AST) -> list[ast.AST] | None:
-    """The annotations of which ``node`` admits any, where it joins or wraps others: X and
-    Y of ``X | Y`` and ``Union[X, Y]``; X and None of ``Optional[X]``; X of
-    ``Annotated[X, ...]`` and the other :data:`QUALIFIERS`.  None where it is one
-    alternative (``list[X]``, ``Literal[...]``, anything else; its readers take names and
-    strings before asking), which the reader reads itself.
-
-    The one place that tells how an annotation splits, for both its readers:
-    :class:`Annotations` (the values it admits: their union) and
-    :class:`~indexgen.analyze.fits.Fits` (the classes it admits: anything where one
-    alternative admits anything)."""
-    t = type(node)
-    if t is ast.BinOp:
-        return [node.left, node.right] if type(node.op) is ast.BitOr else None
-    if t is not ast.Subscript:
-        return None
-    value = head = node.value  # the last name of its dotted base (not one: no alternatives)
-    while type(head) is ast.Attribute:
-        head = head.value
-    if type(head) is not ast.Name:
-        return None
-    last = value.attr if type(value) is ast.Attribute else value.id
-    if last != "Union" and last != "Optional" and last not in QUALIFIERS:
-        return None
-    args = type_arguments(node)
-    if last == "Union":
-        return args
-    return [args[0], _NONE_NODE] if last == "Optional" else [args[0]]
-
-
-def type_arguments(node: ast.Subscript) -> list[ast.AST]:
-    """The type arguments of a subscripted annotation (``C[A, B]``: ``A``, ``B``)."""
-    return node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
-
-
 def tuple_of(args: list[ast.AST], read: Callable[[ast.AST], Values]) -> Values:
     """What ``tuple[...]`` with the type arguments ``args`` is, each read by ``read``:
     ``tuple[T, ...]`` a sequence of T, ``tuple[int, *Ts]`` one of any length with elements
@@ -231,37 +220,6 @@ def classes_of(instances: Values) -> Values:
     """What ``type[C]`` is where a ``C`` is ``instances``: the classes of the project
     instances among them."""
     return frozenset({("c", v[1], v[2]) for v in instances if v[0] == "i"})
-
-
-def unpacked(node: ast.AST) -> bool:
-    """Whether a type argument is an unpacked ``TypeVarTuple`` (``*Ts``, ``Unpack[Ts]``)."""
-    return type(node) is ast.Starred or type(node) is ast.Subscript and \
-        dotted(node.value).rpartition(".")[2] == "Unpack"
-
-
-def parsed(cache: dict, text: str) -> ast.AST | bool:
-    """The expression an annotation ``text`` is, parsed once per ``cache`` (False where it
-    is no expression)."""
-    node = cache.get("\0" + text)
-    if node is None:
-        try:
-            node = ast.parse(text.strip(), mode="eval").body
-        except (SyntaxError, ValueError, RecursionError):
-            node = False
-        cache["\0" + text] = node
-    return node
-
-
-def dotted(node: ast.AST) -> str:
-    """``a.b.c`` of a name or attribute chain of an annotation, '' for anything else."""
-    parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)
-        node = node.value
-    if type(node) is not ast.Name:
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def closure_qualname(outer: str, inner: str) -> str:
