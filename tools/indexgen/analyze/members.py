@@ -217,7 +217,7 @@ class Members:
                 if not found or hollow(found):  # a field typed Callable: what is handed
                     found = union([found, self._field_flow(k, c, attr)]) or found
                 if not found or hollow(found):  # Dict[str, Callable]: what subclasses put
-                    found = union([found, self._assigned_below(key, cls, attr)]) or found
+                    found = union([found, self._below(key, cls, attr, instance, False)]) or found
                 held += [(k, anchor, x, c) for anchor, x in sources or () if x[0] == "~"]
                 if held and (not found or any(v[0] in _CONTAINERS for v in found)):
                     found = union([found, *(self.source(*x[:2], _put(x[2], found), *x[3:])
@@ -225,6 +225,8 @@ class Members:
                 if not sources:  # only assignments from outside: what the bases say holds too
                     given = union([given, found])
                     continue
+                if any(not anchor for anchor, _x in sources):  # a class attribute: or what
+                    found = union([found, self._below(key, cls, attr, instance, True)]) or found
                 return union([given, found]) if given else found
         if held:
             return union([given, *(self.source(*x) for x in held)])
@@ -271,16 +273,20 @@ class Members:
         return frozenset(v + (BOUND,) if v[0] == "n" or v[0] == "f" and getattr(
             self._defs[v[1]][1].get(v[2]), "kind", "") == "function" else v for v in found)
 
-    def _assigned_below(self, key: str, cls: str, attr: str) -> Values:
-        """What the documented subclasses of the class assign to the attribute themselves
-        (``self.methods = {...}`` in a subclass's ``__init__``): an instance of the class
-        may be one of theirs."""
+    def _below(self, key: str, cls: str, attr: str, instance: bool, body: bool) -> Values:
+        """What the documented subclasses of the class bind the attribute to themselves: an
+        instance of the class may be one of theirs.  With ``body``, in their class bodies
+        only (``FUNCTIONS = {**Parser.FUNCTIONS, "SUB": build_sub}``, ``parser_class =
+        MyParser``: ``self.FUNCTIONS`` in a base's method reads the subclass's, as a method
+        call reaches its overrides; :meth:`~indexgen.analyze.hierarchy.Hierarchy.rebinders`);
+        else anywhere (``self.methods = {...}`` in a
+        subclass's ``__init__``)."""
         found = []
-        for k, c in self.subclasses(key, cls):
+        for k, c in self.rebinders(key, cls, attr) if body else self.subclasses(key, cls):
             owner = self._defs[k][1].get(c)
             for anchor, x in owner.members.get(attr, ()) if owner is not None else ():
-                if x[0] != "~":
-                    found.append(self.source(k, anchor, x, c))
+                if x[0] != "~" and not (body and anchor):
+                    found.append(self._in_class(k, c, attr, anchor, x, instance))
         return union(found)
 
     def _delegated(self, k: str, getattr_def: Definition, attr: str) -> Values:
