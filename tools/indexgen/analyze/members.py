@@ -308,10 +308,8 @@ class Members:
         if self._flows_open:  # found again once callers hand parameters (set_flows)
             self._guard.note_provisional()
         if self._extras is None:
-            self._extras = {}
-            # found as if asked first (every build finds the same), then what was evaluated
-            # while they were incomplete is forgotten
-            self._guard.isolated(self._find_extras)
+            self._extras = {}  # found as if asked first (every build finds the same), then
+            self._guard.isolated(self._find_extras)  # what was found meanwhile is forgotten
             self._guard.clear()
         return self._extras
 
@@ -322,7 +320,10 @@ class Members:
                     if name[0] != "+":
                         continue
                     base, _, attr = name[1:].rpartition(".")
+                    # C.f = g, no call's result: the class's too, unless taken back (orig = C.f)
+                    aliases = [] if any(d.names.get(x[1:]) == ["=" + name[1:]] for x in
+                                        sources) else [x for x in sources if "(" not in x]
                     for v in ordered(self.evaluate(key, d.anchor, base)):
-                        if v[0] == "i":
+                        if v[0] == "i" or v[0] == "c" and aliases:
                             self._extras.setdefault((v[1], v[2], attr), []).extend(
-                                (key, d.anchor, s) for s in sources)
+                                (key, d.anchor, s) for s in (sources if v[0] == "i" else aliases))

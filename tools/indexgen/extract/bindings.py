@@ -58,6 +58,7 @@ from indexgen.extract.sources import (
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.stubs import PARAMETERS, overloaded, parameters
 from indexgen.extract.syntax import annotation, literal, path
+from indexgen.extract.top_level_class_binds import bind_at_top
 
 
 def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
@@ -177,7 +178,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         line = (node.target.lineno if t is ast.comprehension else
                 node.context_expr.lineno if t is ast.withitem else node.lineno)
         i = owner[line] if 0 <= line <= top else -1
-        if i < 0:
+        if i < 0:  # Element.literal_class = Literal at the top: a class attribute
+            bind_at_top(node, classes, consts)
             continue
         d = defs[i]
         if t is ast.Return or t is ast.Yield:
