@@ -18,6 +18,8 @@ from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.values import NONE, Value, Values
 from indexgen.extract.model import Definition
 
+_ENUMS = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
+
 _CALLABLE_KINDS = frozenset({"method", "classmethod", "staticmethod", "function"})
 _MEMBER_KINDS = _CALLABLE_KINDS | {"property"}
 
@@ -43,6 +45,16 @@ class Hierarchy:
             self._mro[memo] = [memo]  # a class that is its own base reads itself alone
             b = own_bases(self.resolver, key, cls)
             found = self._mro[memo] = c3(memo, [self.mro(*x) if x[0] else [x] for x in b], b)
+        return found
+
+    def is_enum(self, key: str, cls: str) -> bool:
+        """Whether the class is an ``enum.Enum`` (``IntEnum``, ``StrEnum``, ``Flag``...):
+        the names its body binds (not ``_x``, no function) are its members, instances."""
+        memo = ("enum", key, cls)
+        found = self._memo.get(memo)
+        if found is None:
+            found = self._memo[memo] = any(not k and c.startswith("enum.") and c[5:] in _ENUMS
+                                           for k, c in self.mro(key, cls))
         return found
 
     def is_protocol(self, key: str, cls: str) -> bool:

@@ -3,15 +3,14 @@
 :class:`Members` is mixed into :class:`~indexgen.analyze.types.Types`.  An attribute of an
 instance or a class is looked up in the class and then its project bases: a method, a
 nested class, a property (its return annotation; :meth:`Members._property` notes the read),
-or an attribute the class's methods assign (``self.group = group``), its body annotates,
-functions elsewhere assign or append to (``ctx.order.append(self)``: :meth:`Members.extras`)
-or the call sites of a dataclass hand it; an attribute a project class does not define is
-its outside base's, or what its ``__getattr__`` hands on.  A method of a ``Protocol`` read
-on a value typed by it is nothing (a structural type's stubs never run), as is a method of
-a class the module defines only under ``if TYPE_CHECKING:`` (no such object exists at run
-time; jinja2's ``_TranslationsContext.pgettext``).  Attributes of
-modules are their names; those of containers and builtins are
-:func:`indexgen.analyze.values.container_member`'s.
+an enum's member (an instance), or an attribute the class's methods assign (``self.group =
+group``), its body annotates, functions elsewhere assign or append to
+(``ctx.order.append(self)``: :meth:`Members.extras`) or a dataclass's call sites hand it;
+one a project class does not define is its outside base's, or what its ``__getattr__`` hands
+on.  A method of a ``Protocol`` read on a value typed by it is nothing (a structural type's
+stubs never run), as is one of a class defined only under ``if TYPE_CHECKING:`` (jinja2's
+``_TranslationsContext.pgettext``).  Attributes of modules are their names; of containers
+and builtins, :func:`indexgen.analyze.containers.container_member`'s.
 """
 
 from __future__ import annotations
@@ -203,6 +202,8 @@ class Members:
                 return union([given, found]) if given else found
             owner = by_name.get(c)
             sources = owner.members.get(attr) if owner is not None else None
+            if sources and attr[0] != "_" and self.is_enum(k, c) and not sources[0][0]:
+                return frozenset({("i", k, c)})  # DType.DATE: a member, a DType
             extras = self.extras().get((k, c, attr))
             if (sources or extras) and all(x[1][0] == "~" for x in sources or ()) \
                     and all(x[2][0] == "~" for x in extras or ()):

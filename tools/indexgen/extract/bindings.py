@@ -32,6 +32,7 @@ from indexgen.extract.argument_narrowing import narrow_arguments
 from indexgen.extract.attribute_narrowing import narrow_paths
 from indexgen.extract.builtin_tests import type_names
 from indexgen.extract.calls import accepts, owners
+from indexgen.extract.class_binds import bind_at_top, constant_members
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Definition, FileSummary
@@ -58,7 +59,6 @@ from indexgen.extract.sources import (
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.stubs import PARAMETERS, overloaded, parameters
 from indexgen.extract.syntax import annotation, literal, path
-from indexgen.extract.top_level_class_binds import bind_at_top
 
 
 def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
@@ -203,8 +203,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 for param, source in handed:
                     found.setdefault(i, {}).setdefault(param.arg, []).append(source)
             continue
-        if d.kind == "class":
-            names = None
+        if d.kind == "class":  # RED = 1: a constant member (an enum's), no local names
+            names = constant_members(node, d)
         elif t is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
             names = [node.targets[0].id]  # the most common binder, without _plain_names
         else:

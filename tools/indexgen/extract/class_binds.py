@@ -1,4 +1,5 @@
-"""Stage 1e (continued): a class attribute bound at the module's top level.
+"""Stage 1e (continued): class attributes that no statement of the class body gives a
+source: bound at the module's top level, or to a constant.
 
 ``Element.literal_class = Literal`` after ``class Element`` (pyparsing's
 ``ParserElement._literalStringClass = Literal``) binds the class attribute as an assignment
@@ -9,6 +10,12 @@ as well), for a class the module itself defines at its top level; an attribute o
 imported class is left out.  An assignment in a function (``Element._parse =
 Element._parse_cached``) is the global pass's (:meth:`indexgen.analyze.members.Members.
 extras`).
+
+``RED = 1`` in a class body has no source (a literal is no path), but in an enum it makes a
+member, ``Color.RED``, an instance of ``Color``
+(:meth:`indexgen.analyze.hierarchy.Hierarchy.is_enum`): a class body's name bound to a
+number, a string or bytes, written at the top of a class with a base, is recorded with the
+constant's builtin type as its source (``:int``).
 """
 
 from __future__ import annotations
@@ -30,3 +37,17 @@ def bind_at_top(node: ast.AST, classes: dict[str, Definition],
             cls = classes.get(target.value.id)
             if cls is not None and ("", source) not in cls.members.get(target.attr, ()):
                 cls.members.setdefault(target.attr, []).append(("", source))
+
+
+#: The constants a class body's name is recorded with, by their type.
+_CONSTANTS = (int, str, bytes, float)
+
+
+def constant_members(node: ast.AST, cls: Definition) -> None:
+    """Record ``NAME = <constant>`` of a class body with a base (an enum's member, maybe)
+    among the class's members; a class body binds no local names: None, always."""
+    if type(node) is ast.Assign and len(node.targets) == 1 and \
+            type(node.targets[0]) is ast.Name and type(node.value) is ast.Constant and \
+            type(node.value.value) in _CONSTANTS and cls.bases:
+        cls.members.setdefault(node.targets[0].id, []).append(
+            ("", ":" + type(node.value.value).__name__))
