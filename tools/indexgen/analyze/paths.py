@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from indexgen.extract.arguments import closing_at
+from indexgen.extract.operators import BINARY_NAMES
 
 _NAME = re.compile(r"[A-Za-z_]\w*(?:@\d+)?")  # x@12: x where an isinstance test narrows it
 #: self.data@12: an attribute path where an isinstance test narrows it
@@ -30,6 +31,15 @@ class Given(str):
     __slots__ = ()
 
 
+class Operator(str):
+    """A binary operator's dunder (``__or__``), as the arguments of the call step that
+    applies it to the operands a path's first step holds as a tuple (``("u", (left,
+    right))``: :func:`parse` reads ``a.__or__(b)`` so, :mod:`indexgen.extract.operators`),
+    for :meth:`indexgen.analyze.results.Results.call` to pick the dunder Python picks."""
+
+    __slots__ = ()
+
+
 def parse(text: str) -> tuple:
     """The steps of a path: ``("n", name)``, or a literal (:func:`~indexgen.extract.syntax.
     literal`): ``("l", items)`` for ``[a, b]`` and ``("m", items)`` for ``{a, *m}``, each item
@@ -37,10 +47,13 @@ def parse(text: str) -> tuple:
     ``("q", pattern)`` (a quoted name given to ``getattr``,
     :func:`indexgen.extract.syntax.name_pattern`); then ``("a", attr)``, ``("c", args)`` (args: steps of the kept
     arguments, None for ``_``; a :class:`Given` for a call's ``(:`` arguments) and
-    ``("i", index or None)``."""
+    ``("i", index or None)``.  A binary operation ``a.__or__(b)`` (no ``(:``) is
+    ``("u", (steps of a, steps of b or None))`` then ``("c", Operator("__or__"))``."""
     narrowed = _NARROWED.match(text) if "@" in text else None
     if narrowed is not None:  # self.data@12.run: the narrowed path is one name
-        return (("n", narrowed.group()), *parse("x" + text[narrowed.end():])[1:])
+        if "(" not in text:
+            return (("n", narrowed.group()), *parse("x" + text[narrowed.end():])[1:])
+        return _parse(text, narrowed.end(), [("n", narrowed.group())])[0]
     if "(" not in text and "[" not in text and "{" not in text:  # a dotted name
         parts = text.split(".")
         return (("n", parts[0]), *[("a", part) for part in parts[1:]])
@@ -83,8 +96,10 @@ def _items(text: str, pos: int) -> tuple[tuple, int, bool]:
     return tuple(items), pos + 1, True
 
 
-def _parse(text: str, pos: int) -> tuple[tuple, int]:
-    if text.startswith(("[", "{"), pos):  # [a, b]: a list of a or b; {a, *m}: a mapping
+def _parse(text: str, pos: int, first: list | None = None) -> tuple[tuple, int]:
+    if first is not None:  # the first step read already (a narrowed path)
+        steps = first
+    elif text.startswith(("[", "{"), pos):  # [a, b]: a list of a or b; {a, *m}: a mapping
         closing = "]" if text[pos] == "[" else "}"
         pos += 1
         items = []
@@ -134,7 +149,11 @@ def _parse(text: str, pos: int) -> tuple[tuple, int]:
             pos = end + 1
         elif ch == "(":
             args, pos, _whole = _items(text, pos + 1)
-            steps.append(("c", args))
+            if len(args) == 1 and steps[-1][0] == "a" and steps[-1][1] in BINARY_NAMES \
+                    and len(steps) > 1:  # a.__or__(b): the operands, then the operator
+                steps = [("u", (tuple(steps[:-1]), args[0])), ("c", Operator(steps[-1][1]))]
+            else:
+                steps.append(("c", args))
         elif ch == "[":
             end = text.index("]", pos)
             inner = text[pos + 1:end]

@@ -3,7 +3,8 @@
 :class:`Results` is mixed into :class:`~indexgen.analyze.types.Types`: ``call`` gives what a
 class (an instance), a function (its return annotation, or what its ``return`` and ``yield``
 statements give when that says nothing) or a builtin (``iter``, ``next``, ``enumerate``,
-``zip``, ``list``, ``sorted``, ``type``...) or ``typing.cast`` returns; ``element`` what iterating
+``zip``, ``list``, ``sorted``, ``type``...) or ``typing.cast`` returns, an operator what its
+dunder returns (:mod:`indexgen.analyze.operated`); ``element`` what iterating
 gives (an instance: its ``__iter__``, or the container or ``Iterable[T]`` its class
 subclasses, or the ``list`` or ``dict`` its methods fill: :mod:`indexgen.analyze.held`);
 ``item`` what a subscript gives (a class: the generic itself, ``Chain[Step]``).
@@ -15,7 +16,8 @@ from indexgen.analyze.containers import element_of, item_of
 from indexgen.analyze.generics import Generics
 from indexgen.analyze.held import HELD_METHODS, Held
 from indexgen.analyze.memo import GuardedMemo
-from indexgen.analyze.paths import Given
+from indexgen.analyze.operated import Operated
+from indexgen.analyze.paths import Given, Operator
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
 from indexgen.extract.attribute_source import ABSTRACT_CONTAINER
 from indexgen.extract.model import Definition
@@ -72,7 +74,7 @@ def _filled(annotated: Values, returned: Values) -> Values:
     return frozenset(out)
 
 
-class Results(Held, Generics):
+class Results(Held, Generics, Operated):
     """Calls, iterations and subscripts of values; mixed into
     :class:`~indexgen.analyze.types.Types`, whose tables, memo, cycle guard, ``source``,
     ``_steps``, ``_class_member``, ``mro`` and ``annotation`` it uses."""
@@ -129,6 +131,9 @@ class Results(Held, Generics):
             d = self._defs[value[1]][1].get(value[2])
             returns = d.names.get("->" + value[3]) if d is not None else None
             return self.annotation(value[1], returns[0], d.parent) if returns else NONE
+        if kind == "t":  # a.__or__(b): the operands, and the operator (Operated)
+            return self.operated(value[1], args, key, anchor) if type(args) is Operator \
+                else NONE
         if on and (kind == "xa" or kind == "b") and value[1].rpartition(".")[2] in \
                 HELD_METHODS:  # self.values() of a project dict: what its methods put
             found = self.held_call(value, key, anchor, args, on)

@@ -8,6 +8,7 @@ import re
 from indexgen.extract.arguments import KEY_TEXT, handed_text
 from indexgen.extract.instance_tests import COMPREHENSIONS, narrowed_element
 from indexgen.extract.instance_tests import tested_name as tested_name  # read from here too
+from indexgen.extract.operators import operator_path
 from indexgen.extract.unparse import dotted, unparse
 
 #: Calls whose arguments a path keeps: builtins whose result's type follows from them
@@ -44,8 +45,10 @@ def path(node: ast.AST, given: bool = True) -> str | None:
     subscript keeps an integer index (``t[1]``), writes any other as ``_`` (``d[_]``) and a
     slice as nothing (``xs[1:]`` is ``xs``, a container of the same elements):
     ``self.groups[i].reset`` -> ``self.groups[_].reset``, ``zip(a, self.b)`` stays as it is.
-    A method of a string literal is the builtin's (``"".join``: ``str.join``); anything else
-    (an operator, another literal receiver) makes the path None.
+    A method of a string literal is the builtin's (``"".join``: ``str.join``); an operator
+    is its dunder's call (``a.__or__(b)``, ``a.__invert__()``:
+    :func:`~indexgen.extract.operators.operator_path`); anything else (another literal
+    receiver, a comparison) makes the path None.
     """
     t = type(node)
     if t is ast.Name:
@@ -112,6 +115,8 @@ def path(node: ast.AST, given: bool = True) -> str | None:
         if not keep and key_text(index):  # ns["root"]: the key, quoted
             return f'{base}["{index.value}"]'
         return f"{base}[{index.value if keep else '_'}]"
+    if t is ast.BinOp or t is ast.UnaryOp:
+        return operator_path(node, path, given)
     return None
 
 
