@@ -1,6 +1,7 @@
 """An enum's member is an instance of its enum (issue 31; sqlglot's
 ``exp.DType.DATE.into_expr()``, 27 missed calls of its suite): the names an ``Enum``
-subclass's body binds, to ``auto()`` or to a constant, through a base of the project too.
+subclass's body binds, to ``auto()`` or to a constant, through a base of the project too,
+and what iterating the enum class gives.
 Expected edges read off the source by hand."""
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ FILES = {
             DType.DATE.describe()  # base-method
             kind.TEXT.into_expr()  # on-instance
             Plain.LIMIT.bit_length()  # not-an-enum
+            for t in DType:
+                t.into_expr()  # iterated
     ''',
 }
 
@@ -53,6 +56,7 @@ def pages(tmp_path_factory):
     ("# constant-member", {"kinds:DType.into_expr"}),
     ("# base-method", {"kinds:AutoName.describe"}),
     ("# on-instance", {"kinds:DType.into_expr"}),
+    ("# iterated", {"kinds:DType.into_expr"}),  # iterating an enum gives its members
     ("# not-an-enum", set()),  # an int's method: a builtin's, not listed
 ])
 def test_an_enum_member_is_an_instance_of_its_enum(pages, marker, expected):

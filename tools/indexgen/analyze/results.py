@@ -238,6 +238,8 @@ class Results(Held, Generics, Operated):
     def element(self, value: Value) -> Values:
         """What iterating over ``value`` gives (an instance: what its ``__iter__`` gives)."""
         if value[0] != "i":
+            if value[0] == "c" and self.is_enum(value[1], value[2]):  # for t in DType:
+                return frozenset({("i", value[1], value[2])})  # its members
             return element_of(value)
         # (an __iter__ that returns self: its elements are the others)
         return self._guard.get(("\3", value), self._elements, value)
