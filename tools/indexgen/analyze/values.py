@@ -77,6 +77,11 @@ MAPPING_TYPES = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "Ordered
 #: ``c: type`` then ``c()``, as an instance of a class not known).
 _SOME_CLASS = frozenset({"typing.Type", "typing_extensions.Type"})
 _SOME_CLASS_VALUE = frozenset({("b", "type")})
+#: Annotations (or ``isinstance`` tests) that say the value is a function, not which: read
+#: as ``Callable`` is, a callable typed only by what it returns, nothing here; a parameter's
+#: callers then say which (pyparsing's ``isinstance(fn, types.FunctionType)``).
+_SOME_FUNCTION = frozenset({"types.FunctionType", "types.LambdaType", "types.MethodType"})
+_SOME_FUNCTION_VALUE = frozenset({("k", NONE)})
 #: Annotations that say nothing of the value's type (``Final`` and ``ClassVar`` alone: the
 #: assigned value's).
 _ANY = frozenset({"Any", "object", "None", "NoReturn", "Never", "TypeVar", "Callable", "Final",
@@ -174,6 +179,8 @@ class Annotations:
             return NONE
         if target.qualname in _SOME_CLASS:  # typing.Type is the builtin type: some class
             return _SOME_CLASS_VALUE
+        if target.qualname in _SOME_FUNCTION:  # a function, which callers may say
+            return _SOME_FUNCTION_VALUE
         if target.kind == "builtin":
             return frozenset({("b", target.qualname)})
         if target.kind == "external":  # (an alias of ``Any``, ``PyTree = Any``, is an
