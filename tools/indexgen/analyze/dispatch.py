@@ -35,7 +35,7 @@ from indexgen.analyze.virtual import (
     overrides,
 )
 from indexgen.extract.calls import receiver_name
-from indexgen.extract.model import Call
+from indexgen.extract.model import Call, ImportRecord
 
 #: Edges whose target runs: a call, a property read, a callback (when it is called back).
 RUNS = frozenset({"project", "override", "closure", "read", "callback"})
@@ -90,14 +90,36 @@ def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
         named = resolver.module(edge[3]).qualname_of  # name = f: f's
         out += [make_edge((edge[0], edge[1], edge[2], edge[3], anchor, named[anchor]))
                 for anchor, _condition in choices]
-    module = resolver.module(key)
-    own = module.choices.get(text) if "." not in text else None
-    if own and not any(e[3] == key and e[5] == text for e in out):
+    where, name = (key, text) if "." not in text else ("", "")
+    own = resolver.module(key).choices.get(text) if where else None
+    imp = resolver.module(key).binding.get(text) if where and not own else None
+    if type(imp) is ImportRecord and imp.name and imp.module in resolver.by_module:
+        where, name, own = _imported_choices(resolver, key, text)  # helper's trait
+    if own and not any(e[3] == where and e[5] == name for e in out):
         line = found[0][0]
+        named = resolver.module(where).qualname_of
         out = [e for e in out if e[2] != "unresolved"]
-        out += [make_edge((line, text, "project", key, anchor, module.qualname_of[anchor]))
+        out += [make_edge((line, text, "project", where, anchor, named[anchor]))
                 for anchor, _c in own]
     return out
+
+
+def _imported_choices(resolver: Resolver, key: str, name: str) -> tuple[str, str, list]:
+    """``(file key, name, choices)`` of a name the module ``key`` imports from a module of
+    the build (through re-exports) that binds it under a condition: ``try: from fastlib
+    import trait`` / ``except ImportError: def trait`` in ``helper``, then ``from .helper
+    import trait`` elsewhere (the import alone reaches ``fastlib.trait``, outside)."""
+    for _hop in range(4):
+        imp = resolver.module(key).binding.get(name)
+        where = resolver.by_module.get(imp.module) if isinstance(imp, ImportRecord) and \
+            imp.name else None
+        if where is None:
+            break
+        key, name = where, imp.name
+        choices = resolver.module(key).choices.get(name)
+        if choices:
+            return key, name, choices
+    return "", "", []
 
 
 def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | None,
