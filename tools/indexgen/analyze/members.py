@@ -226,8 +226,8 @@ class Members:
                 if not sources:  # only assignments from outside: what the bases say holds too
                     given = union([given, found])
                     continue
-                if any(not anchor for anchor, _x in sources):  # a class attribute: or what
-                    found = union([found, self._below(key, cls, attr, instance, True)]) or found
+                if instance and any(not a for a, _x in sources):  # self.TABLE: a subclass's
+                    found = union([found, self._below(key, cls, attr, True, True)]) or found
                 return union([given, found]) if given else found
         if held:
             return union([given, *(self.source(*x) for x in held)])
@@ -321,9 +321,9 @@ class Members:
                     if name[0] != "+":
                         continue
                     base, _, attr = name[1:].rpartition(".")
-                    # C.f = g, no call's result: the class's too, unless taken back (orig = C.f)
-                    aliases = [] if any(d.names.get(x[1:]) == ["=" + name[1:]] for x in
-                                        sources) else [x for x in sources if "(" not in x]
+                    # C.f = g.h (a name): the class's too, unless taken back (orig = C.f)
+                    aliases = [x for x in sources if x[1:].replace(".", "").isidentifier()]
+                    aliases *= not any(d.names.get(x[1:]) == ["=" + name[1:]] for x in sources)
                     for v in ordered(self.evaluate(key, d.anchor, base)):
                         if v[0] == "i" or v[0] == "c" and aliases:
                             self._extras.setdefault((v[1], v[2], attr), []).extend(
