@@ -20,6 +20,7 @@ import ast
 
 from indexgen.analyze.annotation_syntax import alternatives, dotted, parsed, type_arguments
 from indexgen.analyze.values import (
+    CONTAINERS,
     MAPPING_TYPES,
     NONE,
     SEQUENCE_TYPES,
@@ -35,7 +36,6 @@ _TYPE_VARS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple"})
 #: Bases that list a class's type parameters in their order.
 _DECLARING = frozenset({"Generic", "Protocol"})
 _DEPTH = 8  # generic bases bound inside one another
-_CONTAINERS = frozenset({"s", "d", "t"})
 
 
 class Generics:
@@ -102,7 +102,7 @@ class Generics:
         found = []
         for base in bases:
             for v in ordered(self._generic_bound(key, base, cls, bound, depth)):
-                if v[0] in _CONTAINERS:
+                if v[0] in CONTAINERS:
                     found.append(frozenset({v}))
                 elif v[0] == "i" and len(v) > 3:
                     found.append(v[3])

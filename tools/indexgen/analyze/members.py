@@ -24,10 +24,9 @@ from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.outside_bases import MARKERS, outside_member
 from indexgen.analyze.paths import parse
 from indexgen.analyze.results import hollow
-from indexgen.analyze.values import NONE, Value, Values, ordered, union
+from indexgen.analyze.values import CONTAINERS, NONE, Value, Values, ordered, union
 from indexgen.extract.model import Definition
 
-_CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
 _METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod"})
 #: The last item of a plain function's or closure's value read as an instance's attribute
 #: that its class body binds (:meth:`Members._bound`): a call hands the instance first.
@@ -220,7 +219,7 @@ class Members:
                 if not found or hollow(found):  # Dict[str, Callable]: what subclasses put
                     found = union([found, self._below(key, cls, attr, instance, False)]) or found
                 held += [(k, anchor, x, c) for anchor, x in sources or () if x[0] == "~"]
-                if held and (not found or any(v[0] in _CONTAINERS for v in found)):
+                if held and (not found or any(v[0] in CONTAINERS for v in found)):
                     found = union([found, *(self.source(*x[:2], _put(x[2], found), *x[3:])
                                             for x in held)])
                 if not sources:  # only assignments from outside: what the bases say holds too

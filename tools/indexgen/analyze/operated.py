@@ -17,11 +17,8 @@ A unary operation (``~a``: ``a.__invert__()``) is a method call like any other.
 from __future__ import annotations
 
 from indexgen.analyze.memo import GuardedMemo
-from indexgen.analyze.values import NONE, Value, Values, ordered, union
+from indexgen.analyze.values import NONE, OUTSIDE, Value, Values, ordered, union
 
-#: Kinds of values that are nothing of the project (a builtin, something outside the build):
-#: a dunder of these is no implementation the build defines.
-_OUTSIDE = frozenset({"b", "x", "xi", "xa"})
 #: Operators of a builtin sequence or set -> whether they give the elements of either operand
 #: (``xs + ys``, ``a | b``, ``a ^ b``) or of the left one (``xs * 2``, ``a - b``, ``a & b``).
 _SEQUENCE_OPS = {"__add__": True, "__or__": True, "__xor__": True, "__mul__": False,
@@ -40,7 +37,7 @@ class Operated:
         if value[0] != "i":
             return NONE
         found = self._class_member(value[1], value[2], name, True)
-        return frozenset(f for f in found if f[0] not in _OUTSIDE) if found else NONE
+        return frozenset(f for f in found if f[0] not in OUTSIDE) if found else NONE
 
     def operated(self, operands: tuple, name: str, key: str, anchor: str) -> Values:
         """What the binary operation with the dunder ``name`` gives on ``operands`` (the

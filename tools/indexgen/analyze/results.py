@@ -18,7 +18,7 @@ from indexgen.analyze.held import HELD_METHODS, Held
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.operated import Operated
 from indexgen.analyze.paths import Given, Operator
-from indexgen.analyze.values import NONE, Value, Values, ordered, union
+from indexgen.analyze.values import NONE, OUTSIDE, Value, Values, ordered, union
 from indexgen.extract.attribute_source import ABSTRACT_CONTAINER
 from indexgen.extract.model import Definition
 
@@ -33,8 +33,6 @@ _CHAINS = frozenset({"itertools.chain", "itertools.chain.from_iterable"})
 #: What a memo of :mod:`indexgen.analyze.typevars` holds for an annotation that names no type
 #: variable (a method that returns no receiver): tested before a call is made to ask.
 NO_VARS: frozenset = frozenset()
-#: Kinds of values that are nothing of the project (a builtin, something outside the build).
-_OUTSIDE = frozenset({"b", "x", "xi", "xa"})
 
 
 def hollow(values: Values) -> bool:
@@ -171,7 +169,7 @@ class Results(Held, Generics, Operated):
                 found = self.annotation(key, first[0][1])
             elif all(step[0] in ("n", "a") for step in first):
                 found = self.annotation(key, ".".join(step[1] for step in first))
-        if len(args) > 1 and args[1] and all(v[0] in _OUTSIDE for v in found):
+        if len(args) > 1 and args[1] and all(v[0] in OUTSIDE for v in found):
             found = found | self._steps(key, anchor, args[1])
         return found
 

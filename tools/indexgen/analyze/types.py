@@ -52,11 +52,10 @@ from indexgen.analyze.paths import parse
 from indexgen.analyze.puts import ModulePuts
 from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.analyze.results import Results, hollow
-from indexgen.analyze.values import NONE, Annotations, Values, one, ordered, union
+from indexgen.analyze.values import CONTAINERS, NONE, Annotations, Values, one, ordered, union
 from indexgen.extract.model import Definition, FileSummary
 
 _DEPTH = 25  # paths evaluated inside one another
-_CONTAINERS = frozenset({"s", "d", "t"})  # values of builtin containers
 #: Keys of a definition's ``names`` that are no names: what a plain function accepts
 #: (``(``), the condition that picks a definition (``?``), the parameters of an overloaded
 #: function (``/``: :mod:`indexgen.extract.stubs`).
@@ -219,7 +218,7 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
                 base = name.partition("@")[0]  # self.data@12: an attribute path's value
                 found = self.sources(key, d.anchor, own, d.parent) if own else NONE
                 if not own or "." in base and (hollow(found) or any(  # self.x = []: as
-                        v[0] in _CONTAINERS for v in found)):  # unnarrowed, what it holds
+                        v[0] in CONTAINERS for v in found)):  # unnarrowed, what it holds
                     found = self.evaluate(key, d.anchor, base) if "." in base else \
                         self._name(key, d.anchor, base)
                 given = []  # +path: what a branch that tested the name bound it to
@@ -269,7 +268,7 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
         if found and hollow(found):  # *fns: Callable[...]: what the callers hand says more
             found = union([found, *(self.source(key, anchor, x, cls) for x in sources
                                     if x[0] == "<")])
-        if found and not any(v[0] in _CONTAINERS for v in found):
+        if found and not any(v[0] in CONTAINERS for v in found):
             return found
         found = union([found, *(self.source(key, anchor, x, cls) for x in sources
                                 if x[0] == "~"),
@@ -324,7 +323,7 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
         ``_REGISTRY[f.__name__] = f``), each read in its writer."""
         found = self.source(key, "", source) if source else NONE
         puts = self._puts[key].get(name)
-        if not puts or found and not any(v[0] in _CONTAINERS for v in found):
+        if not puts or found and not any(v[0] in CONTAINERS for v in found):
             return found
         return union([found, *(self.sources(writer, anchor, sources, cls)
                                for writer, anchor, cls, sources in puts)])

@@ -62,6 +62,10 @@ Value = tuple
 Values = frozenset
 NONE: Values = frozenset()
 MAX_VALUES = 128  # values kept in one set (a rule chain, a dispatch table, a decorator)
+#: Kinds of values of builtin containers (a sequence, a mapping, a tuple).
+CONTAINERS = frozenset({"s", "d", "t"})
+#: Kinds of values that are nothing of the project (a builtin, something outside the build).
+OUTSIDE = frozenset({"b", "x", "xi", "xa"})
 _DEPTH = 25  # paths evaluated inside one another
 #: Annotations of containers of one element type (``list[T]``, ``Iterable[T]``...), and of
 #: mappings (``dict[K, V]``...), by their last name.
