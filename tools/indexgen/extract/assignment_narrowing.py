@@ -30,25 +30,26 @@ from indexgen.extract.syntax import blocks, path
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def assigned_path(node: ast.AST) -> str | None:
-    """``self.field`` of ``self.field = v`` or ``self.field: T = v`` (one target, a path of
-    one or two attributes on a name); None for any other statement."""
-    t = type(node)
-    if t is ast.Assign:
-        if len(node.targets) != 1:
-            return None
-        target = node.targets[0]
-    elif t is ast.AnnAssign and node.value is not None:
-        target = node.target
-    else:
+def attribute_path(node: ast.AST) -> str | None:
+    """``self.data`` of an attribute node that is a path of one or two attributes on a name
+    (``self.data``, ``self.a.b``; the paths a narrowing keeps), else None."""
+    if type(node) is not ast.Attribute:
         return None
-    if type(target) is not ast.Attribute:
-        return None
-    found = path(target)
+    found = path(node)
     if found is None or not 1 <= found.count(".") <= 2 or not all(
             p.isidentifier() for p in found.split(".")):
         return None
     return found
+
+
+def assigned_path(node: ast.AST) -> str | None:
+    """``self.field`` of ``self.field = v`` or ``self.field: T = v`` (one target: an
+    :func:`attribute_path`); None for any other statement."""
+    t = type(node)
+    if t is ast.Assign:
+        return attribute_path(node.targets[0]) if len(node.targets) == 1 else None
+    return attribute_path(node.target) if t is ast.AnnAssign and node.value is not None \
+        else None
 
 
 def assignment_narrowings(function: ast.AST, called: set[str]) -> list[Narrowing]:

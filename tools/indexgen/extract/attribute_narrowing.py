@@ -36,7 +36,11 @@ from __future__ import annotations
 
 import ast
 
-from indexgen.extract.assignment_narrowing import assigned_path, assignment_narrowings
+from indexgen.extract.assignment_narrowing import (
+    assigned_path,
+    assignment_narrowings,
+    attribute_path,
+)
 from indexgen.extract.instance_tests import conditional
 from indexgen.extract.model import Call, FileSummary
 from indexgen.extract.narrowing import Narrowing, cut, line_of, narrowings, read_until
@@ -52,12 +56,10 @@ def tested_path(node: ast.AST) -> tuple[str, str] | None:
     """``('self.data', 'A | B')`` of ``isinstance(self.data, A)`` (``(A, B)``): a path of
     one or two attributes on a name, or None."""
     if type(node) is not ast.Call or type(node.func) is not ast.Name or \
-            node.func.id != "isinstance" or len(node.args) != 2 or node.keywords or \
-            type(node.args[0]) is not ast.Attribute:
+            node.func.id != "isinstance" or len(node.args) != 2 or node.keywords:
         return None
-    tested = path(node.args[0])
-    if tested is None or not 1 <= tested.count(".") <= 2 or not all(
-            p.isidentifier() for p in tested.split(".")):
+    tested = attribute_path(node.args[0])
+    if tested is None:
         return None
     kind = node.args[1]  # the types, as isinstance_test reads a name's
     types = kind.elts if type(kind) is ast.Tuple else [kind]
@@ -239,16 +241,17 @@ def _spans(found: list[Narrowing], rebound, names: dict) -> list[tuple[str, list
                          if tested == p or tested.startswith(p + ".")]
     narrowed = {name.partition("@")[0] for name in names if "@" in name}
     out: dict[str, dict[int, tuple[int, list[str]]]] = {}
-    for tested, first, last, source in cut(found, lines):
-        if tested.partition(".")[0] in narrowed:
-            continue
-        runs = out.setdefault(tested, {})
-        end, tests = runs.get(first, (last, []))
-        runs[first] = (min(end, last), [*tests, source])
     extents: dict[str, list[tuple[int, int, str]]] = {}  # each assignment's, over its runs
     for entry in found:
-        if entry[3][0] == "=" and (made := cut([entry], lines)):
+        made = cut([entry], lines)
+        if made and entry[3][0] == "=":
             extents.setdefault(entry[0], []).append((made[0][1], made[-1][2], entry[3]))
+        for tested, first, last, source in made:
+            if tested.partition(".")[0] in narrowed:
+                continue
+            runs = out.setdefault(tested, {})
+            end, tests = runs.get(first, (last, []))
+            runs[first] = (min(end, last), [*tests, source])
     return sorted(((p, [_around(run, runs, extents.get(p, ())) for run in
                         sorted((a, b, tests) for a, (b, tests) in runs.items())])
                    for p, runs in out.items()), key=lambda x: -len(x[0]))
