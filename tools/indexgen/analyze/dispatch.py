@@ -94,7 +94,7 @@ def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
     own = resolver.module(key).choices.get(text) if where else None
     imp = resolver.module(key).binding.get(text) if where and not own else None
     if type(imp) is ImportRecord and imp.name and imp.module in resolver.by_module:
-        where, name, own = _imported_choices(resolver, key, text)  # helper's trait
+        where, name, own = _imported_choices(resolver, imp)  # helper's trait
     if own and not any(e[3] == where and e[5] == name for e in out):
         line = found[0][0]
         named = resolver.module(where).qualname_of
@@ -104,21 +104,21 @@ def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
     return out
 
 
-def _imported_choices(resolver: Resolver, key: str, name: str) -> tuple[str, str, list]:
-    """``(file key, name, choices)`` of a name the module ``key`` imports from a module of
-    the build (through re-exports) that binds it under a condition: ``try: from fastlib
-    import trait`` / ``except ImportError: def trait`` in ``helper``, then ``from .helper
-    import trait`` elsewhere (the import alone reaches ``fastlib.trait``, outside)."""
+def _imported_choices(resolver: Resolver, imp: ImportRecord) -> tuple[str, str, list]:
+    """``(file key, name, choices)`` of the name the import ``imp`` binds, where a module of
+    the build it comes from (through re-exports) binds it under a condition: ``try: from
+    fastlib import trait`` / ``except ImportError: def trait`` in ``helper``, then ``from
+    .helper import trait`` elsewhere (the import alone reaches ``fastlib.trait``, outside)."""
     for _hop in range(4):
-        imp = resolver.module(key).binding.get(name)
-        where = resolver.by_module.get(imp.module) if isinstance(imp, ImportRecord) and \
-            imp.name else None
-        if where is None:
+        key = resolver.by_module.get(imp.module)
+        if key is None:
             break
-        key, name = where, imp.name
-        choices = resolver.module(key).choices.get(name)
+        choices = resolver.module(key).choices.get(imp.name)
         if choices:
-            return key, name, choices
+            return key, imp.name, choices
+        imp = resolver.module(key).binding.get(imp.name)
+        if type(imp) is not ImportRecord or not imp.name:
+            break
     return "", "", []
 
 
