@@ -64,13 +64,8 @@ class Hierarchy:
         memo = ("\7", key, cls)
         found = self._memo.get(memo)
         if found is None:
-            found = False
-            for base in self.resolver.module(key).bases.get(cls, ()):
-                target = self.resolver.name_in(key, base.partition("[")[0])
-                if target is not None and target.kind == "external" \
-                        and target.qualname.rpartition(".")[2] == "Protocol":
-                    found = True
-            self._memo[memo] = found
+            found = self._memo[memo] = any(not k and c.rpartition(".")[2] == "Protocol"
+                                           for k, c in own_bases(self.resolver, key, cls))
         return found
 
     def called_protocol(self, key: str, cls: str) -> Values | None:
