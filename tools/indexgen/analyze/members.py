@@ -279,8 +279,7 @@ class Members:
         only (``FUNCTIONS = {**Parser.FUNCTIONS, "SUB": build_sub}``, ``parser_class =
         MyParser``: ``self.FUNCTIONS`` in a base's method reads the subclass's, as a method
         call reaches its overrides; :meth:`~indexgen.analyze.hierarchy.Hierarchy.rebinders`);
-        else anywhere (``self.methods = {...}`` in a
-        subclass's ``__init__``)."""
+        else anywhere (``self.methods = {...}`` in a subclass's ``__init__``)."""
         found = []
         for k, c in self.rebinders(key, cls, attr) if body else self.subclasses(key, cls):
             owner = self._defs[k][1].get(c)
@@ -321,8 +320,9 @@ class Members:
                         continue
                     base, _, attr = name[1:].rpartition(".")
                     # C.f = g.h (a name): the class's too, unless taken back (orig = C.f)
-                    aliases = [x for x in sources if x[1:].replace(".", "").isidentifier()]
-                    aliases *= not any(d.names.get(x[1:]) == ["=" + name[1:]] for x in sources)
+                    patch = any(d.names.get(x[1:]) == ["=" + name[1:]] for x in sources)
+                    aliases = [] if patch else [
+                        x for x in sources if x[1:].replace(".", "").isidentifier()]
                     for v in ordered(self.evaluate(key, d.anchor, base)):
                         if v[0] == "i" or v[0] == "c" and aliases:
                             self._extras.setdefault((v[1], v[2], attr), []).extend(
