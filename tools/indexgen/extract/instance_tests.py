@@ -138,3 +138,29 @@ def conditional(expr: ast.AST | None, one, reads) -> list[tuple]:
         if not any(reads(n, name) for n in ast.walk(other)):
             out.append((name, branch.lineno, branch.end_lineno, mark + types, None))
     return out
+
+
+def operands(expr: ast.AST | None, one, reads) -> list[tuple]:
+    """What the ``isinstance`` tests of an ``and`` or ``or`` say of the operands after them
+    (``isinstance(x, A) and x.run()``: an ``A`` there; ``not isinstance(x, A) or
+    x.run()`` too; with the other sign, not an ``A``), as narrowings ``(name, first, last,
+    ":T" or "-T", None)`` over the later operands' lines; a test is not read where an
+    operand before it reads what it tests on those lines (``x.ok() and isinstance(x, A) and
+    ...``: a line is the unit).  ``one`` and ``reads`` as for :func:`conditional`."""
+    if type(expr) is not ast.BoolOp:
+        return []
+    found: list[tuple] = []
+    values = expr.values
+    holds = ":" if type(expr.op) is ast.And else "-"  # what a true test says after it
+    for k, v in enumerate(values[:-1]):
+        sign, test = (holds, v) if type(v) is not ast.UnaryOp or type(v.op) is not ast.Not \
+            else ("-" if holds == ":" else ":", v.operand)
+        tested = one(test)
+        if tested is None:
+            continue
+        first = values[k + 1].lineno
+        if any(w.end_lineno >= first and any(reads(n, tested[0]) for n in ast.walk(w))
+               for w in values[:k]):
+            continue
+        found.append((tested[0], first, expr.end_lineno, sign + tested[1], None))
+    return found

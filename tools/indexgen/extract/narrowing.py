@@ -40,6 +40,7 @@ from indexgen.extract.instance_tests import (
     conditional,
     inner_runs,
     isinstance_test,
+    operands,
 )
 from indexgen.extract.sources import OWN, element_source, own_parameters, pairs, rebinding, same
 from indexgen.extract.structure import FUNCS
@@ -52,8 +53,11 @@ _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 #: The statements (and comprehensions) :func:`narrowings` reads.
 NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSIONS, *FUNCS})
-#: The statements whose value, a conditional expression, may narrow its branches.
+#: The statements whose value, a conditional expression or an ``and``/``or``, may narrow
+#: its parts.
 VALUED = (ast.Assign, ast.AnnAssign, ast.Return)
+#: The values of :data:`VALUED` statements that narrow.
+NARROWING_VALUES = (ast.IfExp, ast.BoolOp)
 
 
 def _tests(test: ast.AST, isinstance_test=isinstance_test
@@ -81,16 +85,20 @@ def _reads(node: ast.AST, name: str) -> bool:
 
 
 def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None = None,
-               one=isinstance_test) -> list[Narrowing]:
+               one=isinstance_test, reads=None) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
     ``end`` (before the function's rebindings are applied: :func:`cut`); of a ``for``
     loop, that its target name is the loop's element in its body (``=`` and the element's
     path: the name's other bindings, another loop's, do not reach there); of a
     comprehension, its own names and its ``if`` clauses' (:func:`_comprehension`, given
     ``tests``: the file's ``isinstance`` tests of a name by line).  ``one`` reads one test
-    (:mod:`indexgen.extract.attribute_narrowing`'s reads a test of an attribute path)."""
+    (:mod:`indexgen.extract.attribute_narrowing`'s reads a test of an attribute path, and
+    ``reads`` whether a node reads that path).  The tests of an ``and`` or ``or`` narrow its
+    later operands, in an ``if`` or ``assert`` test and in the value of an assignment or a
+    ``return`` (:func:`~indexgen.extract.instance_tests.operands`)."""
+    reads = reads or _reads
     if type(node) in VALUED:  # y = x.run() if isinstance(x, A) else None
-        return conditional(node.value, one, _reads)
+        return conditional(node.value, one, reads) + operands(node.value, one, reads)
     if type(node) in COMPREHENSIONS:
         return _comprehension(node, tests or {})
     if type(node) in FUNCS:  # a nested function: its parameters, names of its own
@@ -100,12 +108,13 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
                                           else None)) if type(node.target) is ast.Name else None
         return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
                  element_source(found_path), node.body)] if found_path else []
-    found: list[Narrowing] = []
+    found: list[Narrowing] = operands(node.test, one, reads)  # isinstance(x, A) and x.f()
     true, false, exact = _tests(node.test, one)
     if not true and not false:
         return found
     if type(node) is ast.Assert:
-        return [(name, node.end_lineno + 1, end, ":" + types, None) for name, types in true]
+        return found + [(name, node.end_lineno + 1, end, ":" + types, None)
+                        for name, types in true]
     body, orelse = node.body, node.orelse
     first, last = body[0].lineno, body[-1].end_lineno
     found += [(name, first, last, ":" + types, body) for name, types in true]

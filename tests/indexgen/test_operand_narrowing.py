@@ -1,0 +1,105 @@
+"""An ``isinstance`` test that is an operand of ``and`` or ``or`` narrows the operands after
+it (:func:`indexgen.extract.instance_tests.operands`): Python evaluates them only when the
+test came out as the operator needs.
+
+``isinstance(x, A) and x.run()`` calls ``A.run`` only; so does ``not isinstance(x, A) or
+x.run()``; ``isinstance(x, A) or x.run()`` and ``not isinstance(x, A) and x.run()`` never
+call ``A.run``.  It holds in an ``if`` or ``assert`` test, and in what an assignment or a
+``return`` gives, for a name and for an attribute path alike.  An operand before the test
+that reads the tested name on the same line keeps it from narrowing (a line is the unit:
+``x.stop() and isinstance(x, A) and x.run()``).  Found on torch's dynamo
+(``isinstance(out, SymNodeVariable) and out.python_type() is float`` listed every
+``python_type`` of every variable tracker).  Every expected edge is read off the source by
+hand.
+"""
+
+from __future__ import annotations
+
+from ig_helpers import callees_by_mark
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/box.py": '''
+        class Base:
+            def run(self):
+                return 0
+
+            def stop(self):
+                return 0
+
+
+        class A(Base):
+            def run(self):
+                return 1
+
+
+        class B(Base):
+            def run(self):
+                return 2
+
+
+        class Box:
+            def __init__(self, x: Base):
+                self.x = x
+
+            def go(self):
+                if isinstance(self.x, A) and self.x.run():  # PATH_IF
+                    pass
+                return isinstance(self.x, B) and self.x.run()  # PATH_RETURN
+
+
+        def plain(x: Base, xs: list[Base]):
+            if isinstance(x, A) and x.run():  # IF
+                pass
+            y = isinstance(x, A) and x.run()  # ASSIGN
+            z: object = not isinstance(x, B) or x.run()  # OR_NOT
+            assert isinstance(x, A) and x.run()  # ASSERT
+            for o in xs:
+                if isinstance(o, B) and o.run() > 1:  # LOOP
+                    continue
+            return isinstance(x, A) and (x.run() or x.run())  # NESTED
+
+
+        def negated(x: A | B):
+            a = isinstance(x, A) or x.run()  # OR
+            b = not isinstance(x, A) and x.run()  # AND_NOT
+            return a, b
+
+
+        def before(x: Base):
+            return x.stop() and isinstance(x, A) and x.run()  # BEFORE
+
+
+        def later_line(x: Base):
+            return (x.stop()
+                    and isinstance(x, A)
+                    and x.run())  # LATER_LINE
+    ''',
+}
+
+EVERY_RUN = {"Base.run", "A.run", "B.run"}
+
+
+def test_an_isinstance_operand_narrows_the_operands_after_it():
+    found = callees_by_mark(FILES, "pkg/box.py")
+    assert found["IF"] == {"A.run"}, found
+    assert found["ASSIGN"] == {"A.run"}, found
+    assert found["OR_NOT"] == {"B.run"}, found
+    assert found["ASSERT"] == {"A.run"}, found
+    assert found["LOOP"] == {"B.run"}, found
+    assert found["NESTED"] == {"A.run"}, found
+    assert found["PATH_IF"] == {"A.run"}, found  # an attribute path, as a name
+    assert found["PATH_RETURN"] == {"B.run"}, found
+
+
+def test_a_false_test_leaves_what_it_tested_out():
+    found = callees_by_mark(FILES, "pkg/box.py")
+    assert found["OR"] == {"B.run"}, found
+    assert found["AND_NOT"] == {"B.run"}, found
+
+
+def test_an_operand_before_the_test_on_the_same_line_keeps_it_whole():
+    found = callees_by_mark(FILES, "pkg/box.py")
+    assert found["BEFORE"] == {"Base.stop"} | EVERY_RUN, found
+    # on lines of their own, the test narrows the later line (x.stop() is on another)
+    assert found["LATER_LINE"] == {"A.run"}, found
