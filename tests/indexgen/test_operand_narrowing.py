@@ -7,7 +7,9 @@ x.run()``; ``isinstance(x, A) or x.run()`` and ``not isinstance(x, A) and x.run(
 call ``A.run``.  It holds in an ``if`` or ``assert`` test, and in what an assignment or a
 ``return`` gives, for a name and for an attribute path alike.  An operand before the test
 that reads the tested name on the same line keeps it from narrowing (a line is the unit:
-``x.stop() and isinstance(x, A) and x.run()``).  Found on torch's dynamo
+``x.stop() and isinstance(x, A) and x.run()``).  ``type(x) is A`` narrows
+where it is true (not in its ``else``: a subclass's instance fails it), and ``isinstance(x,
+A) or isinstance(x, B)`` to an ``A`` or a ``B``.  Found on torch's dynamo
 (``isinstance(out, SymNodeVariable) and out.python_type() is float`` listed every
 ``python_type`` of every variable tracker).  Every expected edge is read off the source by
 hand.
@@ -70,6 +72,24 @@ FILES = {
             return x.stop() and isinstance(x, A) and x.run()  # BEFORE
 
 
+        def exact(x: Base, y: Base):
+            if type(x) is A:
+                x.run()  # TYPE_IS
+            else:
+                x.run()  # TYPE_IS_ELSE
+            if type(x) == B and x.run():  # TYPE_EQ_AND
+                pass
+            if type(y) is A:
+                return
+            y.run()  # AFTER_TYPE_IS
+            return type(x) is A and x.run()  # TYPE_OPERAND
+
+
+        def either(x: Base):
+            if isinstance(x, A) or isinstance(x, B):
+                x.run()  # EITHER
+
+
         def later_line(x: Base):
             return (x.stop()
                     and isinstance(x, A)
@@ -103,3 +123,17 @@ def test_an_operand_before_the_test_on_the_same_line_keeps_it_whole():
     assert found["BEFORE"] == {"Base.stop"} | EVERY_RUN, found
     # on lines of their own, the test narrows the later line (x.stop() is on another)
     assert found["LATER_LINE"] == {"A.run"}, found
+
+
+def test_type_is_narrows_where_it_is_true_only():
+    found = callees_by_mark(FILES, "pkg/box.py")
+    assert found["TYPE_IS"] == {"A.run"}, found
+    assert found["TYPE_EQ_AND"] == {"B.run"}, found
+    assert found["TYPE_OPERAND"] == {"A.run"}, found
+    # false, x may still be an A (of a subclass): nothing is left out
+    assert found["TYPE_IS_ELSE"] == EVERY_RUN, found
+    assert found["AFTER_TYPE_IS"] == EVERY_RUN, found
+
+
+def test_an_or_of_tests_of_one_name_narrows_to_either():
+    assert callees_by_mark(FILES, "pkg/box.py")["EITHER"] == {"A.run", "B.run"}

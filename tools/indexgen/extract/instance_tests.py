@@ -1,7 +1,9 @@
 """The ``isinstance`` tests the extraction reads, and what a comprehension's tests say.
 
 ``isinstance(x, T)`` tests a name (:func:`tested_name`) against one or more types
-(:func:`isinstance_test`).  An ``if`` clause of a comprehension that tests one of the names
+(:func:`isinstance_test`), and so, where it is true, does ``type(x) is T``
+(:func:`type_test`); :func:`says` reads what the test of an ``if`` or ``assert`` says,
+:func:`conditional` and :func:`operands` what a test says inside an expression.  An ``if`` clause of a comprehension that tests one of the names
 its ``for`` clauses bind narrows that name where the element is made
 (:func:`comprehension_tests`): in ``[p.run() for p in params if isinstance(p, Argument)]``
 ``p`` is an ``Argument``, and so is each element of the list.
@@ -43,6 +45,53 @@ def isinstance_test(node: ast.AST) -> tuple[str, str] | None:
     if not types or not all(type(k) in (ast.Name, ast.Attribute) for k in types):
         return None
     return name, " | ".join(unparse(k) for k in types)
+
+
+def type_test(node: ast.AST, one=None) -> tuple[str, str] | None:
+    """What ``type(x) is T`` (or ``== T``) says of ``x`` where it is true, as ``one`` (default
+    :func:`isinstance_test`) reads ``isinstance(x, T)``: ``x`` is a ``T`` there.  Where it
+    is false ``x`` may still be a ``T`` (of a subclass), so a caller reads it only where it
+    holds."""
+    if type(node) is not ast.Compare or len(node.ops) != 1 \
+            or type(node.ops[0]) not in (ast.Is, ast.Eq):
+        return None
+    call = node.left
+    if type(call) is not ast.Call or type(call.func) is not ast.Name or call.func.id != "type" \
+            or len(call.args) != 1 or call.keywords:
+        return None
+    like = ast.Call(ast.Name("isinstance", ast.Load()), [call.args[0], node.comparators[0]], [])
+    return (one or isinstance_test)(like)
+
+
+def says(test: ast.AST, isinstance_test=isinstance_test
+         ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
+    """What the test of an ``if`` or ``assert`` says: (what holds when ``test`` is true,
+    what does not hold then, whether the opposite holds when it is false), the first two
+    lists of ``(name, types)``: an ``isinstance`` test, a ``not`` of one, ``type(x) is T``
+    (:func:`type_test`: true only), those of an ``and`` (``callable(x) and not
+    isinstance(x, M)``: x is no M inside; false, the ``and`` says nothing of x), or an
+    ``or`` of tests of one name (``isinstance(x, A) or isinstance(x, B)``: an A or a B,
+    and false neither); ``isinstance_test`` reads one test."""
+    one = isinstance_test(test)
+    if one is not None:
+        return [one], [], True
+    one = type_test(test, isinstance_test)  # type(x) is A: false, x may be of a subclass
+    if one is not None:
+        return [one], [], False
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        one = isinstance_test(test.operand)
+        return ([], [one], True) if one is not None else ([], [], False)
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        true = [t for v in test.values if (t := isinstance_test(v) or type_test(
+            v, isinstance_test)) is not None]
+        false = [t for v in test.values if type(v) is ast.UnaryOp and type(v.op) is ast.Not
+                 and (t := isinstance_test(v.operand)) is not None]
+        return true, false, False
+    if type(test) is ast.BoolOp:  # isinstance(x, A) or isinstance(x, B): an A or a B
+        tested = [isinstance_test(v) for v in test.values]
+        if all(tested) and len({t[0] for t in tested}) == 1:
+            return [(tested[0][0], " | ".join(t[1] for t in tested))], [], True
+    return [], [], False
 
 
 def comprehension_tests(node: Comprehension) -> list[tuple[str, str]]:
@@ -156,6 +205,8 @@ def operands(expr: ast.AST | None, one, reads) -> list[tuple]:
         sign, test = (holds, v) if type(v) is not ast.UnaryOp or type(v.op) is not ast.Not \
             else ("-" if holds == ":" else ":", v.operand)
         tested = one(test)
+        if tested is None and sign == ":" and test is v:  # type(x) is A and x.run()
+            tested = type_test(test, one)
         if tested is None:
             continue
         first = values[k + 1].lineno

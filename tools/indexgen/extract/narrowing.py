@@ -8,9 +8,11 @@ not ``A.run``), never the ``run`` of every type the function tests for.
 
 :func:`narrowings` finds, for one ``if`` or ``assert`` statement, the lines where a name is
 narrowed and how: ``(name, first line, last line, source)``, the source ``:T`` (it is a
-``T``) or ``-T`` (it is not).  Recognized: ``if isinstance(x, T)`` (also as a conjunct of
-``and``), ``if not isinstance(x, T)``, their ``else`` branches, what follows an ``if`` whose
-body always leaves (``return``, ``raise``, ``continue``, ``break``), and what follows
+``T``) or ``-T`` (it is not).  Recognized (:func:`~indexgen.extract.instance_tests.says`):
+``if isinstance(x, T)`` (also as a conjunct of ``and``, or in an ``or`` of tests of ``x``),
+``if not isinstance(x, T)``, ``if type(x) is T`` (not its ``else``), their ``else``
+branches, what follows an ``if`` whose body always leaves (``return``, ``raise``,
+``continue``, ``break``), and what follows
 ``assert isinstance(x, T)`` -- each up to where the function binds ``x`` again on the way
 there (a binding in one branch of an ``if`` or ``try`` leaves the other branches narrowed,
 and ends the narrowing after that statement; one in a loop, from the loop on).  The ``if``
@@ -41,6 +43,7 @@ from indexgen.extract.instance_tests import (
     inner_runs,
     isinstance_test,
     operands,
+    says,
 )
 from indexgen.extract.sources import OWN, element_source, own_parameters, pairs, rebinding, same
 from indexgen.extract.structure import FUNCS
@@ -58,26 +61,6 @@ NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSION
 VALUED = (ast.Assign, ast.AnnAssign, ast.Return)
 #: The values of :data:`VALUED` statements that narrow.
 NARROWING_VALUES = (ast.IfExp, ast.BoolOp)
-
-
-def _tests(test: ast.AST, isinstance_test=isinstance_test
-           ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
-    """(what holds when ``test`` is true, what does not hold then, whether the opposite holds
-    when it is false), the first two lists of ``(name, types)``: an ``isinstance`` test, a
-    ``not`` of one, or those of an ``and`` (``callable(x) and not isinstance(x, M)``: x is no
-    M inside; false, the ``and`` says nothing of x); ``isinstance_test`` reads one test."""
-    one = isinstance_test(test)
-    if one is not None:
-        return [one], [], True
-    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
-        one = isinstance_test(test.operand)
-        return ([], [one], True) if one is not None else ([], [], False)
-    if type(test) is ast.BoolOp and type(test.op) is ast.And:
-        true = [t for v in test.values if (t := isinstance_test(v)) is not None]
-        false = [t for v in test.values if type(v) is ast.UnaryOp and type(v.op) is ast.Not
-                 and (t := isinstance_test(v.operand)) is not None]
-        return true, false, False
-    return [], [], False
 
 
 def _reads(node: ast.AST, name: str) -> bool:
@@ -109,7 +92,7 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
         return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
                  element_source(found_path), node.body)] if found_path else []
     found: list[Narrowing] = operands(node.test, one, reads)  # isinstance(x, A) and x.f()
-    true, false, exact = _tests(node.test, one)
+    true, false, exact = says(node.test, one)
     if not true and not false:
         return found
     if type(node) is ast.Assert:
