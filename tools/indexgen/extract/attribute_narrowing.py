@@ -46,7 +46,7 @@ from indexgen.extract.narrowing import VALUED, Narrowing, cut, line_of, narrowin
 from indexgen.extract.syntax import blocks, path, targets
 from indexgen.extract.unparse import unparse
 
-_TESTED = (ast.If, ast.Assert)
+_TESTED = (ast.If, ast.Assert, ast.While)
 _BINDS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem)
 
 

@@ -34,9 +34,9 @@ from indexgen.extract.builtin_tests import type_names
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.class_binds import bind_at_top, constant_members
 from indexgen.extract.identifiers import APPENDS
-from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Definition, FileSummary
 from indexgen.extract.narrowing import (
+    NARROW_ONLY,
     NARROWERS,
     NARROWING_VALUES,
     VALUED,
@@ -164,7 +164,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 found_here = narrowings(node, defs[i].end_lineno, tests)
                 if found_here:
                     narrowed.setdefault(i, []).extend(found_here)
-            if t is ast.If or t is ast.Assert or t in COMPREHENSIONS:
+            if t in NARROW_ONLY:
                 continue
         if t in FUNCS:  # a nested function: its parameters are names here
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1

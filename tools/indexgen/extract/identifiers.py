@@ -42,7 +42,7 @@ from indexgen.extract.syntax import dotted, path, strings, tested_name
 
 #: Nodes that bind names to values whose type the global pass may infer.
 BINDERS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr,
-           ast.withitem, ast.Return, ast.If, ast.Assert, *COMPREHENSIONS)
+           ast.withitem, ast.Return, ast.If, ast.Assert, ast.While, ast.Match, *COMPREHENSIONS)
 #: A string that may name code to run: ``pkg.mod:func``, ``pkg.mod:``, a (dotted) name.
 LITERAL = re.compile(r"[A-Za-z_][\w.]*(?::(?:[A-Za-z_][\w.]*)?)?\Z")
 #: Methods that put their (last) argument into the container they are called on.

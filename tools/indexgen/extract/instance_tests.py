@@ -94,6 +94,29 @@ def says(test: ast.AST, isinstance_test=isinstance_test
     return [], [], False
 
 
+def matched(node: ast.Match, one=None) -> list[tuple]:
+    """What each ``case`` of a ``match`` on a name (or, with ``one``, an attribute path) says
+    of it over the case's body: ``case A():`` or ``case A(x=1) | B():`` (class patterns,
+    perhaps ``as`` a name) an ``A`` (or a ``B``), as ``isinstance`` says, as narrowings
+    ``(name, first, last, ":T", the case's body)``; other patterns say nothing."""
+    found = []
+    for case in node.cases:
+        pattern = case.pattern
+        while type(pattern) is ast.MatchAs and pattern.pattern is not None:
+            pattern = pattern.pattern
+        classes = pattern.patterns if type(pattern) is ast.MatchOr else [pattern]
+        if not all(type(c) is ast.MatchClass for c in classes):
+            continue
+        like = ast.Call(ast.Name("isinstance", ast.Load()),
+                        [node.subject, ast.Tuple([c.cls for c in classes], ast.Load())], [])
+        tested = (one or isinstance_test)(like)
+        if tested is not None:
+            body = case.body
+            found.append((tested[0], body[0].lineno, body[-1].end_lineno, ":" + tested[1],
+                          body))
+    return found
+
+
 def comprehension_tests(node: Comprehension) -> list[tuple[str, str]]:
     """What the ``if`` clauses of a comprehension say of the names its ``for`` clauses bind
     (that clause's or an earlier one's), where its element is made: ``(name, ":T")`` for

@@ -42,6 +42,7 @@ from indexgen.extract.instance_tests import (
     conditional,
     inner_runs,
     isinstance_test,
+    matched,
     operands,
     says,
 )
@@ -53,9 +54,13 @@ from indexgen.extract.syntax import blocks, literal, path
 #: branch it holds in, or None for what follows a statement, or [] for a comprehension).
 Narrowing = tuple[str, int, int, str, list | None]
 _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FORS = (ast.For, ast.AsyncFor)
+_LOOPS = (*_FORS, ast.While)
 #: The statements (and comprehensions) :func:`narrowings` reads.
-NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSIONS, *FUNCS})
+NARROWERS = frozenset({ast.If, ast.Assert, ast.While, ast.Match, ast.For, ast.AsyncFor,
+                       *COMPREHENSIONS, *FUNCS})
+#: Those of them that bind nothing themselves.
+NARROW_ONLY = frozenset({ast.If, ast.Assert, ast.While, ast.Match, *COMPREHENSIONS})
 #: The statements whose value, a conditional expression or an ``and``/``or``, may narrow
 #: its parts.
 VALUED = (ast.Assign, ast.AnnAssign, ast.Return)
@@ -86,7 +91,9 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
         return _comprehension(node, tests or {})
     if type(node) in FUNCS:  # a nested function: its parameters, names of its own
         return own_parameters(node, tests or {})
-    if type(node) in _LOOPS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
+    if type(node) is ast.Match:  # match x: case A(): ...
+        return matched(node, one)
+    if type(node) in _FORS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
         found_path = (path(node.iter) or (literal(node.iter) if type(node.iter) in COMPREHENSIONS
                                           else None)) if type(node.target) is ast.Name else None
         return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
@@ -103,8 +110,8 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
     found += [(name, first, last, ":" + types, body) for name, types in true]
     found += [(name, first, last, "-" + types, body) for name, types in false]
     # the else branch, and what follows an if whose body always leaves, know the opposite
-    # of a single test (not of one conjunct of an ``and``)
-    if not exact:
+    # of a single test (not of one conjunct of an ``and``); a while loop's body only
+    if not exact or type(node) is ast.While:
         return found
     spans = [(orelse[0].lineno, orelse[-1].end_lineno, orelse)] if orelse else []
     if type(body[-1]) in _LEAVES:

@@ -1,4 +1,7 @@
-"""An ``isinstance`` test that is an operand of ``and`` or ``or`` narrows the operands after
+"""The forms of a type test that narrow, beside ``if``/``assert isinstance`` (tested in
+test_graph_rules.py) and conditional expressions (test_conditional_narrowing.py).
+
+An ``isinstance`` test that is an operand of ``and`` or ``or`` narrows the operands after
 it (:func:`indexgen.extract.instance_tests.operands`): Python evaluates them only when the
 test came out as the operator needs.
 
@@ -9,7 +12,8 @@ call ``A.run``.  It holds in an ``if`` or ``assert`` test, and in what an assign
 that reads the tested name on the same line keeps it from narrowing (a line is the unit:
 ``x.stop() and isinstance(x, A) and x.run()``).  ``type(x) is A`` narrows
 where it is true (not in its ``else``: a subclass's instance fails it), and ``isinstance(x,
-A) or isinstance(x, B)`` to an ``A`` or a ``B``.  Found on torch's dynamo
+A) or isinstance(x, B)`` to an ``A`` or a ``B``; a ``match`` on a name narrows each ``case``
+of class patterns (``case A() | B():``) to them, and ``while isinstance(x, A):`` its body.  Found on torch's dynamo
 (``isinstance(out, SymNodeVariable) and out.python_type() is float`` listed every
 ``python_type`` of every variable tracker).  Every expected edge is read off the source by
 hand.
@@ -90,6 +94,21 @@ FILES = {
                 x.run()  # EITHER
 
 
+        def matching(x: Base, box: Box):
+            match x:
+                case A():
+                    x.run()  # CASE
+                case B(y=1) | A(y=2) as z:
+                    x.run()  # CASE_OR
+                case _:
+                    x.run()  # CASE_ANY
+            while isinstance(x, B):
+                x.run()  # WHILE
+                x = x.stop()
+            while isinstance(box.x, A):
+                box.x.run()  # WHILE_PATH
+
+
         def later_line(x: Base):
             return (x.stop()
                     and isinstance(x, A)
@@ -137,3 +156,12 @@ def test_type_is_narrows_where_it_is_true_only():
 
 def test_an_or_of_tests_of_one_name_narrows_to_either():
     assert callees_by_mark(FILES, "pkg/box.py")["EITHER"] == {"A.run", "B.run"}
+
+
+def test_a_match_case_and_a_while_loop_narrow_their_bodies():
+    found = callees_by_mark(FILES, "pkg/box.py")
+    assert found["CASE"] == {"A.run"}, found
+    assert found["CASE_OR"] == {"A.run", "B.run"}, found
+    assert found["CASE_ANY"] == EVERY_RUN, found  # a pattern of no class says nothing
+    assert found["WHILE"] == {"B.run"}, found
+    assert found["WHILE_PATH"] == {"A.run"}, found
