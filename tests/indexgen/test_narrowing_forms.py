@@ -13,7 +13,9 @@ that reads the tested name on the same line keeps it from narrowing (a line is t
 ``x.stop() and isinstance(x, A) and x.run()``).  ``type(x) is A`` narrows
 where it is true (not in its ``else``: a subclass's instance fails it), and ``isinstance(x,
 A) or isinstance(x, B)`` to an ``A`` or a ``B``; a ``match`` on a name narrows each ``case``
-of class patterns (``case A() | B():``) to them, and ``while isinstance(x, A):`` its body.  Found on torch's dynamo
+of class patterns (``case A() | B():``) to them, and ``while isinstance(x, A):`` its body.
+An ``or`` that is false says what each operand says false: past ``if not isinstance(x, A)
+or x.bad(): return``, ``x`` is an ``A``.  Found on torch's dynamo
 (``isinstance(out, SymNodeVariable) and out.python_type() is float`` listed every
 ``python_type`` of every variable tracker).  Every expected edge is read off the source by
 hand.
@@ -109,6 +111,39 @@ FILES = {
                 box.x.run()  # WHILE_PATH
 
 
+        def guarded(x: Base, z: A | B, w: Base):
+            if not isinstance(x, A) or x.stop():
+                return
+            x.run()  # OR_LEAVES
+            if isinstance(z, B) or z.stop():
+                pass
+            else:
+                z.run()  # OR_ELSE
+            if not type(w) is A:
+                w.run()  # NOT_TYPE_IS
+            else:
+                w.run()  # NOT_TYPE_IS_ELSE
+            if isinstance(z, A) and z.stop():
+                pass
+            else:
+                z.run()  # AND_ELSE
+
+
+        class Runner:
+            def step(self):
+                return 0
+
+            def go(self, t):
+                if not t or isinstance(self.step, A):
+                    return
+                self.step()  # METHOD_PAST_NOT
+
+
+        class FastRunner(Runner):
+            def step(self):
+                return 1
+
+
         def later_line(x: Base):
             return (x.stop()
                     and isinstance(x, A)
@@ -165,3 +200,20 @@ def test_a_match_case_and_a_while_loop_narrow_their_bodies():
     assert found["CASE_ANY"] == EVERY_RUN, found  # a pattern of no class says nothing
     assert found["WHILE"] == {"B.run"}, found
     assert found["WHILE_PATH"] == {"A.run"}, found
+
+
+def test_a_false_or_says_what_each_operand_says_false():
+    found = callees_by_mark(FILES, "pkg/box.py")
+    assert found["OR_LEAVES"] == {"A.run"}, found  # past `not isinstance(x, A) or ...: return`
+    assert found["OR_ELSE"] == {"A.run"}, found  # no B
+    assert found["NOT_TYPE_IS"] == EVERY_RUN, found
+    assert found["NOT_TYPE_IS_ELSE"] == {"A.run"}, found
+    # an and that is false says nothing: z may be an A whose stop() was false
+    assert found["AND_ELSE"] == {"A.run", "B.run"}, found
+
+
+def test_a_method_past_a_test_that_it_is_not_some_class_is_still_the_method():
+    # (torch's Module._slow_forward: `if not tracing_state or isinstance(self.forward,
+    # ScriptMethod): return ...`, then self.forward(...): every forward of every module)
+    found = callees_by_mark(FILES, "pkg/box.py")
+    assert found["METHOD_PAST_NOT"] == {"Runner.step", "FastRunner.step"}, found

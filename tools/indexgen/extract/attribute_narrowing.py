@@ -148,6 +148,8 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
             at = [(a, b, tests) for a, b, tests in runs if a <= call.line <= b]
             if at:
                 a, b, tests = at[-1]  # the innermost: a later first line
+                if len(called) == len(tested) and all(t[0] == "-" for t in tests):
+                    break  # self.run() past `isinstance(self.run, S): return`: the method
                 key = f"{tested}@{a}"
                 defs[i].names = {**(defs[i].names or {}), key: [*tests, f"#{b}"]}
                 calls[k] = Call(call.caller, mark + key + called[len(tested):] + tab + rest,

@@ -63,35 +63,39 @@ def type_test(node: ast.AST, one=None) -> tuple[str, str] | None:
     return (one or isinstance_test)(like)
 
 
-def says(test: ast.AST, isinstance_test=isinstance_test
-         ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
-    """What the test of an ``if`` or ``assert`` says: (what holds when ``test`` is true,
-    what does not hold then, whether the opposite holds when it is false), the first two
-    lists of ``(name, types)``: an ``isinstance`` test, a ``not`` of one, ``type(x) is T``
-    (:func:`type_test`: true only), those of an ``and`` (``callable(x) and not
-    isinstance(x, M)``: x is no M inside; false, the ``and`` says nothing of x), or an
-    ``or`` of tests of one name (``isinstance(x, A) or isinstance(x, B)``: an A or a B,
-    and false neither); ``isinstance_test`` reads one test."""
+#: What a test says of the names it tests: ``(name, ":T" or "-T")`` (a ``T``, or not one).
+Said = list[tuple[str, str]]
+
+
+def says(test: ast.AST, isinstance_test=isinstance_test) -> tuple[Said, Said]:
+    """What the test of an ``if``, ``assert`` or ``while`` says (where it is true, where it is
+    false): ``isinstance(x, T)`` that ``x`` is a ``T``, false that it is not; ``type(x) is
+    T`` (:func:`type_test`) the same where true only; ``not`` the opposite; an ``and`` what
+    each operand says where it is true (``callable(x) and not isinstance(x, M)``: no M),
+    false nothing; an ``or``, false, what each operand says where false (``not
+    isinstance(x, A) or x.bad()``: an A), true, where every operand tests one name, that it
+    is one of the types (``isinstance(x, A) or isinstance(x, B)``).  ``isinstance_test``
+    reads one test (an attribute path's, :mod:`indexgen.extract.attribute_narrowing`)."""
     one = isinstance_test(test)
     if one is not None:
-        return [one], [], True
+        return [(one[0], ":" + one[1])], [(one[0], "-" + one[1])]
     one = type_test(test, isinstance_test)  # type(x) is A: false, x may be of a subclass
     if one is not None:
-        return [one], [], False
-    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
-        one = isinstance_test(test.operand)
-        return ([], [one], True) if one is not None else ([], [], False)
-    if type(test) is ast.BoolOp and type(test.op) is ast.And:
-        true = [t for v in test.values if (t := isinstance_test(v) or type_test(
-            v, isinstance_test)) is not None]
-        false = [t for v in test.values if type(v) is ast.UnaryOp and type(v.op) is ast.Not
-                 and (t := isinstance_test(v.operand)) is not None]
-        return true, false, False
-    if type(test) is ast.BoolOp:  # isinstance(x, A) or isinstance(x, B): an A or a B
-        tested = [isinstance_test(v) for v in test.values]
-        if all(tested) and len({t[0] for t in tested}) == 1:
-            return [(tested[0][0], " | ".join(t[1] for t in tested))], [], True
-    return [], [], False
+        return [(one[0], ":" + one[1])], []
+    t = type(test)
+    if t is ast.UnaryOp and type(test.op) is ast.Not:
+        true, false = says(test.operand, isinstance_test)
+        return false, true
+    if t is not ast.BoolOp:
+        return [], []
+    parts = [says(v, isinstance_test) for v in test.values]
+    if type(test.op) is ast.And:
+        return [s for true, _false in parts for s in true], []
+    tested = [isinstance_test(v) for v in test.values]
+    if all(tested) and len({found[0] for found in tested}) == 1:
+        types = " | ".join(found[1] for found in tested)
+        return [(tested[0][0], ":" + types)], [(tested[0][0], "-" + types)]
+    return [], [s for _true, false in parts for s in false]
 
 
 def matched(node: ast.Match, one=None) -> list[tuple]:

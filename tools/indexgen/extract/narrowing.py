@@ -99,32 +99,29 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
         return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
                  element_source(found_path), node.body)] if found_path else []
     found: list[Narrowing] = operands(node.test, one, reads)  # isinstance(x, A) and x.f()
-    true, false, exact = says(node.test, one)
-    if not true and not false:
+    inside, outside = says(node.test, one)
+    if not inside and not outside:
         return found
     if type(node) is ast.Assert:
-        return found + [(name, node.end_lineno + 1, end, ":" + types, None)
-                        for name, types in true]
+        return found + [(name, node.end_lineno + 1, end, said, None) for name, said in inside]
     body, orelse = node.body, node.orelse
-    first, last = body[0].lineno, body[-1].end_lineno
-    found += [(name, first, last, ":" + types, body) for name, types in true]
-    found += [(name, first, last, "-" + types, body) for name, types in false]
-    # the else branch, and what follows an if whose body always leaves, know the opposite
-    # of a single test (not of one conjunct of an ``and``); a while loop's body only
-    if not exact or type(node) is ast.While:
+    found += [(name, body[0].lineno, body[-1].end_lineno, said, body) for name, said in inside]
+    # the else branch, and what follows an if whose body always leaves, know what the test
+    # says false; a while loop's body only
+    if not outside or type(node) is ast.While:
         return found
     spans = [(orelse[0].lineno, orelse[-1].end_lineno, orelse)] if orelse else []
     if type(body[-1]) in _LEAVES:
         spans.append((node.end_lineno + 1, end, None))
     elif not orelse:  # if isinstance(x, T): x = convert(x) -- after it, x is no T or that
-        for name, types in true:
-            given = rebinding(body, name)
+        for name, said in inside:
+            given = (said[0] == ":" and (name, "-" + said[1:]) in outside
+                     and rebinding(body, name))
             if given:
-                found += [(name, node.end_lineno + 1, end, "-" + types, None),
+                found += [(name, node.end_lineno + 1, end, "-" + said[1:], None),
                           (name, node.end_lineno + 1, end, "+" + given, None)]
     for a, b, stmts in spans:
-        found += [(name, a, b, "-" + types, stmts) for name, types in true]
-        found += [(name, a, b, ":" + types, stmts) for name, types in false]
+        found += [(name, a, b, said, stmts) for name, said in outside]
     return found
 
 
