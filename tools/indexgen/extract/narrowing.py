@@ -46,9 +46,9 @@ from indexgen.extract.instance_tests import (
     operands,
     says,
 )
-from indexgen.extract.sources import OWN, element_source, own_parameters, pairs, rebinding, same
+from indexgen.extract.sources import OWN, own_parameters, pairs, rebinding, same
 from indexgen.extract.structure import FUNCS
-from indexgen.extract.syntax import blocks, literal, path
+from indexgen.extract.syntax import blocks
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
 #: branch it holds in, or None for what follows a statement, or [] for a comprehension).
@@ -94,10 +94,9 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
     if type(node) is ast.Match:  # match x: case A(): ...
         return matched(node, one)
     if type(node) in _FORS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
-        found_path = (path(node.iter) or (literal(node.iter) if type(node.iter) in COMPREHENSIONS
-                                          else None)) if type(node.target) is ast.Name else None
-        return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
-                 element_source(found_path), node.body)] if found_path else []
+        body = node.body         # for k, f in [("a", run)]: f is run there
+        return [(target.id, body[0].lineno, body[-1].end_lineno, source, body)
+                for target, source in pairs(node, {}) if type(target) is ast.Name]
     found: list[Narrowing] = operands(node.test, one, reads)  # isinstance(x, A) and x.f()
     inside, outside = says(node.test, one)
     if not inside and not outside:
