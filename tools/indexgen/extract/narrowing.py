@@ -11,7 +11,9 @@ narrowed and how: ``(name, first line, last line, source)``, the source ``:T`` (
 ``T``) or ``-T`` (it is not).  Recognized: ``if isinstance(x, T)`` (also as a conjunct of
 ``and``), ``if not isinstance(x, T)``, their ``else`` branches, what follows an ``if`` whose
 body always leaves (``return``, ``raise``, ``continue``, ``break``), and what follows
-``assert isinstance(x, T)`` -- each up to where the function binds ``x`` again on the way
+``assert isinstance(x, T)``; a test that a function's first parameter is ``self``
+(:func:`~indexgen.extract.instance_tests.self_first`) likewise -- each up to where the
+function binds ``x`` again on the way
 there (a binding in one branch of an ``if`` or ``try`` leaves the other branches narrowed,
 and ends the narrowing after that statement; one in a loop, from the loop on).  The ``if``
 clauses of a comprehension narrow the names its ``for`` clauses bind over all its lines
@@ -40,6 +42,7 @@ from indexgen.extract.instance_tests import (
     conditional,
     inner_runs,
     isinstance_test,
+    narrowing_test,
 )
 from indexgen.extract.sources import OWN, element_source, own_parameters, pairs, rebinding, same
 from indexgen.extract.structure import FUNCS
@@ -56,7 +59,7 @@ NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSION
 VALUED = (ast.Assign, ast.AnnAssign, ast.Return)
 
 
-def _tests(test: ast.AST, isinstance_test=isinstance_test
+def _tests(test: ast.AST, isinstance_test=narrowing_test
            ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
     """(what holds when ``test`` is true, what does not hold then, whether the opposite holds
     when it is false), the first two lists of ``(name, types)``: an ``isinstance`` test, a
@@ -81,7 +84,7 @@ def _reads(node: ast.AST, name: str) -> bool:
 
 
 def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None = None,
-               one=isinstance_test) -> list[Narrowing]:
+               one=narrowing_test) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
     ``end`` (before the function's rebindings are applied: :func:`cut`); of a ``for``
     loop, that its target name is the loop's element in its body (``=`` and the element's
