@@ -6,7 +6,8 @@ their lines, imports with their lines, which files import which, the static call
 the test files that import from each module.  The readers of ``page_claims.py`` take the
 claims back out of the generated Markdown, so tests compare two independent accounts.
 
-Call edges follow the rules the user guide states for names: a call's caller is the innermost
+Call edges follow the rules the user guide states for names: a call is at the line Python
+reports for it (``reported_lines.py``, from CPython's compiler), its caller the innermost
 class or function (not a nested function) whose lines hold it; ``self.m``/``cls.m`` look in
 the class and its bases, ``super().m`` in the bases; other names go through the module
 namespace (the first binding in source order: a definition, an assignment or an import --
@@ -25,6 +26,8 @@ import builtins
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from reported_lines import reported_lines
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BUILTINS = set(dir(builtins))
@@ -293,10 +296,12 @@ class Oracle:
 
     # -- the claims --------------------------------------------------------------------------
     def call_edges(self) -> set[tuple[str, str, str, str, int]]:
-        """(caller rel, caller anchor or '' for module level, callee rel, callee anchor, line)."""
+        """(caller rel, caller anchor or '' for module level, callee rel, callee anchor, line),
+        a call's line being the one Python reports (``reported_lines.py``)."""
         edges = set()
         for mod in self.mods.values():
             owner = _owners(mod)
+            lines = reported_lines(mod.tree)
             for node in ast.walk(mod.tree):
                 if not isinstance(node, ast.Call):
                     continue
@@ -310,7 +315,7 @@ class Oracle:
                     if anchor is None:
                         continue
                     edges.add((mod.rel, caller.anchor if caller else "", callee.rel, anchor,
-                               node.lineno))
+                               lines[id(node)]))
         return edges
 
     def _call_target(self, mod: Mod, caller: Def | None, func: ast.AST):

@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from page_claims import page_call_edges  # noqa: E402
+from reported_lines import reported_lines  # noqa: E402
 
 
 def _edges(root: Path, pages: Path) -> list[tuple]:
@@ -58,9 +59,10 @@ class _Module:
         self.bound: set[str] = set()
         self.modules: set[str] = set()
         self.bases: dict[str, list[str]] = {}
+        at = reported_lines(tree)  # a call's line: the one Python reports, the pages' too
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
-                self.calls.setdefault(node.lineno, []).append(node)
+                self.calls.setdefault(at[id(node)], []).append(node)
             elif isinstance(node, ast.ClassDef):
                 self.bases[node.name] = [ast.unparse(b).split("[")[0].rpartition(".")[2]
                                          for b in node.bases]

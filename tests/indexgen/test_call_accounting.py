@@ -4,8 +4,8 @@ under "Not resolved statically" with its reason, or calls a builtin -- never non
 
 Checked on every file of the sample project and of all of the installed torch.  The call
 sites are found independently of indexgen, by walking each file's ``ast`` for ``Call``
-nodes; indexgen's own records of them (the file summaries) must cover every line holding
-one, and the global pass's ledger (:data:`indexgen.analyze.callgraph.Ledger`) must give each
+nodes, each at the line Python reports it at (``reported_lines.py``); indexgen's own records
+of them (the file summaries) must cover every such line, and the global pass's ledger (:data:`indexgen.analyze.callgraph.Ledger`) must give each
 record an outcome that the contexts the pages are rendered from show: an edge at that line,
 or that line under its reason (the calls on local values whose type is unknown are counted by
 the page itself: :func:`indexgen.render.calls.unresolved`); a definition's calls not resolved
@@ -32,6 +32,7 @@ from indexgen.extract.discover import discover, walk_python_files
 from indexgen.extract.model import FileSummary
 from indexgen.extract.needed import typed_local
 from indexgen.extract.pipeline import read_and_extract
+from reported_lines import reported_lines
 
 
 def _extract(job: tuple) -> tuple[FileSummary, list, list, int]:
@@ -49,7 +50,7 @@ def _extract(job: tuple) -> tuple[FileSummary, list, list, int]:
         tree = ast.parse(Path(path).read_bytes())
     except (SyntaxError, ValueError):  # indexgen read it: the oracle must too
         return compact(summary), [], [(summary.key, 0, "ast cannot parse it")], 0
-    lines = {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    lines = set(reported_lines(tree).values())  # the line Python reports each call at
     records = list(dict.fromkeys(c for c in summary.calls if c.text[0] not in "&^<"))
     missing = lines - {c.line for c in records}
     problems = [(summary.key, line, "a call with no record") for line in sorted(missing)]

@@ -9,7 +9,7 @@ type once a comprehension's target became a name of its own (test_comprehension_
   V]``), written with its type arguments (``OrderedSet[Node]``), gives those arguments'
   values where ``T`` stands: iterated, its elements (torch's ``OrderedSet[Dep]``); a class
   subclassing it with the arguments given (``class NodeSet(OrderedSet[Node])``) or passing
-  its own on (``class Deeper(OrderedSet[T])``) too;
+  its own on (``class Deeper(OrderedSet[T])``) too, a type variable with a bound among them;
 - ``sorted(xs, key=...)``, and the other builtins whose result follows from their
   arguments, with keywords: the keywords change nothing of the elements;
 - calling a function nested in another gives what its return annotation says (torch's
@@ -43,10 +43,11 @@ FILES = {
     "pkg/sets.py": '''
         from __future__ import annotations
 
-        from collections.abc import Iterable, Iterator, Mapping, MutableSet
+        from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableSet
         from typing import TypeVar
 
         T = TypeVar("T")
+        S = TypeVar("S", bound=Hashable)
         K = TypeVar("K")
         V = TypeVar("V")
 
@@ -87,6 +88,10 @@ FILES = {
 
         class Deeper(OrderedSet[T]):
             pass
+
+
+        class Bounded(OrderedSet[S]):
+            pass
     ''',
     "pkg/use.py": '''
         from __future__ import annotations
@@ -96,7 +101,7 @@ FILES = {
         from itertools import chain
 
         from pkg.nodes import Edge, Node
-        from pkg.sets import Deeper, OrderedSet, Table
+        from pkg.sets import Bounded, Deeper, OrderedSet, Table
 
 
         class NodeSet(OrderedSet[Node]):
@@ -110,13 +115,14 @@ FILES = {
 
 
         def generic_sets(s: OrderedSet[Node], t: Table[str, Edge], d: Deeper[Edge],
-                         n: NodeSet) -> None:
+                         n: NodeSet, e: Bounded[Edge]) -> None:
             a = [x.go() for x in s]  # an OrderedSet of nodes
             for y in s:
                 y.go()  # a loop over it
             t["k"].go()  # a Table's value
             b = [x.go() for x in d]  # a generic subclass
             c = [x.go() for x in n]  # a subclass with the argument
+            f = [x.go() for x in e]  # a subclass by a bound type variable
 
 
         def keywords(nodes: list[Node], edges: list[Edge]) -> None:
@@ -170,6 +176,7 @@ def test_a_nested_functions_return_annotation_types_what_calling_it_gives(pages)
     ("# a Table's value", {"nodes:Edge.go"}),
     ("# a generic subclass", {"nodes:Edge.go"}),
     ("# a subclass with the argument", {"nodes:Node.go"}),
+    ("# a subclass by a bound type variable", {"nodes:Edge.go"}),
 ])
 def test_a_generic_container_class_binds_its_type_arguments(pages, marker, callees):
     assert calls_at(pages, "pkg/use.py", marker) == callees

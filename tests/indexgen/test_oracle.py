@@ -23,6 +23,7 @@ from ig_helpers import SAMPLE
 from indexgen import Config, build
 from oracle import Oracle, precision_recall
 from page_claims import page_call_edges, page_callers, page_entries, resolve_page
+from reported_lines import reported_lines
 
 
 def _installed(name: str, *sub: str) -> Path:
@@ -126,9 +127,10 @@ def test_call_edges(tree):
         assert p >= 0.95 and r >= 0.95, (name, p, r, sorted(at_sites - true)[:6],
                                          sorted(true - at_sites)[:6])
     assert calls <= callers | {e for e in calls if (e[2], e[3]) not in definitions}
-    # an override a call may run is a method of the name a call starting on that line calls
-    # (``ma.array(...,\n  mask=m).view(t)`` starts on the line of ``ma.array``), or the
-    # ``__init__`` of a subclass where a class value is called (``cls(x)``, ``type(x)()``)
+    # an override a call may run is a method of the name a call at that line calls (the
+    # line Python reports: ``ma.array(...,\n  mask=m).view(t)``'s ``view`` is at its last),
+    # or the ``__init__`` of a subclass where a class value is called (``cls(x)``,
+    # ``type(x)()``)
     by_rel = {m.rel: m for m in oracle.mods.values()}
     # or a function a subclass binds to that method's name in its body (``_int =
     # staticmethod(legint)``, ``can_fuse_horizontal = can_fuse``): its own name differs
@@ -147,6 +149,7 @@ def test_call_edges(tree):
         called = methods_called.get(caller_rel)
         if called is None:
             calls_here = [n for n in ast.walk(by_rel[caller_rel].tree) if isinstance(n, ast.Call)]
+            at = reported_lines(by_rel[caller_rel].tree)
             # a name bound to a bound method (``f = a.copy``, then ``f()``) calls it too
             bound: dict[str, set[str]] = {}
             for n in ast.walk(by_rel[caller_rel].tree):
@@ -155,10 +158,10 @@ def test_call_edges(tree):
                         if isinstance(t, ast.Name):
                             bound.setdefault(t.id, set()).add(n.value.attr)
             called = methods_called[caller_rel] = {
-                (n.lineno, n.func.attr) for n in calls_here if isinstance(n.func, ast.Attribute)
-            } | {(n.lineno, attr) for n in calls_here if isinstance(n.func, ast.Name)
+                (at[id(n)], n.func.attr) for n in calls_here if isinstance(n.func, ast.Attribute)
+            } | {(at[id(n)], attr) for n in calls_here if isinstance(n.func, ast.Name)
                  for attr in bound.get(n.func.id, ())
-            } | {(n.lineno, "__init__") for n in calls_here
+            } | {(at[id(n)], "__init__") for n in calls_here
                  if isinstance(n.func, (ast.Name, ast.Call)) or isinstance(
                      n.func, ast.Attribute) and n.func.attr == "__class__"}
         last = callee.rpartition(".")[2]
@@ -183,6 +186,7 @@ def test_collectives_and_file_system_calls_are_listed(tree):
             continue
         perf = docs.split("\n## Performance Considerations\n", 1)[1].split("\n## ", 1)[0]
         sec = docs.split("\n## Security & Safety\n", 1)[1].split("\n## ", 1)[0]
+        at = reported_lines(mod.tree)
         for node in ast.walk(mod.tree):
             if not isinstance(node, ast.Call):
                 continue
@@ -190,7 +194,7 @@ def test_collectives_and_file_system_calls_are_listed(tree):
             attr = func.attr if isinstance(func, ast.Attribute) else ""
             head = func.value.id if isinstance(func, ast.Attribute) and isinstance(
                 func.value, ast.Name) else ""
-            where = f"[line {node.lineno}](#L{node.lineno})"
+            where = f"[line {at[id(node)]}](#L{at[id(node)]})"
             if attr in _COLLECTIVES and head in ("dist", "c10d", "funcol"):
                 assert where in perf.split("### Collective communication", 1)[-1], (mod.rel, where)
             is_file = (isinstance(func, ast.Name) and func.id == "open") or (
@@ -199,7 +203,7 @@ def test_collectives_and_file_system_calls_are_listed(tree):
             if is_file and "### File system access" in sec:
                 assert where in sec.split("### File system access", 1)[1], (mod.rel, where)
             elif is_file:
-                pytest.fail(f"{mod.rel}: file access at line {node.lineno} not listed")
+                pytest.fail(f"{mod.rel}: file access at line {at[id(node)]} not listed")
 
 
 _ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const):`")

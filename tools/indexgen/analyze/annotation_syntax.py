@@ -15,6 +15,8 @@ import ast
 #: Forms whose first argument is the type itself, qualified (``Final[int]`` is an ``int``).
 QUALIFIERS = frozenset({"Annotated", "Final", "ClassVar", "Required", "NotRequired",
                         "ReadOnly"})
+#: What declares a type parameter (``T = TypeVar("T")``; :mod:`indexgen.analyze.typevars`).
+TYPE_PARAMETERS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple"})
 _NONE_NODE = ast.Constant(None)  # the None that ``Optional[X]`` admits besides X
 
 

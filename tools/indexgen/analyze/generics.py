@@ -18,7 +18,13 @@ from __future__ import annotations
 
 import ast
 
-from indexgen.analyze.annotation_syntax import alternatives, dotted, parsed, type_arguments
+from indexgen.analyze.annotation_syntax import (
+    TYPE_PARAMETERS,
+    alternatives,
+    dotted,
+    parsed,
+    type_arguments,
+)
 from indexgen.analyze.values import (
     CONTAINERS,
     MAPPING_TYPES,
@@ -31,8 +37,6 @@ from indexgen.analyze.values import (
     union,
 )
 
-#: What declares a type variable (a name whose module attribute is a call of one).
-_TYPE_VARS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple"})
 #: Bases that list a class's type parameters in their order.
 _DECLARING = frozenset({"Generic", "Protocol"})
 _DEPTH = 8  # generic bases bound inside one another
@@ -47,6 +51,10 @@ class Generics:
 
     def _type(self, key: str, node: ast.AST, cls: str) -> Values:  # pragma: no cover
         raise NotImplementedError  # Annotations defines it
+
+    def is_type_var(self, key: str, name: str, declares: frozenset[str]
+                    ) -> bool:  # pragma: no cover
+        raise NotImplementedError  # TypeVars defines it
 
     def bind_arguments(self, key: str, found: Values, args: list[ast.AST], cls: str
                        ) -> Values:
@@ -80,18 +88,10 @@ class Generics:
                     params = [n.id for n in type_arguments(base) if type(n) is ast.Name]
                     break
                 for n in ast.walk(base.slice):
-                    if type(n) is ast.Name and n.id not in params and self._is_type_var(key, n.id):
+                    if type(n) is ast.Name and n.id not in params and self.is_type_var(key, n.id, TYPE_PARAMETERS):
                         params.append(n.id)
             found = self._memo[memo] = (tuple(params), tuple(bases))
         return found
-
-    def _is_type_var(self, key: str, name: str) -> bool:
-        target = self.resolver.name_in(key, name)
-        if target is None or target.kind != "project" or not target.qualname:
-            return False
-        attr = self.resolver.module(target.key).attrs.get(target.qualname)
-        return attr is not None and attr.source[1:].partition("(")[0].rpartition(".")[2] \
-            in _TYPE_VARS  # T = TypeVar("T"): =TypeVar()
 
     def _containers(self, key: str, cls: str, given: tuple[Values, ...], depth: int) -> Values:
         """The containers the class's bases are with its parameters bound to ``given``."""

@@ -88,8 +88,10 @@ class Sourced:
         have such a parameter first (or, ``-``, those that do not) and what it cannot
         tell; an ``isinstance`` test, what
         :meth:`~indexgen.analyze.hierarchy.Hierarchy._narrowed` keeps."""
-        if source[1:] != SELF_FIRST:
+        if SELF_FIRST not in source:
             return self._narrowed(key, d, full, source)
+        if source[1:] != SELF_FIRST:  # an or of it and an isinstance test: all may pass
+            return full
         want = source[0] == ":"
         return frozenset(v for v in full if self._self_first(v) in (want, None))
 

@@ -42,7 +42,13 @@ from __future__ import annotations
 import ast
 import re
 
-from indexgen.analyze.annotation_syntax import alternatives, dotted, parsed, type_arguments
+from indexgen.analyze.annotation_syntax import (
+    TYPE_PARAMETERS,
+    alternatives,
+    dotted,
+    parsed,
+    type_arguments,
+)
 from indexgen.analyze.fits import MAY, YES
 from indexgen.analyze.members import BOUND
 from indexgen.analyze.parameters import bind, call_arguments, parameters_of
@@ -61,7 +67,7 @@ from indexgen.extract.model import Definition
 from indexgen.extract.stubs import PARAMETERS
 
 WORD = re.compile(r"[A-Za-z_]\w*")  # the names an annotation's text holds (and its parts)
-#: What declares a type variable a return annotation may name.
+#: What declares a type variable a return annotation may name (solved from the arguments).
 _DECLARES = frozenset({"TypeVar"})
 #: The kinds of definitions whose ``(`` shape holds their first parameter's annotation.
 _SHAPED = frozenset({"function", "staticmethod"})
@@ -109,25 +115,28 @@ class TypeVars:
             found = self._memo[memo] = found or NO_VARS
         return found
 
-    def is_type_var(self, key: str, name: str) -> bool:
+    def is_type_var(self, key: str, name: str, declares: frozenset[str] = _DECLARES
+                    ) -> bool:
         """Whether ``name``, written in file ``key``, is a module attribute of the build
-        assigned a ``TypeVar(...)`` (with a bound or constraints or not): one whose line
-        holds a module-level call of ``TypeVar`` (the summary keeps of the value only what
-        its type is read from, which for a bound is the bound's name)."""
+        assigned a ``TypeVar(...)`` (with a bound or constraints or not; ``declares``: the
+        names of what may declare it): one whose line holds a module-level call of one of
+        them (the summary keeps of the value only what its type is read from, which for a
+        bound is the bound's name)."""
         target = self.resolver.name_in(key, name)
         if target is None or target.kind != "project" or not target.qualname:
             return False
         attr = self.resolver.module(target.key).attrs.get(target.qualname)
-        return attr is not None and attr.lineno in self._declared(target.key)
+        return attr is not None and self._declared(target.key).get(attr.lineno) in declares
 
-    def _declared(self, key: str) -> frozenset[int]:
-        """The lines of file ``key`` that call ``TypeVar`` at module level."""
+    def _declared(self, key: str) -> dict[int, str]:
+        """The lines of file ``key`` that call what declares a type parameter at module
+        level, each with that callee's last name."""
         memo = ("typevar lines", key)
         found = self._memo.get(memo)
         if found is None:
-            found = self._memo[memo] = frozenset(
-                c.line for c in self.resolver.files[key].calls
-                if not c.caller and c.text.rpartition(".")[2] in _DECLARES)
+            found = self._memo[memo] = {
+                c.line: last for c in self.resolver.files[key].calls
+                if not c.caller and (last := c.text.rpartition(".")[2]) in TYPE_PARAMETERS}
         return found
 
     def solved(self, value: Value, d: Definition, key: str, anchor: str, given: Given

@@ -41,14 +41,12 @@ from indexgen.extract.assignment_narrowing import (
     assignment_narrowings,
     attribute_path,
 )
-from indexgen.extract.instance_tests import conditional
 from indexgen.extract.model import Call, FileSummary
-from indexgen.extract.narrowing import Narrowing, cut, line_of, narrowings, read_until
+from indexgen.extract.narrowing import VALUED, Narrowing, cut, line_of, narrowings, read_until
 from indexgen.extract.syntax import blocks, path, targets
 from indexgen.extract.unparse import unparse
 
-_TESTED = (ast.If, ast.Assert)
-_VALUED = (ast.Return, ast.Assign, ast.AnnAssign)
+_TESTED = (ast.If, ast.Assert, ast.While)
 _BINDS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem)
 
 
@@ -66,29 +64,6 @@ def tested_path(node: ast.AST) -> tuple[str, str] | None:
     if not types or not all(type(k) in (ast.Name, ast.Attribute) for k in types):
         return None
     return tested, " | ".join(unparse(k) for k in types)
-
-
-def _conjunctions(expr: ast.AST | None) -> list[Narrowing]:
-    """What the ``isinstance`` tests of an ``and`` say of the operands after them, over
-    their lines; a test is not read where an operand before it reads the path on those
-    lines (``self.x.ok() and isinstance(self.x, A) and ...``)."""
-    if type(expr) is not ast.BoolOp or type(expr.op) is not ast.And:
-        return []
-    found: list[Narrowing] = []
-    values = expr.values
-    for k, v in enumerate(values[:-1]):
-        sign, test = (":", v) if type(v) is not ast.UnaryOp or type(v.op) is not ast.Not \
-            else ("-", v.operand)
-        one = tested_path(test)
-        if one is None:
-            continue
-        first = values[k + 1].lineno
-        if any(w.end_lineno >= first and any(
-                type(n) is ast.Attribute and path(n) == one[0] for n in ast.walk(w))
-               for w in values[:k]):
-            continue
-        found.append((one[0], first, expr.end_lineno, sign + one[1], None))
-    return found
 
 
 def _reads(node: ast.AST, tested: str) -> bool:
@@ -130,22 +105,18 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
     block_ends: dict[int, dict[int, int]] = {}  # function -> statement -> its block's end
     for node in binders:
         t = type(node)
-        if t not in _TESTED and t not in _VALUED:
+        if t not in _TESTED and t not in VALUED:
             continue
         i = owner[node.lineno] if 0 <= node.lineno <= top else -1
         if i < 0 or defs[i].kind == "class" or functions is not None and i not in functions:
             continue
-        here = _conjunctions(node.test if t in _TESTED else node.value)
-        if t in _VALUED:
-            here += conditional(node.value, tested_path, _reads)
-        if t in _TESTED:
-            more = narrowings(node, defs[i].end_lineno, one=tested_path)
-            if any(n[4] is None for n in more):  # what follows it: up to its block's end
-                ends = block_ends.get(i)
-                if ends is None:
-                    ends = block_ends[i] = _block_ends(nodes[defs[i].anchor].body, {})
-                more = narrowings(node, ends.get(id(node), defs[i].end_lineno), one=tested_path)
-            here += more
+        here = narrowings(node, defs[i].end_lineno, one=tested_path, reads=_reads)
+        if t in _TESTED and any(n[4] is None and n[2] == defs[i].end_lineno for n in here):
+            ends = block_ends.get(i)  # what follows it: up to its block's end
+            if ends is None:
+                ends = block_ends[i] = _block_ends(nodes[defs[i].anchor].body, {})
+            here = narrowings(node, ends.get(id(node), defs[i].end_lineno), one=tested_path,
+                              reads=_reads)
         if here:
             found.setdefault(i, []).extend(here)
     if not found:
@@ -177,6 +148,8 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
             at = [(a, b, tests) for a, b, tests in runs if a <= call.line <= b]
             if at:
                 a, b, tests = at[-1]  # the innermost: a later first line
+                if len(called) == len(tested) and all(t[0] == "-" for t in tests):
+                    break  # self.run() past `isinstance(self.run, S): return`: the method
                 key = f"{tested}@{a}"
                 defs[i].names = {**(defs[i].names or {}), key: [*tests, f"#{b}"]}
                 calls[k] = Call(call.caller, mark + key + called[len(tested):] + tab + rest,

@@ -34,10 +34,11 @@ from indexgen.extract.builtin_tests import type_names
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.class_binds import bind_at_top, constant_members
 from indexgen.extract.identifiers import APPENDS
-from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Definition, FileSummary
 from indexgen.extract.narrowing import (
+    NARROW_ONLY,
     NARROWERS,
+    NARROWING_VALUES,
     VALUED,
     Narrowing,
     at_line,
@@ -140,8 +141,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     callables = {a.name for a in summary.attributes if a.value.startswith(_CALLABLE_TYPES)}
     owner = owners(summary)
     top = len(owner) - 1
-    # The functions nested in a function (not definitions of their own), by that function:
-    # a return inside one of them is not its enclosing function's.
+    # the functions nested in each function (no definitions): their returns are not its own
     nested: dict[int, list[tuple[int, int]]] = {}
     for n in binders:
         if type(n) in FUNCS and 0 <= n.lineno <= top and owner[n.lineno] >= 0:
@@ -158,13 +158,13 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             tests.setdefault(n.lineno, []).append(n)
     for node in binders:
         t = type(node)
-        if t in NARROWERS or t in VALUED and type(node.value) is ast.IfExp:  # what narrows
+        if t in NARROWERS or t in VALUED and type(node.value) in NARROWING_VALUES:  # narrows
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
                 found_here = narrowings(node, defs[i].end_lineno, tests)
                 if found_here:
                     narrowed.setdefault(i, []).extend(found_here)
-            if t is ast.If or t is ast.Assert or t in COMPREHENSIONS:
+            if t in NARROW_ONLY:
                 continue
         if t in FUNCS:  # a nested function: its parameters are names here
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1

@@ -4,6 +4,8 @@ which definition makes it.
 :func:`call_text` writes a call's callee as a *path* (:func:`~indexgen.extract.syntax.path`:
 ``self.groups[_].reset``, ``make().run``), so that the global pass can follow what its
 receiver is; what a call hands its callee is :mod:`indexgen.extract.handing`'s.
+:func:`call_line` says which line a call is at -- the one Python reports -- for every record
+of it (its call, what it hands, its findings).
 
 :func:`attribute` gives each call and finding its definition.  A line belongs to the
 innermost definition whose ``def``/``class`` line range holds it (calls in nested functions
@@ -59,6 +61,50 @@ def _on_literal(func: ast.AST) -> str:
 
 
 _EFFECTS = frozenset(rules.PERFORMANCE_CATEGORIES + rules.SECURITY_CATEGORIES)
+#: CPython's ``_PY_STACK_USE_GUIDELINE``: a call of this many stack items or more is no
+#: method call to its compiler.
+_STACK_GUIDE = 30
+
+
+def imported_names(imports: list) -> frozenset[str]:
+    """The names the module's own ``import`` statements bind (not those of a function or a
+    class body): the names :func:`call_line` asks about, from the structure's import
+    records (:class:`~indexgen.extract.model.ImportRecord`)."""
+    return frozenset(i.alias or (i.name if i.name else i.module.partition(".")[0])
+                     for i in imports if i.scope in ("module", "type-checking")
+                     and i.name != "*")
+
+
+def call_line(node: ast.Call, imported: frozenset[str]) -> int:
+    """The line a call is listed at: the one Python reports for it (tracebacks,
+    ``frame.f_lineno``, the profiler's call events), which a reader looks up.
+
+    That is the call's first line, except for what CPython 3.11+ compiles as a method call
+    (``LOAD_METHOD``; ``update_start_location_to_match_attr``), which it reports at the line
+    of the method's name (``.parse_string(``, the callee's last line): an attribute called
+    on anything but a name a module-level ``import`` binds (``np.array(...)`` is no method
+    call: that module-level symbol is all the compiler asks), with no ``*args`` or
+    ``**kw`` and fewer than 30 stack items (arguments, keywords, and one more when there
+    are keywords).  A decorator's application is at the decorator's first line
+    (:func:`indexgen.extract.handing.decorated`).  Python 3.11, 3.12 and 3.13 report all
+    of these alike (CPython's main branch compiles them so too); 3.10 differs: a method
+    call with keywords at its first line, ``module.f(...)`` at ``f``'s line, and every
+    decorator's application at the ``def`` line.
+
+    The line is ``node.lineno`` wherever the callee ends on that line (most calls): the
+    walk (:func:`indexgen.extract.identifiers.walk`) asks only for the others.
+    ``imported``: :func:`imported_names`.
+    """
+    func = node.func
+    if type(func) is not ast.Attribute:
+        return node.lineno
+    value, args, keywords = func.value, node.args, node.keywords
+    if (type(value) is ast.Name and value.id in imported
+            or len(args) + len(keywords) + (1 if keywords else 0) >= _STACK_GUIDE
+            or any(type(a) is ast.Starred for a in args)
+            or any(k.arg is None for k in keywords)):
+        return node.lineno
+    return func.end_lineno
 
 
 def accepts(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

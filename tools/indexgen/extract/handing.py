@@ -25,8 +25,9 @@ CALLBACK_KEYWORDS = frozenset({"target", "callback", "fn", "func", "hook"})
 
 
 def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int]],
-           methods: frozenset[str] | set[str]) -> None:
-    """Record what a call is handed, in one pass over its arguments.
+           methods: frozenset[str] | set[str], line: int) -> None:
+    """Record what a call is handed, in one pass over its arguments, at the call's ``line``
+    (:func:`indexgen.extract.calls.call_line`).
 
     *References* (``&`` and a path; not recorded when ``last`` is None): the functions the
     call may be handed to call later -- any name or attribute chain given to a ``*hook*``,
@@ -44,7 +45,6 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
     """
     refs = last is not None
     taker = refs and ("hook" in last or "callback" in last or last in CALLBACK_TAKERS)
-    line = node.lineno
     items = []
     starred = False
     for k, a in enumerate(node.args):
@@ -117,15 +117,17 @@ def _constructed(node: ast.Call) -> str | None:
 LOCAL_ONLY = "?"
 
 
-def counted(node: ast.Call, text: str, out: list[tuple[str, int]], mark: str = "") -> None:
+def counted(node: ast.Call, text: str, out: list[tuple[str, int]], line: int,
+            mark: str = "") -> None:
     """Record how many arguments a call of a computed value (``getattr(self, "parse_" +
     kind)()``, ``table[key](1)``, or ``f()`` of a local name: ``mark`` :data:`LOCAL_ONLY`)
     hands by position, where :func:`handed` recorded nothing (no argument is a name): a
     flow record ``#=n`` alone, so the global pass keeps only the candidates that take that
     many (:meth:`indexgen.analyze.arity.Arity.fitting`: jinja2's ``f =
-    getattr(self, "parse_" + kind); f()`` reaches no ``parse_*`` that wants a node)."""
+    getattr(self, "parse_" + kind); f()`` reaches no ``parse_*`` that wants a node); at the
+    call's ``line``."""
     if not node.keywords and not any(type(a) is ast.Starred for a in node.args):
-        out.append((f"<{mark}{text}\t#={len(node.args)}", node.lineno))
+        out.append((f"<{mark}{text}\t#={len(node.args)}", line))
 
 
 def _one_branch(node: ast.IfExp | ast.BoolOp) -> ast.AST | None:
@@ -158,7 +160,9 @@ def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, name:
     function (``curry(1)(add)``), as a flow record ``<@`` and the decorator's path, ``0=``
     and the function's name as its enclosing scope sees it (``C.m`` for a method): the
     global pass gives it to the decorator's parameter, or a closure's the decorator returns
-    (:meth:`indexgen.analyze.flows.Flows.decorate`)."""
+    (:meth:`indexgen.analyze.flows.Flows.decorate`).  Both at the decorator's first line,
+    where Python 3.11+ reports its application
+    (:func:`~indexgen.extract.calls.call_line`)."""
     function = type(node) is not ast.ClassDef
     for decorator in node.decorator_list:
         found = path(decorator, False)

@@ -30,7 +30,7 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from indexgen.extract import rules
-from indexgen.extract.calls import call_text
+from indexgen.extract.calls import call_line, call_text, imported_names
 from indexgen.extract.handing import LOCAL_ONLY, counted, decorated, handed
 from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.model import Finding
@@ -42,7 +42,7 @@ from indexgen.extract.syntax import dotted, path, strings, tested_name
 
 #: Nodes that bind names to values whose type the global pass may infer.
 BINDERS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr,
-           ast.withitem, ast.Return, ast.If, ast.Assert, *COMPREHENSIONS)
+           ast.withitem, ast.Return, ast.If, ast.Assert, ast.While, ast.Match, *COMPREHENSIONS)
 #: A string that may name code to run: ``pkg.mod:func``, ``pkg.mod:``, a (dotted) name.
 LITERAL = re.compile(r"[A-Za-z_][\w.]*(?::(?:[A-Za-z_][\w.]*)?)?\Z")
 #: Methods that put their (last) argument into the container they are called on.
@@ -118,23 +118,23 @@ def _count(idents: dict[str, list[int]], name: str, line: int) -> None:
 
 
 def _special(structure: Structure, node: ast.Call, last: str, calls: list[Candidate],
-             literals: list[tuple[str, int]] | None) -> None:
+             literals: list[tuple[str, int]] | None, line: int) -> None:
     """Record what a call whose last name (what an import's other name stands for) is one
     of :data:`_SPECIAL` or ``register*hook*`` gives: a candidate for the rules, a name a
-    test imports, a pattern finding."""
+    test imports, a pattern finding; all at the call's ``line`` (:func:`call_line`)."""
     s, func, args = structure.s, node.func, node.args
     if last in rules.CANDIDATE_NAMES:
         kws = {k.arg: (repr(k.value.value) if type(k.value) is ast.Constant
                        else dotted(k.value)) for k in node.keywords if k.arg}
         if last in _IMPORTS and args and len(strings(args[0], structure.constants)) == 1:
             kws[rules.FIXED_MODULE] = ""
-        calls.append((dotted(func), node.lineno, kws))
+        calls.append((dotted(func), line, kws))
     if literals is not None and last in _IMPORTS and args:
-        literals += [("import:" + m, node.lineno) for m in strings(args[0], structure.constants)]
+        literals += [("import:" + m, line) for m in strings(args[0], structure.constants)]
     if last.startswith("register") and "hook" in last:
-        s.findings.append(Finding("hook-registration", node.lineno, dotted(func)))
+        s.findings.append(Finding("hook-registration", line, dotted(func)))
     elif last in ("no_grad", "inference_mode", "enable_grad"):
-        s.findings.append(Finding("grad-mode", node.lineno, dotted(func)))
+        s.findings.append(Finding("grad-mode", line, dotted(func)))
 
 
 def walk(tree: ast.Module, structure: Structure) -> Walked:
@@ -163,6 +163,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
     literals = s.literals if not s.module else None  # a test file: what it names to run
     own_defs = {id(node): d.qualname for d, node in structure.defs}
     methods = {d.qualname.rpartition(".")[2] for d, _node in structure.defs}
+    imported = imported_names(s.imports)  # the module's own, all scanned: call_line's
     Store = ast.Store
     findings = s.findings
     special = _SPECIAL
@@ -198,6 +199,9 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             args = node.args
             keywords = node.keywords
             ft = type(func)
+            line = node.lineno
+            if func.end_lineno != line:  # a callee over lines: the line Python reports
+                line = call_line(node, imported)
             push(func)
             extend(args)
             for k in keywords:  # keyword nodes are not pushed: their names counted here
@@ -214,21 +218,21 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             else:  # table[key](...), make()(...), type(self)(...): what the value is
                 found = path(func)
                 if found:
-                    all_calls.append((found, node.lineno))
+                    all_calls.append((found, line))
                     kept = len(all_calls)
                     if args or keywords:
-                        handed(node, found, None, all_calls, methods)
+                        handed(node, found, None, all_calls, methods, line)
                     if len(all_calls) == kept:  # none a name: how many, for the arity
-                        counted(node, found, all_calls)
+                        counted(node, found, all_calls, line)
                 else:  # (lambda: x)(), (a or b)(): a call all the same, counted as such
-                    all_calls.append(("(...)", node.lineno))
+                    all_calls.append(("(...)", line))
                 continue
-            all_calls.append((text, node.lineno))
+            all_calls.append((text, line))
             kept = len(all_calls)
             if args or keywords:
-                handed(node, text, last, all_calls, methods)
+                handed(node, text, last, all_calls, methods, line)
             if ft is Name and len(all_calls) == kept:  # f(): its count, if f is local
-                counted(node, text, all_calls, LOCAL_ONLY)
+                counted(node, text, all_calls, line, LOCAL_ONLY)
             if last not in special and not last.startswith("register"):
                 if ft is Name:
                     bare.append(node)  # sh(...) may be an import's other name: seen below
@@ -236,9 +240,9 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             if last == "add_argument":  # visited last to first: sorted below
                 options += [(node.lineno, node.col_offset, i, a.value) for i, a in enumerate(args)
                             if type(a) is ast.Constant and type(a.value) is str]
-            _special(structure, node, last, calls, literals)
+            _special(structure, node, last, calls, literals, line)
             if last == "isinstance" and ft is Name and args and type(args[0]) is Attribute:
-                path_tests.append(node.lineno)
+                path_tests.append(line)
             if ((last == "isinstance" and tested_name(node) and id(node) not in own_tests)
                     or (last in APPENDS and ft is Attribute)
                     or (last in HANDS_ELEMENTS and lambda_pairs(node))):
@@ -338,7 +342,8 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                and (i.name in special or i.name.startswith("register"))}
     for node in bare if renamed else ():
         if node.func.id in renamed:
-            _special(structure, node, renamed[node.func.id], calls, literals)
+            _special(structure, node, renamed[node.func.id], calls, literals,
+                     call_line(node, imported))
     if nested:  # a yield in a nested function makes it a generator, not its enclosing one
         s.findings[:] = [f for f in s.findings if f.category != "generator"
                          or not any(a <= f.lineno <= b for a, b in nested)]

@@ -1,7 +1,9 @@
 """The ``isinstance`` tests the extraction reads, and what a comprehension's tests say.
 
 ``isinstance(x, T)`` tests a name (:func:`tested_name`) against one or more types
-(:func:`isinstance_test`).  An ``if`` clause of a comprehension that tests one of the names
+(:func:`isinstance_test`), and so, where it is true, does ``type(x) is T``
+(:func:`type_test`); :func:`says` reads what the test of an ``if`` or ``assert`` says,
+:func:`conditional` and :func:`operands` what a test says inside an expression.  An ``if`` clause of a comprehension that tests one of the names
 its ``for`` clauses bind narrows that name where the element is made
 (:func:`comprehension_tests`): in ``[p.run() for p in params if isinstance(p, Argument)]``
 ``p`` is an ``Argument``, and so is each element of the list.
@@ -43,6 +45,80 @@ def isinstance_test(node: ast.AST) -> tuple[str, str] | None:
     if not types or not all(type(k) in (ast.Name, ast.Attribute) for k in types):
         return None
     return name, " | ".join(unparse(k) for k in types)
+
+
+def type_test(node: ast.AST, one=None) -> tuple[str, str] | None:
+    """What ``type(x) is T`` (or ``== T``) says of ``x`` where it is true, as ``one`` (default
+    :func:`isinstance_test`) reads ``isinstance(x, T)``: ``x`` is a ``T`` there.  Where it
+    is false ``x`` may still be a ``T`` (of a subclass), so a caller reads it only where it
+    holds."""
+    if type(node) is not ast.Compare or len(node.ops) != 1 \
+            or type(node.ops[0]) not in (ast.Is, ast.Eq):
+        return None
+    call = node.left
+    if type(call) is not ast.Call or type(call.func) is not ast.Name or call.func.id != "type" \
+            or len(call.args) != 1 or call.keywords:
+        return None
+    like = ast.Call(ast.Name("isinstance", ast.Load()), [call.args[0], node.comparators[0]], [])
+    return (one or isinstance_test)(like)
+
+
+#: What a test says of the names it tests: ``(name, ":T" or "-T")`` (a ``T``, or not one).
+Said = list[tuple[str, str]]
+
+
+def says(test: ast.AST, isinstance_test=isinstance_test) -> tuple[Said, Said]:
+    """What the test of an ``if``, ``assert`` or ``while`` says (where it is true, where it is
+    false): ``isinstance(x, T)`` that ``x`` is a ``T``, false that it is not; ``type(x) is
+    T`` (:func:`type_test`) the same where true only; ``not`` the opposite; an ``and`` what
+    each operand says where it is true (``callable(x) and not isinstance(x, M)``: no M),
+    false nothing; an ``or``, false, what each operand says where false (``not
+    isinstance(x, A) or x.bad()``: an A), true, where every operand tests one name, that it
+    is one of the types (``isinstance(x, A) or isinstance(x, B)``).  ``isinstance_test``
+    reads one test (an attribute path's, :mod:`indexgen.extract.attribute_narrowing`)."""
+    one = isinstance_test(test)
+    if one is not None:
+        return [(one[0], ":" + one[1])], [(one[0], "-" + one[1])]
+    one = type_test(test, isinstance_test)  # type(x) is A: false, x may be of a subclass
+    if one is not None:
+        return [(one[0], ":" + one[1])], []
+    t = type(test)
+    if t is ast.UnaryOp and type(test.op) is ast.Not:
+        true, false = says(test.operand, isinstance_test)
+        return false, true
+    if t is not ast.BoolOp:
+        return [], []
+    parts = [says(v, isinstance_test) for v in test.values]
+    if type(test.op) is ast.And:
+        return [s for true, _false in parts for s in true], []
+    tested = [isinstance_test(v) for v in test.values]
+    if all(tested) and len({found[0] for found in tested}) == 1:
+        types = " | ".join(found[1] for found in tested)
+        return [(tested[0][0], ":" + types)], [(tested[0][0], "-" + types)]
+    return [], [s for _true, false in parts for s in false]
+
+
+def matched(node: ast.Match, one=None) -> list[tuple]:
+    """What each ``case`` of a ``match`` on a name (or, with ``one``, an attribute path) says
+    of it over the case's body: ``case A():`` or ``case A(x=1) | B():`` (class patterns,
+    perhaps ``as`` a name) an ``A`` (or a ``B``), as ``isinstance`` says, as narrowings
+    ``(name, first, last, ":T", the case's body)``; other patterns say nothing."""
+    found = []
+    for case in node.cases:
+        pattern = case.pattern
+        while type(pattern) is ast.MatchAs and pattern.pattern is not None:
+            pattern = pattern.pattern
+        classes = pattern.patterns if type(pattern) is ast.MatchOr else [pattern]
+        if not all(type(c) is ast.MatchClass for c in classes):
+            continue
+        like = ast.Call(ast.Name("isinstance", ast.Load()),
+                        [node.subject, ast.Tuple([c.cls for c in classes], ast.Load())], [])
+        tested = (one or isinstance_test)(like)
+        if tested is not None:
+            body = case.body
+            found.append((tested[0], body[0].lineno, body[-1].end_lineno, ":" + tested[1],
+                          body))
+    return found
 
 
 #: The type a narrowing writes for what :func:`self_first` tests: a function whose first
@@ -209,3 +285,31 @@ def conditional(expr: ast.AST | None, one, reads) -> list[tuple]:
         if not any(reads(n, name) for n in ast.walk(other)):
             out.append((name, branch.lineno, branch.end_lineno, mark + types, None))
     return out
+
+
+def operands(expr: ast.AST | None, one, reads) -> list[tuple]:
+    """What the ``isinstance`` tests of an ``and`` or ``or`` say of the operands after them
+    (``isinstance(x, A) and x.run()``: an ``A`` there; ``not isinstance(x, A) or
+    x.run()`` too; with the other sign, not an ``A``), as narrowings ``(name, first, last,
+    ":T" or "-T", None)`` over the later operands' lines; a test is not read where an
+    operand before it reads what it tests on those lines (``x.ok() and isinstance(x, A) and
+    ...``: a line is the unit).  ``one`` and ``reads`` as for :func:`conditional`."""
+    if type(expr) is not ast.BoolOp:
+        return []
+    found: list[tuple] = []
+    values = expr.values
+    holds = ":" if type(expr.op) is ast.And else "-"  # what a true test says after it
+    for k, v in enumerate(values[:-1]):
+        sign, test = (holds, v) if type(v) is not ast.UnaryOp or type(v.op) is not ast.Not \
+            else ("-" if holds == ":" else ":", v.operand)
+        tested = one(test)
+        if tested is None and sign == ":" and test is v:  # type(x) is A and x.run()
+            tested = type_test(test, one)
+        if tested is None:
+            continue
+        first = values[k + 1].lineno
+        if any(w.end_lineno >= first and any(reads(n, tested[0]) for n in ast.walk(w))
+               for w in values[:k]):
+            continue
+        found.append((tested[0], first, expr.end_lineno, sign + tested[1], None))
+    return found

@@ -8,12 +8,13 @@ not ``A.run``), never the ``run`` of every type the function tests for.
 
 :func:`narrowings` finds, for one ``if`` or ``assert`` statement, the lines where a name is
 narrowed and how: ``(name, first line, last line, source)``, the source ``:T`` (it is a
-``T``) or ``-T`` (it is not).  Recognized: ``if isinstance(x, T)`` (also as a conjunct of
-``and``), ``if not isinstance(x, T)``, their ``else`` branches, what follows an ``if`` whose
-body always leaves (``return``, ``raise``, ``continue``, ``break``), and what follows
-``assert isinstance(x, T)``; a test that a function's first parameter is ``self``
-(:func:`~indexgen.extract.instance_tests.self_first`) likewise -- each up to where the
-function binds ``x`` again on the way
+``T``) or ``-T`` (it is not).  Recognized (:func:`~indexgen.extract.instance_tests.says`):
+``if isinstance(x, T)`` (also as a conjunct of ``and``, or in an ``or`` of tests of ``x``),
+``if not isinstance(x, T)``, ``if type(x) is T`` (not its ``else``), their ``else``
+branches, what follows an ``if`` whose body always leaves (``return``, ``raise``,
+``continue``, ``break``), and what follows ``assert isinstance(x, T)``; a test that a
+function's first parameter is ``self`` (:func:`~indexgen.extract.instance_tests.self_first`)
+likewise -- each up to where the function binds ``x`` again on the way
 there (a binding in one branch of an ``if`` or ``try`` leaves the other branches narrowed,
 and ends the narrowing after that statement; one in a loop, from the loop on).  The ``if``
 clauses of a comprehension narrow the names its ``for`` clauses bind over all its lines
@@ -42,7 +43,10 @@ from indexgen.extract.instance_tests import (
     conditional,
     inner_runs,
     isinstance_test,
+    matched,
     narrowing_test,
+    operands,
+    says,
 )
 from indexgen.extract.sources import OWN, element_source, own_parameters, pairs, rebinding, same
 from indexgen.extract.structure import FUNCS
@@ -52,31 +56,18 @@ from indexgen.extract.syntax import blocks, literal, path
 #: branch it holds in, or None for what follows a statement, or [] for a comprehension).
 Narrowing = tuple[str, int, int, str, list | None]
 _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FORS = (ast.For, ast.AsyncFor)
+_LOOPS = (*_FORS, ast.While)
 #: The statements (and comprehensions) :func:`narrowings` reads.
-NARROWERS = frozenset({ast.If, ast.Assert, ast.For, ast.AsyncFor, *COMPREHENSIONS, *FUNCS})
-#: The statements whose value, a conditional expression, may narrow its branches.
+NARROWERS = frozenset({ast.If, ast.Assert, ast.While, ast.Match, ast.For, ast.AsyncFor,
+                       *COMPREHENSIONS, *FUNCS})
+#: Those of them that bind nothing themselves.
+NARROW_ONLY = frozenset({ast.If, ast.Assert, ast.While, ast.Match, *COMPREHENSIONS})
+#: The statements whose value, a conditional expression or an ``and``/``or``, may narrow
+#: its parts.
 VALUED = (ast.Assign, ast.AnnAssign, ast.Return)
-
-
-def _tests(test: ast.AST, isinstance_test=narrowing_test
-           ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], bool]:
-    """(what holds when ``test`` is true, what does not hold then, whether the opposite holds
-    when it is false), the first two lists of ``(name, types)``: an ``isinstance`` test, a
-    ``not`` of one, or those of an ``and`` (``callable(x) and not isinstance(x, M)``: x is no
-    M inside; false, the ``and`` says nothing of x); ``isinstance_test`` reads one test."""
-    one = isinstance_test(test)
-    if one is not None:
-        return [one], [], True
-    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
-        one = isinstance_test(test.operand)
-        return ([], [one], True) if one is not None else ([], [], False)
-    if type(test) is ast.BoolOp and type(test.op) is ast.And:
-        true = [t for v in test.values if (t := isinstance_test(v)) is not None]
-        false = [t for v in test.values if type(v) is ast.UnaryOp and type(v.op) is ast.Not
-                 and (t := isinstance_test(v.operand)) is not None]
-        return true, false, False
-    return [], [], False
+#: The values of :data:`VALUED` statements that narrow.
+NARROWING_VALUES = (ast.IfExp, ast.BoolOp)
 
 
 def _reads(node: ast.AST, name: str) -> bool:
@@ -84,51 +75,55 @@ def _reads(node: ast.AST, name: str) -> bool:
 
 
 def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None = None,
-               one=narrowing_test) -> list[Narrowing]:
+               one=narrowing_test, reads=None) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
     ``end`` (before the function's rebindings are applied: :func:`cut`); of a ``for``
     loop, that its target name is the loop's element in its body (``=`` and the element's
     path: the name's other bindings, another loop's, do not reach there); of a
     comprehension, its own names and its ``if`` clauses' (:func:`_comprehension`, given
     ``tests``: the file's ``isinstance`` tests of a name by line).  ``one`` reads one test
-    (:mod:`indexgen.extract.attribute_narrowing`'s reads a test of an attribute path)."""
+    (:mod:`indexgen.extract.attribute_narrowing`'s reads a test of an attribute path, and
+    ``reads`` whether a node reads that path).  The tests of an ``and`` or ``or`` narrow its
+    later operands, in an ``if`` or ``assert`` test and in the value of an assignment or a
+    ``return`` (:func:`~indexgen.extract.instance_tests.operands`)."""
+    reads = reads or _reads
     if type(node) in VALUED:  # y = x.run() if isinstance(x, A) else None
-        return conditional(node.value, one, _reads)
+        return conditional(node.value, one, reads) + operands(node.value, one, reads)
     if type(node) in COMPREHENSIONS:
         return _comprehension(node, tests or {})
     if type(node) in FUNCS:  # a nested function: its parameters, names of its own
         return own_parameters(node, tests or {})
-    if type(node) in _LOOPS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
+    if type(node) is ast.Match:  # match x: case A(): ...
+        return matched(node, one)
+    if type(node) in _FORS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
         found_path = (path(node.iter) or (literal(node.iter) if type(node.iter) in COMPREHENSIONS
                                           else None)) if type(node.target) is ast.Name else None
         return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
                  element_source(found_path), node.body)] if found_path else []
-    found: list[Narrowing] = []
-    true, false, exact = _tests(node.test, one)
-    if not true and not false:
+    found: list[Narrowing] = operands(node.test, one, reads)  # isinstance(x, A) and x.f()
+    inside, outside = says(node.test, one)
+    if not inside and not outside:
         return found
     if type(node) is ast.Assert:
-        return [(name, node.end_lineno + 1, end, ":" + types, None) for name, types in true]
+        return found + [(name, node.end_lineno + 1, end, said, None) for name, said in inside]
     body, orelse = node.body, node.orelse
-    first, last = body[0].lineno, body[-1].end_lineno
-    found += [(name, first, last, ":" + types, body) for name, types in true]
-    found += [(name, first, last, "-" + types, body) for name, types in false]
-    # the else branch, and what follows an if whose body always leaves, know the opposite
-    # of a single test (not of one conjunct of an ``and``)
-    if not exact:
+    found += [(name, body[0].lineno, body[-1].end_lineno, said, body) for name, said in inside]
+    # the else branch, and what follows an if whose body always leaves, know what the test
+    # says false; a while loop's body only
+    if not outside or type(node) is ast.While:
         return found
     spans = [(orelse[0].lineno, orelse[-1].end_lineno, orelse)] if orelse else []
     if type(body[-1]) in _LEAVES:
         spans.append((node.end_lineno + 1, end, None))
     elif not orelse:  # if isinstance(x, T): x = convert(x) -- after it, x is no T or that
-        for name, types in true:
-            given = rebinding(body, name)
+        for name, said in inside:
+            given = (said[0] == ":" and (name, "-" + said[1:]) in outside
+                     and rebinding(body, name))
             if given:
-                found += [(name, node.end_lineno + 1, end, "-" + types, None),
+                found += [(name, node.end_lineno + 1, end, "-" + said[1:], None),
                           (name, node.end_lineno + 1, end, "+" + given, None)]
     for a, b, stmts in spans:
-        found += [(name, a, b, "-" + types, stmts) for name, types in true]
-        found += [(name, a, b, ":" + types, stmts) for name, types in false]
+        found += [(name, a, b, said, stmts) for name, said in outside]
     return found
 
 
