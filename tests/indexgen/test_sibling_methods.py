@@ -4,7 +4,8 @@
 Lexer)``, ``PostgresBase.tokens``: that mixin comes first in the subclass's method order,
 and is no subclass of ``Lexer`` (pygments' lexers; sqlglot's dialect classes).  A mixin
 after ``Lexer`` in the order does not win, nor does a sibling's method that the subclass
-itself overrides.  Every expected edge is read off the source by hand (and checked against
+itself overrides.  ``super().setup()`` in the mixin runs, on a ``PostgresLexer``, the
+``setup`` of the class after the mixin in its order: ``Lexer.setup``.  Every expected edge is read off the source by hand (and checked against
 Python's own ``__mro__`` below).
 """
 
@@ -19,6 +20,9 @@ class Lexer:
     def tokens(self, text):
         return text
 
+    def setup(self):
+        return None
+
     def run(self, text):
         return self.tokens(text)  # SELF_CALL
 
@@ -26,6 +30,9 @@ class Lexer:
 class PostgresBase:
     def tokens(self, text):
         return text
+
+    def setup(self):
+        return super().setup()  # MIXIN_SUPER
 
 
 class LaterMixin:
@@ -66,3 +73,11 @@ def test_the_expected_methods_are_what_python_runs():
     run = {cls.tokens.__qualname__ for cls in (space["Lexer"], space["PostgresLexer"],
                                                space["After"], space["Own"])}
     assert run == EXPECTED
+
+
+def test_super_in_a_mixin_reaches_the_class_after_it_in_a_subclass():
+    found = callees_by_mark(FILES, "pkg/lex.py")
+    assert found["MIXIN_SUPER"] == {"Lexer.setup"}, found
+    space: dict = {}
+    exec(textwrap.dedent(SOURCE), space)  # noqa: S102 - the test's own source
+    assert space["PostgresLexer"]().setup() is None  # runs: the mixin's super() is Lexer's

@@ -25,6 +25,7 @@ from indexgen.analyze.builtin_names import says_nothing
 from indexgen.analyze.context import CallEdge, make_edge
 from indexgen.analyze.local_imports import local_imports, local_targets
 from indexgen.analyze.resolve import Resolver, Target
+from indexgen.analyze.siblings import after_in_subclasses
 from indexgen.analyze.types import Types
 from indexgen.analyze.values import closure_qualname
 from indexgen.analyze.virtual import (
@@ -160,6 +161,11 @@ def _resolve(resolver: Resolver, key: str, call: Call, cls: str, types: Types | 
                     return found
     elif parts[0] == "super()" and len(parts) == 2:
         target = resolver.inherited(key, cls, parts[1]) if cls else None
+        after = after_in_subclasses(types, key, cls, parts[1]) if cls and types else []
+        if after:  # a mixin's super(): the class after it in a subclass's method order
+            return [*(_named(resolver, types, key, call, target) if target else ()), *(
+                CallEdge(call.line, text, "project", k, resolver.anchor(k, q), q)
+                for k, q in after)]
     if target is not None:
         return _named(resolver, types, key, call, target)
     if types is None:

@@ -87,3 +87,25 @@ def _foreign(h: Any, key: str, cls: str) -> list[tuple[tuple[str, str], frozense
                 found.append((sub, foreign))
         h._memo[memo] = found
     return found
+
+
+def after_in_subclasses(h: Any, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
+    """``[(file key, qualname)]`` of the methods ``attr`` that ``super().attr(...)`` in a
+    method of the class ``cls`` runs on instances of its documented subclasses whose method
+    order puts a foreign class after ``cls`` (a mixin's ``super()`` reaches the class after
+    it: ``class PgLexer(PgMixin, Lexer)``, ``super().tokens()`` in ``PgMixin`` runs
+    ``Lexer.tokens``): for each, the first class after ``cls`` that defines it, when that
+    class is foreign to ``cls``."""
+    found: list[tuple[str, str]] = []
+    for sub, foreign in _foreign(h, key, cls):
+        order = h.mro(*sub)
+        if (key, cls) not in order:
+            continue
+        for owner in order[order.index((key, cls)) + 1:]:
+            d = h._defs[owner[0]][1].get(f"{owner[1]}.{attr}") if owner[0] else None
+            if d is not None:
+                if owner in foreign and d.kind in _CALLABLE and not d.overload \
+                        and (owner[0], d.qualname) not in found:
+                    found.append((owner[0], d.qualname))
+                break
+    return found
