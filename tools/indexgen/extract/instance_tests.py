@@ -2,9 +2,12 @@
 
 ``isinstance(x, T)`` tests a name (:func:`tested_name`) against one or more types
 (:func:`isinstance_test`), and so, where it is true, does ``type(x) is T``
-(:func:`type_test`); :func:`says` reads what the test of an ``if`` or ``assert`` says,
-:func:`conditional` and :func:`operands` what a test says inside an expression.  An ``if`` clause of a comprehension that tests one of the names
-its ``for`` clauses bind narrows that name where the element is made
+(:func:`type_test`); a test that a function's first parameter is ``self`` picks one of two
+wrappers (:func:`self_first`).  :func:`says` reads what the test of an ``if``, ``assert``
+or ``while`` says, :func:`matched` what a ``match`` statement's class patterns say, and
+:func:`conditional` and :func:`operands` what a test says inside an expression.  An ``if``
+clause of a comprehension that tests one of the names its ``for`` clauses bind narrows that
+name where the element is made
 (:func:`comprehension_tests`): in ``[p.run() for p in params if isinstance(p, Argument)]``
 ``p`` is an ``Argument``, and so is each element of the list.
 :mod:`indexgen.extract.narrowing` gives the function the narrowed name ``p@line`` (the
