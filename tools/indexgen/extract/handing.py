@@ -5,8 +5,8 @@
 and a path, and what it hands its callee's parameters as a *flow* record (``<``, the call's
 path, a tab and ``slot=path`` items), for the assignment graph of
 :mod:`indexgen.analyze.flows`; :func:`counted` records only how many arguments a call of a
-computed value hands, and :func:`decorated` what a decorator is handed.  The paths are
-:func:`~indexgen.extract.syntax.path`'s.
+computed value hands, and :func:`decorated` a decorator's application and what it is
+handed.  The paths are :func:`~indexgen.extract.syntax.path`'s.
 """
 
 from __future__ import annotations
@@ -156,21 +156,24 @@ def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, name:
     """Record each decorator's application, a call made in the enclosing scope: of the
     decorator (``@register``: ``register``) or of what a call of it returns (``@curry(1)``:
     ``curry()``), unless it is one of :data:`_PLAIN_DECORATORS` (the standard library's,
-    which run nothing of the tree).  For a function, also that the decorator is handed the
-    function (``curry(1)(add)``), as a flow record ``<@`` and the decorator's path, ``0=``
-    and the function's name as its enclosing scope sees it (``C.m`` for a method): the
-    global pass gives it to the decorator's parameter, or a closure's the decorator returns
-    (:meth:`indexgen.analyze.flows.Flows.decorate`).  Both at the decorator's first line,
-    where Python 3.11+ reports its application
-    (:func:`~indexgen.extract.calls.call_line`)."""
-    function = type(node) is not ast.ClassDef
+    which run nothing of the tree); and that it is handed the definition, a function or a
+    class, as its enclosing scope names it (``C.m`` for a method).  ``@D`` is the call
+    ``D(obj)``: a flow record of that call, ``0=`` and the name, for
+    :func:`indexgen.analyze.flows.call_sites` to give the first parameter of whatever the
+    call reaches (a function, the ``__init__`` of a decorator class: ``@Wrap``).  ``@D(...)``
+    hands it to what the call returns: a flow record ``<@`` and the decorator's path, which
+    the global pass gives to that function's parameter, or a closure's
+    (:meth:`indexgen.analyze.flows.Flows.decorate`; not an instance's ``__call__``: torch's
+    ``@torch.no_grad()`` alone would hand ``_DecoratorContextManager.__call__`` more
+    functions than a value set holds).  Both at the decorator's first line, where Python
+    3.11+ reports its application (:func:`~indexgen.extract.calls.call_line`)."""
     for decorator in node.decorator_list:
         found = path(decorator, False)
         last = found.rpartition(".")[2].partition("(")[0] if found else ""
         if found and last not in _PLAIN_DECORATORS and "," not in found:
             out.append((found, decorator.lineno))
-            if function:
-                out.append((f"<@{found}\t0={name}", decorator.lineno))
+            out.append((f"<@{found}\t0={name}" if "(" in found else
+                        f"<{found}\t0={name},#=1", decorator.lineno))
 
 
 def _bound_method(node: ast.Attribute) -> bool:

@@ -30,6 +30,7 @@ from pathlib import Path
 from indexgen.extract import runtime
 from indexgen.extract.bindings import bind
 from indexgen.extract.calls import attribute
+from indexgen.extract.class_scope import class_scoped
 from indexgen.extract.enrich import Later, enrich
 from indexgen.extract.identifiers import walk
 from indexgen.extract.model import STATUS_TIMEOUT, STATUS_UNREADABLE, FileSummary
@@ -120,6 +121,7 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | N
     own = rebound(walked.binders) if walked.assigns_self else []
     receivers = attribute(summary, walked.calls, walked.bindings, walked.declared_global,
                           shadow, own)
+    class_scoped(summary, tree)  # a class body's calls of the names it bound itself
     bind(summary, structure, walked.binders, receivers, own, walked.path_tests,
          walked.declared_global)
     enrich(summary, structure, tree, text, later)
