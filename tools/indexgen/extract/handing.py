@@ -156,21 +156,20 @@ def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, name:
     """Record each decorator's application, a call made in the enclosing scope: of the
     decorator (``@register``: ``register``) or of what a call of it returns (``@curry(1)``:
     ``curry()``), unless it is one of :data:`_PLAIN_DECORATORS` (the standard library's,
-    which run nothing of the tree).  For a function, also that the decorator is handed the
-    function (``curry(1)(add)``), as a flow record ``<@`` and the decorator's path, ``0=``
-    and the function's name as its enclosing scope sees it (``C.m`` for a method): the
+    which run nothing of the tree).  Also that the decorator is handed the function or class
+    (``curry(1)(add)``; ``@Normalizer.register_rule("x")`` on a class: a registry of
+    classes), as a flow record ``<@`` and the decorator's path, ``0=`` and the function's
+    name as its enclosing scope sees it (``C.m`` for a method): the
     global pass gives it to the decorator's parameter, or a closure's the decorator returns
     (:meth:`indexgen.analyze.flows.Flows.decorate`).  Both at the decorator's first line,
     where Python 3.11+ reports its application
     (:func:`~indexgen.extract.calls.call_line`)."""
-    function = type(node) is not ast.ClassDef
     for decorator in node.decorator_list:
         found = path(decorator, False)
         last = found.rpartition(".")[2].partition("(")[0] if found else ""
         if found and last not in _PLAIN_DECORATORS and "," not in found:
             out.append((found, decorator.lineno))
-            if function:
-                out.append((f"<@{found}\t0={name}", decorator.lineno))
+            out.append((f"<@{found}\t0={name}", decorator.lineno))
 
 
 def _bound_method(node: ast.Attribute) -> bool:
