@@ -289,14 +289,14 @@ def test_calls_know_their_caller_and_whether_they_are_on_local_values():
 
 def test_isinstance_tests_and_appends_say_what_a_local_name_holds():
     # The walk leaves most calls at once; isinstance(x, T) and xs.append(v) it keeps, as
-    # bindings: x may be a T, xs holds what x is.
+    # bindings: x may be a T (+: among what else it is), xs holds what x is.
     s = _extract(b"def f(x, xs):\n"
                  b"    if isinstance(x, Engine):\n"
                  b"        x.run()\n"
                  b"    xs.append(x)\n"
                  b"    xs[0].stop()\n")
     names = s.definitions[0].names
-    assert ":Engine" in names["x"] and "~[x]" in names["xs"]
+    assert "+:Engine" in names["x"] and "~[x]" in names["xs"]
     assert names["x@3"] == [":Engine", "#3"]  # inside the if: an Engine only
 
 

@@ -15,7 +15,9 @@ where it is true (not in its ``else``: a subclass's instance fails it), and ``is
 A) or isinstance(x, B)`` to an ``A`` or a ``B``; a ``match`` on a name narrows each ``case``
 of class patterns (``case A() | B():``) to them, and ``while isinstance(x, A):`` its body.
 An ``or`` that is false says what each operand says false: past ``if not isinstance(x, A)
-or x.bad(): return``, ``x`` is an ``A``.  Found on torch's dynamo
+or x.bad(): return``, ``x`` is an ``A``.  A loop's targets are, in its body, what that
+loop binds them to, a tuple's names and the elements of a literal list too, not what
+another loop over the same names binds.  Found on torch's dynamo
 (``isinstance(out, SymNodeVariable) and out.python_type() is float`` listed every
 ``python_type`` of every variable tracker).  Every expected edge is read off the source by
 hand.
@@ -144,6 +146,29 @@ FILES = {
                 return 1
 
 
+        def first_cb(t):
+            return t
+
+
+        def second_cb(t):
+            return t
+
+
+        class Lexer:
+            rules = [("x", first_cb)]
+            table = [("y", second_cb)]
+
+            def tokens(self, t):
+                for rex, action in self.rules:
+                    action(t)  # PAIRS_FIRST
+                for rex, action in self.table:
+                    action(t)  # PAIRS_SECOND
+                for each in [first_cb]:
+                    each(t)  # LITERAL_FIRST
+                for each in (second_cb,):
+                    each(t)  # LITERAL_SECOND
+
+
         def later_line(x: Base):
             return (x.stop()
                     and isinstance(x, A)
@@ -217,3 +242,13 @@ def test_a_method_past_a_test_that_it_is_not_some_class_is_still_the_method():
     # ScriptMethod): return ...`, then self.forward(...): every forward of every module)
     found = callees_by_mark(FILES, "pkg/box.py")
     assert found["METHOD_PAST_NOT"] == {"Runner.step", "FastRunner.step"}, found
+
+
+def test_each_loop_binds_its_own_targets_tuples_and_literals_too():
+    # (pygments' RegexLexer: `for rex, action in ...` in two loops listed both loops'
+    # callbacks at each)
+    found = callees_by_mark(FILES, "pkg/box.py")
+    assert found["PAIRS_FIRST"] == {"first_cb"}, found
+    assert found["PAIRS_SECOND"] == {"second_cb"}, found
+    assert found["LITERAL_FIRST"] == {"first_cb"}, found
+    assert found["LITERAL_SECOND"] == {"second_cb"}, found

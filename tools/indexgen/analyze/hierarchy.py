@@ -15,6 +15,7 @@ from __future__ import annotations
 from indexgen.analyze.linearize import c3, own_bases
 from indexgen.analyze.outside_bases import stands_for
 from indexgen.analyze.resolve import Resolver
+from indexgen.analyze.siblings import sibling_methods, sibling_names
 from indexgen.analyze.values import NONE, Value, Values
 from indexgen.extract.model import Definition
 
@@ -164,9 +165,10 @@ class Hierarchy:
     def overrides(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
         """``[(file key, qualname)]`` of the methods ``attr`` that the documented subclasses
         of the class define themselves (class hierarchy analysis: a call on an instance of
-        ``cls`` may run any of them), in a fixed order (the same list at each call: not to
-        be changed)."""
-        if attr not in self._overriding_names()[0]:
+        ``cls`` may run any of them), then those they take from a sibling base
+        (:mod:`~indexgen.analyze.siblings`), in a fixed order (the same list at each call:
+        not to be changed)."""
+        if attr not in self._overriding_names()[0] and attr not in sibling_names(self):
             return []
         subclasses = self.subclasses(key, cls)
         memo = (key, cls, attr)  # the hierarchy never changes: each answer made once
@@ -177,6 +179,7 @@ class Hierarchy:
                 d = self._defs[k][1].get(f"{c}.{attr}")
                 if d is not None and d.kind in _CALLABLE_KINDS and not d.overload:
                     found.append((k, d.qualname))
+            found += [m for m in sibling_methods(self, key, cls, attr) if m not in found]
         return found
 
     def rebinders(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
@@ -224,8 +227,8 @@ class Hierarchy:
                                      if any(not a and x[0] == "=" for a, x in values))
                     elif d.kind in _MEMBER_KINDS and (k, d.parent) in subs:
                         defined.add(d.name)
-            found = self._memo["\12"] = (frozenset(defined), frozenset(bound),
-                                          frozenset(defined | bound))
+            found = self._memo["\12"] = (frozenset(defined), frozenset(bound), frozenset(
+                defined | bound | sibling_names(self)))
         return found
 
     def subclasses(self, key: str, cls: str) -> list[tuple[str, str]]:

@@ -34,7 +34,8 @@ tuples, the path parser and the reading of annotations are in
 :mod:`indexgen.analyze.flows`, the class hierarchy (bases, overrides, protocols,
 ``isinstance`` narrowing) in :mod:`indexgen.analyze.hierarchy`, what calls, iterations and
 subscripts give in :mod:`indexgen.analyze.results`, attributes in
-:mod:`indexgen.analyze.members`; names, their sources and paths are here.
+:mod:`indexgen.analyze.members`, what a name's sources give together in
+:mod:`indexgen.analyze.sourced`; names, their sources and paths are here.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from indexgen.analyze.paths import parse
 from indexgen.analyze.puts import ModulePuts
 from indexgen.analyze.resolve import PerFile, Resolver, Target
 from indexgen.analyze.results import Results, hollow
+from indexgen.analyze.sourced import Sourced
 from indexgen.analyze.values import CONTAINERS, NONE, Annotations, Values, one, ordered, union
 from indexgen.extract.model import Definition, FileSummary
 
@@ -73,7 +75,7 @@ def _definitions(files: dict[str, FileSummary], key: str
     return by_anchor, by_name
 
 
-class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
+class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results, Sourced):
     """Evaluate paths and annotations over the summaries of a build.
 
     Args:
@@ -201,6 +203,12 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
         if d is not None and (name in d.names or (
                 d.parent and d.kind != "class" and (name == "self" or name == "cls"))):
             memo = (key, anchor, name)  # a name of the function: its own memo
+        elif d is not None and d.kind == "class" and (
+                f"{d.qualname}.{name}" in self._defs[key][1]
+                or any(not a for a, _x in d.members.get(name, ()))):
+            # a class body reads the names it binds itself (handed on in it: p =
+            # replaced_by_pep8("p", parse)) as the class's own: a method is its function
+            return self._class_member(key, d.qualname, name, False)
         else:
             own = self._own_imports[key].get(anchor, NO_IMPORTS).get(name)
             if own:  # a name the function imports itself: not what the module binds
@@ -224,10 +232,9 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
                 given = []  # +path: what a branch that tested the name bound it to
                 for source in sources[:-1]:
                     if source[0] == "+":  # +:T, a T (a test's); +path, that path's value
-                        given.append(self.source(key, d.anchor, source[1:] if source[1] == ":"
-                                                 else "=" + source[1:], d.parent))
+                        given.append(self.source(key, d.anchor, source, d.parent))
                     elif source[0] != "=" and source[0] != "^":
-                        found = self._narrowed(key, d, found, source)
+                        found = self.tested(key, d, found, source)
                 if given:
                     return union([found, *given])
                 # a value no test lets pass: "is not a T" of a name known only as a T is
@@ -255,29 +262,6 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
         target = self.resolver.name_in(key, name)
         return self.of_target(target) if target else NONE
 
-    def sources(self, key: str, anchor: str, sources: list[str], cls: str = "",
-                held: tuple = ()) -> Values:
-        """What several sources of one name give, read in ``anchor``.  What was appended to
-        it (``~``: ``xs.append(v)``, or ``held``: ``(key, anchor, source)`` found in a
-        subclass) counts only when the other sources leave the value a container or
-        unknown: a value typed as a project class has an ``append`` of its own."""
-        real = [x for x in sources if x[0] != "~" and x[0] != "<"]
-        found = union(self.source(key, anchor, x, cls) for x in real)
-        if len(real) == len(sources) and not held:
-            return found
-        if found and hollow(found):  # *fns: Callable[...]: what the callers hand says more
-            found = union([found, *(self.source(key, anchor, x, cls) for x in sources
-                                    if x[0] == "<")])
-        if found and not any(v[0] in CONTAINERS for v in found):
-            return found
-        found = union([found, *(self.source(key, anchor, x, cls) for x in sources
-                                if x[0] == "~"),
-                       *(self.source(*x) for x in held)])
-        if found:
-            return found
-        # nothing the function itself says: what its callers hand it (a parameter)
-        return union(self.source(key, anchor, x, cls) for x in sources if x[0] == "<")
-
     def source(self, key: str, anchor: str, source: str, cls: str = "") -> Values:
         """What one source (``:annotation``, ``=path``, ``@``) gives, read in ``anchor``."""
         if source[0] == ":":
@@ -297,7 +281,9 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results):
             if d is None or not d.parent:
                 return NONE
             return frozenset({("c" if d.kind == "classmethod" else "i", key, d.parent)})
-        return self.evaluate(key, anchor, source[1:])
+        if source[0] == "+" and source[1] == ":":  # a test's: it may be a T
+            return self.annotation(key, source[2:], cls)
+        return self.evaluate(key, anchor, source[1:])  # =path; +path: what a branch bound
 
     def of_target(self, target: Target) -> Values:
         """The value a resolved name stands for."""

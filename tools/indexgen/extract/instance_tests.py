@@ -121,6 +121,77 @@ def matched(node: ast.Match, one=None) -> list[tuple]:
     return found
 
 
+#: The type a narrowing writes for what :func:`self_first` tests: a function whose first
+#: parameter is ``self`` (a method read on its class), which no annotation can name.
+SELF_FIRST = "(self)"
+
+
+def self_first(node: ast.AST) -> tuple[str, str] | None:
+    """``(name, SELF_FIRST)`` of a test that the first parameter of the function ``name``
+    is ``self``: ``["self"] == list(inspect.signature(name).parameters)[:1]`` (either side),
+    ``list(signature(name).parameters)[0] == "self"``, ``"self" in
+    signature(name).parameters`` -- how a wrapper tells a method from a function (pyparsing's
+    ``replaced_by_pep8`` calls ``fn(self, *args)`` in one branch, ``fn(*args)`` in the
+    other); None for any other node."""
+    if type(node) is not ast.Compare or len(node.ops) != 1:
+        return None
+    left, op, right = node.left, type(node.ops[0]), node.comparators[0]
+    found = None
+    if op is ast.In and _is_self(left):
+        found = _parameters_of(right)
+    elif op is ast.Eq:
+        if _is_self(right) or _is_self_list(right):
+            left, right = right, left  # "self" == ... either way round
+        if _is_self(left) or _is_self_list(left):
+            found = _first_parameter(right, whole=_is_self_list(left))
+    return (found, SELF_FIRST) if found is not None else None
+
+
+def _is_self(node: ast.AST) -> bool:
+    return type(node) is ast.Constant and node.value == "self"
+
+
+def _is_self_list(node: ast.AST) -> bool:
+    return type(node) in (ast.List, ast.Tuple) and len(node.elts) == 1 and _is_self(
+        node.elts[0])
+
+
+def _first_parameter(node: ast.AST, whole: bool) -> str | None:
+    """The name whose signature's first parameter ``node`` reads: ``list(P)[:1]`` (a list
+    of it: ``whole``) or ``list(P)[0]``, ``P`` read by :func:`_parameters_of`."""
+    if type(node) is not ast.Subscript or type(node.value) is not ast.Call:
+        return None
+    call, index = node.value, node.slice
+    if whole:
+        fits = (type(index) is ast.Slice and index.lower is None and index.step is None
+                and type(index.upper) is ast.Constant and index.upper.value == 1)
+    else:
+        fits = type(index) is ast.Constant and index.value == 0
+    if not fits or type(call.func) is not ast.Name or call.func.id not in ("list", "tuple") \
+            or len(call.args) != 1 or call.keywords:
+        return None
+    return _parameters_of(call.args[0])
+
+
+def _parameters_of(node: ast.AST) -> str | None:
+    """``name`` of ``inspect.signature(name).parameters`` (or ``signature(name)...``)."""
+    if type(node) is not ast.Attribute or node.attr != "parameters" \
+            or type(node.value) is not ast.Call:
+        return None
+    call = node.value
+    named = call.func.attr if type(call.func) is ast.Attribute else \
+        call.func.id if type(call.func) is ast.Name else ""
+    if named != "signature" or len(call.args) != 1 or type(call.args[0]) is not ast.Name:
+        return None
+    return call.args[0].id
+
+
+def narrowing_test(node: ast.AST) -> tuple[str, str] | None:
+    """What a test of an ``if``, an ``assert`` or a conditional expression says a name is:
+    :func:`isinstance_test`'s, or :func:`self_first`'s."""
+    return isinstance_test(node) or self_first(node)
+
+
 def comprehension_tests(node: Comprehension) -> list[tuple[str, str]]:
     """What the ``if`` clauses of a comprehension say of the names its ``for`` clauses bind
     (that clause's or an earlier one's), where its element is made: ``(name, ":T")`` for

@@ -12,8 +12,9 @@ narrowed and how: ``(name, first line, last line, source)``, the source ``:T`` (
 ``if isinstance(x, T)`` (also as a conjunct of ``and``, or in an ``or`` of tests of ``x``),
 ``if not isinstance(x, T)``, ``if type(x) is T`` (not its ``else``), their ``else``
 branches, what follows an ``if`` whose body always leaves (``return``, ``raise``,
-``continue``, ``break``), and what follows
-``assert isinstance(x, T)`` -- each up to where the function binds ``x`` again on the way
+``continue``, ``break``), and what follows ``assert isinstance(x, T)``; a test that a
+function's first parameter is ``self`` (:func:`~indexgen.extract.instance_tests.self_first`)
+likewise -- each up to where the function binds ``x`` again on the way
 there (a binding in one branch of an ``if`` or ``try`` leaves the other branches narrowed,
 and ends the narrowing after that statement; one in a loop, from the loop on).  The ``if``
 clauses of a comprehension narrow the names its ``for`` clauses bind over all its lines
@@ -43,12 +44,13 @@ from indexgen.extract.instance_tests import (
     inner_runs,
     isinstance_test,
     matched,
+    narrowing_test,
     operands,
     says,
 )
-from indexgen.extract.sources import OWN, element_source, own_parameters, pairs, rebinding, same
+from indexgen.extract.sources import OWN, own_parameters, pairs, rebinding, same
 from indexgen.extract.structure import FUNCS
-from indexgen.extract.syntax import blocks, literal, path
+from indexgen.extract.syntax import blocks
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
 #: branch it holds in, or None for what follows a statement, or [] for a comprehension).
@@ -73,7 +75,7 @@ def _reads(node: ast.AST, name: str) -> bool:
 
 
 def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None = None,
-               one=isinstance_test, reads=None) -> list[Narrowing]:
+               one=narrowing_test, reads=None) -> list[Narrowing]:
     """The narrowings of one ``if`` or ``assert`` statement of a function that ends at line
     ``end`` (before the function's rebindings are applied: :func:`cut`); of a ``for``
     loop, that its target name is the loop's element in its body (``=`` and the element's
@@ -94,10 +96,9 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
     if type(node) is ast.Match:  # match x: case A(): ...
         return matched(node, one)
     if type(node) in _FORS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
-        found_path = (path(node.iter) or (literal(node.iter) if type(node.iter) in COMPREHENSIONS
-                                          else None)) if type(node.target) is ast.Name else None
-        return [(node.target.id, node.body[0].lineno, node.body[-1].end_lineno,
-                 element_source(found_path), node.body)] if found_path else []
+        body = node.body         # for k, f in [("a", run)]: f is run there
+        return [(target.id, body[0].lineno, body[-1].end_lineno, source, body)
+                for target, source in pairs(node, {}) if type(target) is ast.Name]
     found: list[Narrowing] = operands(node.test, one, reads)  # isinstance(x, A) and x.f()
     inside, outside = says(node.test, one)
     if not inside and not outside:

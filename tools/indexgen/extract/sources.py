@@ -30,6 +30,11 @@ from indexgen.extract.syntax import (
 
 #: (target node, source) pairs of one binder.
 Pairs = list[tuple[ast.AST, str]]
+#: What starts the source an ``isinstance`` test of a name gives it (``+:T``): one of the
+#: things the name may be, which adds to what the rest of its sources say, and where it
+#: says only "some class", to what the callers hand
+#: (:meth:`indexgen.analyze.sourced.Sourced.sources`).
+TESTED = "+"
 
 
 def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
@@ -57,9 +62,10 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
         return pairs
     if t is ast.NamedExpr:
         return [(node.target, s) for s in values(node.value, consts)]
-    if t is ast.Call:  # isinstance(name, T): the name may be a T
+    if t is ast.Call:  # isinstance(name, T): the name may be a T (TESTED: among others)
         classes = _classes(node.args[1])
-        return [(node.args[0], classes)] if classes else []
+        mark = TESTED if type(node.args[0]) is ast.Name else ""
+        return [(node.args[0], mark + classes)] if classes else []
     if t is ast.ExceptHandler:  # except (E, F) as err: err is an E or an F
         classes = _classes(node.type) if node.name else ""
         return [(ast.Name(id=node.name, ctx=ast.Store()), classes)] if classes else []
@@ -231,9 +237,10 @@ def own_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef,
     scope of its own, whose parameters (but ``self``, ``cls``:
     :mod:`indexgen.extract.shadows`) are over its body, up to a line that binds one there,
     what their annotations, defaults and callers say (:func:`nested_function`) and what an
-    ``isinstance`` test of one there says it may be (``tests``: the file's, by line; as such
-    a test says of a function's name, :func:`pairs`), each source marked :data:`OWN`; never
-    what the enclosing function binds to that name (``t`` of ``for t in xs`` in it)."""
+    ``isinstance`` test of one there says it may be (``tests``: the file's, by line; ``+:T``,
+    as such a test says of a function's name, :func:`pairs`), each source marked
+    :data:`OWN`; never what the enclosing function binds to that name (``t`` of ``for t in
+    xs`` in it)."""
     first, last = node.body[0].lineno, node.body[-1].end_lineno
     found = []
     for a, stars, given, flow in _nested_parameters(node):
@@ -241,7 +248,8 @@ def own_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef,
             continue
         own = [parameter_source(a, stars)] if a.annotation is not None else []
         own += [x for x in (given, flow) if x]
-        own += [":" + test[1] for line in range(first, last + 1) for c in tests.get(line, ())
+        own += [TESTED + ":" + test[1] for line in range(first, last + 1)
+                for c in tests.get(line, ())
                 if (test := isinstance_test(c)) is not None and test[0] == a.arg]
         found += [(a.arg, first, last, OWN + x, None) for x in dict.fromkeys(own)]
     return found

@@ -1,0 +1,89 @@
+"""A method a subclass gets from a sibling base: the other side of multiple inheritance.
+
+Class hierarchy analysis lists, for a call ``self.tokens()`` in ``class Lexer``, the
+``tokens`` of ``Lexer`` and those its documented subclasses define themselves
+(:meth:`indexgen.analyze.hierarchy.Hierarchy.overrides`).  A subclass with several bases
+may also take the method from a base that is no subclass of ``Lexer``: in ::
+
+    class PostgresBase:                      # a mixin
+        def tokens(self): ...
+
+    class PostgresLexer(PostgresBase, Lexer):
+        pass
+
+an instance of ``PostgresLexer`` is a ``Lexer``, and ``self.tokens()`` in ``Lexer`` runs
+``PostgresBase.tokens``, which comes first in ``PostgresLexer``'s method order.  So for
+each documented subclass of the receiver's class whose method order holds classes that are
+neither that class's own bases nor its subclasses (its *foreign* classes), the method
+Python finds first is listed when a foreign class defines it (:func:`sibling_methods`).
+Only classes with several bases have foreign classes, so single inheritance costs nothing
+here but the table of them, made once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The method kinds a call on an instance may run.
+_CALLABLE = frozenset({"method", "classmethod", "staticmethod", "function"})
+
+
+def sibling_methods(h: Any, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
+    """``[(file key, qualname)]`` of the methods ``attr`` that documented subclasses of the
+    class ``cls`` of file ``key`` find first in a foreign class of their method order (see
+    the module's doc), in the subclasses' order; ``h``: the
+    :class:`~indexgen.analyze.hierarchy.Hierarchy` (its ``mro``, ``subclasses`` and
+    tables)."""
+    if attr not in sibling_names(h):
+        return []
+    found: list[tuple[str, str]] = []
+    for (k, c), foreign in _foreign(h, key, cls):
+        for owner in h.mro(k, c):
+            d = h._defs[owner[0]][1].get(f"{owner[1]}.{attr}") if owner[0] else None
+            if d is not None:
+                if owner in foreign and d.kind in _CALLABLE and not d.overload:
+                    hit = (owner[0], d.qualname)
+                    if hit not in found:
+                        found.append(hit)
+                break
+    return found
+
+
+def sibling_names(h: Any) -> frozenset[str]:
+    """The names of the methods of the build's classes that are foreign to some class (in
+    the method order of a class with several bases): a quick exit for
+    :func:`sibling_methods`, made once."""
+    found = h._memo.get("sibling names")
+    if found is None:
+        bases: set[tuple[str, str]] = set()  # the classes some class with several bases has
+        for k, s in h.resolver.files.items():
+            for d in s.definitions:
+                if d.kind == "class" and _several(h, k, d):
+                    bases.update(h.mro(k, d.qualname)[1:])
+        found = h._memo["sibling names"] = frozenset(
+            d.name for k, s in h.resolver.files.items() for d in s.definitions
+            if d.kind in _CALLABLE and d.parent and (k, d.parent) in bases)
+    return found
+
+
+def _several(h: Any, key: str, d: Any) -> bool:
+    """Whether the class ``d`` of file ``key`` names several bases."""
+    return len(h.resolver.module(key).bases.get(d.qualname, ())) > 1
+
+
+def _foreign(h: Any, key: str, cls: str) -> list[tuple[tuple[str, str], frozenset]]:
+    """The documented subclasses of the class with foreign classes in their method order,
+    each with those classes (of the build only: a method outside has no page); made once a
+    class."""
+    memo = ("siblings", key, cls)
+    found = h._memo.get(memo)
+    if found is None:
+        subclasses = h.subclasses(key, cls)
+        known = {*(h.mro(key, cls) if key else [(key, cls)]), *subclasses}  # ("", dotted)
+        found = []
+        for sub in subclasses:
+            foreign = frozenset(x for x in h.mro(*sub) if x[0] and x not in known)
+            if foreign:
+                found.append((sub, foreign))
+        h._memo[memo] = found
+    return found
