@@ -21,12 +21,17 @@ that method (``super().__init__(trivia)`` in ``Array`` is ``Item``'s).  A class 
 ``MutableSequence`` or ``UserList`` (``dict``, ``MutableMapping``, ``OrderedDict``,
 ``UserDict``, ``defaultdict``).  What a put hands is evaluated where it is written, so a
 parameter is what its annotation and its callers make it.
+
+A subclass of a builtin sequence that keeps the builtin's constructor (``class
+Stack(list)``, no ``__init__``) holds, besides, what it is made with: ``Stack([Frame()])``
+is an instance that holds ``Frame``s (:meth:`Held.built`).
 """
 
 from __future__ import annotations
 
 from indexgen.analyze.containers import container_member
 from indexgen.analyze.flows import slots
+from indexgen.analyze.paths import Given, arguments
 from indexgen.analyze.values import NONE, Value, Values, ordered, union
 from indexgen.extract.narrowing import at_line
 
@@ -34,6 +39,9 @@ from indexgen.extract.narrowing import at_line
 _LISTS = frozenset({"list", "List", "MutableSequence", "UserList"})
 _DICTS = frozenset({"dict", "Dict", "MutableMapping", "OrderedDict", "UserDict",
                     "defaultdict"})
+#: Last names of the builtin sequences whose constructor holds the elements of the iterable
+#: it is handed (:meth:`Held.built`).
+_BUILT = frozenset({"list", "List", "tuple", "set", "frozenset", "deque", "UserList"})
 #: Method -> what its arguments put: ("e", slot) an element, ("x", slot) the elements of an
 #: iterable, ("k", slot) a key, ("v", slot) a value (slots counted after ``self``).
 _PUTS = {
@@ -73,6 +81,45 @@ class Held:
                     found += [self.call(m, key, anchor, args)
                               for m in ordered(container_member(held, name))]
         return union(found)
+
+    def built(self, value: Value, key: str, anchor: str, given: Given) -> Values:
+        """What calling the project class ``value`` (``("c", k, C)``) with the arguments
+        ``given`` in the function ``anchor`` of file ``key`` gives where the class subclasses
+        a builtin sequence whose constructor no project class of its order replaces (no
+        ``__init__`` or ``__new__``): an instance that holds the elements of its first
+        argument, ``("i", k, C, {("s", E)})`` (``class Stack(list)``: ``Stack([Frame()])``
+        and ``Stack(frames)`` hold ``Frame``s, as ``list([Frame()])`` does), which
+        iterating, subscripting and the builtin's methods give (:meth:`~indexgen.analyze.
+        results.Results.element`, :meth:`~indexgen.analyze.members.Members.member`); none
+        for any other class or argument."""
+        if not self._builds(value[1], value[2]):
+            return NONE
+        items = arguments(given, lists=True)
+        first = items[0] if items else None
+        if not first or type(first[0]) is not tuple or first[0][0] == "v":
+            return NONE  # none, unknown, a keyword, *args, a literal
+        elements = union(self.element(v) for v in ordered(self._steps(key, anchor, first)))
+        return frozenset({("i", value[1], value[2], frozenset({("s", elements)}))}) \
+            if elements else NONE
+
+    def _builds(self, key: str, cls: str) -> bool:
+        """Whether an instance of the class is made as the builtin sequence it subclasses
+        makes one (:data:`_BUILT`; no ``__init__`` or ``__new__`` of a project class before
+        it), read once."""
+        memo = ("built", key, cls)
+        found = self._memo.get(memo)
+        if found is None:
+            found = False
+            for k, c in self.mro(key, cls):
+                by_name = self._defs[k][1] if k else None
+                if by_name is None or f"{c}.__init__" in by_name or f"{c}.__new__" in by_name:
+                    break
+                if any(base.partition("[")[0].rpartition(".")[2] in _BUILT
+                       for base in self.resolver.module(k).bases.get(c, ())):
+                    found = True
+                    break
+            self._memo[memo] = found
+        return found
 
     def _held(self, key: str, cls: str) -> Values:
         kind = None

@@ -7,7 +7,10 @@ an enum's member (an instance), or an attribute the class's methods assign (``se
 group``), its body annotates, functions elsewhere assign or append to
 (``ctx.order.append(self)``: :meth:`Members.extras`) or a dataclass's call sites hand it;
 one a project class does not define is its outside base's, or what its ``__getattr__`` hands
-on.  A method of a ``Protocol`` read on a value typed by it is nothing (a structural type's
+on.  An instance made with the elements of a builtin sequence it subclasses
+(``Stack([frame])``: :meth:`indexgen.analyze.held.Held.built`) has that sequence's methods
+where no project class defines them (``pop``).  A method of a ``Protocol`` read on a value
+typed by it is nothing (a structural type's
 stubs never run), as is one of a class defined only under ``if TYPE_CHECKING:`` (jinja2's
 ``_TranslationsContext.pgettext``).  Attributes of modules are their names; of containers
 and builtins, :func:`indexgen.analyze.containers.container_member`'s.
@@ -15,11 +18,9 @@ and builtins, :func:`indexgen.analyze.containers.container_member`'s.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
 from indexgen.analyze.builtin_names import builtin_exists
 from indexgen.analyze.containers import container_member
+from indexgen.analyze.matching import Matching
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.outside_bases import MARKERS, outside_member
 from indexgen.analyze.paths import parse
@@ -27,7 +28,6 @@ from indexgen.analyze.results import hollow
 from indexgen.analyze.values import CONTAINERS, NONE, Value, Values, ordered, union
 from indexgen.extract.model import Definition
 
-_METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod"})
 #: The last item of a plain function's or closure's value read as an instance's attribute
 #: that its class body binds (:meth:`Members._bound`): a call hands the instance first.
 BOUND = ">self"
@@ -36,12 +36,6 @@ BOUND = ">self"
 OBJECT_NAMES = frozenset(dir(object))
 _METACLASSES = frozenset({"type", "ABCMeta", "EnumMeta", "EnumType"})
 _UNBINDING = frozenset({"staticmethod", "partial"})  # wrappers that give no bound method
-
-
-@lru_cache(maxsize=256)
-def _fits(pattern: str):
-    """A test of names against a ``getattr`` pattern (``visit_*``: ``*`` any characters)."""
-    return re.compile(".*".join(map(re.escape, pattern.split("*")))).fullmatch
 
 
 def _put(source: str, found: Values) -> str:
@@ -54,7 +48,7 @@ def _put(source: str, found: Values) -> str:
     return source
 
 
-class Members:
+class Members(Matching):
     """Attributes of values; mixed into :class:`~indexgen.analyze.types.Types`, whose
     resolver, tables, memo, cycle guard, ``mro``, ``annotation``, ``source``, ``_steps``,
     ``evaluate``, ``of_target`` and ``_field_flow`` it uses."""
@@ -83,7 +77,11 @@ class Members:
         if kind == "i" and attr in OBJECT_NAMES and self.instance_own(value[1], value[2], attr):
             return NONE  # (object's names tested first: most lookups are of none of them)
         if kind == "i" or kind == "c":
-            return self._class_member(value[1], value[2], attr, kind == "i")
+            found = self._class_member(value[1], value[2], attr, kind == "i")
+            if len(value) > 3 and all(v[0] == "xa" or v[0] == "b" for v in found):
+                # Stack([frame]).pop(), no project class's: of the container it holds too
+                found = union([found, *(container_member(v, attr) for v in ordered(value[3]))])
+            return found
         if kind == "p":
             return self._super_member(value[1], value[2], attr, value[3] == "i")
         if kind == "m":
@@ -115,41 +113,6 @@ class Members:
                         name.rpartition(".")[2] in _METACLASSES:
                     return True
         return False
-
-    def matching(self, value: Value, pattern: str) -> Values:
-        """``getattr(value, "visit_*")``: the attributes of ``value`` whose names fit the
-        pattern (``*``: any characters): of an instance or a class, those its class and its
-        project bases define and those its documented subclasses define or bind (the value
-        may be one of theirs); of a module, its names."""
-        return self._guard.get(("\10", value, pattern), self._matching, value, pattern)
-
-    def _matching(self, value: Value, pattern: str) -> Values:
-        fits = _fits(pattern)
-        kind = value[0]
-        if kind == "m":
-            names = {q for q in self._defs[value[1]][1] if "." not in q}
-            names.update(self.resolver.module(value[1]).attrs)
-            return union(self.member(value, n) for n in sorted(names) if fits(n))
-        if kind != "i" and kind != "c":
-            return NONE
-        names = set()
-        for k, c in self.mro(value[1], value[2]):
-            by_name = self._defs[k][1] if k else {}
-            owner = by_name.get(c)
-            if owner is not None:
-                names.update(owner.members)
-            names.update(q.rpartition(".")[2] for q, d in by_name.items() if d.parent == c)
-        found = [self._class_member(value[1], value[2], n, kind == "i")
-                 for n in sorted(names) if fits(n)]
-        for k, c in self.subclasses(value[1], value[2]):
-            by_name = self._defs[k][1]
-            found += [frozenset({("f", k, q)}) for q, d in by_name.items()
-                      if d.parent == c and d.kind in _METHOD_KINDS and not d.overload
-                      and fits(q.rpartition(".")[2])]
-            owner = by_name.get(c)  # and what it binds otherwise (visit_Add = make("+"))
-            found += [self._class_member(k, c, n, kind == "i") for n in sorted(
-                getattr(owner, "members", ())) if fits(n) and f"{c}.{n}" not in by_name]
-        return union(found)
 
     def _super_member(self, key: str, cls: str, attr: str, instance: bool) -> Values:
         """``super().attr`` in class ``cls``: the attribute of the first class after ``cls``

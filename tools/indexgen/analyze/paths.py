@@ -165,8 +165,22 @@ def _parse(text: str, pos: int, first: list | None = None) -> tuple[tuple, int]:
     return tuple(steps), pos
 
 
-def arguments(given: Given) -> tuple:
+def arguments(given: Given, lists: bool = False) -> tuple:
     """The arguments of a :class:`Given` (:func:`_items`): each positional one's steps (None:
     not known; ``(("v", "12"),)``: a literal, ``#12``), ``("=", name, steps)`` for a keyword
-    one, ``("*",)`` and ``("**",)`` for unpacked ones."""
-    return _items(given + ")", 0)[0]
+    one, ``("*",)`` and ``("**",)`` for unpacked ones.  A list literal written with its
+    elements (``[a, b]``) is ``#list`` (what the overload matching reads), unless ``lists``:
+    then its steps (``("l", items)``)."""
+    items = _items(given + ")", 0)[0]
+    if lists or "[" not in given:
+        return items
+    return tuple(_AS_LIST if _listed(item) else ("=", item[1], _AS_LIST)
+                 if item and item[0] == "=" and _listed(item[2]) else item for item in items)
+
+
+_AS_LIST = (("v", "list"),)
+
+
+def _listed(steps: tuple | None) -> bool:
+    """Whether ``steps`` are a list literal alone."""
+    return bool(steps) and len(steps) == 1 and steps[0][0] == "l"

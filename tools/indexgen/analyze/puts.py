@@ -9,7 +9,7 @@ own top level puts into it (``_HANDLERS.append(f)`` as a statement of the module
 through an import (``from .registry import HANDLERS``, then ``HANDLERS["x"] = f``), or
 another module's function does.  The
 extraction keeps a function's puts in its ``names`` (the source ``~{f}``, ``~[f]``:
-:func:`indexgen.extract.bindings._appended`) where the function binds no local of that name,
+:func:`indexgen.extract.puts_into.appended`) where the function binds no local of that name,
 and those through an imported module as the name ``{registry.HANDLERS`` (an item
 assignment) or ``+registry.HOOKS`` (an append);
 :class:`ModulePuts` gathers them once per module, by name, and the type evaluation adds

@@ -88,8 +88,9 @@ class Results(Held, Generics, Operated):
         what a method was read on (``x`` of ``x.copy()``: a method that returns ``Self``
         gives what it is called on, :meth:`~indexgen.analyze.receivers.Receivers.received`)."""
         kind = value[0]
-        if kind == "c":
-            return frozenset({("i", value[1], value[2])})
+        if kind == "c":  # Stack([frame]) of a list subclass: holding its elements
+            return (type(args) is Given and args and self.built(value, key, anchor, args)
+                    ) or frozenset({("i", value[1], value[2])})
         if kind == "f":
             d = self._defs[value[1]][1].get(value[2])
             if d is None:

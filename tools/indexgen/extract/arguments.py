@@ -25,19 +25,24 @@ _LITERAL_ARGUMENTS = {ast.List: "list", ast.ListComp: "list", ast.Set: "set", as
                       ast.GeneratorExp: "generator", ast.JoinedStr: "str", ast.Lambda: "function"}
 
 
-def handed_text(node: ast.Call, path: Callable[[ast.AST], str | None]) -> str:
+def handed_text(node: ast.Call, path: Callable[[ast.AST], str | None],
+                listed: Callable[[ast.AST], str | None] = lambda node: None) -> str:
     """What a call hands, as the arguments of a path keep it: each positional argument, then
     each keyword one as ``name=`` and its value (``**`` for ``**kwargs``), each written as
     its path, ``*`` for ``*args``, ``#`` and what a literal is (``#None``, ``#True``,
     ``#12``, ``#str``, ``#float``, ``#dict``...: a word-like string is written quoted, as
-    ``"r"``) or ``_`` (unknown).  Read by :mod:`indexgen.analyze.overloads`."""
-    items = [_handed(a, path) for a in node.args]
-    items += ["**" if k.arg is None else f"{k.arg}={_handed(k.value, path)}"
+    ``"r"``) or ``_`` (unknown); a list (or list comprehension) of paths as what ``listed``
+    writes of it (:func:`~indexgen.extract.syntax.literal`: ``Stack(:[Frame()])``, whose
+    elements a ``list`` subclass holds; the overload matching reads it as ``#list``).  Read
+    by :mod:`indexgen.analyze.overloads` and :mod:`indexgen.analyze.held`."""
+    items = [_handed(a, path, listed) for a in node.args]
+    items += ["**" if k.arg is None else f"{k.arg}={_handed(k.value, path, listed)}"
               for k in node.keywords]
     return ", ".join(items)
 
 
-def _handed(node: ast.AST, path: Callable[[ast.AST], str | None]) -> str:
+def _handed(node: ast.AST, path: Callable[[ast.AST], str | None],
+            listed: Callable[[ast.AST], str | None]) -> str:
     t = type(node)
     if t is ast.Constant:
         return constant_text(node.value)
@@ -45,7 +50,7 @@ def _handed(node: ast.AST, path: Callable[[ast.AST], str | None]) -> str:
         return "*"
     kind = _LITERAL_ARGUMENTS.get(t)
     if kind is not None:
-        return "#" + kind
+        return (kind == "list" and listed(node)) or "#" + kind
     if t is ast.UnaryOp:  # -1, not x
         if type(node.op) is ast.Not:
             return "#bool"

@@ -47,7 +47,8 @@ from indexgen.extract.narrowing import (
     narrowings,
     spans,
 )
-from indexgen.extract.needed import added, imported_names, keep_needed, table_target
+from indexgen.extract.needed import imported_names, keep_needed
+from indexgen.extract.puts_into import appended
 from indexgen.extract.rebinding import split_rebound
 from indexgen.extract.shadows import own_rebinding
 from indexgen.extract.sources import (
@@ -59,7 +60,7 @@ from indexgen.extract.sources import (
 )
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.stubs import PARAMETERS, overloaded, parameters
-from indexgen.extract.syntax import annotation, literal, path
+from indexgen.extract.syntax import annotation, path
 
 
 def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
@@ -195,7 +196,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         if t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in APPENDS \
                 or t is ast.Assign and type(node.targets[0]) is ast.Subscript:
             pending += [(target, source, d, i, line)
-                        for target, source in _appended(node, d, i, first_param, modules)]
+                        for target, source in appended(node, d, i, first_param, modules)]
             continue
         handed = lambda_pairs(node) if t is ast.Call else None  # map(lambda x: ..., xs)
         if handed:
@@ -280,31 +281,6 @@ def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: 
         text = path(target, False)  # another object's attribute: for the global pass to give
         if text is not None:
             found.setdefault(i, {}).setdefault("+" + text, []).append(source)
-
-
-def _appended(node: ast.Call | ast.Assign, d: Definition, i: int, first_param: dict,
-              modules: set[str]) -> list[tuple[ast.AST, str]]:
-    """``xs.append(v)`` (``add``, ``appendleft``, ``insert``): ``xs`` holds ``v``s; and
-    ``table[key] = v`` (``table.setdefault(key, v)``): ``table`` maps keys to ``v``s.  A local name or an attribute of the
-    instance gets the source ``~[v]`` (``~{v}``); a deeper receiver
-    (``self.ctx.order.append(v)``) is kept as the name ``+self.ctx.order`` for the global
-    pass to give to the class of ``self.ctx``.  Returns the (target, source) pairs to bind
-    (:func:`_bind_one`)."""
-    if type(node) is ast.Assign:  # table[key] = v (jinja2: extensions[tag] = ext.parse)
-        value, receiver, (opens, closes) = node.value, node.targets[0].value, "{}"
-    else:  # xs.insert(i, v), table.setdefault(k, v): the second argument
-        (value, opens, closes), receiver = added(node), node.func.value
-    found_value = (path(value) or literal(value)) if value is not None else None
-    receiver = table_target(receiver, first_param.get(i), modules) if opens == "{" else receiver
-    if found_value is None or d.kind == "class" or receiver is None:
-        return []  # a table's keys are not told apart: a local, self.table, registry.TABLE
-    source = f"~{opens}{found_value}{closes}"
-    if type(receiver) is ast.Name or type(receiver) is ast.Attribute:
-        return [(receiver, source)]  # a local, self.xs, or deeper (+self.ctx.order)
-    if type(receiver) is ast.Subscript and type(receiver.value) in (ast.Name, ast.Attribute):
-        # table[key].append(v): the table maps keys to lists of v
-        return [(receiver.value, "~{" + source[1:] + "}")]
-    return []
 
 
 #: Return annotations that say nothing: what the return statements return is recorded (and

@@ -18,6 +18,7 @@ import ast
 
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.needed import added
+from indexgen.extract.puts_into import held_in
 from indexgen.extract.syntax import literal, path
 from indexgen.extract.unparse import dotted
 
@@ -56,7 +57,8 @@ def _statements(body: list[ast.stmt]):
 def _put(node: ast.stmt) -> tuple[str, str] | None:
     """(table, source) of one put statement: ``T[k] = v`` and ``T.setdefault(k, v)`` put a
     value (``~{v}``), ``T.append(v)`` (``add``, ``appendleft``, ``insert(i, v)``) an
-    element (``~[v]``), as in a function (:func:`indexgen.extract.needed.added`), ``T`` a
+    element (``~[v]``), ``T[k].append(v)`` and ``T.setdefault(k, []).append(v)`` a list of
+    them (``~{[v]}``), as in a function (:func:`indexgen.extract.needed.added`), ``T`` a
     name or an imported module's (``registry.T``); None for any other statement or a value
     that is no path."""
     if type(node) is ast.Assign and len(node.targets) == 1:
@@ -67,13 +69,14 @@ def _put(node: ast.stmt) -> tuple[str, str] | None:
         return None
     call = node.value
     func = call.func
-    table = _table(func.value) if type(func) is ast.Attribute else None
-    if not table or call.keywords:
-        return None
-    if func.attr not in APPENDS:
+    if type(func) is not ast.Attribute or call.keywords or func.attr not in APPENDS:
         return None
     value, opens, closes = added(call)  # what a function's put of the same call is
-    return _source(table, value, opens + closes) if value is not None else None
+    held = held_in(func.value) if opens == "[" else None  # T[k].append(v): lists of v
+    table = _table(func.value if held is None else held)
+    if not table or value is None:
+        return None
+    return _source(table, value, opens + closes if held is None else "{[]}")
 
 
 def _table(node: ast.expr) -> str | None:
@@ -85,4 +88,5 @@ def _table(node: ast.expr) -> str | None:
 
 def _source(table: str, value: ast.expr, brackets: str) -> tuple[str, str] | None:
     found = path(value) or literal(value)
-    return (table, f"~{brackets[0]}{found}{brackets[1]}") if found else None
+    half = len(brackets) // 2  # "{[]}": a mapping of lists
+    return (table, f"~{brackets[:half]}{found}{brackets[half:]}") if found else None

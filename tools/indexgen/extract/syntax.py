@@ -87,7 +87,7 @@ def path(node: ast.AST, given: bool = True) -> str | None:
                 else None
         if kept is None:
             if given and (node.args or node.keywords):
-                return f"{head}(:{handed_text(node, path)})"
+                return f"{head}(:{handed_text(node, path, literal)})"
             return head + "()"
         args = [_argument(a) for a in node.args]
         if kept == "getattr" and len(args) > 1:  # the name: "on_*" for "on_" + x
