@@ -54,7 +54,9 @@ class Generics:
 
     def is_type_var(self, key: str, name: str, declares: frozenset[str]
                     ) -> bool:  # pragma: no cover
-        raise NotImplementedError  # TypeVars defines it
+        """Whether ``name`` in file ``key`` is a type variable the build declares (one rule,
+        :meth:`indexgen.analyze.typevars.TypeVars.is_type_var`, which defines it)."""
+        raise NotImplementedError
 
     def bind_arguments(self, key: str, found: Values, args: list[ast.AST], cls: str
                        ) -> Values:
