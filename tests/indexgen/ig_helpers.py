@@ -105,13 +105,16 @@ def project_of(files: dict[str, str]) -> Project:
                     for rel, text in files.items()], {})
 
 
-def callees_by_mark(files: dict[str, str], rel: str) -> dict[str, set[str]]:
+def callees_by_mark(files: dict[str, str], rel: str, called_only: bool = False
+                    ) -> dict[str, set[str]]:
     """For each line of ``files[rel]`` that ends in a comment ``# MARK``, the labels of the
-    callees the global pass (:func:`project_of`) lists for the calls on that line."""
+    callees the global pass (:func:`project_of`) lists for the calls on that line;
+    ``called_only``: not the functions passed as callbacks nor the properties read."""
     ctx = project_of(files).contexts()[f"src/{rel}"]
     lines = textwrap.dedent(files[rel]).lstrip("\n").split("\n")
     marks = {line.split("# ")[1]: i for i, line in enumerate(lines, 1) if "# " in line}
-    return {m: {e.label for out in ctx.calls.values() for e in out if e.line == at}
+    return {m: {e.label for out in ctx.calls.values() for e in out if e.line == at
+                and not (called_only and e.kind in ("callback", "read"))}
             for m, at in marks.items()}
 
 

@@ -12,7 +12,7 @@ expected edge is read off the source by hand.
 from __future__ import annotations
 
 import pytest
-from ig_helpers import project_of
+from ig_helpers import callees_by_mark
 
 FILES = {
     "pkg/__init__.py": "",
@@ -109,20 +109,9 @@ FILES = {
 }
 
 
-def _called(files: dict[str, str], rel: str) -> dict[str, set[str]]:
-    """For each line of ``files[rel]`` that ends in a comment ``# MARK``, the labels of the
-    callees the pages list as called there (not functions passed as callbacks)."""
-    ctx = project_of(files).contexts()[f"src/{rel}"]
-    lines = files[rel].strip("\n").split("\n")
-    marks = {line.split("# ")[1]: i for i, line in enumerate(lines, 1) if "# " in line}
-    return {m: {e.label for out in ctx.calls.values() for e in out
-                if e.line == at and e.kind not in ("callback", "read")}
-            for m, at in marks.items()}
-
-
 @pytest.fixture(scope="module")
 def called() -> dict[str, set[str]]:
-    return _called(FILES, "pkg/deco.py")
+    return callees_by_mark(FILES, "pkg/deco.py", called_only=True)
 
 
 @pytest.mark.parametrize(("mark", "callees"), [
