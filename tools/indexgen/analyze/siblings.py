@@ -37,15 +37,10 @@ def sibling_methods(h: Any, key: str, cls: str, attr: str) -> list[tuple[str, st
     if attr not in sibling_names(h):
         return []
     found: list[tuple[str, str]] = []
-    for (k, c), foreign in _foreign(h, key, cls):
-        for owner in h.mro(k, c):
-            d = h._defs[owner[0]][1].get(f"{owner[1]}.{attr}") if owner[0] else None
-            if d is not None:
-                if owner in foreign and d.kind in _CALLABLE and not d.overload:
-                    hit = (owner[0], d.qualname)
-                    if hit not in found:
-                        found.append(hit)
-                break
+    for sub, foreign in _foreign(h, key, cls):
+        hit = _first_foreign(h, h.mro(*sub), attr, foreign)
+        if hit is not None and hit not in found:
+            found.append(hit)
     return found
 
 
@@ -96,16 +91,26 @@ def after_in_subclasses(h: Any, key: str, cls: str, attr: str) -> list[tuple[str
     it: ``class PgLexer(PgMixin, Lexer)``, ``super().tokens()`` in ``PgMixin`` runs
     ``Lexer.tokens``): for each, the first class after ``cls`` that defines it, when that
     class is foreign to ``cls``."""
+    if attr not in sibling_names(h):
+        return []
     found: list[tuple[str, str]] = []
     for sub, foreign in _foreign(h, key, cls):
         order = h.mro(*sub)
-        if (key, cls) not in order:
-            continue
-        for owner in order[order.index((key, cls)) + 1:]:
-            d = h._defs[owner[0]][1].get(f"{owner[1]}.{attr}") if owner[0] else None
-            if d is not None:
-                if owner in foreign and d.kind in _CALLABLE and not d.overload \
-                        and (owner[0], d.qualname) not in found:
-                    found.append((owner[0], d.qualname))
-                break
+        if (key, cls) in order:
+            hit = _first_foreign(h, order[order.index((key, cls)) + 1:], attr, foreign)
+            if hit is not None and hit not in found:
+                found.append(hit)
     return found
+
+
+def _first_foreign(h: Any, order: list[tuple[str, str]], attr: str, foreign: frozenset
+                   ) -> tuple[str, str] | None:
+    """``(file key, qualname)`` of the method ``attr`` of the first class of ``order`` that
+    defines ``attr`` (as Python looks it up), when that class is one of ``foreign`` and
+    defines a method; else None."""
+    for owner in order:
+        d = h._defs[owner[0]][1].get(f"{owner[1]}.{attr}") if owner[0] else None
+        if d is not None:
+            return (owner[0], d.qualname) if owner in foreign and d.kind in _CALLABLE \
+                and not d.overload else None
+    return None

@@ -62,8 +62,13 @@ def type_test(node: ast.AST, one=None) -> tuple[str, str] | None:
     if type(call) is not ast.Call or type(call.func) is not ast.Name or call.func.id != "type" \
             or len(call.args) != 1 or call.keywords:
         return None
-    like = ast.Call(ast.Name("isinstance", ast.Load()), [call.args[0], node.comparators[0]], [])
-    return (one or isinstance_test)(like)
+    return (one or isinstance_test)(_as_isinstance(call.args[0], node.comparators[0]))
+
+
+def _as_isinstance(subject: ast.AST, types: ast.AST) -> ast.Call:
+    """``isinstance(subject, types)``, written for a reader of such tests (:func:`type_test`,
+    :func:`matched`: another form that says the same of ``subject`` where it holds)."""
+    return ast.Call(ast.Name("isinstance", ast.Load()), [subject, types], [])
 
 
 #: What a test says of the names it tests: ``(name, ":T" or "-T")`` (a ``T``, or not one).
@@ -114,9 +119,8 @@ def matched(node: ast.Match, one=None) -> list[tuple]:
         classes = pattern.patterns if type(pattern) is ast.MatchOr else [pattern]
         if not all(type(c) is ast.MatchClass for c in classes):
             continue
-        like = ast.Call(ast.Name("isinstance", ast.Load()),
-                        [node.subject, ast.Tuple([c.cls for c in classes], ast.Load())], [])
-        tested = (one or isinstance_test)(like)
+        tested = (one or isinstance_test)(_as_isinstance(
+            node.subject, ast.Tuple([c.cls for c in classes], ast.Load())))
         if tested is not None:
             body = case.body
             found.append((tested[0], body[0].lineno, body[-1].end_lineno, ":" + tested[1],
