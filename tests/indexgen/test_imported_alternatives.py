@@ -63,6 +63,10 @@ PICKED = {
             return "w"
 
 
+        def slow():
+            return "w"
+
+
         class Clock:
             pass
     ''',
@@ -72,6 +76,10 @@ PICKED = {
 
 
         def quick():
+            return "u"
+
+
+        def slow():
             return "u"
 
 
@@ -93,11 +101,17 @@ PICKED = {
 
         from pkg._win32 import Clock
 
+        if sys.version_info >= (3, 12):
+            from pkg import _win32 as impl
+        else:
+            import pkg._unix as impl
+
 
         def here():
             zone()  # platform
             fast_zone()  # try-import
             Clock()  # once
+            impl.slow()  # module
     ''',
 }
 
@@ -114,6 +128,7 @@ def picked(tmp_path_factory):
     # / `except ImportError: from torch.utils._pytree import tree_map_only`
     ("# try-import", {"_win32:quick", "_unix:quick"}),
     ("# once", {"_win32:Clock"}),
+    ("# module", {"_win32:slow", "_unix:slow"}),  # through the module either imports
 ])
 def test_a_name_a_condition_imports_from_two_modules_reaches_both(picked, marker, expected):
     assert calls_at(picked, "pkg/local.py", marker) == expected
