@@ -5,10 +5,11 @@ objects by file, first line and name, and :func:`truth` maps them to definitions
 ``ast`` oracle (``oracle.py``); :func:`page_edges` reads the pages back with
 ``page_claims.py``.  Left out, as calls the language makes implicitly: property getters and
 setters (decorated, or functions a class body hands to ``property``: ``locale =
-property(_get_locale, _set_locale)``, ``property(fget=...)``, but for an explicit call of one:
-``self._set_locale(v)``), dunder methods other than ``__init__``, an autograd Function's ``forward`` and
-``backward``, class bodies run at import, and code objects that are no definition (nested
-functions, lambdas, comprehensions: the pages list their calls under the enclosing one).
+property(_get_locale, _set_locale)``, ``property(fget=...)``, but for an explicit call of
+one: ``self._set_locale(v)``), dunder methods other than ``__init__``, an autograd
+Function's ``forward`` and ``backward``, class bodies run at import, and code objects that
+are no definition (nested functions, lambdas, comprehensions: the pages list their calls
+under the enclosing one).
 
 A generator's body starts when it is first resumed, not when it is called: the profiler
 reports the call at the line that resumed it (``next(it)``, a ``for`` over it), and calling
