@@ -16,7 +16,10 @@ submodules); calling a class runs its ``__init__`` (or a project base's).  The o
 infer types: a call on a name bound inside the function is not resolved here, so its edges
 are the ones every page must show, and the pages' edges at the call sites it resolves must
 be its own.  Anchors follow the documented convention: ``sym-<qualname>``,
-``-2``... for redefinitions, ``-overload-<k>`` for ``typing.overload`` stubs.
+``-2``... for redefinitions, ``-overload-<k>`` for ``typing.overload`` stubs.  A class
+body's ``name = property(getter, ...)`` defines the property ``name`` (kind ``property``),
+where the getter is a function the body defines before it and ``name`` is no definition of
+the class; it holds no calls of its own.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ class Def:
     """A definition the oracle found."""
 
     qualname: str
-    kind: str  # class / function
+    kind: str  # class / function / property (made by a property(...) call)
     line: int
     end: int
     anchor: str = ""
@@ -152,10 +155,36 @@ class Oracle:
                         visit(case.body, prefix, cls, top)
 
         visit(mod.tree.body, "", "", True)
+        self._called_properties(mod)
         # function-level imports bind names too (after the module's own bindings)
         for node in ast.walk(mod.tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self._bind_import(mod, node)
+
+    @staticmethod
+    def _called_properties(mod: Mod) -> None:
+        """Add the properties the class bodies make by calling ``property``."""
+        names = {d.qualname: d for d in mod.defs}
+        for cls in [d for d in mod.defs if d.kind == "class"]:
+            for stmt in cls.node.body:
+                if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                        and isinstance(stmt.targets[0], ast.Name)
+                        and isinstance(stmt.value, ast.Call)
+                        and isinstance(stmt.value.func, ast.Name)
+                        and stmt.value.func.id == "property"):
+                    continue
+                call, q = stmt.value, f"{cls.qualname}.{stmt.targets[0].id}"
+                if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                        k.arg is None for k in call.keywords) or q in names:
+                    continue
+                getter = next((k.value for k in call.keywords if k.arg == "fget"),
+                              call.args[0] if call.args else None)
+                fget = names.get(f"{cls.qualname}.{getattr(getter, 'id', '')}")
+                if isinstance(getter, ast.Name) and fget is not None and \
+                        fget.kind == "function" and fget.line < stmt.lineno:
+                    names[q] = Def(q, "property", stmt.lineno, stmt.end_lineno, f"sym-{q}",
+                                   False, stmt, cls.qualname)
+                    mod.defs.append(names[q])
 
     def _bind_import(self, mod: Mod, node: ast.AST) -> None:
         for alias in node.names:
@@ -386,6 +415,8 @@ def _owners(mod: Mod):
     """line -> the innermost definition holding it (a table filled outer to inner)."""
     table: dict[int, Def] = {}
     for d in sorted(mod.defs, key=lambda d: (d.line, -d.end)):
+        if d.kind == "property":
+            continue  # a property(...) call's: its line is the class body's
         for line in range(d.line, d.end + 1):
             table[line] = d
     return table.get

@@ -4,9 +4,12 @@ Independent of indexgen's analysis: the observed calls (``trace_workload.record`
 objects by file, first line and name, and :func:`truth` maps them to definitions with the
 ``ast`` oracle (``oracle.py``); :func:`page_edges` reads the pages back with
 ``page_claims.py``.  Left out, as calls the language makes implicitly: property getters and
-setters, dunder methods other than ``__init__``, an autograd Function's ``forward`` and
-``backward``, class bodies run at import, and code objects that are no definition (nested
-functions, lambdas, comprehensions: the pages list their calls under the enclosing one).
+setters (decorated, or functions a class body hands to ``property``: ``locale =
+property(_get_locale, _set_locale)``, ``property(fget=...)``, but for an explicit call of
+one: ``self._set_locale(v)``), dunder methods other than ``__init__``, an autograd
+Function's ``forward`` and ``backward``, class bodies run at import, and code objects that
+are no definition (nested functions, lambdas, comprehensions: the pages list their calls
+under the enclosing one).
 
 A generator's body starts when it is first resumed, not when it is called: the profiler
 reports the call at the line that resumed it (``next(it)``, a ``for`` over it), and calling
@@ -30,8 +33,28 @@ from page_claims import page_call_edges, page_callers
 Edge = tuple[str, str, str, str, int]
 
 
-def _implicit(mod: Mod, d) -> str:
-    """Why a call to definition ``d`` is one the language makes implicitly, or ''."""
+def _accessors(cls: ast.ClassDef) -> set[str]:
+    """The names a class body hands to a ``property(...)`` call as its getter, setter or
+    deleter (``locale = property(_get_locale, _set_locale)``, ``property(fget=f)``)."""
+    found = set()
+    for stmt in cls.body:
+        value = getattr(stmt, "value", None)
+        if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "property":
+            args = value.args[:3] + [k.value for k in value.keywords
+                                     if k.arg in ("fget", "fset", "fdel")]
+            found.update(a.id for a in args if isinstance(a, ast.Name))
+    return found
+
+
+def _called_at(mod: Mod, line: int) -> set[str]:
+    """The names the calls spanning line ``line`` of ``mod`` call (``f()``, ``x.f()``)."""
+    return {getattr(n.func, "attr", getattr(n.func, "id", "")) for n in ast.walk(mod.tree)
+            if isinstance(n, ast.Call) and n.lineno <= line <= (n.end_lineno or n.lineno)}
+
+
+def _implicit(mod: Mod, d, caller: Mod | None = None, line: int = 0) -> str:
+    """Why a call to definition ``d`` (from line ``line`` of ``caller``) is one the language
+    makes implicitly, or ''."""
     node = d.node
     if isinstance(node, ast.ClassDef):
         return "class body"
@@ -39,6 +62,10 @@ def _implicit(mod: Mod, d) -> str:
     decorators = [ast.unparse(x) for x in node.decorator_list]
     if any(x.split("(")[0].rpartition(".")[2] in ("property", "cached_property")
            or x.endswith((".setter", ".getter", ".deleter")) for x in decorators):
+        return "property"
+    if d.parent_class and name in _accessors(next(
+            x for x in mod.defs if x.qualname == d.parent_class).node) and not (
+            caller is not None and name in _called_at(caller, line)):
         return "property"
     if name.startswith("__") and name.endswith("__") and name != "__init__":
         return "dunder"
@@ -60,15 +87,17 @@ def truth(root: Path, observed) -> tuple[set[Edge], dict[str, int]]:
         callee, caller = by_file.get(callee_file), by_file.get(caller_file)
         if callee is None or caller is None:
             continue
-        d = next((d for d in callee.defs if d.qualname.rpartition(".")[2] == name and first_line
+        d = next((d for d in callee.defs if d.qualname.rpartition(".")[2] == name
+                  and d.kind != "property" and first_line
                   in (d.line, min([x.lineno for x in d.node.decorator_list] + [d.line]))), None)
-        why = "no definition" if d is None else _implicit(callee, d)
+        why = "no definition" if d is None else _implicit(callee, d, caller, line)
         if why:
             left_out[why] = left_out.get(why, 0) + 1
             continue
         owner = None
         for x in caller.defs:
-            if x.line <= line <= x.end and (owner is None or x.line >= owner.line):
+            if x.line <= line <= x.end and x.kind != "property" and (
+                    owner is None or x.line >= owner.line):
                 owner = x
         if _generator(d.node):
             line = _made_at(owner.node if owner else caller.tree, name, line)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from indexgen.analyze.appliers import APPLY, applied
+from indexgen.analyze.init_fields import init_fields
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.values import NONE, Values, closure_qualname, ordered, union
@@ -238,12 +239,11 @@ class Flows:
         owner = self._defs[key][1].get(cls)
         if not sites or owner is None:
             return NONE
-        fields = [n for n, given in owner.members.items()
-                  if any(a == "" and x[0] == ":" for a, x in given)]
+        fields, keyword = init_fields(owner, attr)  # an attrs class's: _x by x=, alias=
         place = str(fields.index(attr)) if attr in fields else None
         given = []
         for ckey, canchor, items, _shift in sites:
-            text = items.get(attr) or (items.get(place) if place else None)
+            text = items.get(attr) or items.get(keyword) or (items.get(place) if place else None)
             if text is not None:
                 given.append(self.evaluate(ckey, canchor, text))
                 if len(given) == _SITES:

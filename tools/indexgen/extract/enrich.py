@@ -18,7 +18,9 @@ from typing import NamedTuple
 
 from indexgen.extract.alternatives import checking_only
 from indexgen.extract.docstrings import DocSection, parse_docstring, role_targets
+from indexgen.extract.getattr_names import refine_getattr_names
 from indexgen.extract.model import Definition, FileSummary
+from indexgen.extract.property_calls import add_called_properties
 from indexgen.extract.rules import import_aliases
 from indexgen.extract.served import served_names
 from indexgen.extract.structure import FUNCS, Structure
@@ -93,6 +95,16 @@ def enrich(summary: FileSummary, structure: Structure, tree: ast.Module, text: s
         elif signature is not None or raw:
             later.append((definition, signature, raw))
         references.update(definition.type_refs)
+    if "getattr" in summary.identifiers:  # getattr(self, name.lower()), name a local
+        refine_getattr_names(structure)
+    if "property" in summary.identifiers:  # name = property(getter, ...) in a class body
+        for prop, fget, raw in add_called_properties(structure):
+            prop.signature = _ast_signature(Signature(prop.name, fget.args, fget.returns),
+                                            prop.kind)
+            if later is None:
+                _finish_one(prop, None, raw)
+            elif raw:
+                later.append((prop, None, raw))
     summary.references = sorted(references)
 
 
