@@ -202,6 +202,8 @@ class Results(Held, Generics, Operated):
         if name == "zip":
             elements = tuple(union(self.element(v) for v in ordered(g)) for g in given)
             return frozenset({("s", frozenset({("t", elements)}))})
+        if name == "dict":  # a copy of a mapping holds its keys and values
+            return frozenset(v for v in given[0] if v[0] == "d")
         if name in ("iter", "list", "sorted", "reversed", "tuple", "set", "frozenset"):
             return frozenset({("s", union(self.element(v) for v in ordered(given[0])))})
         return NONE

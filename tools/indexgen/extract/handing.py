@@ -68,8 +68,8 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
             if k != "*" and t is ast.Attribute and refs and found and (
                     taker or _bound_method(a) and a.attr in methods):
                 out.append(("&" + found, line))
-        elif t is ast.Call and k != "*" and _constructed(a):  # Box(Node()): a Node
-            items.append(f"{k}={_constructed(a)}")
+        elif t is ast.Call and k != "*" and (_constructed(a) or _class_of(a)):
+            items.append(f"{k}={_constructed(a) or _class_of(a)}")  # Box(Node()): a Node
     for kw in node.keywords:
         v = kw.value
         t = type(v)
@@ -107,6 +107,17 @@ def _constructed(node: ast.Call) -> str | None:
     last = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute \
         else ""
     if not last[:1].isupper() or last.isupper() or "_" in last:
+        return None
+    found = path(node, False)
+    return found if found and "," not in found else None
+
+
+def _class_of(node: ast.Call) -> str | None:
+    """The path of ``type(x)`` (``x`` a name or an attribute chain), for a flow record's
+    slot (``build(type(self))`` hands the class of ``self``), else None."""
+    func = node.func
+    if type(func) is not ast.Name or func.id != "type" or len(node.args) != 1 \
+            or node.keywords or type(node.args[0]) not in (ast.Name, ast.Attribute):
         return None
     found = path(node, False)
     return found if found and "," not in found else None
