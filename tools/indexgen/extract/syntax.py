@@ -119,6 +119,8 @@ def path(node: ast.AST, given: bool = True) -> str | None:
         return f"{base}[{index.value if keep else '_'}]"
     if t is ast.BinOp or t is ast.UnaryOp:
         return operator_path(node, path, given)
+    if t is ast.Lambda:  # a closure of its definition (indexgen.extract.lambdas)
+        return f"_λ{node.lineno}_{node.col_offset}"
     return None
 
 
