@@ -1,0 +1,88 @@
+"""A lambda's parameters are what the call sites that call it hand them.
+
+A named function's parameters read what its callers hand (``indexgen.analyze.flows``); a
+lambda's did not, so ``lambda self, e: self.binary(e)`` in a class-body dispatch table,
+called as ``self.T["a"](self, e)``, listed nothing for ``self.binary(e)``.  A lambda written
+as a value is a closure of the definition around it (a class body's: the class), and its
+parameters hold what the calls that reach it hand: through a name bound to it, a function
+that returns it, a table of a class body or of a function and a lookup in it (``t[k](...)``,
+``t.get(k)`` then a call).  Its calls are listed under the definition around it, as the
+trace oracle attributes them.  Every expected edge is read off the source by hand.
+"""
+
+from __future__ import annotations
+
+from ig_helpers import callees_by_mark
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/m.py": '''
+        class A:
+            def run(self):
+                return 1
+
+
+        class B:
+            def stop(self):
+                return 2
+
+
+        def make():
+            return lambda a: a.run()  # RETURNED
+
+
+        def user():
+            x = A()
+            g = make()
+            g(x)
+
+
+        def local():
+            f = lambda a: a.run()  # LOCAL
+            x = A()
+            f(x)
+
+
+        def local_table(key):
+            table = {"a": lambda b: b.stop()}  # FUNCTION_TABLE
+            y = B()
+            table[key](y)
+
+
+        class Gen:
+            T = {"a": lambda self, e: self.binary(e)}  # CLASS_TABLE
+            U = {"s": lambda self: self.seg()}  # BY_GET
+
+            def binary(self, e):
+                return e
+
+            def seg(self):
+                return 0
+
+            def sql(self, e, key):
+                self.T["a"](self, e)
+                handler = self.U.get(key)
+                return handler(self)
+
+            def in_method(self, e):
+                f = lambda self, x: self.binary(x)  # SHADOWED_SELF
+                g = lambda gen: gen.seg()  # IN_METHOD
+                f(self, e)
+                g(self)
+    ''',
+}
+
+
+def test_a_lambda_called_through_a_name_reads_what_is_handed():
+    found = callees_by_mark(FILES, "pkg/m.py", called_only=True)
+    assert found["RETURNED"] == {"A.run"}, found
+    assert found["LOCAL"] == {"A.run"}, found
+    assert found["IN_METHOD"] == {"Gen.seg"}, found
+    assert found["SHADOWED_SELF"] == {"Gen.binary"}, found
+
+
+def test_a_lambda_in_a_table_reads_what_the_lookup_s_call_hands():
+    found = callees_by_mark(FILES, "pkg/m.py", called_only=True)
+    assert found["CLASS_TABLE"] == {"Gen.binary"}, found
+    assert found["BY_GET"] == {"Gen.seg"}, found
+    assert found["FUNCTION_TABLE"] == {"B.stop"}, found
