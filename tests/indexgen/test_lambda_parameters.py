@@ -86,3 +86,35 @@ def test_a_lambda_in_a_table_reads_what_the_lookup_s_call_hands():
     assert found["CLASS_TABLE"] == {"Gen.binary"}, found
     assert found["BY_GET"] == {"Gen.seg"}, found
     assert found["FUNCTION_TABLE"] == {"B.stop"}, found
+
+
+FIELD = {
+    "pkg/__init__.py": "",
+    "pkg/ops.py": '''
+        from typing import Callable, NamedTuple
+
+
+        def check(node):
+            return node
+
+
+        class Op(NamedTuple):
+            fn: object
+            extra_check: Callable[[object], bool] = lambda node: True
+
+
+        OPS = {1: Op(len, extra_check=check)}
+
+
+        def run(node, k):
+            op = OPS[k]
+            op.extra_check(node)  # FIELD
+    ''',
+}
+
+
+def test_a_lambda_default_leaves_a_field_what_the_constructor_is_handed():
+    # torch's InplaceableOp.extra_check: the default lambda, and should_reinplace_scatter
+    found = callees_by_mark(FIELD, "pkg/ops.py", called_only=True)
+    assert "check" in found["FIELD"], found
+    assert {label.rpartition(".")[0] for label in found["FIELD"] - {"check"}} == {"Op.<locals>"}

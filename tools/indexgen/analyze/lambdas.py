@@ -30,3 +30,10 @@ def lambda_value(defs: dict[str, Definition], key: str, name: str) -> Values:
         if d.lineno <= line <= d.end_lineno and (best is None or d.lineno >= best.lineno):
             best = d
     return frozenset({("n", key, best.qualname, name)}) if best is not None else NONE
+
+
+def lambdas_apart(values: Values) -> Values:
+    """``values`` without the lambdas (a field's default ``lambda node: True`` says no more
+    of the field than its ``Callable`` annotation: what the constructor's callers hand it
+    may)."""
+    return frozenset(v for v in values if not (v[0] == "n" and is_lambda(v[3])))
