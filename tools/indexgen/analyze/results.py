@@ -15,6 +15,7 @@ from __future__ import annotations
 from indexgen.analyze.containers import element_of, item_of
 from indexgen.analyze.generics import Generics
 from indexgen.analyze.held import HELD_METHODS, Held
+from indexgen.analyze.left_out import left_out
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.operated import Operated
 from indexgen.analyze.paths import Given, Operator
@@ -122,7 +123,8 @@ class Results(Held, Generics, Operated):
                                                  if v[0] == "f" or v[0] == "n")
                     return found
             if "return" in d.names:  # no annotation, or a vague one: what it returns
-                return self._returned(value[1], d)
+                out = left_out(d, args, on) if type(args) is Given else None
+                return self._returned(value[1], d, out) if out else self._returned(value[1], d)
             return NONE
         if kind == "r" or kind == "k":
             return value[1]
@@ -174,13 +176,15 @@ class Results(Held, Generics, Operated):
             found = found | self._steps(key, anchor, args[1])
         return found
 
-    def _returned(self, key: str, d: Definition) -> Values:
+    def _returned(self, key: str, d: Definition, out: frozenset = frozenset()) -> Values:
         """What a function without a return annotation returns: what its ``return``
-        statements return (a recursive call adds nothing)."""
-        return self._guard.get(("\2", key, d.anchor), self._returns, key, d)
+        statements return (a recursive call adds nothing), but the parameters ``out`` a call
+        leaves out (:mod:`indexgen.analyze.left_out`)."""
+        return self._guard.get(("\2", key, d.anchor, out), self._returns, key, d, out)
 
-    def _returns(self, key: str, d: Definition) -> Values:
-        return union(self.source(key, d.anchor, s, d.parent) for s in d.names["return"])
+    def _returns(self, key: str, d: Definition, out: frozenset) -> Values:
+        return union(self.source(key, d.anchor, s, d.parent) for s in d.names["return"]
+                     if s[1:] not in out)
 
     def _builtin(self, name: str, key: str, anchor: str, args: tuple) -> Values:
         if name == "super":
