@@ -5,10 +5,13 @@ definition around it (:mod:`indexgen.extract.calls`), a class body's lambda to t
 So that a call through it can still type its parameters (``T = {"a": lambda self, e:
 self.binary(e)}``, then ``self.T["a"](self, e)``; ``g = make()`` where ``make`` returns
 ``lambda a: a.run()``, then ``g(A())``), a lambda written as a value is the path
-:func:`token` (``_λ12_8``: its line and column), which the global pass reads as a closure of
-that definition (:func:`indexgen.analyze.lambdas.lambda_value`); each of its parameters is a
+:func:`token` (``_λ12_self_e``: its line and its parameters), which the global pass reads as
+a closure of that definition (:func:`indexgen.analyze.lambdas.lambda_value`): one closure,
+``_λself_e``, for all its lambdas of the same parameters (a union of lambdas a table holds
+stays small; their calls are listed under the same definition anyway, and a parameter's name
+is one name of the definition already); each of its parameters is a
 name of the definition whose sources are what the closure's callers hand it
-(``<λ_λ12_8|0:self``, :meth:`indexgen.analyze.flows.Flows._flow`), as a nested function's
+(``<λ_λself_e|0:self``, :meth:`indexgen.analyze.flows.Flows._flow`), as a nested function's
 are (:func:`indexgen.extract.sources.nested_function`).  In a class body, where no name is
 local, a lambda's parameters are local over the lambda's lines (:func:`class_locals`).
 """
@@ -18,14 +21,17 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.shadows import MARK, SELF_NAMES
+from indexgen.extract.syntax import lambda_name, path
 
 #: What starts the path of a lambda (:func:`token`): no name a program writes.
 PREFIX = "_λ"
 
 
 def token(node: ast.Lambda) -> str:
-    """The path of a lambda written as a value: ``_λ<line>_<column>``."""
-    return f"{PREFIX}{node.lineno}_{node.col_offset}"
+    """The path of a lambda written as a value: ``_λ<line>_`` and its parameters' names
+    (``_λ12_self_e``: the line finds its definition; the closure is
+    :func:`~indexgen.extract.syntax.lambda_name`'s, ``_λself_e``)."""
+    return path(node)
 
 
 def parameters(node: ast.Lambda, in_method: bool) -> list[tuple[str, str]]:
@@ -34,7 +40,7 @@ def parameters(node: ast.Lambda, in_method: bool) -> list[tuple[str, str]]:
     named apart, as :mod:`indexgen.extract.shadows` writes it in the lambda's calls."""
     args = node.args
     positional = [*args.posonlyargs, *args.args]
-    name = token(node)
+    name = lambda_name(node)
     out = []
     for k, a in enumerate((*positional, *args.kwonlyargs)):
         spot = k if k < len(positional) else "k"

@@ -120,8 +120,17 @@ def path(node: ast.AST, given: bool = True) -> str | None:
     if t is ast.BinOp or t is ast.UnaryOp:
         return operator_path(node, path, given)
     if t is ast.Lambda:  # a closure of its definition (indexgen.extract.lambdas)
-        return f"_λ{node.lineno}_{node.col_offset}"
+        return f"_λ{node.lineno}_{lambda_name(node)[2:]}"
     return None
+
+
+def lambda_name(node: ast.Lambda) -> str:
+    """The name of a lambda's closure: ``_λ`` and its parameters' names (``_λself_e``): the
+    lambdas of one definition with the same parameters are one closure, whose parameters are
+    what the calls of any of them hand (:mod:`indexgen.extract.lambdas`)."""
+    a = node.args
+    return "_λ" + "_".join(p.arg for p in (*a.posonlyargs, *a.args, *([a.vararg] if a.vararg
+                                                                      else []), *a.kwonlyargs))
 
 
 def targets(node: ast.AST) -> list[ast.AST]:
