@@ -118,3 +118,37 @@ def test_a_lambda_default_leaves_a_field_what_the_constructor_is_handed():
     found = callees_by_mark(FIELD, "pkg/ops.py", called_only=True)
     assert "check" in found["FIELD"], found
     assert {label.rpartition(".")[0] for label in found["FIELD"] - {"check"}} == {"Op.<locals>"}
+
+
+SIBLINGS = {
+    "pkg/__init__.py": "",
+    "pkg/dialects.py": '''
+        class Parser:
+            T = {}
+
+            def go(self):
+                return 0
+
+            def parse(self, key):
+                return self.T[key](self)
+
+
+        class Left(Parser):
+            T = {"a": lambda self: self.go()}  # LEFT
+
+            def go(self):
+                return 1
+
+
+        class Right(Parser):
+            def go(self):
+                return 2
+    ''',
+}
+
+
+def test_a_class_body_lambda_s_self_is_an_instance_of_its_class():
+    # the base's call site hands a Parser (any of its subclasses), but a lambda of Left's
+    # table runs with a Left: Right.go is no callee (sqlglot's dialect parsers)
+    found = callees_by_mark(SIBLINGS, "pkg/dialects.py", called_only=True)
+    assert found["LEFT"] == {"Left.go"}, found

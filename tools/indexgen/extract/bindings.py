@@ -171,7 +171,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         if t is ast.Lambda:  # a lambda: its parameters are names here (a class's too)
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             for name, source in lambda_parameters(node, defs[i].kind != "class" and bool(
-                    defs[i].parent)) if i >= 0 else ():
+                    defs[i].parent), defs[i].qualname if defs[i].kind == "class" else ""
+                    ) if i >= 0 else ():
                 found.setdefault(i, {}).setdefault(name, []).append(source)
             continue
         if t in FUNCS:  # a nested function: its parameters are names here

@@ -34,10 +34,14 @@ def token(node: ast.Lambda) -> str:
     return path(node)
 
 
-def parameters(node: ast.Lambda, in_method: bool) -> list[tuple[str, str]]:
+def parameters(node: ast.Lambda, in_method: bool, cls: str = "") -> list[tuple[str, str]]:
     """(name, source) of each positional or keyword-only parameter of a lambda: what the
     callers of the lambda hand it; in a method (``in_method``), its own ``self`` or ``cls``
-    named apart, as :mod:`indexgen.extract.shadows` writes it in the lambda's calls."""
+    named apart, as :mod:`indexgen.extract.shadows` writes it in the lambda's calls.  In
+    the body of the class ``cls``, a first parameter ``self`` is an instance of that class
+    (``T = {"a": lambda self, e: self.binary(e)}``: the class's method in all but name,
+    called with the instance), not what a base's method hands (``self.T[k](self, e)`` in a
+    base, whose ``self`` would reach a sibling class's overrides)."""
     args = node.args
     positional = [*args.posonlyargs, *args.args]
     name = lambda_name(node)
@@ -45,7 +49,8 @@ def parameters(node: ast.Lambda, in_method: bool) -> list[tuple[str, str]]:
     for k, a in enumerate((*positional, *args.kwonlyargs)):
         spot = k if k < len(positional) else "k"
         bound = a.arg + MARK if in_method and a.arg in SELF_NAMES else a.arg
-        out.append((bound, f"<λ{name}|{spot}:{a.arg}"))
+        out.append((bound, f":{cls}" if cls and k == 0 and a.arg == "self"
+                    else f"<λ{name}|{spot}:{a.arg}"))
     if args.vararg is not None:
         out.append((args.vararg.arg, f"<λ{name}|*{len(positional)}:{args.vararg.arg}"))
     return out
