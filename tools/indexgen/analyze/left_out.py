@@ -24,9 +24,14 @@ def left_out(d: Definition, args: Given, on: Values) -> frozenset[str]:
     """The parameters of ``d`` (those its names keep: :attr:`Definition.names`, ``<k:x``)
     that a call handing ``args`` leaves out; none where an argument is unpacked (``*xs``,
     ``**kw``) or ``d`` returns none of its parameters by name."""
-    returned = {s[1:] for s in d.names.get("return", ()) if s[0] == "="}
-    params = [(name, s) for name in returned for s in d.names.get(name, ()) if s[0] == "<"
-              and s[1:].partition(":")[2].partition("=")[0] == name]
+    names = d.names
+    params = []
+    for returned in names["return"]:  # (plain loops: read at every call of a function)
+        if returned[0] == "=" and returned[1:] in names:
+            name = returned[1:]
+            for s in names[name]:
+                if s[0] == "<" and s[1:].partition(":")[2].partition("=")[0] == name:
+                    params.append((name, s))
     if not params:
         return frozenset()
     items = arguments(args)
