@@ -121,3 +121,34 @@ def test_what_runs_elsewhere_calls_the_modules_name(called, mark, callees):
 def test_a_body_function_called_by_name_is_handed_every_argument(called):
     # apply(3, on_token) in the body: func is on_token (not the 3, as a method's would be)
     assert called["HANDED"] == {"on_token"}
+
+
+VALUES = {
+    "pkg/__init__.py": "",
+    "pkg/grammar.py": '''
+        class Part:
+            def __add__(self, other) -> "Part":
+                return self
+
+            def __radd__(self, other) -> "Part":
+                return self
+
+            def named(self, name):
+                return self
+
+
+        class Grammar:
+            word = Part()
+            pair = (word + word).named("pair")  # OPERAND
+            prefixed = ("::" + word).named("prefixed")  # RIGHT_OPERAND
+    ''',
+}
+
+
+def test_a_class_body_reads_the_values_it_bound_inside_expressions():
+    # (pyparsing's pyparsing_common: `("::ffff:" + ipv4_address).set_name(...)`, where
+    # ipv4_address is the body's own name: the evaluation reads it as the class's member,
+    # Types._name, where the call's text does not start with it for class_scope to write)
+    found = callees_by_mark(VALUES, "pkg/grammar.py", called_only=True)
+    assert found["OPERAND"] == {"Part.named"}, found
+    assert found["RIGHT_OPERAND"] == {"Part.named"}, found

@@ -17,6 +17,8 @@ from ig_helpers import callees_by_mark
 FILES = {
     "pkg/__init__.py": "",
     "pkg/deco.py": '''
+        import functools
+
         RULES = []
 
 
@@ -102,6 +104,20 @@ FILES = {
             pass
 
 
+        def _register_op(wrapped, op):
+            wrapped(op)  # PARTIAL_FACTORY
+            return wrapped
+
+
+        def op_impl(op):
+            return functools.partial(_register_op, op=op)
+
+
+        @op_impl("add")
+        def add_impl(op):
+            return op
+
+
         def visit(node):
             for rule_cls in RULES:
                 rule_cls().feed(node)  # REGISTRY
@@ -128,6 +144,9 @@ def test_a_decorator_is_handed_what_it_decorates(called, mark, callees):
 @pytest.mark.parametrize(("mark", "callees"), [
     ("FACTORY", {"produced"}),
     ("PLAIN", {"simple"}),
+    # a factory returning a function of the tree (torch's _sharded_op_impl returns
+    # functools.partial(_decorator_func, op=...)): that function is handed add_impl
+    ("PARTIAL_FACTORY", {"add_impl"}),
 ])
 def test_a_decorator_function_and_a_factorys_closure_still_are(called, mark, callees):
     assert called[mark] == callees

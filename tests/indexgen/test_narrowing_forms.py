@@ -252,3 +252,61 @@ def test_each_loop_binds_its_own_targets_tuples_and_literals_too():
     assert found["PAIRS_SECOND"] == {"second_cb"}, found
     assert found["LITERAL_FIRST"] == {"first_cb"}, found
     assert found["LITERAL_SECOND"] == {"second_cb"}, found
+
+
+RULED_OUT = {
+    "pkg/__init__.py": "",
+    "pkg/ruled.py": '''
+        class Base:
+            def run(self):
+                return 0
+
+
+        class A(Base):
+            def run(self):
+                return 1
+
+
+        class DeepA(A):
+            def run(self):
+                return 11
+
+
+        class B(Base):
+            def run(self):
+                return 2
+
+
+        class Holder:
+            def __init__(self, x: Base):
+                self.x = x
+
+            def go(self):
+                if isinstance(self.x, A):
+                    return 0
+                return self.x.run()  # PATH_PAST
+
+
+        def split(x: Base, y: Base, z: Base):
+            if isinstance(x, A):
+                x.run()  # THEN
+            else:
+                x.run()  # ELSE
+            if not isinstance(y, A):
+                y.run()  # NOT_THEN
+            if isinstance(z, (A, B)):
+                return
+            z.run()  # PAST_BOTH
+    ''',
+}
+
+
+def test_a_test_that_it_is_no_a_leaves_the_overrides_of_a_and_its_subclasses_out():
+    # `x: Base`: x may be any subclass's instance, but in the else of isinstance(x, A) no
+    # A's, nor a DeepA's (a subclass of A is an A); a B's still
+    found = callees_by_mark(RULED_OUT, "pkg/ruled.py")
+    assert found["THEN"] == {"A.run", "DeepA.run"}, found
+    assert found["ELSE"] == {"Base.run", "B.run"}, found
+    assert found["NOT_THEN"] == {"Base.run", "B.run"}, found
+    assert found["PAST_BOTH"] == {"Base.run"}, found
+    assert found["PATH_PAST"] == {"Base.run", "B.run"}, found  # an attribute path too

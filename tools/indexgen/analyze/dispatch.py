@@ -253,6 +253,10 @@ def _edges(resolver: Resolver, types: Types | None, key: str, call: Call, values
             found.append(make_edge((line, text, "project", value[1],
                                 resolver.anchor(value[1], value[2]), value[2])))
         elif kind == "c":
+            if types.is_protocol(value[1], value[2]):  # never made itself (PEP 544): one
+                found += [make_edge((line, text, "project", k, resolver.anchor(k, q), q))
+                          for k, q in types.overrides(value[1], value[2], "__init__")]
+                continue  # of its subclasses
             k, q = types.constructor(value[1], value[2])
             found.append(make_edge((line, text, "project", k, resolver.anchor(k, q), q)))
         elif kind == "i":  # an instance called: its __call__ (none known: counted below)

@@ -158,10 +158,12 @@ class Flows:
 
     def decorate(self, flows: CallSites) -> None:
         """Add to ``flows`` what each decorator is handed: the function it decorates
-        (:func:`indexgen.extract.handing.decorated`), as the parameter of a project function
-        (``@register``) or of the closure a decorator factory returns (``@curry(1)``:
+        (:func:`indexgen.extract.handing.decorated`), as the parameter of the function of
+        the tree a decorator factory returns (``@op_impl(op)`` returning
+        ``functools.partial(_register_op, op=op)``) or of its closure (``@curry(1)``:
         ``curry`` returns its nested ``wrapper(fun)``, whose ``fun`` is each function so
-        decorated)."""
+        decorated).  A plain ``@register`` is the call ``register(f)`` itself
+        (:mod:`indexgen.extract.handing`)."""
         for key in sorted(self.resolver.files):
             for call in self.resolver.files[key].calls:
                 if not call[1].startswith("<@"):

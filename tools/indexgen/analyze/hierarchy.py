@@ -15,14 +15,13 @@ from __future__ import annotations
 from indexgen.analyze.linearize import c3, own_bases
 from indexgen.analyze.outside_bases import stands_for
 from indexgen.analyze.resolve import Resolver
-from indexgen.analyze.siblings import sibling_methods, sibling_names
+from indexgen.analyze.siblings import CALLABLE_KINDS, sibling_methods, sibling_names
 from indexgen.analyze.values import NONE, Value, Values
 from indexgen.extract.model import Definition
 
 _ENUMS = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
 
-_CALLABLE_KINDS = frozenset({"method", "classmethod", "staticmethod", "function"})
-_MEMBER_KINDS = _CALLABLE_KINDS | {"property"}
+_MEMBER_KINDS = CALLABLE_KINDS | {"property"}
 
 
 class Hierarchy:
@@ -78,7 +77,7 @@ class Hierarchy:
         if not self.is_protocol(key, cls):
             return None
         call = self._defs[key][1].get(f"{cls}.__call__")
-        if call is None or any(d.parent == cls and d.kind in _CALLABLE_KINDS
+        if call is None or any(d.parent == cls and d.kind in CALLABLE_KINDS
                                and d.qualname != call.qualname
                                for d in self._defs[key][1].values()):
             return None
@@ -128,7 +127,7 @@ class Hierarchy:
             for k, s in self.resolver.files.items():
                 kinds = self.resolver.module(k).kinds if not k.startswith("test:") else {}
                 for d in s.definitions if kinds else ():
-                    if d.parent and d.kind in _CALLABLE_KINDS and not d.overload \
+                    if d.parent and d.kind in CALLABLE_KINDS and not d.overload \
                             and kinds.get(d.parent) == "class":
                         index.setdefault(d.name, []).append((k, d.parent))
         return index.get(attr, [])
@@ -159,7 +158,7 @@ class Hierarchy:
     def _first_method(self, key: str, cls: str, attr: str) -> tuple[str, str] | None:
         """(file key, qualname) of the method ``attr`` an instance of the class runs."""
         found = self._first_definition(key, cls, attr)
-        return (found[0], found[1].qualname) if found and found[1].kind in _CALLABLE_KINDS \
+        return (found[0], found[1].qualname) if found and found[1].kind in CALLABLE_KINDS \
             else None
 
     def overrides(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
@@ -177,7 +176,7 @@ class Hierarchy:
             found = self._overridden[memo] = []
             for k, c in subclasses:
                 d = self._defs[k][1].get(f"{c}.{attr}")
-                if d is not None and d.kind in _CALLABLE_KINDS and not d.overload:
+                if d is not None and d.kind in CALLABLE_KINDS and not d.overload:
                     found.append((k, d.qualname))
             found += [m for m in sibling_methods(self, key, cls, attr) if m not in found]
         return found

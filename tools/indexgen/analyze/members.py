@@ -10,7 +10,7 @@ one a project class does not define is its outside base's, or what its ``__getat
 on.  An instance made with the elements of a builtin sequence it subclasses
 (``Stack([frame])``: :meth:`indexgen.analyze.held.Held.built`) has that sequence's methods
 where no project class defines them (``pop``).  A method of a ``Protocol`` read on a value
-typed by it is nothing (a structural type's
+typed by it (an instance, or a class value: ``type[P]``) is nothing (a structural type's
 stubs never run), as is one of a class defined only under ``if TYPE_CHECKING:`` (jinja2's
 ``_TranslationsContext.pgettext``).  Attributes of modules are their names; of containers
 and builtins, :func:`indexgen.analyze.containers.container_member`'s.
@@ -209,10 +209,10 @@ class Members(Matching):
             return frozenset({("c", k, d.qualname)})
         if d.kind == "property":
             return self.annotation(k, d.returns, c) if instance and d.returns else NONE
-        if instance and (self.is_protocol(key, cls) and self.is_protocol(k, c) or
-                         c.partition(".")[0] in self.resolver.files[k].type_checking):
-            return NONE  # a structural type, or one only type checkers see: stubs
-        return frozenset({("f", k, d.qualname)})
+        if self.is_protocol(key, cls) and self.is_protocol(k, c) or instance and \
+                c.partition(".")[0] in self.resolver.files[k].type_checking:
+            return NONE  # a structural type (an instance or a class value: type[P]), or
+        return frozenset({("f", k, d.qualname)})  # one only type checkers see: stubs
 
     def _in_class(self, key: str, cls: str, attr: str, anchor: str, source: str,
                   instance: bool) -> Values:

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-#: The method kinds a call on an instance may run.
-_CALLABLE = frozenset({"method", "classmethod", "staticmethod", "function"})
+#: The kinds of definitions a call on an instance may run (a ``function`` in a class body is
+#: one bound to a class attribute); :mod:`indexgen.analyze.hierarchy` reads it too.
+CALLABLE_KINDS = frozenset({"method", "classmethod", "staticmethod", "function"})
 
 
 def sibling_methods(h: Any, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
@@ -57,7 +58,7 @@ def sibling_names(h: Any) -> frozenset[str]:
                     bases.update(h.mro(k, d.qualname)[1:])
         found = h._memo["sibling names"] = frozenset(
             d.name for k, s in h.resolver.files.items() for d in s.definitions
-            if d.kind in _CALLABLE and d.parent and (k, d.parent) in bases)
+            if d.kind in CALLABLE_KINDS and d.parent and (k, d.parent) in bases)
     return found
 
 
@@ -111,6 +112,6 @@ def _first_foreign(h: Any, order: list[tuple[str, str]], attr: str, foreign: fro
     for owner in order:
         d = h._defs[owner[0]][1].get(f"{owner[1]}.{attr}") if owner[0] else None
         if d is not None:
-            return (owner[0], d.qualname) if owner in foreign and d.kind in _CALLABLE \
+            return (owner[0], d.qualname) if owner in foreign and d.kind in CALLABLE_KINDS \
                 and not d.overload else None
     return None

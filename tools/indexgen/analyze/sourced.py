@@ -95,6 +95,23 @@ class Sourced:
         want = source[0] == ":"
         return frozenset(v for v in full if self._self_first(v) in (want, None))
 
+    def ruled_out(self, key: str, anchor: str, name: str, targets: list[tuple[str, str]]
+                  ) -> list[tuple[str, str]]:
+        """``targets`` (methods as ``(key, qualname)``) but those of a class that a test of
+        the narrowed name ``name`` (``x@12``, ``self.data@12``, read in ``anchor``) says it
+        is not, or of a subclass of one: its ``-T`` sources (the ``else`` of
+        ``isinstance(x, A)``, what follows ``if isinstance(x, A): return``).  A call on it
+        runs no override of an ``A`` (:func:`~indexgen.analyze.virtual.overrides`)."""
+        found = [x for x in self.local_names(key, anchor).get(name, ()) if x[0] == "-"
+                 and SELF_FIRST not in x] if "@" in name and targets else ()
+        if not found:
+            return targets
+        d = self._defs[key][0].get(anchor)
+        out = union(self.annotation(key, x[1:], d.parent if d is not None else "")
+                    for x in found)
+        return [t for t in targets if not (
+            out and self._is_a(("i", t[0], t[1].rpartition(".")[0]), out))]
+
     def _self_first(self, value: Value) -> bool | None:
         """Whether the signature of a function value starts with a parameter ``self`` (a
         method read on its class; a bound one or a class drops it), None where the build

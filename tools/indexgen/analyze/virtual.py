@@ -119,8 +119,8 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
     known = {(e[3], e[5]) for e in found if e[2] == "project"}
     for k, c in classes:
         mine = len(out)
-        for target in types.overrides(k, c, attr) + (types.implementers(k, c, attr) if k
-                                                     else []):
+        for target in types.ruled_out(key, call.caller, receiver, types.overrides(
+                k, c, attr) + (types.implementers(k, c, attr) if k else [])):
             if target not in known:
                 known.add(target)
                 out.append(make_edge((call.line, call.text, "override", target[0],

@@ -110,13 +110,13 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
         i = owner[node.lineno] if 0 <= node.lineno <= top else -1
         if i < 0 or defs[i].kind == "class" or functions is not None and i not in functions:
             continue
-        here = narrowings(node, defs[i].end_lineno, one=tested_path, reads=_reads)
-        if t in _TESTED and any(n[4] is None and n[2] == defs[i].end_lineno for n in here):
-            ends = block_ends.get(i)  # what follows it: up to its block's end
+        end = defs[i].end_lineno
+        if t in _TESTED:  # what follows an if that leaves, an assert: up to its block's end
+            ends = block_ends.get(i)
             if ends is None:
                 ends = block_ends[i] = _block_ends(nodes[defs[i].anchor].body, {})
-            here = narrowings(node, ends.get(id(node), defs[i].end_lineno), one=tested_path,
-                              reads=_reads)
+            end = ends.get(id(node), end)
+        here = narrowings(node, end, one=tested_path, reads=_reads)
         if here:
             found.setdefault(i, []).extend(here)
     if not found:

@@ -14,7 +14,11 @@ decorator's application (``@_deco`` above a method, with ``_deco`` defined befor
 Only what runs in the class's own scope counts: its statements, the decorators, defaults
 and bases of what it defines, the first iterable of a comprehension -- not the bodies of
 its methods, lambdas and comprehensions, which see the module's names.  A class nested in
-a function is left alone (its qualname is no path from the module).
+a function is left alone (its qualname is no path from the module).  A name a record reads
+elsewhere than at its start (``("::" + word).named()``) is the type evaluation's to read
+(:meth:`indexgen.analyze.types.Types._name` takes a class body's names as its members,
+whatever their order): this module writes only what a record starts with, where the order
+of the bindings decides between the body's name and the module's.
 
 A function called by its name in the body is a plain function there, handed every
 argument itself; the global pass reads a method's arguments one place on, its first
