@@ -152,3 +152,23 @@ def test_a_class_body_lambda_s_self_is_an_instance_of_its_class():
     # table runs with a Left: Right.go is no callee (sqlglot's dialect parsers)
     found = callees_by_mark(SIBLINGS, "pkg/dialects.py", called_only=True)
     assert found["LEFT"] == {"Left.go"}, found
+
+
+def _hierarchy(functions: int, subclasses: int) -> dict[str, str]:
+    """A base whose ``FUNCTIONS`` table holds ``functions`` functions, and ``subclasses``
+    subclasses that each add a lambda of their own (sqlglot's dialect parsers)."""
+    defs = "".join(f"def f{k}(args):\n    return args\n\n\n" for k in range(functions))
+    table = ", ".join(f'"f{k}": f{k}' for k in range(functions))
+    subs = "".join(f'class Sub{k}(Base):\n    FUNCTIONS = {{**Base.FUNCTIONS, "s": lambda '
+                   f'args: args}}\n\n\n' for k in range(subclasses))
+    return {"pkg/__init__.py": "", "pkg/h.py": (
+        f"{defs}class Base:\n    FUNCTIONS = {{{table}}}\n\n    def parse(self, name, args):\n"
+        f"        builder = self.FUNCTIONS.get(name)\n        return builder(args)  # BUILD\n"
+        f"\n\n{subs}")}
+
+
+def test_a_union_s_cap_counts_lambdas_apart():
+    # 100 functions and one lambda closure for each of 40 classes: 140 values, of which
+    # neither the functions nor the lambdas are more than 128
+    found = callees_by_mark(_hierarchy(100, 40), "pkg/h.py", called_only=True)
+    assert {f"f{k}" for k in range(100)} <= found["BUILD"], sorted(found["BUILD"])[:5]
