@@ -23,6 +23,8 @@ from indexgen.analyze.values import NONE, OUTSIDE, Value, Values, ordered, union
 from indexgen.extract.attribute_source import ABSTRACT_CONTAINER
 from indexgen.extract.model import Definition
 
+_OBJECT_NAMES = frozenset(dir(object))  # what getattr(x, name, default) always finds
+
 #: ``typing.cast`` as the resolver names it, whichever way it was imported.
 _CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 #: Calls that give back the function they are handed first (:data:`indexgen.extract.syntax.
@@ -236,8 +238,8 @@ class Results(Held, Generics, Operated):
         held = ordered(self._steps(key, anchor, args[0]))
         found = union(self.member(v, pattern) if "*" not in pattern
                       else self.matching(v, pattern) for v in held)
-        if len(args) > 2 and args[2]:
-            found = union([found, self._steps(key, anchor, args[2])])
+        if len(args) > 2 and args[2] and pattern not in _OBJECT_NAMES:  # every object has
+            found = union([found, self._steps(key, anchor, args[2])])  # __init__: no default
         return found
 
     def element(self, value: Value) -> Values:
