@@ -277,6 +277,14 @@ RULED_OUT = {
                 return 2
 
 
+        def fast_run(self):
+            return 3
+
+
+        class FastA(A):
+            run = fast_run
+
+
         class Holder:
             def __init__(self, x: Base):
                 self.x = x
@@ -305,7 +313,7 @@ def test_a_test_that_it_is_no_a_leaves_the_overrides_of_a_and_its_subclasses_out
     # `x: Base`: x may be any subclass's instance, but in the else of isinstance(x, A) no
     # A's, nor a DeepA's (a subclass of A is an A); a B's still
     found = callees_by_mark(RULED_OUT, "pkg/ruled.py")
-    assert found["THEN"] == {"A.run", "DeepA.run"}, found
+    assert found["THEN"] == {"A.run", "DeepA.run", "fast_run"}, found  # FastA binds run
     assert found["ELSE"] == {"Base.run", "B.run"}, found
     assert found["NOT_THEN"] == {"Base.run", "B.run"}, found
     assert found["PAST_BOTH"] == {"Base.run"}, found

@@ -7,6 +7,14 @@ objects by file, first line and name, and :func:`truth` maps them to definitions
 setters, dunder methods other than ``__init__``, an autograd Function's ``forward`` and
 ``backward``, class bodies run at import, and code objects that are no definition (nested
 functions, lambdas, comprehensions: the pages list their calls under the enclosing one).
+
+A generator's body starts when it is first resumed, not when it is called: the profiler
+reports the call at the line that resumed it (``next(it)``, a ``for`` over it), and calling
+the generator function shows nothing.  An observed call of a generator is put back at the
+line where the same caller made it, its last call of that name at or before the resuming
+line (:func:`_made_at`); one resumed where no call of its name comes before keeps the
+resuming line (a generator made by another function, or through another name, stays where
+the profiler saw it: a miss the pages cannot list, counted as one).
 """
 
 from __future__ import annotations
@@ -62,9 +70,36 @@ def truth(root: Path, observed) -> tuple[set[Edge], dict[str, int]]:
         for x in caller.defs:
             if x.line <= line <= x.end and (owner is None or x.line >= owner.line):
                 owner = x
+        if _generator(d.node):
+            line = _made_at(owner.node if owner else caller.tree, name, line)
         edges.add((caller.rel, owner.anchor if owner else "", callee.rel,
                    oracle.anchors(callee)[d.qualname], line))
     return edges, left_out
+
+
+def _generator(node: ast.AST) -> bool:
+    """Whether a definition is a generator function: a ``yield`` in its own body (not in a
+    function or class nested in it)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    stack = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _made_at(scope: ast.AST, name: str, line: int) -> int:
+    """The line where the code of ``scope`` (the caller's definition, or its module) made the
+    generator ``name`` it resumed at ``line``: its last call of that name (``name(...)``,
+    ``x.name(...)``) on or before ``line``; ``line`` itself where it has none before."""
+    made = [n.lineno for n in ast.walk(scope) if isinstance(n, ast.Call) and n.lineno <= line
+            and (n.func.id if isinstance(n.func, ast.Name) else
+                 n.func.attr if isinstance(n.func, ast.Attribute) else None) == name]
+    return max(made, default=line)
 
 
 def page_edges(root: Path, out: Path) -> tuple[set[Edge], set[Edge]]:

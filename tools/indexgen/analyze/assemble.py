@@ -25,6 +25,7 @@ from indexgen.analyze import callgraph
 from indexgen.analyze.context import FileContext
 from indexgen.analyze.exports import star_names
 from indexgen.analyze.flows import CALLED
+from indexgen.analyze.picked_imports import import_conditions
 from indexgen.analyze.resolve import PerFile
 from indexgen.analyze.runs import FanOut, cut
 from indexgen.analyze.tests import find_tests
@@ -111,7 +112,8 @@ def _finish(project, key: str, ctx: dict[str, FileContext], by_caller: dict,
                for caller, out in sorted(by_caller.items())}
     c.unresolved = {caller: {why: sorted(lines) for why, lines in sorted(reasons.items())}
                     for caller, reasons in sorted(unresolved.get(key, {}).items())}
-    c.conditions = _conditions(project.resolver, c.calls)
+    c.conditions = dict(sorted({**_conditions(project.resolver, c.calls), **import_conditions(
+        project.resolver, key, c.calls)}.items()))
     c.indirect = callgraph.indirect_findings(key, by_caller, totals, project.resolver, done)
     named = project.files[key].by_name
     c.unfounded = sorted(projects_own(by_caller, named)) if named else []

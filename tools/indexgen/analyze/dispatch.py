@@ -24,6 +24,7 @@ from __future__ import annotations
 from indexgen.analyze.builtin_names import says_nothing
 from indexgen.analyze.context import CallEdge, make_edge
 from indexgen.analyze.local_imports import local_imports, local_targets
+from indexgen.analyze.picked_imports import picked_imports
 from indexgen.analyze.resolve import Resolver, Target
 from indexgen.analyze.siblings import after_in_subclasses
 from indexgen.analyze.types import Types
@@ -81,7 +82,9 @@ def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
     """``found`` with each project callee that a condition picks at import time replaced by
     every definition its name may be bound to (:mod:`indexgen.extract.alternatives`); for a
     call of a bare name, also the definitions of that name its own module makes under a
-    condition (``try: from ._c import f`` / ``except ImportError: def f``, or ``f = _f``)."""
+    condition (``try: from ._c import f`` / ``except ImportError: def f``, or ``f = _f``),
+    and the functions its imports under conditions bind it to (:mod:`~indexgen.analyze.
+    picked_imports`)."""
     out = []
     for edge in found:
         choices = resolver.module(edge[3]).choices.get(edge[5]) if edge[3] else None
@@ -102,7 +105,7 @@ def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
         out = [e for e in out if e[2] != "unresolved"]
         out += [make_edge((line, text, "project", where, anchor, named[anchor]))
                 for anchor, _c in own]
-    return out
+    return picked_imports(resolver, key, text, out)
 
 
 def _imported_choices(resolver: Resolver, imp: ImportRecord) -> tuple[str, str, list]:

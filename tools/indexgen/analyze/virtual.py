@@ -125,8 +125,10 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
                 known.add(target)
                 out.append(make_edge((call.line, call.text, "override", target[0],
                                   resolver.anchor(*target), target[1])))
-        for sk, sc in types.rebinders(k, c, attr) if k else ():
-            out += _rebound(resolver, types, call, types.member(("i", sk, sc), attr), known)
+        rebound = [(sk, f"{sc}.{attr}") for sk, sc in types.rebinders(k, c, attr)] if k else []
+        for sk, sq in types.ruled_out(key, call.caller, receiver, rebound):
+            out += _rebound(resolver, types, call, types.member(
+                ("i", sk, sq[:-len(attr) - 1]), attr), known)
         if bases is not None and len(out) > mine:
             base = resolver.method(k, c, attr) if k else None
             named = (base.key, base.qualname) if base is not None else ("", f"{c}.{attr}")

@@ -39,9 +39,9 @@ import ast
 from indexgen.extract.model import definition_anchors
 from indexgen.extract.syntax import blocks, is_type_checking, unparse
 
-#: One binding: (qualname, anchor of the definition, '' for an import or ``=name`` for an
-#: assignment of a plain name, the branches that hold it: ``("if" | "else", test)``,
-#: ``("try", None)``, ``("except", handler type)``).
+#: One binding: (qualname, anchor of the definition, ``%line`` for an import of the name
+#: at that line or ``=name`` for an assignment of a plain name, the branches that hold it:
+#: ``("if" | "else", test)``, ``("try", None)``, ``("except", handler type)``).
 Binding = tuple[str, str, tuple]
 _LONG = 60  # characters of a test shown in a condition
 _BLOCKS = tuple(getattr(ast, n) for n in ("Try", "TryStar", "With", "AsyncWith", "For",
@@ -52,7 +52,7 @@ def alternatives(bound: list[Binding]) -> dict[str, str]:
     """Anchor -> condition of each definition that may be its name's value when the name is
     bound more than once ('' for one made unconditionally); none for a name bound once.  An
     assignment ``name = other`` that may be the value is keyed ``=other`` and a tab and
-    ``name``."""
+    ``name``; an import of it on line ``n``, ``%n`` and a tab and ``name``."""
     groups: dict[str, list[Binding]] = {}
     for binding in bound:
         groups.setdefault(binding[0], []).append(binding)
@@ -67,18 +67,30 @@ def alternatives(bound: list[Binding]) -> dict[str, str]:
             live.append(binding)
         for name, anchor, branches in live:
             if anchor:
-                found[f"{anchor}\t{name}" if anchor[0] == "=" else anchor] = condition(branches)
+                found[f"{anchor}\t{name}" if anchor[0] in "=%" else anchor] = condition(branches)
     return found
 
 
-def mark_alternatives(found: dict[str, str], defs: list, index: dict[str, int]) -> None:
+def mark_alternatives(found: dict[str, str], defs: list, index: dict[str, int],
+                      summary) -> None:
     """Record :func:`alternatives`' ``found`` on the definitions (``index``: anchor -> place
     in ``defs``): ``?`` and the condition on each definition; ``?=`` and ``name``, a tab and
     the condition on a function of the module that ``name = function`` makes the name's
     value (a name or a function defined twice: the definition a reference to it lands on,
-    :func:`~indexgen.extract.model.definition_anchors`)."""
+    :func:`~indexgen.extract.model.definition_anchors`); the imports in the ``summary``'s
+    :attr:`~indexgen.extract.model.FileSummary.import_choices`, where two imports are among
+    the bindings a condition picks (``if sys.platform == "win32": from ._win32 import
+    zone`` / ``else: from ._unix import zone``)."""
+    imported: dict[str, list[tuple[int, str]]] = {}
+    for anchor, made in found.items():
+        if anchor[0] == "%":
+            line, _, name = anchor[1:].partition("\t")
+            imported.setdefault(name, []).append((int(line), made))
+    summary.import_choices.update((n, v) for n, v in imported.items() if len(v) > 1)
     lands_on = None
     for anchor, made in found.items():
+        if anchor[0] == "%":
+            continue
         if anchor[0] != "=":
             defs[index[anchor]].names["?"] = [made]
             continue

@@ -265,7 +265,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         for name, text in inner.items():     # closure is a value the pass reads
             if "λ" + name in defs[i].names.get(name, ()):
                 defs[i].names["->" + name] = [text]
-    mark_alternatives(alternatives(structure.bound), defs, index)  # and their conditions
+    mark_alternatives(alternatives(structure.bound), defs, index, summary)  # and their conditions
     narrow_paths(summary, binders, owner, structure.defs,  # isinstance(self.data, A):
                  path_tests)                               # self.data@12.run
 

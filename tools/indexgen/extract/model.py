@@ -247,6 +247,7 @@ class FileSummary:
             module-level constant).
         module_puts: Name of a module-level table -> what the module's top level puts
             into it (``~{v}``, ``~[v]``: :mod:`indexgen.extract.module_puts`).
+        import_choices: Name -> (line, condition) of each import a condition picks for it.
     """
 
     root: str
@@ -278,6 +279,7 @@ class FileSummary:
     literals: list[tuple[str, int]] = field(default_factory=list)
     by_name: list[tuple[str, int, str, str]] = field(default_factory=list)
     module_puts: dict[str, list[str]] = field(default_factory=dict)
+    import_choices: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -292,9 +294,8 @@ class FileSummary:
         return first_paragraph(self.docstring)
 
     def __reduce__(self) -> tuple:
-        """Pickle the calls as plain tuples: workers send the full summaries of test files to
-        the calling process, and a named tuple costs a Python call to pickle and another to
-        unpickle (see :func:`_unpickle_summary`)."""
+        """Pickle the calls as plain tuples: workers send full summaries to the calling
+        process, and a named tuple costs a call to pickle and to unpickle it again."""
         state = dict(vars(self))
         state["calls"] = list(map(tuple, self.calls))
         return _unpickle_summary, (state,)

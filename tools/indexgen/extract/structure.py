@@ -94,8 +94,8 @@ class Structure:
                 self.module_imports.add(id(node))
                 self.add_import(node, scope if not parent else "nested")
                 if not parent:
-                    self.bound += [(a.asname or a.name.partition(".")[0], "", branches)
-                                   for a in node.names]
+                    self.bound += [(a.asname or a.name.partition(".")[0], f"%{a.lineno}",
+                                    branches) for a in node.names]
             elif t in _BLOCKS:
                 inner = "type-checking" if t is ast.If and is_type_checking(node.test) else scope
                 if t is ast.If:

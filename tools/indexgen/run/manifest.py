@@ -91,6 +91,7 @@ def _encode(s: FileSummary, docstring: str, calls: list[Call]) -> dict:
         "refs": s.references,
         "by_name": s.by_name,
         "puts": s.module_puts,
+        **({"choices": s.import_choices} if s.import_choices else {}),
     }
 
 
@@ -116,6 +117,7 @@ def decode_summary(d: dict) -> FileSummary:
         references=list(d["refs"]),
         by_name=[tuple(x) for x in d["by_name"]],
         module_puts=d.get("puts", {}),
+        import_choices={n: [tuple(x) for x in v] for n, v in d.get("choices", {}).items()},
     )
 
 
