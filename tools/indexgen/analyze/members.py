@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from indexgen.analyze.builtin_names import builtin_exists
 from indexgen.analyze.containers import container_member
+from indexgen.analyze.lambdas import lambdas_apart
 from indexgen.analyze.matching import Matching
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.outside_bases import MARKERS, outside_member
@@ -177,7 +178,8 @@ class Members(Matching):
                 found = union([*(self._in_class(k, c, attr, anchor, x, instance)
                                  for anchor, x in sources or () if x[0] != "~"),
                                *(self.source(*extra) for extra in extras or ())])
-                if not found or hollow(found):  # a field typed Callable: what is handed
+                # a field typed Callable: what is handed (a lambda default says no more)
+                if not found or hollow(found) or hollow(lambdas_apart(found)):
                     found = union([found, self._field_flow(k, c, attr)]) or found
                 if not found or hollow(found):  # Dict[str, Callable]: what subclasses put
                     found = union([found, self._below(key, cls, attr, instance, False)]) or found

@@ -15,12 +15,15 @@ from __future__ import annotations
 from indexgen.analyze.containers import element_of, item_of
 from indexgen.analyze.generics import Generics
 from indexgen.analyze.held import HELD_METHODS, Held
+from indexgen.analyze.left_out import left_out
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.operated import Operated
 from indexgen.analyze.paths import Given, Operator
 from indexgen.analyze.values import NONE, OUTSIDE, Value, Values, ordered, union
 from indexgen.extract.attribute_source import ABSTRACT_CONTAINER
 from indexgen.extract.model import Definition
+
+_OBJECT_NAMES = frozenset(dir(object))  # what getattr(x, name, default) always finds
 
 #: ``typing.cast`` as the resolver names it, whichever way it was imported.
 _CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
@@ -122,7 +125,8 @@ class Results(Held, Generics, Operated):
                                                  if v[0] == "f" or v[0] == "n")
                     return found
             if "return" in d.names:  # no annotation, or a vague one: what it returns
-                return self._returned(value[1], d)
+                out = left_out(d, args, on) if type(args) is Given else None
+                return self._returned(value[1], d, out) if out else self._returned(value[1], d)
             return NONE
         if kind == "r" or kind == "k":
             return value[1]
@@ -174,13 +178,15 @@ class Results(Held, Generics, Operated):
             found = found | self._steps(key, anchor, args[1])
         return found
 
-    def _returned(self, key: str, d: Definition) -> Values:
+    def _returned(self, key: str, d: Definition, out: frozenset = frozenset()) -> Values:
         """What a function without a return annotation returns: what its ``return``
-        statements return (a recursive call adds nothing)."""
-        return self._guard.get(("\2", key, d.anchor), self._returns, key, d)
+        statements return (a recursive call adds nothing), but the parameters ``out`` a call
+        leaves out (:mod:`indexgen.analyze.left_out`)."""
+        return self._guard.get(("\2", key, d.anchor, out), self._returns, key, d, out)
 
-    def _returns(self, key: str, d: Definition) -> Values:
-        return union(self.source(key, d.anchor, s, d.parent) for s in d.names["return"])
+    def _returns(self, key: str, d: Definition, out: frozenset) -> Values:
+        return union(self.source(key, d.anchor, s, d.parent) for s in d.names["return"]
+                     if s[1:] not in out)
 
     def _builtin(self, name: str, key: str, anchor: str, args: tuple) -> Values:
         if name == "super":
@@ -202,6 +208,8 @@ class Results(Held, Generics, Operated):
         if name == "zip":
             elements = tuple(union(self.element(v) for v in ordered(g)) for g in given)
             return frozenset({("s", frozenset({("t", elements)}))})
+        if name == "dict":  # a copy of a mapping holds its keys and values
+            return frozenset(v for v in given[0] if v[0] == "d")
         if name in ("iter", "list", "sorted", "reversed", "tuple", "set", "frozenset"):
             return frozenset({("s", union(self.element(v) for v in ordered(given[0])))})
         return NONE
@@ -230,8 +238,8 @@ class Results(Held, Generics, Operated):
         held = ordered(self._steps(key, anchor, args[0]))
         found = union(self.member(v, pattern) if "*" not in pattern
                       else self.matching(v, pattern) for v in held)
-        if len(args) > 2 and args[2]:
-            found = union([found, self._steps(key, anchor, args[2])])
+        if len(args) > 2 and args[2] and pattern not in _OBJECT_NAMES:  # every object has
+            found = union([found, self._steps(key, anchor, args[2])])  # __init__: no default
         return found
 
     def element(self, value: Value) -> Values:

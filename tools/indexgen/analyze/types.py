@@ -45,6 +45,7 @@ from functools import partial
 from indexgen.analyze.arity import Arity
 from indexgen.analyze.flows import CallSites, Flows
 from indexgen.analyze.hierarchy import Hierarchy
+from indexgen.analyze.lambdas import PREFIX, lambda_value
 from indexgen.analyze.local_imports import NO_IMPORTS, local_targets, tables
 from indexgen.analyze.members import Members
 from indexgen.analyze.memo import GuardedMemo
@@ -199,6 +200,8 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results, S
         return values
 
     def _name(self, key: str, anchor: str, name: str) -> Values:
+        if name[:2] == PREFIX:  # a lambda: a closure of the definition around it
+            return self._guard.get(("\21", key, name), lambda_value, self._defs[key][1], key, name)
         d = self._defs[key][0].get(anchor) if anchor else None
         if d is not None and (name in d.names or (
                 d.parent and d.kind != "class" and (name == "self" or name == "cls"))):

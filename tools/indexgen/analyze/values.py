@@ -267,9 +267,19 @@ def _canonical(value) -> str:
 def one(group: Values) -> Values:
     """``union([group])`` without its loop: the common union, of one group (a call on one
     value, a name with one source)."""
-    if not group or len(group) > MAX_VALUES:
+    if not group or len(group) > MAX_VALUES and too_many(group):
         return NONE
     return group if type(group) is frozenset else frozenset(group)
+
+
+def too_many(found) -> bool:
+    """Whether more than :data:`MAX_VALUES` values of ``found`` (more than that in all) are
+    no lambdas, or more than that are: a lambda is a closure of the definition around it
+    (:mod:`indexgen.analyze.lambdas`), so a table a class hierarchy rebinds in each class
+    body (``FUNCTIONS = {**Parser.FUNCTIONS, "X": lambda args: ...}``) holds one per class
+    besides its functions, and says no less for it."""
+    lambdas = sum(1 for v in found if v[0] == "n" and v[3][:2] == "_λ")
+    return lambdas > MAX_VALUES or len(found) - lambdas > MAX_VALUES
 
 
 def union(groups) -> Values:
@@ -288,7 +298,7 @@ def union(groups) -> Values:
         else:
             found = set(first)
             found |= group
-        if len(found) > MAX_VALUES:
+        if len(found) > MAX_VALUES and too_many(found):
             return NONE
     if found is None:  # most unions: of one group, or of none
         return NONE if first is None else one(first)

@@ -34,6 +34,7 @@ from indexgen.extract.builtin_tests import type_names
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.class_binds import bind_at_top, constant_members
 from indexgen.extract.identifiers import APPENDS
+from indexgen.extract.lambdas import parameters as lambda_parameters
 from indexgen.extract.model import Definition, FileSummary
 from indexgen.extract.narrowing import (
     NARROW_ONLY,
@@ -167,6 +168,13 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                     narrowed.setdefault(i, []).extend(found_here)
             if t in NARROW_ONLY:
                 continue
+        if t is ast.Lambda:  # a lambda: its parameters are names here (a class's too)
+            i = owner[node.lineno] if 0 <= node.lineno <= top else -1
+            for name, source in lambda_parameters(node, defs[i].kind != "class" and bool(
+                    defs[i].parent), defs[i].qualname if defs[i].kind == "class" else ""
+                    ) if i >= 0 else ():
+                found.setdefault(i, {}).setdefault(name, []).append(source)
+            continue
         if t in FUNCS:  # a nested function: its parameters are names here
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":

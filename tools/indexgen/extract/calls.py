@@ -26,6 +26,7 @@ from operator import itemgetter
 
 from indexgen.extract import rules
 from indexgen.extract.handing import LOCAL_ONLY
+from indexgen.extract.lambdas import class_locals
 from indexgen.extract.model import Call, FileSummary
 from indexgen.extract.shadows import MARK, renamed
 from indexgen.extract.syntax import annotation, dotted, path
@@ -151,7 +152,8 @@ def owners(summary: FileSummary) -> list[int]:
 def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
               bindings: list[tuple[str, int]], declared: list[tuple[str, int]],
               shadow: dict[int, frozenset[str]] | None = None,
-              rebound: list[tuple[str, int]] = ()) -> dict[int, set[str]]:
+              rebound: list[tuple[str, int]] = (), lambdas: list[ast.Lambda] = ()
+              ) -> dict[int, set[str]]:
     """Fill ``summary.calls`` and every definition's ``effects`` from the walk's records
     (:class:`~indexgen.extract.identifiers.Walked`: its calls, bindings and names declared
     ``global``), and give each of ``summary.by_name`` its definition's anchor (those
@@ -161,6 +163,8 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
     (:func:`indexgen.extract.shadows.shadowed`), written apart in the calls of that line.
     ``rebound``: ``(name, line)`` of the ``self``/``cls`` a statement assigns
     (:func:`indexgen.extract.shadows.rebound`): in that definition, a local like any other.
+    ``lambdas``: the file's lambdas, whose parameters are local over their lines in a class
+    body too (:func:`indexgen.extract.lambdas.class_locals`).
 
     Returns:
         The receivers of the calls on local values (not on an unnamed receiver), by index of
@@ -186,6 +190,7 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
                 names.add(name)
     for name, line in declared:
         local.get(owner_of(line), set()).discard(name)
+    in_class = class_locals(lambdas, owner, {i for i, f in enumerate(in_function) if not f})
     own: dict[int, set[str]] = {}  # definition -> the self/cls it assigns
     for name, line in rebound:
         own.setdefault(owner_of(line), set()).add(name)
@@ -199,7 +204,7 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
                 calls.append(new_call(Call, ("", text, line, text.startswith("(...)"))))
             continue
         d = defs[i]
-        names = local.get(i)
+        names = local.get(i) if in_function[i] else in_class.get(line)
         if shadow and line in shadow and d.parent and in_function[i]:
             text = renamed(text, shadow[line])  # a nested scope's own self: not the method's
         if text[0] == "<":  # what a call hands its callee: a flow record, never local

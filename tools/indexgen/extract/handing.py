@@ -68,8 +68,8 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
             if k != "*" and t is ast.Attribute and refs and found and (
                     taker or _bound_method(a) and a.attr in methods):
                 out.append(("&" + found, line))
-        elif t is ast.Call and k != "*" and _constructed(a):  # Box(Node()): a Node
-            items.append(f"{k}={_constructed(a)}")
+        elif t is ast.Call and k != "*" and (_constructed(a) or _class_of(a)):
+            items.append(f"{k}={_constructed(a) or _class_of(a)}")  # Box(Node()): a Node
     for kw in node.keywords:
         v = kw.value
         t = type(v)
@@ -110,6 +110,18 @@ def _constructed(node: ast.Call) -> str | None:
         return None
     found = path(node, False)
     return found if found and "," not in found else None
+
+
+def _class_of(node: ast.Call) -> str | None:
+    """``type(self)``, for a flow record's slot (``build(type(self))`` hands the class of
+    the instance, as ``build(self.__class__)`` does), else None: not ``type(x)`` of another
+    name, which an ``isinstance`` test around the call may narrow (a slot is not narrowed:
+    torch's ``wrap_fx_proxy_cls(target_cls=type(a))`` of a ``TensorVariable`` ``a``)."""
+    func, args = node.func, node.args
+    if type(func) is ast.Name and func.id == "type" and len(args) == 1 and not node.keywords \
+            and type(args[0]) is ast.Name and args[0].id == "self":
+        return "type(self)"
+    return None
 
 
 #: Written before a call's path by :func:`counted` where the record is kept only if the
@@ -169,6 +181,9 @@ def decorated(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, name:
     3.11+ reports its application (:func:`~indexgen.extract.calls.call_line`)."""
     for decorator in node.decorator_list:
         found = path(decorator, False)
+        kept = path(decorator)  # @register(c): what it hands, which parameters it leaves out
+        if found and kept and "," not in kept:  # (indexgen.analyze.left_out)
+            found = kept
         last = found.rpartition(".")[2].partition("(")[0] if found else ""
         if found and last not in _PLAIN_DECORATORS and "," not in found:
             out.append((found, decorator.lineno))

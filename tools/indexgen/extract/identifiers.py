@@ -296,8 +296,9 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     bindings.append((name, line))
                     if t is not ast.ClassDef:
                         binders.append(node)  # its returns are not the enclosing function's
-            elif t is ast.Lambda:  # its isinstance tests of its own parameters
-                own_tests |= lambda_tests(node)
+            elif t is ast.Lambda:  # its isinstance tests of its own parameters; its own
+                own_tests |= lambda_tests(node)  # parameters (indexgen.extract.lambdas)
+                binders.append(node)
                 continue
             elif t is keyword:
                 if node.arg is None:

@@ -120,7 +120,7 @@ def _analyze(summary: FileSummary, data: bytes, max_bytes: int, later: Later | N
     # the self and cls a method assigns itself (none where the file assigns no such name)
     own = rebound(walked.binders) if walked.assigns_self else []
     receivers = attribute(summary, walked.calls, walked.bindings, walked.declared_global,
-                          shadow, own)
+                          shadow, own, [n for n in walked.binders if type(n) is ast.Lambda])
     class_scoped(summary, tree)  # a class body's calls of the names it bound itself
     bind(summary, structure, walked.binders, receivers, own, walked.path_tests,
          walked.declared_global)

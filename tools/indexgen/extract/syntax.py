@@ -17,7 +17,7 @@ from indexgen.extract.unparse import dotted, unparse
 #: ``itertools.chain.from_iterable(xss)``: :data:`_KEPT_METHODS`) and ``collections.deque``.
 KEEP_ARGS = frozenset({"enumerate", "zip", "iter", "next", "list", "sorted", "reversed",
                        "tuple", "set", "frozenset", "cast", "super", "getattr", "type",
-                       "staticmethod", "classmethod", "chain", "deque"})
+                       "staticmethod", "classmethod", "chain", "deque", "dict"})
 #: Attributes whose calls keep their arguments when read on a name (``typing.cast``,
 #: ``itertools.chain``), or, for ``from_iterable``, on ``chain``.
 _KEPT_METHODS = frozenset({"cast", "chain", "from_iterable", "deque"})
@@ -90,6 +90,8 @@ def path(node: ast.AST, given: bool = True) -> str | None:
                 return f"{head}(:{handed_text(node, path, literal)})"
             return head + "()"
         args = [_argument(a) for a in node.args]
+        if kept == "dict" and not args:  # dict(**table): a copy of the table, as dict(table)
+            args = [_argument(k.value) for k in node.keywords if k.arg is None][:1]
         if kept == "getattr" and len(args) > 1:  # the name: "on_*" for "on_" + x
             args[1] = name_pattern(node.args[1]) or "_"
         elif kept == "cast" and args and type(node.args[0]) not in (ast.Name, ast.Attribute):
@@ -117,7 +119,18 @@ def path(node: ast.AST, given: bool = True) -> str | None:
         return f"{base}[{index.value if keep else '_'}]"
     if t is ast.BinOp or t is ast.UnaryOp:
         return operator_path(node, path, given)
+    if t is ast.Lambda:  # a closure of its definition (indexgen.extract.lambdas)
+        return f"_λ{node.lineno}_{lambda_name(node)[2:]}"
     return None
+
+
+def lambda_name(node: ast.Lambda) -> str:
+    """The name of a lambda's closure: ``_λ`` and its parameters' names (``_λself_e``): the
+    lambdas of one definition with the same parameters are one closure, whose parameters are
+    what the calls of any of them hand (:mod:`indexgen.extract.lambdas`)."""
+    a = node.args
+    return "_λ" + "_".join(p.arg for p in (*a.posonlyargs, *a.args, *([a.vararg] if a.vararg
+                                                                      else []), *a.kwonlyargs))
 
 
 def targets(node: ast.AST) -> list[ast.AST]:
