@@ -105,7 +105,9 @@ def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
         out = [e for e in out if e[2] != "unresolved"]
         out += [make_edge((line, text, "project", where, anchor, named[anchor]))
                 for anchor, _c in own]
-    return picked_imports(resolver, key, text, out)
+    # a module whose imports no condition picks (most): no call more
+    return picked_imports(resolver, key, text, out) if resolver.files[key].import_choices \
+        else out
 
 
 def _imported_choices(resolver: Resolver, imp: ImportRecord) -> tuple[str, str, list]:
