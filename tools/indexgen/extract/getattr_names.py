@@ -24,22 +24,30 @@ from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import name_pattern, path
 
 _CASES = ("lower", "upper")
+_UNSTATED = ", _"  # how a path writes a getattr name it does not read: getattr(self, _)
 _SCOPES = (*FUNCS, ast.ClassDef)
 
 
-def _bound_once(function: ast.AST) -> dict[str, ast.AST]:
-    """The names ``function`` binds exactly once, each by a plain ``name = value``
-    statement of its own, and never as a parameter (its nested scopes' bindings counted as
-    its own, to be safe): name -> value."""
+def _scan(function: ast.AST) -> tuple[list[ast.Call], dict[str, ast.AST]]:
+    """In one walk of ``function``: its ``getattr(obj, name, ...)`` calls, and the names it
+    binds exactly once, each by a plain ``name = value`` statement of its own, and never as
+    a parameter (its nested scopes' bindings counted as its own, to be safe): name ->
+    value."""
     counts: dict[str, int] = {}
     values: dict[str, ast.AST] = {}
+    calls: list[ast.Call] = []
     args = function.args
     for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
         if a is not None:
             counts[a.arg] = 2
     for node in ast.walk(function):
         t = type(node)
-        if t is ast.Name and type(node.ctx) is not ast.Load:
+        if t is ast.Call:
+            f = node.func
+            if type(f) is ast.Name and f.id == "getattr" and len(node.args) >= 2 and \
+                    not node.keywords:
+                calls.append(node)
+        elif t is ast.Name and type(node.ctx) is not ast.Load:
             counts[node.id] = counts.get(node.id, 0) + 1
         elif t is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
             values[node.targets[0].id] = node.value
@@ -53,7 +61,7 @@ def _bound_once(function: ast.AST) -> dict[str, ast.AST]:
         elif t is ast.Global or t is ast.Nonlocal:
             for name in node.names:
                 counts[name] = 2
-    return {n: v for n, v in values.items() if counts.get(n) == 1}
+    return calls, {n: v for n, v in values.items() if counts.get(n) == 1}
 
 
 def _stated(node: ast.AST, once: dict[str, ast.AST]) -> str | None:
@@ -92,17 +100,15 @@ def _written(pattern: str) -> ast.AST:
 def refine_getattr_names(structure: Structure) -> None:
     """Write in each function's recorded sources the pattern of the ``getattr`` names its
     module docstring describes, where the path wrote ``_``."""
-    calling = {c.caller for c in structure.s.calls if "getattr(" in c.text}
+    calling = {c.caller for c in structure.s.calls if "getattr(" in c.text and _UNSTATED in c.text}
     for d, node in structure.defs:
         if d.kind == "class" or d.anchor not in calling and not any(
-                "getattr(" in x for sources in d.names.values() for x in sources):
-            continue
-        once = _bound_once(node)
+                "getattr(" in x and _UNSTATED in x for sources in d.names.values()
+                for x in sources):
+            continue  # no path of it reads a getattr name the path could not state
+        calls, once = _scan(node)
         found: dict[str, str | None] = {}
-        for call in ast.walk(node):
-            if type(call) is not ast.Call or type(call.func) is not ast.Name or \
-                    call.func.id != "getattr" or len(call.args) < 2 or call.keywords:
-                continue
+        for call in calls:
             pattern = _stated(call.args[1], once)
             if pattern is None:
                 continue
