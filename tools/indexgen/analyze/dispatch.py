@@ -105,9 +105,8 @@ def alternatives(resolver: Resolver, key: str, text: str, found: list[CallEdge]
         out = [e for e in out if e[2] != "unresolved"]
         out += [make_edge((line, text, "project", where, anchor, named[anchor]))
                 for anchor, _c in own]
-    # a module whose imports no condition picks (most): no call more
-    return picked_imports(resolver, key, text, out) if resolver.files[key].import_choices \
-        else out
+    picks = resolver.files[key].import_choices  # most modules: none, and no call more
+    return picked_imports(resolver, key, text, out) if picks else out
 
 
 def _imported_choices(resolver: Resolver, imp: ImportRecord) -> tuple[str, str, list]:
