@@ -18,6 +18,12 @@ the tree's own is read as the code it is.
 
 from __future__ import annotations
 
+import re
+
+from indexgen.extract.arguments import closing_at
+
+_KEYWORD = re.compile(r"([A-Za-z_]\w*)=")  # a keyword argument (no path holds a "=")
+
 #: The last name of a call -> the slot of the function it calls, and what it hands it:
 #: ``args``, the positional arguments after that one, in order (``Executor.submit``,
 #: ``loop.run_in_executor(executor, fn, *args)``, ``asyncio.to_thread``,
@@ -69,3 +75,34 @@ def applied(text: str, items: dict[str, str]) -> tuple[str, dict[str, str]] | No
     if how == "each":
         return items[slot], {str(i): f"next(iter({path}))" for i, path in later}
     return items[slot], {str(i): path for i, path in later}
+
+
+def partial_arguments(source: str) -> tuple[str, list[str | None], dict[str, str]] | None:
+    """For a local name's source written ``=functools.partial(f, a, _, k=v)`` (or
+    ``=partial(...)``), the path of ``f``, the paths of the positional arguments it binds
+    (None: not written) and its keywords; None for any other source, or where an argument
+    is unpacked (``*args``: how many it binds is not written)."""
+    head, paren, rest = source[1:].partition("(")
+    if source[0] != "=" or not paren or head.rpartition(".")[2] != "partial" \
+            or closing_at(source, len(head) + 1) != len(source) - 1:
+        return None
+    parts: list[str] = []
+    depth, start = 0, 0
+    body = rest[:-1]
+    for i, ch in enumerate(body):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch == "," and not depth:
+            parts.append(body[start:i].strip())
+            start = i + 1
+    parts.append(body[start:].strip())
+    if not parts[0] or any(p[:1] == "*" for p in parts):
+        return None
+    positional: list[str | None] = []
+    keywords: dict[str, str] = {}
+    for part in parts[1:]:
+        keyword = _KEYWORD.match(part)
+        if keyword is not None:
+            keywords[keyword.group(1)] = part[keyword.end():]
+        else:
+            positional.append(None if part == "_" or part[:1] == "#" else part)
+    return parts[0], positional, keywords

@@ -11,9 +11,10 @@ holds several functions.  How many a call hands is its flow record's ``#``
 
 from __future__ import annotations
 
+from indexgen.analyze.appliers import partial_arguments
 from indexgen.analyze.flows import BOUND_KINDS, slots
 from indexgen.analyze.members import BOUND
-from indexgen.analyze.values import NONE, Values
+from indexgen.analyze.values import NONE, Values, closure_qualname
 
 
 class Arity:
@@ -79,6 +80,54 @@ class Arity:
                 found = found | self.evaluate(key, call[0], source[1:])
         return found
 
+    def partial_bindings(self, key: str, anchor: str, text: str):
+        """Where a call of ``anchor`` calls a local name ``text`` bound to
+        ``functools.partial(f, a, k=v)``: for each such source, what ``f`` may be, the paths
+        of the positional arguments it binds (None: not written) and its keywords (paths in
+        ``anchor``); and whether the name may be anything else too (``text`` may be the
+        partial itself: ``partial(f, a)(b)``).  None where it is never
+        a partial (:func:`indexgen.analyze.flows.call_sites` shifts what such a call hands
+        by the positions the partial binds, and adds what the partial binds)."""
+        sources = self.local_names(key, anchor).get(text) if text.isidentifier() else (
+            ["=" + text] if text[-1] == ")" else None)  # partial(f, a)(b): itself
+        if not sources or not any("partial(" in s for s in sources):
+            return None
+        found, other = [], False
+        for source in sources:
+            bound = partial_arguments(source)
+            if bound is None or not any(
+                    v[0] == "x" and v[1] == "functools.partial"
+                    for v in self.evaluate(key, anchor, source[1:].partition("(")[0])):
+                other = True
+                continue
+            found.append((self.evaluate(key, anchor, bound[0]), bound[1], bound[2]))
+        return (found, other) if found else None
+
+    def partial_ways(self, key: str, anchor: str, edge) -> list | None:
+        """How a call of ``anchor`` (its call graph ``edge``) hands its callee what it
+        hands, where the callee is a local name bound to ``functools.partial(f, a, k=v)``
+        (:meth:`partial_bindings`): a list of ``(n, bound)``, ``n`` the positions the
+        partial binds ahead of what the call hands, ``bound`` what it binds (slot -> path);
+        ``(0, None)`` where the callee may be reached through another source as well.
+        None where the name is no partial."""
+        bindings = self.partial_bindings(key, anchor, edge[1])
+        if bindings is None:
+            return None
+        found, other = bindings
+        alone = len(found) == 1 and not other
+        ways = []
+        for values, positional, keywords in found:
+            if alone or _reaches(values, edge):
+                bound = {str(i): p for i, p in enumerate(positional) if p is not None}
+                bound.update(keywords)
+                ways.append((len(positional), bound))
+        if not ways or other and any(
+                _reaches(self.evaluate(key, anchor, s[1:]), edge)
+                for s in self.local_names(key, anchor).get(edge[1], ())
+                if s[0] == "=" and partial_arguments(s) is None):
+            ways.append((0, None))
+        return ways
+
     def _admits(self, key: str, shape: list[str], handed: Values) -> bool:
         """Whether a first parameter annotated ``shape[1]`` (none: anything) in file ``key``
         may be given one of ``handed``: unless both are project instances of classes none
@@ -91,6 +140,19 @@ class Arity:
             return True
         return any(self._is_a(h, wanted) or self._is_a(w, handed)
                    for h in handed for w in wanted)
+
+def _reaches(values: Values, edge) -> bool:
+    """Whether calling one of ``values`` may run the callee of a call graph ``edge``: it is
+    that function or closure, or the class whose method (``__init__``) it is."""
+    for v in values:
+        if v[0] == "f" and v[1] == edge[3] and v[2] == edge[5]:
+            return True
+        if v[0] == "n" and v[1] == edge[3] and closure_qualname(v[2], v[3]) == edge[5]:
+            return True
+        if v[0] == "c" and v[1] == edge[3] and edge[5].startswith(v[2] + "."):
+            return True
+    return False
+
 
 def _computed(names: dict[str, list[str]], text: str) -> bool:
     """Whether a call's callee is what a call or a subscript gives: written so

@@ -28,6 +28,7 @@ from indexgen.analyze.values import NONE, Values, closure_qualname, ordered, uni
 #: ``(file key, qualname) -> [(caller file key, caller anchor, slot -> argument path,
 #: parameters before the first slot)]``.
 CallSites = dict[tuple[str, str], list[tuple[str, str, dict[str, str], int]]]
+_PLAIN = ((0, None),)  # a call of no functools.partial: what it hands, where it hands it
 _SITES = 128  # call sites of one function read that hand a parameter something
 
 #: Edge kinds whose callee runs with the call's arguments.
@@ -57,10 +58,12 @@ def slots(items: str) -> dict[str, str]:
 
 
 def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
-               records_of: Callable[[str], dict] | None = None) -> CallSites:
+               records_of: Callable[[str], dict] | None = None,
+               partials: Callable | None = None) -> CallSites:
     """The call sites of every project function and class in ``graph`` (the call graph of
     :func:`indexgen.analyze.callgraph.edges`) with what they hand it, in file and line
-    order."""
+    order; through a ``functools.partial``, what it binds first (``partials``:
+    :meth:`indexgen.analyze.arity.Arity.partial_ways`)."""
     flows: CallSites = {}
     for key in sorted(graph):
         given = (records_of(key) if records_of is not None
@@ -85,13 +88,17 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                 if handed is None:
                     handed = read[where] = [slots(items) for items in given.get(where, ())
                                             if items[0] != "#"]  # "#=n" alone: no argument
-                if not handed:
+                ways = partials(key, caller, edge) if partials is not None else None
+                if not handed and ways is None:
                     continue
                 # Function.apply(x) runs forward(ctx, x): one place on, as a method's
                 shift = _first_bound(resolver, edge) or int(edge[1].endswith(".apply"))
                 mine = flows.setdefault((edge[3], edge[5]), [])
-                for items in handed:
-                    mine.append((key, caller, items, shift))
+                for bound_n, bound in ways or _PLAIN:  # partial(f, a)(b): f(a, b)
+                    if bound:
+                        mine.append((key, caller, bound, shift))
+                    for items in handed:
+                        mine.append((key, caller, items, shift + bound_n))
     return flows
 
 
@@ -248,8 +255,9 @@ class Flows:
         fields, keyword = init_fields(owner, attr)  # an attrs class's: _x by x=, alias=
         place = str(fields.index(attr)) if attr in fields else None
         given = []
-        for ckey, canchor, items, _shift in sites:
-            text = items.get(attr) or items.get(keyword) or (items.get(place) if place else None)
+        for ckey, canchor, items, shift in sites:  # shift: what a partial binds first
+            text = items.get(attr) or items.get(keyword) or (
+                items.get(str(int(place) - shift)) if place else None)
             if text is not None:
                 given.append(self.evaluate(ckey, canchor, text))
                 if len(given) == _SITES:
