@@ -32,6 +32,7 @@ from indexgen.extract.model import Definition
 #: The last item of a plain function's or closure's value read as an instance's attribute
 #: that its class body binds (:meth:`Members._bound`): a call hands the instance first.
 BOUND = ">self"
+_OBJECT_NEW = frozenset({("b", "object.__new__")})
 #: What every class has from ``object``: on a class, found in its own bases before its
 #: metaclass's (``cls.__init__`` in a metaclass's method is the class's, not the metaclass's).
 OBJECT_NAMES = frozenset(dir(object))
@@ -83,6 +84,8 @@ class Members(Matching):
             if len(value) > 3 and all(v[0] == "xa" or v[0] == "b" for v in found):
                 # Stack([frame]).pop(), no project class's: of the container it holds too
                 found = union([found, *(container_member(v, attr) for v in ordered(value[3]))])
+            if not found and kind == "c" and attr == "__new__":  # cls.__new__(cls): object's
+                return _OBJECT_NEW
             return found
         if kind == "p":
             return self._super_member(value[1], value[2], attr, value[3] == "i")

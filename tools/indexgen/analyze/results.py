@@ -18,7 +18,7 @@ from indexgen.analyze.held import HELD_METHODS, Held
 from indexgen.analyze.left_out import left_out
 from indexgen.analyze.memo import GuardedMemo
 from indexgen.analyze.operated import Operated
-from indexgen.analyze.paths import Given, Operator
+from indexgen.analyze.paths import Given, Operator, arguments
 from indexgen.analyze.values import NONE, OUTSIDE, Value, Values, ordered, union
 from indexgen.extract.attribute_source import ABSTRACT_CONTAINER
 from indexgen.extract.model import Definition
@@ -143,6 +143,8 @@ class Results(Held, Generics, Operated):
             if found:
                 return found
         if type(args) is Given:  # f(:x): called as if its arguments were not there
+            if args and (kind == "b" or kind == "xa") and value[1].endswith(".__new__"):
+                return self._new(key, anchor, args)
             args = ()
         if kind == "b" and args is not None:
             return self._builtin(value[1], key, anchor, args)
@@ -161,6 +163,15 @@ class Results(Held, Generics, Operated):
                 return self._steps(key, anchor, args[0]) if args[0] else NONE
             return frozenset({value})
         return NONE
+
+    def _new(self, key: str, anchor: str, args: Given) -> Values:
+        """What ``object.__new__(cls)``, ``super().__new__(cls, *a)`` or ``cls.__new__(cls)``
+        of no ``__new__`` of the project gives: an instance of the class handed first."""
+        first = arguments(args)[0]
+        if not first or type(first[0]) is str or first[0][0] == "v":  # k=, *a, a literal
+            return NONE
+        return frozenset(("i", v[1], v[2]) for v in self._steps(key, anchor, first)
+                         if v[0] == "c")
 
     def _cast(self, key: str, anchor: str, args: tuple) -> Values:
         """What ``typing.cast(T, x)`` gives: what the type ``T`` names (written as a name or
