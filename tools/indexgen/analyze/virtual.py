@@ -93,11 +93,11 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
     receiver, _, attr = call.text.rpartition(".")
     if not receiver and call.text.isidentifier():  # report = e.show; report(): e.show's
         out = []
-        for source in types.local_names(key, call.caller).get(call.text, ()):
-            bound = source[1:]
-            if source[0] == "=" and "." in bound and bound.replace(".", "").isidentifier():
-                out += overrides(resolver, types, key, call._replace(text=bound), cls,
-                                 found + out, bases)
+        for where, anchor, bound in method_reads(types, key, call.caller, call.text):
+            mine = cls if where == key and anchor == call.caller else _class_of(
+                resolver, where, anchor)
+            out += overrides(resolver, types, where, call._replace(caller=anchor, text=bound),
+                             mine, found + out, bases)
         return out
     if not types.may_be_overridden(attr):
         return []
@@ -211,3 +211,100 @@ def _exact(resolver: Resolver, types: Types, key: str, anchor: str, receiver: st
                                                                   anchor, named):
             return False
     return True
+
+
+_READS = 16  # the reads of methods one called name is traced to, at most
+
+
+def method_reads(types: Types, key: str, anchor: str, name: str, depth: int = 0
+                 ) -> list[tuple[str, str, str]]:
+    """Where the local name ``name`` of ``anchor`` may hold a method read as a value on
+    something: ``(file key, anchor, path)`` of each read ``x.m``, written so in ``anchor``
+    (``report = e.show``; ``f = getattr(self, "step")``), handed to the parameter ``name``
+    by a call site (``self.helper(self.step)``; :mod:`indexgen.analyze.flows`), or
+    returned by the function that gives the name its value (``f = self.finalize()``, which
+    returns ``self._default_finalize``).  Calling the name may run the overrides of ``m``
+    that a direct ``x.m()`` there may run (:func:`overrides`)."""
+    found: list[tuple[str, str, str]] = []
+    for source in types.local_names(key, anchor).get(name, ()):
+        kind, body = source[0], source[1:]
+        read = _read_method(body) if kind == "=" else None
+        if read is not None:
+            found.append((key, anchor, read))
+        elif depth > 1:
+            continue
+        elif kind == "<":
+            found += _handed_reads(types, key, anchor, body, depth)
+        elif kind == "=" and body.startswith("self.") and (
+                body.endswith("]") or ".get(" in body):  # h = self.handlers.get(tag)
+            found += _put_reads(types, key, anchor, body[5:].partition(".get(")[0]
+                                .partition("[")[0])
+        elif kind == "=" and body.endswith(")") and body.partition("(")[0].replace(
+                ".", "").isidentifier():  # f = self.finalize(): what it returns
+            for v in ordered(types.evaluate(key, anchor, body.partition("(")[0])):
+                d = types._defs[v[1]][1].get(v[2]) if v[0] == "f" else None
+                for returned in d.names.get("return", ()) if d is not None else ():
+                    read = _read_method(returned[1:]) if returned[0] == "=" else None
+                    if read is not None:
+                        found.append((v[1], d.anchor, read))
+        if len(found) >= _READS:
+            break
+    return found[:_READS]
+
+
+def _handed_reads(types: Types, key: str, anchor: str, spec: str, depth: int
+                  ) -> list[tuple[str, str, str]]:
+    """:func:`method_reads` of a parameter (``spec``: ``position:name``): the reads its
+    call sites hand it, or the names of theirs that hold one."""
+    pos, _, name = spec.partition("=")[0].partition(":")
+    d = types._defs[key][0].get(anchor)
+    sites = types._flows.get((key, d.qualname)) if d is not None and types._flows else None
+    if not sites or not pos.isdigit() or not name.isidentifier():
+        return []
+    found: list[tuple[str, str, str]] = []
+    for ckey, canchor, items, shift in sites[:_READS]:
+        text = items.get(name) or items.get(str(int(pos) - shift))
+        if text is None:
+            continue
+        read = _read_method(text)
+        if read is not None:
+            found.append((ckey, canchor, read))
+        elif text.isidentifier():
+            found += method_reads(types, ckey, canchor, text, depth + 1)
+    return found
+
+
+def _put_reads(types: Types, key: str, anchor: str, attr: str) -> list[tuple[str, str, str]]:
+    """:func:`method_reads` of what the methods of the caller's class (or of a base of the
+    project) put into its attribute ``attr`` (``self.handlers[tag] = ext.parse``)."""
+    d = types._defs[key][0].get(anchor)
+    cls = d.parent if d is not None else ""
+    if not cls or not attr.isidentifier():
+        return []
+    found = []
+    for k, c in types.mro(key, cls):
+        owner = types._defs[k][1].get(c) if k else None
+        for where, source in owner.members.get(attr, ()) if owner is not None else ():
+            read = _read_method(source[2:-1]) if source[:2] in ("~{", "~[") else None
+            if read is not None and where:
+                found.append((k, where, read))
+    return found
+
+
+def _read_method(path: str) -> str | None:
+    """``x.m`` where ``path`` reads a method on something by its name: ``x.m`` itself or
+    ``getattr(x, "m")`` (a default after it: not read here)."""
+    if "." in path and path.replace(".", "").isidentifier():
+        return path
+    if path.startswith("getattr(") and path.endswith(")"):
+        parts = path[8:-1].split(", ")
+        if len(parts) >= 2 and parts[0].replace(".", "").isidentifier() and \
+                parts[1][:1] in "\"'" and parts[1][1:-1].isidentifier():
+            return f"{parts[0]}.{parts[1][1:-1]}"
+    return None
+
+
+def _class_of(resolver: Resolver, key: str, anchor: str) -> str:
+    """The class whose method ``anchor`` of file ``key`` is, or ''."""
+    cls = resolver.module(key).qualname_of.get(anchor, "").rpartition(".")[0]
+    return cls if cls and resolver.module(key).kinds.get(cls) == "class" else ""
