@@ -255,7 +255,9 @@ def method_reads(types: Types, key: str, anchor: str, name: str, depth: int = 0
 def _handed_reads(types: Types, key: str, anchor: str, spec: str, depth: int
                   ) -> list[tuple[str, str, str]]:
     """:func:`method_reads` of a parameter (``spec``: ``position:name``): the reads its
-    call sites hand it, or the names of theirs that hold one."""
+    call sites hand it on a name (``self.step``; not ``self.fn_cls.forward``, where what
+    an attribute holds anywhere would open every override to each parameter it reaches),
+    or the names of theirs that hold one."""
     pos, _, name = spec.partition("=")[0].partition(":")
     d = types._defs[key][0].get(anchor)
     sites = types._flows.get((key, d.qualname)) if d is not None and types._flows else None
@@ -267,8 +269,8 @@ def _handed_reads(types: Types, key: str, anchor: str, spec: str, depth: int
         if text is None:
             continue
         read = _read_method(text)
-        if read is not None:
-            found.append((ckey, canchor, read))
+        if read is not None and read.count(".") == 1:  # self.step, fn.forward: not
+            found.append((ckey, canchor, read))  # self.fn_cls.forward (a field's union)
         elif text.isidentifier():
             found += method_reads(types, ckey, canchor, text, depth + 1)
     return found
