@@ -23,6 +23,8 @@ class Arity:
     uses."""
 
     _defs: dict
+    resolver: object
+    _partial_callers: dict  # file key -> partial_callers(key)
 
     def fitting(self, key: str, call, values: Values) -> Values:
         """Of the plain functions and closures ``values`` holds, those a call that hands
@@ -102,6 +104,27 @@ class Arity:
                 continue
             found.append((self.evaluate(key, anchor, bound[0]), bound[1], bound[2]))
         return (found, other) if found else None
+
+    def partial_callers(self, key: str) -> set[tuple[str, str]]:
+        """``(anchor, name)`` of the local names of file ``key`` that may be bound to a
+        ``functools.partial`` (a source that calls ``partial(...)``, in a function that
+        calls it): only their calls are read by :meth:`partial_ways`; made once a file."""
+        made = self.__dict__.get("_partial_callers")  # (made here: one per Types)
+        if made is None:
+            made = self._partial_callers = {}
+        found = made.get(key)
+        if found is None:
+            found = made[key] = set()
+            callers = {call[0] for call in self.resolver.files[key].calls
+                       if call[1][-7:] == "partial"}  # partial(...), functools.partial(...)
+            for anchor in callers:
+                d = self._defs[key][0].get(anchor)
+                for name, sources in d.names.items() if d is not None else ():
+                    for source in sources:
+                        if "partial(" in source:
+                            found.add((anchor, name))
+                            break
+        return found
 
     def partial_ways(self, key: str, anchor: str, edge) -> list | None:
         """How a call of ``anchor`` (its call graph ``edge``) hands its callee what it

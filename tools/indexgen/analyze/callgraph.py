@@ -96,8 +96,7 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
             sites.setdefault(callee, []).extend(entries)
     if types is not None and retry:
         if keys != sorted(keys):  # call_sites lists each callee's sites in sorted file order
-            sites = flows.call_sites(resolver, found, types.flow_records,
-                                     types.partial_ways)
+            sites = flows.call_sites(resolver, found, types.flow_records, types)
         second_round(resolver, types, found, unresolved, retry, ledger, fan, shards, sites)
     return found
 
@@ -211,8 +210,8 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
         if unres:
             unresolved[key] = unres
     retry += widen
-    handed = flows.call_sites(resolver, found, types.flow_records, types.partial_ways) \
-        if types is not None else {}
+    handed = flows.call_sites(resolver, found, types.flow_records, types) if types is not None \
+        else {}
     return found, unresolved, retry, ledger or {}, handed
 
 

@@ -59,13 +59,15 @@ def slots(items: str) -> dict[str, str]:
 
 def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                records_of: Callable[[str], dict] | None = None,
-               partials: Callable | None = None) -> CallSites:
+               partials=None) -> CallSites:
     """The call sites of every project function and class in ``graph`` (the call graph of
     :func:`indexgen.analyze.callgraph.edges`) with what they hand it, in file and line
-    order; through a ``functools.partial``, what it binds first (``partials``:
-    :meth:`indexgen.analyze.arity.Arity.partial_ways`)."""
+    order; through a ``functools.partial``, what it binds first (``partials``: the
+    :class:`~indexgen.analyze.arity.Arity` of the types, whose ``partial_callers`` and
+    ``partial_ways`` say which callers bind one and how it hands)."""
     flows: CallSites = {}
     for key in sorted(graph):
+        binding = partials.partial_callers(key) if partials is not None else ()
         given = (records_of(key) if records_of is not None
                  else records(resolver.files[key].calls))
         if not given:
@@ -88,7 +90,8 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                 if handed is None:
                     handed = read[where] = [slots(items) for items in given.get(where, ())
                                             if items[0] != "#"]  # "#=n" alone: no argument
-                ways = partials(key, caller, edge) if partials is not None else None
+                ways = partials.partial_ways(key, caller, edge) if (caller, edge[1]) in binding \
+                    or partials is not None and "partial(" in edge[1] else None
                 if not handed and ways is None:
                     continue
                 # Function.apply(x) runs forward(ctx, x): one place on, as a method's
@@ -257,7 +260,7 @@ class Flows:
         given = []
         for ckey, canchor, items, shift in sites:  # shift: what a partial binds first
             text = items.get(attr) or items.get(keyword) or (
-                items.get(str(int(place) - shift)) if place else None)
+                items.get(str(int(place) - shift) if shift else place) if place else None)
             if text is not None:
                 given.append(self.evaluate(ckey, canchor, text))
                 if len(given) == _SITES:

@@ -143,7 +143,7 @@ class Results(Held, Generics, Operated):
             if found:
                 return found
         if type(args) is Given:  # f(:x): called as if its arguments were not there
-            if args and (kind == "b" or kind == "xa") and value[1].endswith(".__new__"):
+            if (kind == "b" or kind == "xa") and value[1][-8:] == ".__new__" and args:
                 return self._new(key, anchor, args)
             args = ()
         if kind == "b" and args is not None:

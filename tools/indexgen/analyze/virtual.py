@@ -228,28 +228,37 @@ def method_reads(types: Types, key: str, anchor: str, name: str, depth: int = 0
     found: list[tuple[str, str, str]] = []
     for source in types.local_names(key, anchor).get(name, ()):
         kind, body = source[0], source[1:]
-        read = _read_method(body) if kind == "=" else None
-        if read is not None:
-            found.append((key, anchor, read))
-        elif depth > 1:
-            continue
-        elif kind == "<":
+        if kind == "=" and ("." in body or body[:8] == "getattr("):  # (most hold none)
+            read = _read_method(body)
+            if read is not None:
+                found.append((key, anchor, read))
+            elif depth > 1:
+                continue
+            elif body[:5] == "self." and (body[-1] == "]" or ".get(" in body):
+                # h = self.handlers.get(tag): what the class's methods put there
+                found += _put_reads(types, key, anchor, body[5:].partition(".get(")[0]
+                                    .partition("[")[0])
+            elif body[-1] == ")" and body.partition("(")[0].replace(".", "").isidentifier():
+                found += _returned_reads(types, key, anchor, body.partition("(")[0])
+        elif kind == "<" and depth < 2 and types._flows:
             found += _handed_reads(types, key, anchor, body, depth)
-        elif kind == "=" and body.startswith("self.") and (
-                body.endswith("]") or ".get(" in body):  # h = self.handlers.get(tag)
-            found += _put_reads(types, key, anchor, body[5:].partition(".get(")[0]
-                                .partition("[")[0])
-        elif kind == "=" and body.endswith(")") and body.partition("(")[0].replace(
-                ".", "").isidentifier():  # f = self.finalize(): what it returns
-            for v in ordered(types.evaluate(key, anchor, body.partition("(")[0])):
-                d = types._defs[v[1]][1].get(v[2]) if v[0] == "f" else None
-                for returned in d.names.get("return", ()) if d is not None else ():
-                    read = _read_method(returned[1:]) if returned[0] == "=" else None
-                    if read is not None:
-                        found.append((v[1], d.anchor, read))
-        if len(found) >= _READS:
+        if found and len(found) >= _READS:
             break
-    return found[:_READS]
+    return found[:_READS] if found else found
+
+
+def _returned_reads(types: Types, key: str, anchor: str, called: str
+                    ) -> list[tuple[str, str, str]]:
+    """:func:`method_reads` of what the functions ``called`` may be return
+    (``f = self.finalize()``, returning ``self._default_finalize``)."""
+    found = []
+    for v in ordered(types.evaluate(key, anchor, called)):
+        d = types._defs[v[1]][1].get(v[2]) if v[0] == "f" else None
+        for returned in d.names.get("return", ()) if d is not None else ():
+            read = _read_method(returned[1:]) if returned[0] == "=" else None
+            if read is not None:
+                found.append((v[1], d.anchor, read))
+    return found
 
 
 def _handed_reads(types: Types, key: str, anchor: str, spec: str, depth: int
@@ -260,7 +269,7 @@ def _handed_reads(types: Types, key: str, anchor: str, spec: str, depth: int
     or the names of theirs that hold one."""
     pos, _, name = spec.partition("=")[0].partition(":")
     d = types._defs[key][0].get(anchor)
-    sites = types._flows.get((key, d.qualname)) if d is not None and types._flows else None
+    sites = types._flows.get((key, d.qualname)) if d is not None else None
     if not sites or not pos.isdigit() or not name.isidentifier():
         return []
     found: list[tuple[str, str, str]] = []
