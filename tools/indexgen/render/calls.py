@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from indexgen.analyze.context import CallEdge, CallerRef
 from indexgen.analyze.dispatch import UNKNOWN_VALUE
-from indexgen.render.markdown import code, escape_inline, link
+from indexgen.render.markdown import code, escape_inline, link, link_target
 from indexgen.render.page import CHECKING_NOTE, MODULE_LEVEL, Page, count, line_links
 from indexgen.render.through import through
 
@@ -112,28 +112,30 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
     # (callee, under TYPE_CHECKING) -> lines
     groups: dict[tuple[tuple[str, str, str, str], bool], list[int]] = {}
     how: dict[tuple[int, tuple[str, str, str, str]], str] = {}  # (line, callee) -> label
-    plain: set[tuple[int, tuple[str, str, str, str]]] = set()  # those named by their call
     # the overrides of each call, by the callee they follow (the one they override: the
     # call graph puts each after its own, :func:`indexgen.analyze.virtual.after_bases`)
     by_call: dict[tuple[int, str, tuple | None], list[CallEdge]] = {}
     last: dict[tuple[int, str], tuple] = {}  # (line, call text) -> its callee met last
+    labels: list[str] = []  # the label of each edge but the overrides, in order
     for e in edges:
-        if e.kind == "override":
-            by_call.setdefault((e.line, e.text, last.get((e.line, e.text))), []).append(e)
+        line, text, kind = e[0], e[1], e[2]
+        if kind == "override":
+            by_call.setdefault((line, text, last.get((line, text))), []).append(e)
             continue
-        if e.kind == "project" or e.kind == "external":
-            last[e.line, e.text] = e[2:]
-        groups.setdefault((e[2:], any(e.line in r for r in spans)),  # e[2:]: (kind, key,
-                          []).append(e.line)                         # anchor, label)
-        if caller is not None:  # a line that names the callee once needs no label
+        ident = e[2:]  # (kind, key, anchor, label)
+        if kind == "project" or kind == "external":
+            last[line, text] = ident
+        never = any(line in r for r in spans) if spans else False
+        groups.setdefault((ident, never), []).append(line)
+        if caller is not None:
             label = through(p, caller, e)
+            labels.append(label)
             if label:
-                if (e.line, e[2:]) not in plain:
-                    how.setdefault((e.line, e[2:]), label)
-            else:
-                plain.add((e.line, e[2:]))
-                if how:
-                    how.pop((e.line, e[2:]), None)
+                how.setdefault((line, ident), label)
+    if how:  # a line that names the callee once needs no label
+        for e, label in zip([e for e in edges if e[2] != "override"], labels):
+            if not label:
+                how.pop((e[0], e[2:]), None)
     # (base callee or None, *overrides) -> lines: each group goes after its base
     override_groups: dict[tuple, list[int]] = {}
     # the project callees of each line with overrides, then those outside the build
@@ -175,7 +177,7 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
                 parts["project"].append(one_of.pop(0)[1])
         labelled = bool(how) and any((line, ident) in how for line in lines)
         shown = _lines(lines, ident, how) if labelled else line_links(lines)
-        others = after.pop(ident, ())
+        others = after.pop(ident, ()) if after else ()
         if labelled and ident[0] != "external" and not never and not others:
             # the callees of the same labelled lines are one entry: A, B (line 9, through f)
             same = alike.get((ident[0], shown))
@@ -185,8 +187,8 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
             alike[ident[0], shown] = (len(parts[ident[0]]), [head])
             parts[ident[0]].append("")  # made below
             continue
-        parts[ident[0]].append(", ".join([f"{head} ({shown})" + (CHECKING_NOTE if never else ""),
-                                          *others]))
+        entry = f"{head} ({shown}){CHECKING_NOTE}" if never else f"{head} ({shown})"
+        parts[ident[0]].append(", ".join([entry, *others]) if others else entry)
     for (kind, shown), (at, same) in alike.items():  # the callees, then the labelled lines
         parts[kind][at] = f"{', '.join(same)} ({shown})"
     parts["project"] += [text for _line, text in one_of]
@@ -249,18 +251,25 @@ def format_callers(p: Page, refs: list[CallerRef]) -> str:
     for (ident, inner), lines in groups.items():
         found = heads.get(ident)
         if found is None:
-            key, caller, anchor = ident
-            docs = "" if key == p.key else p.docs_link(key)
-            name = posixpath.basename(p.display(key))
-            if caller:
-                label = caller if key == p.key else f"{name.removesuffix('.py')}.{caller}"
-                head = link(code(label), p.docs_link(key, anchor))
-            else:
-                head = f"module level of {link(code(name), p.docs_link(key, MODULE_LEVEL))}"
-            found = heads[ident] = (head, docs)
-        items.append(f"{found[0]} ({line_links(lines, found[1])}"
-                     + (f": its nested {code(inner)}" if inner else "") + ")")
+            found = heads[ident] = _caller_head(p, *ident)
+        head, target = found
+        if inner:
+            items.append(f"{head} ({line_links(lines, target)}: its nested {code(inner)})")
+        else:
+            items.append(f"{head} ({line_links(lines, target)})")
     return "; ".join(items)
+
+
+def _caller_head(p: Page, key: str, caller: str, anchor: str) -> tuple[str, str]:
+    """A calling definition of :func:`format_callers` (``caller`` in the file ``key``, ''
+    for its module level) as a link, and the link target of its file's page for its line
+    links ('' for this page)."""
+    target = "" if key == p.key else link_target(p.docs_link(key))
+    name = posixpath.basename(p.display(key))
+    if caller:
+        label = caller if key == p.key else f"{name.removesuffix('.py')}.{caller}"
+        return link(code(label), p.docs_link(key, anchor)), target
+    return f"module level of {link(code(name), p.docs_link(key, MODULE_LEVEL))}", target
 
 
 def call_graph_summary(p: Page) -> list[str]:

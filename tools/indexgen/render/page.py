@@ -20,7 +20,7 @@ from indexgen.extract.needed import typed_local
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import render_doc
-from indexgen.render.markdown import code, heading_anchor, link, link_target
+from indexgen.render.markdown import code, heading_anchor, link
 from indexgen.render.rst import Linker
 
 SECTIONS = (
@@ -91,11 +91,14 @@ def lines_link(start: int, end: int, docs: str = "") -> str:
     return link(label, f"{docs}#L{start}")
 
 
-def line_links(lines: list[int], docs: str = "") -> str:
-    """``line 4`` / ``lines 4, 9, 12`` with each number linking to its source line."""
-    target = link_target(docs)  # "#L<n>" needs no escaping: the page part is escaped once
-    if len(lines) > 1:
-        lines = sorted(set(lines))
+def line_links(lines: list[int], target: str = "") -> str:
+    """``line 4`` / ``lines 4, 9, 12`` with each number linking to its source line, on this
+    page or on the page ``target`` (already a :func:`~indexgen.render.markdown.link_target`:
+    the callers that name another page make it once for all its links; "#L<n>" needs no
+    escaping)."""
+    if len(lines) == 1:  # most calls and call sites: one line
+        return f"[line {lines[0]}]({target}#L{lines[0]})"
+    lines = sorted(set(lines))
     if len(lines) == 1:
         return f"[line {lines[0]}]({target}#L{lines[0]})"
     return "lines " + ", ".join([f"[{n}]({target}#L{n})" for n in lines])
