@@ -198,9 +198,8 @@ def _section_map(p: Page) -> list[str]:
         f"{count(len(p.ctx.imported_by), 'project file')}; the call graph across files",
         "Code Patterns & Idioms": ", ".join(escape_text(t) for t, _ in found_patterns)
         if found_patterns else "no patterns detected",
-        "Performance Considerations": ", ".join(sorted({code(t) for t in perf}))
-        if perf else "none found",
-        "Security & Safety": ", ".join(sorted({code(t) for t in sec})) if sec else "none found",
+        "Performance Considerations": _code_set(perf) if perf else "none found",
+        "Security & Safety": _code_set(sec) if sec else "none found",
         "Testing & Usage": f"{count(len(p.ctx.tests), 'test file')} importing from this module, "
         f"{len(p.ctx.test_calls)} reaching it through calls",
         "Related Files": f"{count(len(p.ctx.lines), 'file')} related by imports or calls",
@@ -209,8 +208,22 @@ def _section_map(p: Page) -> list[str]:
     return _mapped(docs, notes, SECTIONS)
 
 
+def _code_set(texts: list[str]) -> str:
+    """The distinct code spans of ``texts``, sorted, comma-separated (each text spanned once:
+    a file's findings repeat the same calls)."""
+    return ", ".join(sorted({code(t) for t in set(texts)}))
+
+
+#: Each section's title as a link label and its heading's anchor (the same on every page).
+_SECTION_LINKS = {t: (escape_text(t), heading_anchor(t)) for t in SECTIONS}
+
+
 def _mapped(docs: str, notes: dict[str, str], sections: tuple[str, ...]) -> list[str]:
     """The section map's lines: each section of the analysis page ``docs``, linked, with
     what ``notes`` says it holds."""
-    return [f"- **{link(escape_text(t), f'{docs}#{heading_anchor(t)}')}**: {notes[t]}"
-            for t in sections] + [""]
+    target = link_target(docs)  # an anchor needs no escaping
+    lines = []
+    for t in sections:
+        label, anchor_id = _SECTION_LINKS[t]
+        lines.append(f"- **[{label}]({target}#{anchor_id})**: {notes[t]}")
+    return lines + [""]
