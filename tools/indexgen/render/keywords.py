@@ -7,6 +7,7 @@ its definition), the A–Z identifier index and the Keyword → Section Map.
 from __future__ import annotations
 
 import posixpath
+import string
 
 from indexgen.analyze.context import FileContext
 from indexgen.extract import rules
@@ -127,15 +128,31 @@ def _letter(name: str) -> str:
     return "Other"
 
 
+_LETTERS: dict[str, str] = {}
+"""First character of an identifier -> its group (:func:`_letter`), shared by every file."""
+_GROUPS = {g: (f"[{escape_text(g)}](#idx-{g.lower()})",
+               [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""])
+           for g in (*string.ascii_uppercase, "_", "Other")}
+"""Each group of the identifier index: its "Jump to" link and the lines that open it."""
+
+
 def identifier_index(s: FileSummary, docs: str) -> list[str]:
     """The lines of the A–Z identifier index of a file whose analysis page is named ``docs``
     (no context needed: :func:`indexgen.run.jobs.prepare` makes them ahead)."""
     out = ["## Identifier Index (A–Z)", "",
            "Identifiers from the code's syntax tree (names, attributes, parameters, "
            "definitions, imports); comments and strings are not included.", ""]
+    identifiers = s.identifiers
+    if not identifiers:
+        out += ["No identifiers in this file.", ""]
+        return out
+    # Sorted once, by (lower case, name) (stable, without a tuple per name): each group
+    # then gets its names in that order.
+    names = sorted(identifiers)
+    names.sort(key=str.lower)
     groups: dict[str, list[str]] = {}
-    letters: dict[str, str] = {}  # first character -> its group (_letter), once per character
-    for name in s.identifiers:
+    letters = _LETTERS
+    for name in names:
         letter = letters.get(name[0])
         if letter is None:
             letter = letters[name[0]] = _letter(name[0])
@@ -144,23 +161,16 @@ def identifier_index(s: FileSummary, docs: str) -> list[str]:
             groups[letter] = [name]
         else:
             group.append(name)
-    if not groups:
-        out += ["No identifiers in this file.", ""]
-        return out
     order = sorted(groups, key=lambda g: (g == "Other", g == "_", g))
-    out.append("Jump to: " + " · ".join(f"[{escape_text(g)}](#idx-{g.lower()})" for g in order))
+    out.append("Jump to: " + " · ".join([_GROUPS[g][0] for g in order]))
     out.append("")
-    identifiers = s.identifiers
     target = link_target(docs)
     for g in order:
-        out += [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""]
+        out += _GROUPS[g][1]
         # An identifier is a code span of itself (no backtick, '<' or space in a name).
-        names = sorted(groups[g])
-        names.sort(key=str.lower)  # stable: by (lower case, name), without a tuple per name
-        for name in names:
-            first, uses = identifiers[name]
-            out.append(f"- `{name}`: {uses} occurrence{'' if uses == 1 else 's'}, first at "
-                       f"[line {first}]({target}#L{first})")
+        out += [f"- `{name}`: {uses} occurrence{'' if uses == 1 else 's'}, first at "
+                f"[line {first}]({target}#L{first})"
+                for name in groups[g] for first, uses in (identifiers[name],)]
         out.append("")
     return out
 
