@@ -12,6 +12,7 @@ one line, each reason with its lines -- never guessed.  Builtins are left out.
 from __future__ import annotations
 
 import posixpath
+from collections import Counter
 from collections.abc import Iterable
 
 from indexgen.analyze.context import CallEdge, CallerRef
@@ -274,16 +275,10 @@ def _caller_head(p: Page, key: str, caller: str, anchor: str) -> tuple[str, str]
 
 def call_graph_summary(p: Page) -> list[str]:
     """Which files this file calls into and is called from (Dependencies section)."""
-    into: dict[str, int] = {}
-    for out in p.ctx.calls.values():
-        for e in out:
-            if e.kind == "project" and e.key != p.key:
-                into[e.key] = into.get(e.key, 0) + 1
-    from_: dict[str, int] = {}
-    for refs in p.ctx.called_by.values():
-        for r in refs:
-            if r.key != p.key:
-                from_[r.key] = from_.get(r.key, 0) + 1
+    here = p.key  # e[2], e[3]: an edge's kind and key; r[0]: a call site's key
+    into = Counter(e[3] for out in p.ctx.calls.values() for e in out
+                   if e[2] == "project" and e[3] != here)
+    from_ = Counter(r[0] for refs in p.ctx.called_by.values() for r in refs if r[0] != here)
     if not into and not from_:
         return ["No calls to or from other files of this build."]
     out = []

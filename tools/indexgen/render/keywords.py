@@ -6,6 +6,7 @@ its definition), the A–Z identifier index and the Keyword → Section Map.
 
 from __future__ import annotations
 
+import operator
 import posixpath
 import string
 
@@ -100,13 +101,18 @@ def _keyword_counts(s: FileSummary) -> str:
     return f"{code(s.relpath.rpartition('/')[2])} has " + ", ".join(parts) + "."
 
 
+_NAME_LABEL = operator.itemgetter(0, 1)  # the sort key of _kw_section's entries
+
+
 def _kw_section(out: list[str], title: str, entries: list[tuple[str, str, str]]) -> None:
     out += [f"### {title}", ""]
     if not entries:
         out += [f"No {title.lower()} in this file.", ""]
         return
-    for name, label, target in sorted(entries, key=lambda e: (e[0], e[1])):
-        out.append(f"- **{code(name)}**: {link(escape_text(label), target)}")
+    # A label is words, commas and a line number ("class, line 12", "standard library, line
+    # 3"): Markdown that needs no escaping.
+    out += [f"- **{code(name)}**: {link(label, target)}"
+            for name, label, target in sorted(entries, key=_NAME_LABEL)]
     out.append("")
 
 

@@ -85,10 +85,11 @@ def count(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
-def lines_link(start: int, end: int, docs: str = "") -> str:
-    """A link labelled ``line N`` or ``lines N–M`` to the first line's anchor."""
-    label = f"line {start}" if start == end else f"lines {start}–{end}"
-    return link(label, f"{docs}#L{start}")
+def lines_link(start: int, end: int) -> str:
+    """A link labelled ``line N`` or ``lines N–M`` to the first line's anchor on this page."""
+    if start == end:
+        return f"[line {start}](#L{start})"
+    return f"[lines {start}–{end}](#L{start})"
 
 
 def line_links(lines: list[int], target: str = "") -> str:
@@ -127,8 +128,8 @@ class Page:
         # Calls on local values the global pass was not given (see typed_local).
         self.local_calls: dict[str, list[Call]] = {}
         names = {d.anchor: d.names for d in s.definitions if d.names}
-        for c in s.calls:
-            if c.local and c.text[0] not in "&^" and not typed_local(c, names):
+        for c in [c for c in s.calls if c.local]:
+            if c.text[0] not in "&^" and not typed_local(c, names):
                 self.local_calls.setdefault(c.caller, []).append(c)
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)
