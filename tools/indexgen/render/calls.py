@@ -82,8 +82,8 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
         for title, kinds in _CALL_BULLETS:
             mine = [e for e in edges if e.kind in kinds]
             if mine:
-                out.append(f"- **{title}**: " + format_calls(
-                    p, mine, p.s.checking_spans if not anchor else (), anchor))
+                out.append(format_calls(p, mine, p.s.checking_spans if not anchor else (),
+                                        anchor, f"- **{title}**: "))
     reasons = unresolved(p, anchor)
     if reasons:
         out.append("- **Not resolved statically**: " + unresolved_text(reasons))
@@ -91,12 +91,12 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
                         ("Read by", p.ctx.read_by.get(anchor)),
                         ("Passed as a callback by", p.ctx.passed_by.get(anchor))):
         if refs:
-            out.append(f"- **{title}**: " + format_callers(p, refs))
+            out.append(format_callers(p, refs, f"- **{title}**: "))
     return out
 
 
 def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, int]] = (),
-                 caller: str | None = None) -> str:
+                 caller: str | None = None, prefix: str = "") -> str:
     """Project callees (linked), each followed by the overrides a call of it may run instead
     (one group per set of them: ``Shape.area (4), or an override in: Square.area (4)``), a
     call that names no callee of its own (a method only subclasses or a protocol's conforming
@@ -108,7 +108,9 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
     (of the definition of anchor ``caller``; '' the module level) say how
     (:func:`~indexgen.render.through.through`), and the callees whose lines read the same
     are one entry: ``blockquote (line 8; line 12, through `rule`: an element of
-    `self.rules`)``, ``blockquote, heading (line 12, through `rule`: ...)``."""
+    `self.rules`)``, ``blockquote, heading (line 12, through `rule`: ...)``.  The text
+    starts with ``prefix`` (a bullet's title, joined with the entries: a long list is not
+    copied once more to add it)."""
     spans = [range(first, last + 1) for first, last in checking]
     # (callee, under TYPE_CHECKING) -> lines
     groups: dict[tuple[tuple[str, str, str, str], bool], list[int]] = {}
@@ -193,10 +195,12 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
     for (kind, shown), (at, same) in alike.items():  # the callees, then the labelled lines
         parts[kind][at] = f"{', '.join(same)} ({shown})"
     parts["project"] += [text for _line, text in one_of]
-    text = "; ".join(parts["project"] + parts["closure"] + parts["read"] + parts["callback"])
+    entries = parts["project"] + parts["closure"] + parts["read"] + parts["callback"]
     if parts["external"]:
-        text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
-    return text
+        entries.append("outside this build: " + ", ".join(parts["external"]))
+    if entries:
+        entries[0] = prefix + entries[0]
+    return "; ".join(entries) if entries else prefix
 
 
 def _lines(lines: list[int], callee: tuple, how: dict[tuple[int, tuple], str]) -> str:
@@ -237,28 +241,30 @@ def _condition(p: Page, key: str, anchor: str) -> str:
     return " " + escape_inline(f"(if {found})" if found else "(unless redefined)")
 
 
-def format_callers(p: Page, refs: list[CallerRef]) -> str:
+def format_callers(p: Page, refs: list[CallerRef], prefix: str = "") -> str:
     """Call sites reaching a definition: the calling definition (linked) and line links.
     A call that runs a function nested in the definition says so (``define (line 5: its
     nested do_it)``, ``other.use (line 9: its nested do_it)``), where the caller may be the
     definition itself; the lines of one caller that run the definition itself and those
     that run a nested function are separate entries (``run (line 7); run (line 6: its
-    nested helper)``)."""
-    groups: dict[tuple[tuple[str, str, str], str], list[int]] = {}
-    for r in refs:  # r[:3]: (key, caller, anchor) as a plain tuple
-        groups.setdefault((r[:3], r.nested), []).append(r.line)
+    nested helper)``).  The text starts with ``prefix`` (as :func:`format_calls`)."""
+    groups: dict[tuple[str, str, str, str], list[int]] = {}
+    for r in refs:  # (key, caller, anchor, nested) -> lines
+        groups.setdefault((r[0], r[1], r[2], r[4]), []).append(r[3])
     items = []
     heads = p.caller_heads  # the same callers reach many definitions of a file
-    for (ident, inner), lines in groups.items():
-        found = heads.get(ident)
+    for (key, caller, anchor, inner), lines in groups.items():
+        found = heads.get((key, caller, anchor))
         if found is None:
-            found = heads[ident] = _caller_head(p, *ident)
+            found = heads[key, caller, anchor] = _caller_head(p, key, caller, anchor)
         head, target = found
         if inner:
             items.append(f"{head} ({line_links(lines, target)}: its nested {code(inner)})")
         else:
             items.append(f"{head} ({line_links(lines, target)})")
-    return "; ".join(items)
+    if items:
+        items[0] = prefix + items[0]
+    return "; ".join(items) if items else prefix
 
 
 def _caller_head(p: Page, key: str, caller: str, anchor: str) -> tuple[str, str]:
