@@ -133,8 +133,10 @@ class Page:
                 self.local_calls.setdefault(c.caller, []).append(c)
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)
-        # Link texts of callees and callers (without their lines), made once per page:
-        # see indexgen.render.calls.format_calls, callee_link and format_callers.
+        # Link texts of callees and callers (without their lines) and of the names of types,
+        # made once per page: see indexgen.render.calls.format_calls, callee_link and
+        # format_callers, and indexgen.render.entries (the "Types" bullet).
+        self.type_links: dict[str, str] = {}
         self.callee_heads: dict[tuple[str, str, str, str], str] = {}
         self.callee_links: dict[tuple[str, str, str], str] = {}
         self.caller_heads: dict[tuple[str, str, str], tuple[str, str]] = {}
@@ -157,11 +159,12 @@ class Page:
         context, so that the render reuses it and what was made ahead on it.
 
         What the constructor made depends on the summary and the layout alone; the caches
-        the render fills (link texts of callees, some with their conditions, and of callers;
-        the module-scope linker) are emptied, so that nothing made under the empty context
+        the render fills (link texts of types, of callees, some with their conditions, and of
+        callers; the module-scope linker) are emptied, so that nothing made under the empty context
         is reused.
         """
         self.ctx = ctx
+        self.type_links.clear()
         self.callee_heads.clear()
         self.callee_links.clear()
         self.caller_heads.clear()

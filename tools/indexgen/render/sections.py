@@ -139,13 +139,15 @@ def _finding_sections(p: Page, out: list[str], categories: tuple[str, ...]) -> N
             text += f" in {code(scope)}" if scope else ""
             text += f" — {escape_text(f.note, line_start=False)}" if f.note else ""
             out.append(text)
+        spans: dict[str, str] = {}  # a call or a caller -> its code span: they repeat
         for f in indirect[category]:
             target = callee_link(p, f.key, f.anchor, f.label)
+            call = spans.get(f.text) or spans.setdefault(f.text, code(f.text))
             if f.caller:
-                out.append(f"- [line {f.line}](#L{f.line}): {code(f.text)} in {code(f.caller)}"
-                           f", through {target}")
+                caller = spans.get(f.caller) or spans.setdefault(f.caller, code(f.caller))
+                out.append(f"- [line {f.line}](#L{f.line}): {call} in {caller}, through {target}")
             else:
-                out.append(f"- [line {f.line}](#L{f.line}): {code(f.text)}, through {target}")
+                out.append(f"- [line {f.line}](#L{f.line}): {call}, through {target}")
         out.append("")
 
 
