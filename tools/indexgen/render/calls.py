@@ -11,7 +11,6 @@ one line, each reason with its lines -- never guessed.  Builtins are left out.
 
 from __future__ import annotations
 
-import posixpath
 from collections import Counter
 from collections.abc import Iterable
 
@@ -50,7 +49,7 @@ def _label(p: Page, key: str, label: str) -> str:
     when it lives in another file."""
     if key == p.key:
         return label
-    module = posixpath.basename(key).removesuffix(".py")
+    module = key.rpartition("/")[2].removesuffix(".py")  # posixpath.basename, inline
     return label if module == "__init__" else f"{module}.{label}"
 
 
@@ -272,7 +271,7 @@ def _caller_head(p: Page, key: str, caller: str, anchor: str) -> tuple[str, str]
     for its module level) as a link, and the link target of its file's page for its line
     links ('' for this page)."""
     target = "" if key == p.key else link_target(p.docs_link(key))
-    name = posixpath.basename(p.display(key))
+    name = p.display(key).rpartition("/")[2]  # posixpath.basename, inline
     if caller:
         label = caller if key == p.key else f"{name.removesuffix('.py')}.{caller}"
         return link(code(label), p.docs_link(key, anchor)), target
