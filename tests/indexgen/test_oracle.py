@@ -157,6 +157,17 @@ def test_call_edges(tree):
                     for t in n.targets:
                         if isinstance(t, ast.Name):
                             bound.setdefault(t.id, set()).add(n.value.attr)
+            # so does a parameter a call hands one (``self._generate_string(self._str_term_ascii)``,
+            # then ``term_method(...)`` in ``_generate_string``): virtual.method_reads
+            params = {d.name: [a.arg for a in d.args.args] for d in ast.walk(by_rel[caller_rel].tree)
+                      if isinstance(d, ast.FunctionDef)}
+            for n in calls_here:
+                fname = getattr(n.func, "attr", None) or getattr(n.func, "id", None)
+                names = params.get(fname, [])
+                skip = int(isinstance(n.func, ast.Attribute) and names[:1] in (["self"], ["cls"]))
+                for i, arg in enumerate(n.args):
+                    if isinstance(arg, ast.Attribute) and i + skip < len(names):
+                        bound.setdefault(names[i + skip], set()).add(arg.attr)
             called = methods_called[caller_rel] = {
                 (at[id(n)], n.func.attr) for n in calls_here if isinstance(n.func, ast.Attribute)
             } | {(at[id(n)], attr) for n in calls_here if isinstance(n.func, ast.Name)
