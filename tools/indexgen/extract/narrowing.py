@@ -187,13 +187,13 @@ def _runs(stmts: list[ast.stmt], bound: set[int]) -> tuple[list[tuple[int, int]]
         held = blocks(st)
         if not held:  # a simple statement: its lines, then the name may be bound
             runs.append((st.lineno, st.end_lineno))
-            if any(st.lineno <= line <= st.end_lineno for line in bound):
-                return runs, True
+            if bound and any(st.lineno <= line <= st.end_lineno for line in bound):
+                return runs, True  # (no binding of the name at all: the common case)
             continue
         head_end = min(b[0].lineno for b in held) - 1
         runs.append((st.lineno, max(st.lineno, head_end)))
-        if t in _LOOPS and any(st.lineno <= line <= st.end_lineno for line in bound) or \
-                any(st.lineno <= line <= head_end for line in bound):
+        if bound and (t in _LOOPS and any(st.lineno <= line <= st.end_lineno for line in bound)
+                      or any(st.lineno <= line <= head_end for line in bound)):
             return runs, True  # a loop's later turn, or its header, sees a new value
         killed = False
         for block in held:  # each branch from the state before the statement
