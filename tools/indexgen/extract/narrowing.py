@@ -65,9 +65,12 @@ NARROWERS = frozenset({ast.If, ast.Assert, ast.While, ast.Match, ast.For, ast.As
 NARROW_ONLY = frozenset({ast.If, ast.Assert, ast.While, ast.Match, *COMPREHENSIONS})
 #: The statements whose value, a conditional expression or an ``and``/``or``, may narrow
 #: its parts.
-VALUED = (ast.Assign, ast.AnnAssign, ast.Return)
+VALUED = frozenset({ast.Assign, ast.AnnAssign, ast.Return})
 #: The values of :data:`VALUED` statements that narrow.
-NARROWING_VALUES = (ast.IfExp, ast.BoolOp)
+NARROWING_VALUES = frozenset({ast.IfExp, ast.BoolOp})
+#: The tests that may say something: an ``isinstance`` or ``type`` call, a comparison
+#: (:func:`~indexgen.extract.instance_tests.self_first`), ``not`` and ``and``/``or``.
+_MAY_NARROW = frozenset({ast.Call, ast.Compare, ast.UnaryOp, ast.BoolOp})
 
 
 def _reads(node: ast.AST, name: str) -> bool:
@@ -99,6 +102,8 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
         body = node.body         # for k, f in [("a", run)]: f is run there
         return [(target.id, body[0].lineno, body[-1].end_lineno, source, body)
                 for target, source in pairs(node, {}) if type(target) is ast.Name]
+    if type(node.test) not in _MAY_NARROW:  # if x:, while self.running: (a third of them)
+        return []  # no reader of a test (says, operands) reads anything else
     found: list[Narrowing] = operands(node.test, one, reads)  # isinstance(x, A) and x.f()
     inside, outside = says(node.test, one)
     if not inside and not outside:
@@ -231,7 +236,12 @@ def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list
     own = {(f[0], f[1]) for f in found if f[4] == []}  # a comprehension's names, where
     alone = same(found, lazy)  # nested functions' parameters bound to nothing else
     out: dict[str, tuple[list[str], int]] = {}
-    for name, first, last, source in cut(found, rebound):
+    # not cut, what the loop leaves out on every run: an element's (=) of a name bound once
+    # (a loop's target bound nowhere else, the commonest, would have the loop's body walked;
+    # bound[name] holds some of lazy[name]), and a name narrowed already (@)
+    kept = [f for f in found if not (f[3][0] == "=" and len(lazy.get(f[0], ())) < 2
+                                     or "@" in f[0])]
+    for name, first, last, source in cut(kept, rebound):
         comprehension = (name, first) in own
         if (source[0] == "=" or comprehension and source[0] == "+") and (
                 len(lazy.get(name, ())) < 2 if comprehension else len(bound[name]) < 2) \

@@ -148,6 +148,10 @@ def values(value: ast.AST, consts: dict[str, list[str]]) -> list[str]:
     """Sources of an assigned value: its path, or the paths of ``a if c else b`` and
     ``a or b``; none for literals and operators."""
     t = type(value)
+    if t is ast.Name:  # the commonest values first: a name is its path
+        return ["=" + value.id] if value.id != "None" else []
+    if t is ast.Constant:  # no path
+        return []
     if t is ast.IfExp:
         return values(value.body, consts) + values(value.orelse, consts)
     if t is ast.BoolOp:

@@ -71,10 +71,10 @@ def path(node: ast.AST, given: bool = True) -> str | None:
         return ".".join(reversed(attrs))
     if t is ast.Call:
         func = node.func
-        head = path(func, given)
+        ft = type(func)
+        head = func.id if ft is ast.Name else path(func, given)  # f(...): no call for f
         if head is None:
             return None
-        ft = type(func)
         if ft is ast.Name:
             kept = func.id if func.id in KEEP_ARGS or func.id in WRAPPERS else None
         elif ft is ast.Attribute:  # typing.cast(T, x), t.cast("T", x), functools.partial(f)
