@@ -167,7 +167,9 @@ def _assigns(summary: FileSummary, binders: list[ast.AST], owner: list[int]
     assigned: dict[int, set[str]] = {}
     for node in binders:
         t = type(node)
-        if t is ast.Assign or t is ast.AnnAssign:
+        # (a target that is no attribute, most, has no path: assigned_path not asked)
+        if t is ast.Assign and type(node.targets[0]) is ast.Attribute or \
+                t is ast.AnnAssign and type(node.target) is ast.Attribute:
             found = assigned_path(node)
             i = owner[node.lineno] if found and 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":

@@ -66,7 +66,7 @@ def subtree(root: ast.AST) -> list[ast.AST]:
 
 #: The node types with a field :func:`blocks` reads; any other (a simple statement: most)
 #: holds no block.
-_HOLDERS = frozenset(
+HOLDERS = frozenset(
     t for t in vars(ast).values() if isinstance(t, type) and issubclass(t, ast.AST)
     and {"body", "orelse", "finalbody", "handlers", "cases"} & set(t._fields))
 
@@ -75,7 +75,7 @@ def blocks(node: ast.AST) -> list[list[ast.stmt]]:
     """The blocks of statements a statement holds, in source order: its body, ``else`` and
     ``finally``, the bodies of its ``except`` handlers and ``match`` cases (none for a simple
     statement)."""
-    if type(node) not in _HOLDERS:  # no such field: none, without five getattr calls
+    if type(node) not in HOLDERS:  # no such field: none, without five getattr calls
         return []
     found = [b for b in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if b]
     return found + [h.body for h in getattr(node, "handlers", ())] + [
