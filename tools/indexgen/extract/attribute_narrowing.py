@@ -103,7 +103,8 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
         if here:
             found[i] = here
     block_ends: dict[int, dict[int, int]] = {}  # function -> statement -> its block's end
-    for node in binders:
+    # (where no function tests a path, the loop would pass over every node: not read)
+    for node in binders if functions is None or functions else ():
         t = type(node)
         if t not in _TESTED and t not in VALUED:
             continue

@@ -161,6 +161,12 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     pending: list[tuple[ast.AST | None, str, Definition, int, int]] = []
     for node in binders:
         t = type(node)
+        if t is ast.Assign and type(node.value) not in NARROWING_VALUES and len(
+                node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            i = owner[node.lineno] if 0 <= node.lineno <= top else -1
+            if i >= 0 and defs[i].kind != "class":  # x = v in a function, the commonest
+                lazy.setdefault(i, {}).setdefault(node.targets[0].id, []).append(node)
+                continue  # binder: what the general steps below do with it, at once
         if t in NARROWERS or t in VALUED and type(node.value) in NARROWING_VALUES:  # narrows
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":

@@ -211,10 +211,7 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
             line = node.lineno
             if func.end_lineno != line:  # a callee over lines: the line Python reports
                 line = call_line(node, imported)
-            if ft is Name:  # f(...): the name (read, never bound) counted at once, unvisited
-                _count(idents, func.id, func.lineno)
-            else:
-                push(func)
+            push(func)
             extend(args)
             for k in keywords:  # keyword nodes are not pushed: their names counted here
                 push(k.value)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 
 from indexgen.extract.builtin_tests import NO_NAMES, builtin_type
 from indexgen.extract.instance_tests import (
@@ -48,9 +49,9 @@ from indexgen.extract.instance_tests import (
     operands,
     says,
 )
+from indexgen.extract.nodes import HOLDERS, blocks
 from indexgen.extract.sources import OWN, own_parameters, pairs, rebinding, same
 from indexgen.extract.structure import FUNCS
-from indexgen.extract.syntax import blocks
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
 #: branch it holds in, or None for what follows a statement, or [] for a comprehension).
@@ -68,8 +69,7 @@ NARROW_ONLY = frozenset({ast.If, ast.Assert, ast.While, ast.Match, *COMPREHENSIO
 VALUED = frozenset({ast.Assign, ast.AnnAssign, ast.Return})
 #: The values of :data:`VALUED` statements that narrow.
 NARROWING_VALUES = frozenset({ast.IfExp, ast.BoolOp})
-#: The tests that may say something: an ``isinstance`` or ``type`` call, a comparison
-#: (:func:`~indexgen.extract.instance_tests.self_first`), ``not`` and ``and``/``or``.
+#: The tests that may say something (isinstance, type(x) is, self_first, not, and, or).
 _MAY_NARROW = frozenset({ast.Call, ast.Compare, ast.UnaryOp, ast.BoolOp})
 
 
@@ -171,7 +171,7 @@ def cut(found: list[Narrowing], rebound: dict[str, list[int]]
     binds the name ends it from the loop on (a later turn sees the new value)."""
     out = []
     for name, first, last, source, stmts in found:
-        lines = set(rebound.get(name, ()))
+        lines = sorted(set(rebound.get(name, ())))
         if stmts is None:
             last = min([line for line in lines if first <= line <= last], default=last)
             runs = [(first, last)] if first <= last else []
@@ -183,22 +183,22 @@ def cut(found: list[Narrowing], rebound: dict[str, list[int]]
     return out
 
 
-def _runs(stmts: list[ast.stmt], bound: set[int]) -> tuple[list[tuple[int, int]], bool]:
-    """The line runs of ``stmts`` that no binding (a line of ``bound``) comes before on the
-    way there, and whether the block binds on some way through it."""
+def _runs(stmts: list[ast.stmt], bound: list[int]) -> tuple[list[tuple[int, int]], bool]:
+    """The line runs of ``stmts`` that no binding (a line of ``bound``, sorted) comes before
+    on the way there, and whether the block binds on some way through it."""
     runs: list[tuple[int, int]] = []
     for st in stmts:
         t = type(st)
-        held = blocks(st)
+        held = blocks(st) if t in HOLDERS else None  # (a simple statement, most: none)
         if not held:  # a simple statement: its lines, then the name may be bound
             runs.append((st.lineno, st.end_lineno))
-            if bound and any(st.lineno <= line <= st.end_lineno for line in bound):
+            if bound and _binds(bound, st.lineno, st.end_lineno):
                 return runs, True  # (no binding of the name at all: the common case)
             continue
         head_end = min(b[0].lineno for b in held) - 1
         runs.append((st.lineno, max(st.lineno, head_end)))
-        if bound and (t in _LOOPS and any(st.lineno <= line <= st.end_lineno for line in bound)
-                      or any(st.lineno <= line <= head_end for line in bound)):
+        if bound and (t in _LOOPS and _binds(bound, st.lineno, st.end_lineno)
+                      or _binds(bound, st.lineno, head_end)):
             return runs, True  # a loop's later turn, or its header, sees a new value
         killed = False
         for block in held:  # each branch from the state before the statement
@@ -208,6 +208,12 @@ def _runs(stmts: list[ast.stmt], bound: set[int]) -> tuple[list[tuple[int, int]]
         if killed:  # after the statement the name may be either: no longer narrowed
             return runs, True
     return runs, False
+
+
+def _binds(bound: list[int], first: int, last: int) -> bool:
+    """Whether a line of ``bound`` (sorted) is one of ``first`` to ``last``."""
+    k = bisect_left(bound, first)
+    return k < len(bound) and bound[k] <= last
 
 
 def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -236,9 +242,8 @@ def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list
     own = {(f[0], f[1]) for f in found if f[4] == []}  # a comprehension's names, where
     alone = same(found, lazy)  # nested functions' parameters bound to nothing else
     out: dict[str, tuple[list[str], int]] = {}
-    # not cut, what the loop leaves out on every run: an element's (=) of a name bound once
-    # (a loop's target bound nowhere else, the commonest, would have the loop's body walked;
-    # bound[name] holds some of lazy[name]), and a name narrowed already (@)
+    # not cut, what the loop leaves out on every run: an element (=) of a name bound once (a
+    # loop's target, the commonest; bound[name] is in lazy[name]), a name narrowed already
     kept = [f for f in found if not (f[3][0] == "=" and len(lazy.get(f[0], ())) < 2
                                      or "@" in f[0])]
     for name, first, last, source in cut(kept, rebound):
