@@ -69,8 +69,7 @@ NARROW_ONLY = frozenset({ast.If, ast.Assert, ast.While, ast.Match, *COMPREHENSIO
 VALUED = frozenset({ast.Assign, ast.AnnAssign, ast.Return})
 #: The values of :data:`VALUED` statements that narrow.
 NARROWING_VALUES = frozenset({ast.IfExp, ast.BoolOp})
-#: The tests that may say something (isinstance, type(x) is, self_first, not, and, or).
-_MAY_NARROW = frozenset({ast.Call, ast.Compare, ast.UnaryOp, ast.BoolOp})
+_MAY_NARROW = frozenset({ast.Call, ast.Compare, ast.UnaryOp, ast.BoolOp})  # tests that may narrow
 
 
 def _reads(node: ast.AST, name: str) -> bool:
@@ -234,18 +233,19 @@ def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list
     parameters; a comprehension's target binds none of the function's names).  A loop's or
     comprehension's target that nothing else binds (no other statement; for a
     comprehension's, no parameter either) is its element everywhere: no narrowing."""
-    bound = {name: [n for n in lazy.get(name, ())
-                    if isinstance(n, ast.AST) and type(n) is not ast.Call] for name, *_ in found}
+    # not cut: what the loop below drops on every run (len(bound[n]) <= len(lazy[n]))
+    kept = [f for f in found if not (f[3][0] == "=" and len(lazy.get(f[0], ())) < 2
+                                     or "@" in f[0])]
+    if not kept:
+        return {}
+    bound = {name: [n for n in lazy.get(name, ()) if isinstance(n, ast.AST)
+                    and type(n) is not ast.Call] for name in {f[0] for f in kept}}
     # a comprehension's target is its own name, never the function's: it rebinds nothing
     rebound = {name: [read_until(n) for n in nodes if type(n) is not ast.comprehension]
                for name, nodes in bound.items()}
     own = {(f[0], f[1]) for f in found if f[4] == []}  # a comprehension's names, where
     alone = same(found, lazy)  # nested functions' parameters bound to nothing else
     out: dict[str, tuple[list[str], int]] = {}
-    # not cut, what the loop leaves out on every run: an element (=) of a name bound once (a
-    # loop's target, the commonest; bound[name] is in lazy[name]), a name narrowed already
-    kept = [f for f in found if not (f[3][0] == "=" and len(lazy.get(f[0], ())) < 2
-                                     or "@" in f[0])]
     for name, first, last, source in cut(kept, rebound):
         comprehension = (name, first) in own
         if (source[0] == "=" or comprehension and source[0] == "+") and (
