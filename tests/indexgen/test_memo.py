@@ -97,3 +97,23 @@ def test_a_query_a_cycle_cut_is_not_settled():
     chain.memo.watch()
     chain.value("a")
     assert not chain.memo.settled()  # a later round asking from b would cut elsewhere
+
+
+def test_forgetting_what_was_provisional_keeps_what_read_none_of_it():
+    # between the call graph's rounds (Flows.set_flows): a value that read nothing
+    # provisional is the same in the next round, and is not computed again
+    chain = Pending({"a": ["b"], "b": ["c"], "x": ["y"]}, later={"c"})
+    chain.value("a")
+    chain.value("x")
+    chain.memo.forget_provisional()
+    chain.computed.clear()
+    chain.value("x")
+    chain.value("a")
+    assert chain.computed == ["a", "b", "c"]  # x and y kept; a, b and c found again
+
+
+def test_forgetting_what_was_provisional_forgets_what_a_cut_shaped():
+    chain = Pending({"a": ["b"], "b": ["a"]}, later=set())
+    chain.value("a")  # b is {b} here, cut at a
+    chain.memo.forget_provisional()
+    assert chain.value("b") == {"a", "b"}  # asked first now: its own, whole

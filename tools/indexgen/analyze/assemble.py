@@ -43,10 +43,14 @@ _LINKED = frozenset({"project", "override", "closure", "read", "callback"})  # t
 
 def contexts(project, ledger: callgraph.Ledger | None = None,
              fan: FanOut | None = None, shards: int = 1,
-             seal: Seal | None = None) -> dict[str, Any]:
+             seal: Seal | None = None,
+             after_edges: Callable[[], None] | None = None) -> dict[str, Any]:
     """Every file's context, by file key, in key order (``seal(key, ctx)`` of each, when
     given); ``ledger``, ``fan`` and ``shards``: see :func:`indexgen.analyze.callgraph.edges`,
-    whose fan also spreads the per-file part (:func:`_finish`)."""
+    whose fan also spreads the per-file part (:func:`_finish`).  ``after_edges()`` is
+    called once the call edges are found, before the contexts are finished: from there on
+    the calling process works alone (the build forks its folder pages there on two cores,
+    :meth:`indexgen.run.plan.Plan.relate`)."""
     ctx = {key: FileContext() for key in project.files}
 
     def links() -> None:  # no call edge needed: done while forked processes find them
@@ -62,6 +66,8 @@ def contexts(project, ledger: callgraph.Ledger | None = None,
     resolver = project.resolver
     graph = callgraph.edges(resolver, list(project.files), project.types, unresolved, ledger,
                             fan, shards, meanwhile=links)
+    if after_edges is not None:
+        after_edges()
     totals = callgraph.effects(graph, resolver)
     inverse = callgraph.inverses(graph, resolver, ("project", "read", "callback"))
     # (an edge may end in a file that is read but not documented, e.g. a test's class

@@ -142,13 +142,17 @@ class Flows:
                   ) -> None:
         """Give parameters (``<`` sources) and dataclass fields what the call sites of
         their function or class hand them (:func:`indexgen.analyze.flows.call_sites`), and
-        what decorators are handed (:meth:`decorate`); what was evaluated before is
-        forgotten."""
+        what decorators are handed (:meth:`decorate`); what was evaluated before from
+        something provisional is forgotten (what read none of it is the same now: the
+        second round finds it in the memo).  Until the end, what reads the flows or the
+        attributes put from elsewhere (:meth:`extras`, found again here) is provisional
+        still: they are incomplete."""
         self._flows = flows
-        self._guard.clear()
+        self._guard.forget_provisional()
         self._extras = None  # found again: what a parameter's attribute is given, now known
         self.decorate(flows)
-        self._guard.clear()
+        self.extras()
+        self._guard.forget_provisional()
         self._flows_open = False
 
     def expect_flows(self) -> None:
@@ -204,6 +208,8 @@ class Flows:
         """What the call sites ``sites`` hand the parameter ``spec`` (see :meth:`_flow`),
         and its ``default`` (a path in the function ``anchor`` of file ``key``): a caller
         outside the tree, or one of these, may leave the parameter out."""
+        if self._flows_open:  # sites still to come: kept only for this round (the key
+            self._guard.note_provisional()  # holds the list, not what it will hold)
         pos, _, name = spec.partition(":")
         star = pos[0] == "*"
         given = [self.source(key, anchor, "=" + default)] if default else []

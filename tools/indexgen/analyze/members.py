@@ -60,6 +60,7 @@ class Members(Matching):
     _parsed: dict
     _flows: object
     _extras: dict | None
+    _memo: dict
     _flows_open: bool
 
     def _property(self, key: str, cls: str, attr: str) -> list[tuple[str, str]]:
@@ -167,7 +168,7 @@ class Members(Matching):
             sources = owner.members.get(attr) if owner is not None else None
             if sources and attr[0] != "_" and self.is_enum(k, c) and not sources[0][0]:
                 return frozenset({("i", k, c)})  # DType.DATE: a member, a DType
-            extras = self.extras().get((k, c, attr))
+            extras = self.put_from_elsewhere(k, c, attr)
             if (sources or extras) and all(x[1][0] == "~" for x in sources or ()) \
                     and all(x[2][0] == "~" for x in extras or ()):
                 # only appended to here, or elsewhere (``table.value.append(k, v)``): what a
@@ -265,6 +266,18 @@ class Members(Matching):
                 found.append(union(self.member(v, attr) for v in ordered(held)))
         return union(found)
 
+    def put_from_elsewhere(self, key: str, cls: str, attr: str) -> list | None:
+        """What functions elsewhere put into the attribute ``attr`` of class ``cls`` of file
+        ``key`` (:meth:`extras`).  Where no function of the build puts an attribute of that
+        name into anything (``x.attr = ...``), nothing, in any round: a value that reads
+        it is not provisional for that."""
+        attrs = self._memo.get("put attributes")
+        if attrs is None:
+            attrs = self._memo["put attributes"] = frozenset(
+                name.rpartition(".")[2] for s in self.resolver.files.values()
+                for d in s.definitions if d.names for name in d.names if name[0] == "+")
+        return self.extras().get((key, cls, attr)) if attr in attrs else None
+
     def extras(self) -> dict[tuple[str, str, str], list[tuple[str, str, str]]]:
         """``(file key, class, attribute) -> [(file key, anchor, source)]``: what functions
         elsewhere put into an attribute of another object (``ctx.order.append(self)``
@@ -274,7 +287,10 @@ class Members(Matching):
         if self._extras is None:
             self._extras = {}  # found as if asked first (every build finds the same), then
             self._guard.isolated(self._find_extras)  # what was found meanwhile is forgotten
-            self._guard.clear()
+            if self._flows_open:  # what read the table being made is provisional
+                self._guard.forget_provisional()
+            else:
+                self._guard.clear()
         return self._extras
 
     def _find_extras(self) -> None:

@@ -69,6 +69,13 @@ class GuardedMemo:
         self._table.clear()
         self._scoped.clear()
 
+    def forget_provisional(self) -> None:
+        """Forget the values kept that read something provisional, and those shaped by a
+        cut: what was provisional is known now.  The others are the same in any round
+        (neither cut nor provisional), and are kept."""
+        self._table = {k: v for k, v in self._table.items() if not v[2]}
+        self._scoped.clear()
+
     def begin(self) -> None:
         """Start a new scope: forget the values shaped by a cut."""
         self._scoped.clear()

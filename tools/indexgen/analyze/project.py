@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -234,11 +234,12 @@ class Project:
     # -- contexts --------------------------------------------------------------------------
     def contexts(self, ledger: callgraph.Ledger | None = None,
                  fan: FanOut | None = None, shards: int = 1,
-                 seal: assemble.Seal | None = None) -> dict[str, Any]:
+                 seal: assemble.Seal | None = None,
+                 after_edges: Callable[[], None] | None = None) -> dict[str, Any]:
         """The :class:`FileContext` of every file, keyed by file key, or ``seal(key, ctx)``
         of each (see :func:`indexgen.analyze.assemble.contexts`; the contexts are the same
         with any fan-out)."""
-        return assemble.contexts(self, ledger, fan, shards, seal)
+        return assemble.contexts(self, ledger, fan, shards, seal, after_edges)
 
     def files_read(self, imp: ImportRecord, target: Target) -> list[tuple[str, str]]:
         """``(file key, name)`` an import reads: the file defining what it binds (the

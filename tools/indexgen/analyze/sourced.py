@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from indexgen.analyze.members import BOUND
 from indexgen.analyze.results import hollow
-from indexgen.analyze.values import CONTAINERS, Value, Values, union
+from indexgen.analyze.values import CONTAINERS, NONE, Value, Values, union
 from indexgen.extract.instance_tests import SELF_FIRST
 from indexgen.extract.model import Definition
 
@@ -95,22 +95,27 @@ class Sourced:
         want = source[0] == ":"
         return frozenset(v for v in full if self._self_first(v) in (want, None))
 
-    def ruled_out(self, key: str, anchor: str, name: str, targets: list[tuple[str, str]]
-                  ) -> list[tuple[str, str]]:
-        """``targets`` (methods as ``(key, qualname)``) but those of a class that a test of
-        the narrowed name ``name`` (``x@12``, ``self.data@12``, read in ``anchor``) says it
-        is not, or of a subclass of one: its ``-T`` sources (the ``else`` of
-        ``isinstance(x, A)``, what follows ``if isinstance(x, A): return``).  A call on it
-        runs no override of an ``A`` (:func:`~indexgen.analyze.virtual.overrides`)."""
+    def not_instances(self, key: str, anchor: str, name: str) -> Values:
+        """The classes that a test of the narrowed name ``name`` (``x@12``,
+        ``self.data@12``, read in ``anchor``) says it is not: its ``-T`` sources (the
+        ``else`` of ``isinstance(x, A)``, what follows ``if isinstance(x, A): return``);
+        nothing where no test says so.  A call on it runs no override of an ``A`` nor of a
+        subclass of one (:func:`~indexgen.analyze.virtual.overrides`, with
+        :meth:`is_ruled_out`)."""
+        if "@" not in name:
+            return NONE
         found = [x for x in self.local_names(key, anchor).get(name, ()) if x[0] == "-"
-                 and SELF_FIRST not in x] if "@" in name and targets else ()
+                 and SELF_FIRST not in x]
         if not found:
-            return targets
+            return NONE
         d = self._defs[key][0].get(anchor)
-        out = union(self.annotation(key, x[1:], d.parent if d is not None else "")
-                    for x in found)
-        return [t for t in targets if not (
-            out and self._is_a(("i", t[0], t[1].rpartition(".")[0]), out))]
+        return union(self.annotation(key, x[1:], d.parent if d is not None else "")
+                     for x in found)
+
+    def is_ruled_out(self, not_a: Values, key: str, cls: str) -> bool:
+        """Whether an instance of class ``cls`` of file ``key`` is one of the classes
+        ``not_a`` (:meth:`not_instances`) or of a subclass of one."""
+        return bool(not_a) and self._is_a(("i", key, cls), not_a)
 
     def _self_first(self, value: Value) -> bool | None:
         """Whether the signature of a function value starts with a parameter ``self`` (a

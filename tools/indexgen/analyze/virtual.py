@@ -117,18 +117,20 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
     if not classes:
         return out
     known = {(e[3], e[5]) for e in found if e[2] == "project"}
+    not_a = types.not_instances(key, call.caller, receiver)  # isinstance's else: no A's
     for k, c in classes:
         mine = len(out)
-        for target in types.ruled_out(key, call.caller, receiver, types.overrides(
-                k, c, attr) + (types.implementers(k, c, attr) if k else [])):
-            if target not in known:
+        for target in types.overrides(k, c, attr) + (types.implementers(k, c, attr) if k
+                                                     else []):
+            if target not in known and not types.is_ruled_out(
+                    not_a, target[0], target[1].rpartition(".")[0]):
                 known.add(target)
                 out.append(make_edge((call.line, call.text, "override", target[0],
                                   resolver.anchor(*target), target[1])))
-        rebound = [(sk, f"{sc}.{attr}") for sk, sc in types.rebinders(k, c, attr)] if k else []
-        for sk, sq in types.ruled_out(key, call.caller, receiver, rebound):
-            out += _rebound(resolver, types, call, types.member(
-                ("i", sk, sq[:-len(attr) - 1]), attr), known)
+        for sk, sc in types.rebinders(k, c, attr) if k else ():
+            if not types.is_ruled_out(not_a, sk, sc):
+                out += _rebound(resolver, types, call, types.member(("i", sk, sc), attr),
+                                known)
         if bases is not None and len(out) > mine:
             base = resolver.method(k, c, attr) if k else None
             named = (base.key, base.qualname) if base is not None else ("", f"{c}.{attr}")

@@ -38,6 +38,7 @@ from indexgen.render.folders import folder_pages
 from indexgen.run import fanout, pageio
 from indexgen.run import manifest as mf
 from indexgen.run.config import Config, validate
+from indexgen.run.folder_job import FolderJob
 from indexgen.run.jobs import RenderInput, RenderSetup
 from indexgen.run.manifest import CODE_VERSION
 from indexgen.run.pageio import Report
@@ -77,10 +78,9 @@ class Plan:
             self.statuses, self.not_analyzed, self.empty = settled
             self.new_files, self.extracted, self.render_keys = self.cached, 0, []
             return self._finish(self.report())
-        setup = Setup([*self.sources, *self.tests], self.config.max_bytes,
-                      self.config.time_budget,
+        setup = Setup([*self.sources, *self.tests], self.config.max_bytes, self.config.time_budget,
                       RenderSetup(self.layout, self.tests_label, self.out, self.write))
-        self.folders_made: fanout.Forked | None = None
+        self.folders = FolderJob(self._emit_folders)
         with Team(self.jobs, setup, self.progress) as self.team:
             try:
                 self.summarize()
@@ -88,8 +88,7 @@ class Plan:
                 self.choose_renders()
                 self.render_files()
             finally:
-                if self.folders_made is not None:  # a failure before the render took them
-                    self.folders_made.cancel()
+                self.folders.cancel()  # a failure before the render took them
         self.write_manifest()
         return self._finish(self.report())
 
@@ -185,14 +184,16 @@ class Plan:
         self.test_hashes = {rel: t.sha256 for rel, t in sorted(tests.items())}
         self.project = Project(list(self.compacts.values()), tests)
         shards = fanout.shard_count(self.jobs)
-        # With more than two cores, the folder pages in a process of their own meanwhile: in
-        # the render, the calling process's thread making them shared the interpreter lock
-        # with the threads feeding the workers, and on 16 cores ended after the workers.
-        if shards > 2 and fanout.can_fork():
-            self.folders_made = fanout.Forked(self._emit_folders)
+        # The folder pages in a process of their own meanwhile (in the render, the calling
+        # process's thread making them shared the interpreter lock with the threads feeding
+        # the workers): on more than two cores from the start, on two once the call edges
+        # are found (the calling process then works alone, the other core would idle).
+        fork = self.folders.fork if shards > 1 and fanout.can_fork() else None
+        if fork is not None and shards > 2:
+            fork()
         # the call edges on idle cores, in forked processes; each context sealed where made
         self.sealed = self.project.contexts(fan=self.team.fan_out, shards=shards,
-                                            seal=self._seal)
+                                            seal=self._seal, after_edges=fork)
 
     def _seal(self, key: str, ctx: FileContext) -> tuple[str | None, bytes | None]:
         """What the build keeps of a file's context, made where it was finished (perhaps a
@@ -271,9 +272,7 @@ class Plan:
         """Render and emit the folder pages (or take those a process made during the global
         pass, :meth:`relate`), then let go of the summaries and the global pass (see
         :meth:`_release`)."""
-        made = (self.folders_made.result() if self.folders_made is not None
-                else self._emit_folders())
-        self.folders_made = None
+        made = self.folders.result()
         self.folder_hashes = {page: digest for page, (digest, _status) in made.items()}
         self.statuses.update((page, status) for page, (_digest, status) in made.items())
         self._release()
@@ -289,8 +288,7 @@ class Plan:
 
     def _release(self) -> None:
         """Keep what the report needs of the compact summaries, then drop them and the
-        project: freeing them is a tenth of a second for torch, done here while the workers
-        render rather than after the last page."""
+        project (freed while the workers render rather than after the last page)."""
         self.not_analyzed, self.empty = pageio.outcomes(
             ((key, s.status, s.error) for key, s in sorted(self.compacts.items())),
             self.layout.display)
