@@ -22,6 +22,10 @@ async def f(a, /, b: int = 1, *c, d=None, e, **g) -> list[int]:
             yield s; await n
     try:
         del a[1:2:3], b.c
+    except E:
+        pass
+    try:
+        pass
     except* (E, F) as err:
         raise X from err
     else:
@@ -49,11 +53,14 @@ def _expected(tree: ast.AST) -> list[ast.AST]:
     return [n for n in ast.walk(tree) if not isinstance(n, _LEFT_OUT)]
 
 
-def test_subtree_is_ast_walk_in_order_less_contexts_and_operators() -> None:
-    trees = [ast.parse(_SOURCE)]
-    trees += [ast.parse(f.read_text()) for f in sorted(
+def _trees() -> list[ast.Module]:
+    """The sample, and the extraction's own modules (every statement kind they use)."""
+    return [ast.parse(_SOURCE)] + [ast.parse(f.read_text()) for f in sorted(
         (Path(__file__).parents[2] / "tools" / "indexgen" / "extract").glob("*.py"))]
-    for tree in trees:
+
+
+def test_subtree_is_ast_walk_in_order_less_contexts_and_operators() -> None:
+    for tree in _trees():
         for root in [tree, *tree.body]:
             got, want = subtree(root), _expected(root)
             assert len(got) == len(want)
@@ -67,9 +74,10 @@ def _generic_blocks(node: ast.AST) -> list:
 
 
 def test_blocks_of_every_node_are_the_generic_reading() -> None:
-    tree = ast.parse(_SOURCE)
-    nodes = list(ast.walk(tree))
-    assert any(blocks(n) for n in nodes) and any(not blocks(n) for n in nodes)
+    nodes = [n for tree in _trees() for n in ast.walk(tree)]
+    kinds = {type(n) for n in nodes if blocks(n)}
+    assert {ast.If, ast.For, ast.While, ast.Try, ast.TryStar, ast.With, ast.Match,
+            ast.FunctionDef, ast.ClassDef} <= kinds and any(not blocks(n) for n in nodes)
     for node in nodes:
         got, want = blocks(node), _generic_blocks(node)
         assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
