@@ -44,6 +44,8 @@ def handed_text(node: ast.Call, path: Callable[[ast.AST], str | None],
 def _handed(node: ast.AST, path: Callable[[ast.AST], str | None],
             listed: Callable[[ast.AST], str | None]) -> str:
     t = type(node)
+    if t is ast.Name:  # the commonest argument: its path is its name (path's first case)
+        return node.id
     if t is ast.Constant:
         return constant_text(node.value)
     if t is ast.Starred:

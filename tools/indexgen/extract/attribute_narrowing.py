@@ -103,7 +103,8 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
         if here:
             found[i] = here
     block_ends: dict[int, dict[int, int]] = {}  # function -> statement -> its block's end
-    for node in binders:
+    # (where no function tests a path, the loop would pass over every node: not read)
+    for node in binders if functions is None or functions else ():
         t = type(node)
         if t not in _TESTED and t not in VALUED:
             continue
@@ -167,7 +168,9 @@ def _assigns(summary: FileSummary, binders: list[ast.AST], owner: list[int]
     assigned: dict[int, set[str]] = {}
     for node in binders:
         t = type(node)
-        if t is ast.Assign or t is ast.AnnAssign:
+        # (a target that is no attribute, most, has no path: assigned_path not asked)
+        if t is ast.Assign and type(node.targets[0]) is ast.Attribute or \
+                t is ast.AnnAssign and type(node.target) is ast.Attribute:
             found = assigned_path(node)
             i = owner[node.lineno] if found and 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":

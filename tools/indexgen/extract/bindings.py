@@ -145,21 +145,28 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     top = len(owner) - 1
     # the functions nested in each function (no definitions): their returns are not its own
     nested: dict[int, list[tuple[int, int]]] = {}
-    for n in binders:
-        if type(n) in FUNCS and 0 <= n.lineno <= top and owner[n.lineno] >= 0:
-            nested.setdefault(owner[n.lineno], []).append((n.lineno, n.end_lineno))
+    tests: dict[int, list[ast.Call]] = {}  # isinstance(x, T) by line: a comprehension's x
+    for n in binders:                      # may be a T (narrowing._comprehension)
+        t = type(n)
+        if t in FUNCS:
+            if 0 <= n.lineno <= top and owner[n.lineno] >= 0:
+                nested.setdefault(owner[n.lineno], []).append((n.lineno, n.end_lineno))
+        elif t is ast.Call and type(n.func) is ast.Name and n.func.id == "isinstance":
+            tests.setdefault(n.lineno, []).append(n)
     consts, modules = structure.constants, imported_names(summary)
     fields: dict[int, dict[str, int]] = {}  # class -> name of its body -> first line
     narrowed: dict[int, list[Narrowing]] = {}  # function -> where isinstance tests narrow
     # what the targets other than plain names are bound to, bound after the walk: a value
     # read where a test narrows it is the narrowed name (self.x = item: =item@12)
     pending: list[tuple[ast.AST | None, str, Definition, int, int]] = []
-    tests: dict[int, list[ast.Call]] = {}  # isinstance(x, T) by line: a comprehension's x
-    for n in binders:                      # may be a T (narrowing._comprehension)
-        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == "isinstance":
-            tests.setdefault(n.lineno, []).append(n)
     for node in binders:
         t = type(node)
+        if t is ast.Assign and type(node.value) not in NARROWING_VALUES and len(
+                node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            i = owner[node.lineno] if 0 <= node.lineno <= top else -1
+            if i >= 0 and defs[i].kind != "class":  # x = v in a function, the commonest
+                lazy.setdefault(i, {}).setdefault(node.targets[0].id, []).append(node)
+                continue  # binder: what the general steps below do with it, at once
         if t in NARROWERS or t in VALUED and type(node.value) in NARROWING_VALUES:  # narrows
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":

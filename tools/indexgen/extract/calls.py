@@ -214,7 +214,7 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
                 text = "<" + text[2:]
             calls.append(new_call(Call, (d.anchor, text, line, False)))
             if names:  # the local names it hands on: what they are is needed
-                inner = [n for n in _NAME.findall(text.partition("\t")[2]) if n in names]
+                inner = names.intersection(_NAME.findall(text.partition("\t")[2]))
                 if inner:
                     needed.setdefault(i, set()).update(inner)
             continue
@@ -234,7 +234,7 @@ def attribute(summary: FileSummary, calls_found: list[tuple[str, int]],
         else:
             is_local = False
         if "(" in text and text[0] != "(":  # next(iter([a, x])).run: x
-            inner = [n for n in _NAME.findall(text) if n in names]
+            inner = names.intersection(_NAME.findall(text))
             if inner:
                 needed.setdefault(i, set()).update(inner)
         calls.append(new_call(Call, (d.anchor, text, line, is_local)))

@@ -30,13 +30,25 @@ def bind_at_top(node: ast.AST, classes: dict[str, Definition],
                 consts: dict[str, list[str]]) -> None:
     """Add what a top-level ``C.attr = value`` binds to the members of the module's class
     ``C`` (``classes``: by qualname)."""
-    if type(node) is not ast.Assign:
-        return
+    if type(node) is not ast.Assign or not _on_class(node.targets, classes):
+        return  # (most: x = value, whose sources would all be passed over below)
     for target, source in pairs(node, consts):
         if type(target) is ast.Attribute and type(target.value) is ast.Name:
             cls = classes.get(target.value.id)
             if cls is not None and ("", source) not in cls.members.get(target.attr, ()):
                 cls.members.setdefault(target.attr, []).append(("", source))
+
+
+def _on_class(targets: list[ast.expr], classes: dict[str, Definition]) -> bool:
+    """Whether a target (or an element of a tuple or list target, starred or not) is an
+    attribute of a name of ``classes``: the only targets :func:`bind_at_top` keeps."""
+    for target in targets:
+        t = type(target)
+        if t is ast.Attribute and type(target.value) is ast.Name and target.value.id in classes \
+                or (t is ast.Tuple or t is ast.List) and _on_class(target.elts, classes) \
+                or t is ast.Starred and _on_class([target.value], classes):
+            return True
+    return False
 
 
 #: The constants a class body's name is recorded with, by their type.

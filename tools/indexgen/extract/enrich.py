@@ -20,6 +20,7 @@ from indexgen.extract.alternatives import checking_only
 from indexgen.extract.docstrings import DocSection, parse_docstring, role_targets
 from indexgen.extract.getattr_names import refine_getattr_names
 from indexgen.extract.model import Definition, FileSummary
+from indexgen.extract.nodes import HOLDERS
 from indexgen.extract.property_calls import add_called_properties
 from indexgen.extract.rules import import_aliases
 from indexgen.extract.served import served_names
@@ -225,8 +226,8 @@ def _statements(body: list[ast.stmt]):
     while stack:
         node = stack.pop()
         yield node
-        if type(node) in FUNCS or type(node) is ast.ClassDef:
-            continue
+        if type(node) in FUNCS or type(node) is ast.ClassDef or type(node) not in HOLDERS:
+            continue  # (a simple statement, most: no block to read)
         for name in ("body", "orelse", "finalbody"):
             stack.extend(reversed(getattr(node, name, None) or []))
         for handler in getattr(node, "handlers", ()):

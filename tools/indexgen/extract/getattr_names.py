@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 
+from indexgen.extract.nodes import subtree
 from indexgen.extract.structure import FUNCS, Structure
 from indexgen.extract.syntax import name_pattern, path
 
@@ -40,7 +41,7 @@ def _scan(function: ast.AST) -> tuple[list[ast.Call], dict[str, ast.AST]]:
     for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
         if a is not None:
             counts[a.arg] = 2
-    for node in ast.walk(function):
+    for node in subtree(function):  # ast.walk's order, less contexts and operators
         t = type(node)
         if t is ast.Call:
             f = node.func

@@ -68,8 +68,8 @@ def handed(node: ast.Call, text: str, last: str | None, out: list[tuple[str, int
             if k != "*" and t is ast.Attribute and refs and found and (
                     taker or _bound_method(a) and a.attr in methods):
                 out.append(("&" + found, line))
-        elif t is ast.Call and k != "*" and (_constructed(a) or _class_of(a)):
-            items.append(f"{k}={_constructed(a) or _class_of(a)}")  # Box(Node()): a Node
+        elif t is ast.Call and k != "*" and (made := _constructed(a) or _class_of(a)):
+            items.append(f"{k}={made}")  # Box(Node()): a Node
     for kw in node.keywords:
         v = kw.value
         t = type(v)

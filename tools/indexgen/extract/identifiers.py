@@ -186,7 +186,16 @@ def walk(tree: ast.Module, structure: Structure) -> Walked:
                     assigns_self = True
         elif t is Attribute:  # the next most common: one child, counted below at once
             value = node.value
-            push(value)
+            if type(value) is Name:  # self.x: the name (read, never bound) counted here,
+                entry = idents.get(value.id)  # without a visit of its own
+                if entry is None:
+                    idents[value.id] = [value.lineno, 1]
+                else:
+                    entry[1] += 1
+                    if value.lineno < entry[0]:
+                        entry[0] = value.lineno
+            else:
+                push(value)
             name, line = node.attr, node.end_lineno
             if literals is not None and type(value) is Name and type(node.ctx) is not Store:
                 all_calls.append((f"^{value.id}.{name}", node.lineno))  # a test reads it

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 
 from indexgen.extract.builtin_tests import NO_NAMES, builtin_type
 from indexgen.extract.instance_tests import (
@@ -48,9 +49,9 @@ from indexgen.extract.instance_tests import (
     operands,
     says,
 )
+from indexgen.extract.nodes import HOLDERS, blocks
 from indexgen.extract.sources import OWN, own_parameters, pairs, rebinding, same
 from indexgen.extract.structure import FUNCS
-from indexgen.extract.syntax import blocks
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
 #: branch it holds in, or None for what follows a statement, or [] for a comprehension).
@@ -65,9 +66,10 @@ NARROWERS = frozenset({ast.If, ast.Assert, ast.While, ast.Match, ast.For, ast.As
 NARROW_ONLY = frozenset({ast.If, ast.Assert, ast.While, ast.Match, *COMPREHENSIONS})
 #: The statements whose value, a conditional expression or an ``and``/``or``, may narrow
 #: its parts.
-VALUED = (ast.Assign, ast.AnnAssign, ast.Return)
+VALUED = frozenset({ast.Assign, ast.AnnAssign, ast.Return})
 #: The values of :data:`VALUED` statements that narrow.
-NARROWING_VALUES = (ast.IfExp, ast.BoolOp)
+NARROWING_VALUES = frozenset({ast.IfExp, ast.BoolOp})
+_MAY_NARROW = frozenset({ast.Call, ast.Compare, ast.UnaryOp, ast.BoolOp})  # tests that may narrow
 
 
 def _reads(node: ast.AST, name: str) -> bool:
@@ -99,6 +101,8 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
         body = node.body         # for k, f in [("a", run)]: f is run there
         return [(target.id, body[0].lineno, body[-1].end_lineno, source, body)
                 for target, source in pairs(node, {}) if type(target) is ast.Name]
+    if type(node.test) not in _MAY_NARROW:  # if x:, while self.running: (a third of them)
+        return []  # no reader of a test (says, operands) reads anything else
     found: list[Narrowing] = operands(node.test, one, reads)  # isinstance(x, A) and x.f()
     inside, outside = says(node.test, one)
     if not inside and not outside:
@@ -166,7 +170,7 @@ def cut(found: list[Narrowing], rebound: dict[str, list[int]]
     binds the name ends it from the loop on (a later turn sees the new value)."""
     out = []
     for name, first, last, source, stmts in found:
-        lines = set(rebound.get(name, ()))
+        lines = sorted(set(rebound.get(name, ())))
         if stmts is None:
             last = min([line for line in lines if first <= line <= last], default=last)
             runs = [(first, last)] if first <= last else []
@@ -178,22 +182,22 @@ def cut(found: list[Narrowing], rebound: dict[str, list[int]]
     return out
 
 
-def _runs(stmts: list[ast.stmt], bound: set[int]) -> tuple[list[tuple[int, int]], bool]:
-    """The line runs of ``stmts`` that no binding (a line of ``bound``) comes before on the
-    way there, and whether the block binds on some way through it."""
+def _runs(stmts: list[ast.stmt], bound: list[int]) -> tuple[list[tuple[int, int]], bool]:
+    """The line runs of ``stmts`` that no binding (a line of ``bound``, sorted) comes before
+    on the way there, and whether the block binds on some way through it."""
     runs: list[tuple[int, int]] = []
     for st in stmts:
         t = type(st)
-        held = blocks(st)
+        held = blocks(st) if t in HOLDERS else None  # (a simple statement, most: none)
         if not held:  # a simple statement: its lines, then the name may be bound
             runs.append((st.lineno, st.end_lineno))
-            if any(st.lineno <= line <= st.end_lineno for line in bound):
-                return runs, True
+            if bound and _binds(bound, st.lineno, st.end_lineno):
+                return runs, True  # (no binding of the name at all: the common case)
             continue
         head_end = min(b[0].lineno for b in held) - 1
         runs.append((st.lineno, max(st.lineno, head_end)))
-        if t in _LOOPS and any(st.lineno <= line <= st.end_lineno for line in bound) or \
-                any(st.lineno <= line <= head_end for line in bound):
+        if bound and (t in _LOOPS and _binds(bound, st.lineno, st.end_lineno)
+                      or _binds(bound, st.lineno, head_end)):
             return runs, True  # a loop's later turn, or its header, sees a new value
         killed = False
         for block in held:  # each branch from the state before the statement
@@ -203,6 +207,12 @@ def _runs(stmts: list[ast.stmt], bound: set[int]) -> tuple[list[tuple[int, int]]
         if killed:  # after the statement the name may be either: no longer narrowed
             return runs, True
     return runs, False
+
+
+def _binds(bound: list[int], first: int, last: int) -> bool:
+    """Whether a line of ``bound`` (sorted) is one of ``first`` to ``last``."""
+    k = bisect_left(bound, first)
+    return k < len(bound) and bound[k] <= last
 
 
 def _merged(runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -223,15 +233,20 @@ def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list
     parameters; a comprehension's target binds none of the function's names).  A loop's or
     comprehension's target that nothing else binds (no other statement; for a
     comprehension's, no parameter either) is its element everywhere: no narrowing."""
-    bound = {name: [n for n in lazy.get(name, ())
-                    if isinstance(n, ast.AST) and type(n) is not ast.Call] for name, *_ in found}
+    # not cut: what the loop below drops on every run (len(bound[n]) <= len(lazy[n]))
+    kept = [f for f in found if not (f[3][0] == "=" and len(lazy.get(f[0], ())) < 2
+                                     or "@" in f[0])]
+    if not kept:
+        return {}
+    bound = {name: [n for n in lazy.get(name, ()) if isinstance(n, ast.AST)
+                    and type(n) is not ast.Call] for name in {f[0] for f in kept}}
     # a comprehension's target is its own name, never the function's: it rebinds nothing
     rebound = {name: [read_until(n) for n in nodes if type(n) is not ast.comprehension]
                for name, nodes in bound.items()}
     own = {(f[0], f[1]) for f in found if f[4] == []}  # a comprehension's names, where
     alone = same(found, lazy)  # nested functions' parameters bound to nothing else
     out: dict[str, tuple[list[str], int]] = {}
-    for name, first, last, source in cut(found, rebound):
+    for name, first, last, source in cut(kept, rebound):
         comprehension = (name, first) in own
         if (source[0] == "=" or comprehension and source[0] == "+") and (
                 len(lazy.get(name, ())) < 2 if comprehension else len(bound[name]) < 2) \

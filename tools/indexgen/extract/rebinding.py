@@ -24,6 +24,7 @@ from operator import itemgetter
 
 from indexgen.extract.arguments import without_arguments
 from indexgen.extract.model import FileSummary
+from indexgen.extract.nodes import subtree
 from indexgen.extract.sources import pairs
 
 #: What joins a rebound name and the line of the statement that rebinds it.
@@ -87,7 +88,7 @@ def split_rebound(summary: FileSummary, lazy: dict[int, dict[str, list]],
 def _reads(value: ast.AST, name: str) -> bool:
     """Whether an assigned value reads ``name`` as it is evaluated (no ``lambda`` in it)."""
     found = False
-    for node in ast.walk(value):
+    for node in subtree(value):
         if type(node) is ast.Lambda:
             return False
         found = found or type(node) is ast.Name and node.id == name

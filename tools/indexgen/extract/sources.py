@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from indexgen.extract.instance_tests import COMPREHENSIONS, isinstance_test
+from indexgen.extract.nodes import subtree
 from indexgen.extract.shadows import MARK, SELF_NAMES
 from indexgen.extract.syntax import (
     LITERALS,
@@ -105,7 +106,7 @@ def lambda_tests(node: ast.Lambda) -> set[int]:
     nothing of the function's ``p`` (nor of another lambda's)."""
     a = node.args
     params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
-    return {id(c) for c in ast.walk(node.body) if tested_name(c) in params}
+    return {id(c) for c in subtree(node.body) if tested_name(c) in params}
 
 
 def lambda_pairs(call: ast.Call) -> list[tuple[ast.arg, str]]:
@@ -147,6 +148,10 @@ def values(value: ast.AST, consts: dict[str, list[str]]) -> list[str]:
     """Sources of an assigned value: its path, or the paths of ``a if c else b`` and
     ``a or b``; none for literals and operators."""
     t = type(value)
+    if t is ast.Name:  # the commonest values first: a name is its path
+        return ["=" + value.id] if value.id != "None" else []
+    if t is ast.Constant:  # no path
+        return []
     if t is ast.IfExp:
         return values(value.body, consts) + values(value.orelse, consts)
     if t is ast.BoolOp:

@@ -166,22 +166,21 @@ class Structure:
             return
         if type(node.value) is ast.Name and type(targets[0]) is ast.Name:  # name = function
             self.bound.append((names[0], "=" + node.value.id, branches))
+        held = constant_strings(node.value) if node.value is not None else None
+        if held is not None and len(names) == 1:
+            self.constants.setdefault(names[0], held)
+        known = self._attribute_names
+        new = [name for name in names if name not in known and name != "__all__"]
+        if not new:  # __all__ = [...], a name bound again: none of the texts below is read
+            return
         annotation = expr_text(node.annotation) if type(node) is ast.AnnAssign else ""
         value = self._value_text(node.value) if node.value is not None else ""
         alias_of = ""
         if type(node.value) in (ast.Name, ast.Attribute):
             alias_of = dotted(node.value)
             alias_of = "" if "(...)" in alias_of else alias_of
-        held = constant_strings(node.value) if node.value is not None else None
-        if held is not None and len(names) == 1:
-            self.constants.setdefault(names[0], held)
         source = attribute_source(node)
-        known = self._attribute_names
-        new = []
-        for name in names:
-            if name in known or name == "__all__":
-                continue
-            new.append(name)
+        for name in new:
             self.s.attributes.append(ModuleAttribute(
                 name=name, lineno=node.lineno, annotation=annotation, value=value,
                 constant=name.isupper() or (name.lstrip("_").isupper()),

@@ -8,6 +8,7 @@ import re
 from indexgen.extract.arguments import KEY_TEXT, handed_text
 from indexgen.extract.instance_tests import COMPREHENSIONS, narrowed_element
 from indexgen.extract.instance_tests import tested_name as tested_name  # read from here too
+from indexgen.extract.nodes import blocks as blocks  # read from here too
 from indexgen.extract.operators import operator_path
 from indexgen.extract.unparse import dotted, unparse
 
@@ -70,10 +71,10 @@ def path(node: ast.AST, given: bool = True) -> str | None:
         return ".".join(reversed(attrs))
     if t is ast.Call:
         func = node.func
-        head = path(func, given)
+        ft = type(func)
+        head = func.id if ft is ast.Name else path(func, given)  # f(...): no call for f
         if head is None:
             return None
-        ft = type(func)
         if ft is ast.Name:
             kept = func.id if func.id in KEEP_ARGS or func.id in WRAPPERS else None
         elif ft is ast.Attribute:  # typing.cast(T, x), t.cast("T", x), functools.partial(f)
@@ -310,15 +311,6 @@ def expr_text(node: ast.AST) -> str:
         return unparse(node)
     except Exception:  # noqa: BLE001 - unparse of odd trees must not stop extraction
         return "..."
-
-
-def blocks(node: ast.AST) -> list[list[ast.stmt]]:
-    """The blocks of statements a statement holds, in source order: its body, ``else`` and
-    ``finally``, the bodies of its ``except`` handlers and ``match`` cases (none for a simple
-    statement)."""
-    found = [b for b in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if b]
-    return found + [h.body for h in getattr(node, "handlers", ())] + [
-        c.body for c in getattr(node, "cases", ())]
 
 
 def is_type_checking(test: ast.AST) -> bool:
