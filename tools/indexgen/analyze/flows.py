@@ -148,6 +148,11 @@ class Flows:
             found = self._records[key] = records(self.resolver.files[key].calls)
         return found
 
+    def sites_of(self, key: str, qualname: str) -> list:
+        """The call sites that hand the function ``qualname`` of file ``key`` its arguments
+        (:func:`call_sites`), once the second round has them (:meth:`set_flows`)."""
+        return self._flows.get((key, qualname), []) if self._flows is not None else []
+
     def set_flows(self, flows: CallSites
                   ) -> None:
         """Give parameters (``<`` sources) and dataclass fields what the call sites of

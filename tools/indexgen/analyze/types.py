@@ -115,6 +115,12 @@ class Types(Annotations, Arity, Flows, Hierarchy, Members, Overloads, Results, S
         d = self._defs[key][0].get(anchor) if anchor else None
         return d.names if d is not None else {}
 
+    def definition(self, key: str, anchor: str = "", qualname: str = "") -> Definition | None:
+        """The definition of file ``key`` with the anchor ``anchor`` (or, without one, the
+        qualname ``qualname``), or None."""
+        defs = self._defs[key]
+        return defs[0].get(anchor) if anchor else defs[1].get(qualname)
+
     # -- entry points ------------------------------------------------------------------------
     def begin_file(self) -> None:
         """Start resolving the calls of another file: the values a cut shaped are

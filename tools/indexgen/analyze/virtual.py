@@ -240,7 +240,7 @@ def method_reads(types: Types, key: str, anchor: str, name: str, depth: int = 0
                                     .partition("[")[0])
             elif body[-1] == ")" and body.partition("(")[0].replace(".", "").isidentifier():
                 found += _returned_reads(types, key, anchor, body.partition("(")[0])
-        elif kind == "<" and depth < 2 and types._flows:
+        elif kind == "<" and depth < 2:
             found += _handed_reads(types, key, anchor, body, depth)
         if found and len(found) >= _READS:
             break
@@ -253,7 +253,7 @@ def _returned_reads(types: Types, key: str, anchor: str, called: str
     (``f = self.finalize()``, returning ``self._default_finalize``)."""
     found = []
     for v in ordered(types.evaluate(key, anchor, called)):
-        d = types._defs[v[1]][1].get(v[2]) if v[0] == "f" else None
+        d = types.definition(v[1], qualname=v[2]) if v[0] == "f" else None
         for returned in d.names.get("return", ()) if d is not None else ():
             read = _read_method(returned[1:]) if returned[0] == "=" else None
             if read is not None:
@@ -268,8 +268,8 @@ def _handed_reads(types: Types, key: str, anchor: str, spec: str, depth: int
     an attribute holds anywhere would open every override to each parameter it reaches),
     or the names of theirs that hold one."""
     pos, _, name = spec.partition("=")[0].partition(":")
-    d = types._defs[key][0].get(anchor)
-    sites = types._flows.get((key, d.qualname)) if d is not None else None
+    d = types.definition(key, anchor)
+    sites = types.sites_of(key, d.qualname) if d is not None else None
     if not sites or not pos.isdigit() or not name.isidentifier():
         return []
     found: list[tuple[str, str, str]] = []
@@ -288,13 +288,13 @@ def _handed_reads(types: Types, key: str, anchor: str, spec: str, depth: int
 def _put_reads(types: Types, key: str, anchor: str, attr: str) -> list[tuple[str, str, str]]:
     """:func:`method_reads` of what the methods of the caller's class (or of a base of the
     project) put into its attribute ``attr`` (``self.handlers[tag] = ext.parse``)."""
-    d = types._defs[key][0].get(anchor)
+    d = types.definition(key, anchor)
     cls = d.parent if d is not None else ""
     if not cls or not attr.isidentifier():
         return []
     found = []
     for k, c in types.mro(key, cls):
-        owner = types._defs[k][1].get(c) if k else None
+        owner = types.definition(k, qualname=c) if k else None
         for where, source in owner.members.get(attr, ()) if owner is not None else ():
             read = _read_method(source[2:-1]) if source[:2] in ("~{", "~[") else None
             if read is not None and where:
