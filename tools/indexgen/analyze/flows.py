@@ -59,15 +59,17 @@ def slots(items: str) -> dict[str, str]:
 
 def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                records_of: Callable[[str], dict] | None = None,
-               partials=None) -> CallSites:
+               types=None) -> CallSites:
     """The call sites of every project function and class in ``graph`` (the call graph of
     :func:`indexgen.analyze.callgraph.edges`) with what they hand it, in file and line
-    order; through a ``functools.partial``, what it binds first (``partials``: the
-    :class:`~indexgen.analyze.arity.Arity` of the types, whose ``partial_callers`` and
-    ``partial_ways`` say which callers bind one and how it hands)."""
+    order; through a ``functools.partial``, what it binds first (``types``: the
+    :class:`~indexgen.analyze.types.Types`, whose ``partial_callers`` and ``partial_ways``
+    say which callers bind one and how it hands).  A path handed where a test or an
+    assignment narrows it (``types.narrowings``: ``if isinstance(x, A): f(x)``, ``self.lx =
+    Basic()`` then ``self.lx = Wrap(self.lx)``) is handed as narrowed there."""
     flows: CallSites = {}
     for key in sorted(graph):
-        binding = partials.partial_callers(key) if partials is not None else ()
+        binding = types.partial_callers(key) if types is not None else ()
         given = (records_of(key) if records_of is not None
                  else records(resolver.files[key].calls))
         if not given:
@@ -75,6 +77,7 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
         read: dict[tuple[int, str], list[dict[str, str]]] = {}  # of given: read once
         by_line: dict[int, list] | None = None  # given by line, made for a callback
         for caller, out in graph[key].items():
+            narrow = types.narrowings(key, caller) if types is not None else None
             for edge in out:
                 if edge[2] == "callback":  # pool.submit(work, job): work(job)
                     if by_line is None:
@@ -88,10 +91,11 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                 where = (edge[0], edge[1])  # a call with overrides has an edge each
                 handed = read.get(where)
                 if handed is None:
-                    handed = read[where] = [slots(items) for items in given.get(where, ())
+                    handed = read[where] = [_narrowed(slots(items), narrow, edge[0])
+                                            for items in given.get(where, ())
                                             if items[0] != "#"]  # "#=n" alone: no argument
-                ways = partials.partial_ways(key, caller, edge) if (caller, edge[1]) in binding \
-                    or partials is not None and "partial(" in edge[1] else None
+                ways = types.partial_ways(key, caller, edge) if (caller, edge[1]) in binding \
+                    or types is not None and "partial(" in edge[1] else None
                 if not handed and ways is None:
                     continue
                 # Function.apply(x) runs forward(ctx, x): one place on, as a method's
@@ -103,6 +107,30 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
                     for items in handed:
                         mine.append((key, caller, items, shift + bound_n))
     return flows
+
+
+def _narrowed(items: dict[str, str], narrow: dict | None, line: int) -> dict[str, str]:
+    """``items`` (slot -> path) with each path that starts with a name narrowed at ``line``
+    (``narrow``: :meth:`~indexgen.analyze.hierarchy.Hierarchy.narrowings`, name -> spans)
+    starting with its narrowed name instead (``x@12.y``), the longest such name."""
+    if not narrow:
+        return items
+    out = {}
+    for slot, path in items.items():
+        best = ""
+        for name in narrow:
+            if len(name) > len(best) and path.startswith(name) and (
+                    len(path) == len(name) or path[len(name)] in ".[("):
+                best = name
+        if best:
+            found = None
+            for first, last, narrowed_name in narrow[best]:
+                if first <= line <= last:
+                    found = narrowed_name  # a later first line: an inner branch
+            if found is not None:
+                path = found + path[len(best):]
+        out[slot] = path
+    return out
 
 
 def _applied(resolver: Resolver, flows: CallSites, key: str, caller: str, out: list,

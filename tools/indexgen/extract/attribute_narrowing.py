@@ -115,7 +115,7 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
         if t in _TESTED:  # what follows an if that leaves, an assert: up to its block's end
             ends = block_ends.get(i)
             if ends is None:
-                ends = block_ends[i] = _block_ends(nodes[defs[i].anchor].body, {})
+                ends = block_ends[i] = statement_block_ends(nodes[defs[i].anchor].body, {})
             end = ends.get(id(node), end)
         here = narrowings(node, end, one=tested_path, reads=_reads)
         if here:
@@ -192,13 +192,14 @@ def _assigns(summary: FileSummary, binders: list[ast.AST], owner: list[int]
     return called
 
 
-def _block_ends(body: list[ast.stmt], out: dict[int, int]) -> dict[int, int]:
+def statement_block_ends(body: list[ast.stmt], out: dict[int, int]) -> dict[int, int]:
     """Each statement of ``body`` and of the blocks within (by ``id``) -> the last line of
-    the block that holds it."""
+    the block that holds it: what follows an ``if`` that leaves, or an ``assert``, is
+    narrowed up to there, not past the block (an ``if`` nested in another ends with it)."""
     for st in body:
         out[id(st)] = body[-1].end_lineno
         for block in blocks(st):
-            _block_ends(block, out)
+            statement_block_ends(block, out)
     return out
 
 

@@ -29,7 +29,7 @@ import ast
 
 from indexgen.extract.alternatives import alternatives, mark_alternatives
 from indexgen.extract.argument_narrowing import narrow_arguments
-from indexgen.extract.attribute_narrowing import narrow_paths
+from indexgen.extract.attribute_narrowing import narrow_paths, statement_block_ends
 from indexgen.extract.builtin_tests import type_names
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.class_binds import bind_at_top, constant_members
@@ -156,6 +156,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     consts, modules = structure.constants, imported_names(summary)
     fields: dict[int, dict[str, int]] = {}  # class -> name of its body -> first line
     narrowed: dict[int, list[Narrowing]] = {}  # function -> where isinstance tests narrow
+    block_ends: dict[int, dict[int, int]] = {}  # function -> statement -> its block's end
+    def_nodes = {index[d.anchor]: node for d, node in structure.defs}
     # what the targets other than plain names are bound to, bound after the walk: a value
     # read where a test narrows it is the narrowed name (self.x = item: =item@12)
     pending: list[tuple[ast.AST | None, str, Definition, int, int]] = []
@@ -170,7 +172,13 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         if t in NARROWERS or t in VALUED and type(node.value) in NARROWING_VALUES:  # narrows
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
-                found_here = narrowings(node, defs[i].end_lineno, tests)
+                end = defs[i].end_lineno
+                if t in _FOLLOWED:  # what follows an if that leaves: up to its block's end
+                    ends = block_ends.get(i)
+                    if ends is None:
+                        ends = block_ends[i] = statement_block_ends(def_nodes[i].body, {})
+                    end = ends.get(id(node), end)
+                found_here = narrowings(node, end, tests)
                 if found_here:
                     narrowed.setdefault(i, []).extend(found_here)
             if t in NARROW_ONLY:
@@ -301,6 +309,7 @@ def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: 
 #: Return annotations that say nothing: what the return statements return is recorded (and
 #: for a subscripted one, ``list[T]``, which may say nothing of its elements).
 VAGUE = frozenset({"", "Any", "typing.Any", "object"})
+_FOLLOWED = (ast.If, ast.Assert, ast.While)  # statements a narrowing may follow
 _CALLABLE_TYPES = ("Callable[", "typing.Callable[", "t.Callable[", "collections.abc.Callable[")
 
 
