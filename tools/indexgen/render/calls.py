@@ -11,12 +11,12 @@ one line, each reason with its lines -- never guessed.  Builtins are left out.
 
 from __future__ import annotations
 
-import posixpath
+from collections import Counter
 from collections.abc import Iterable
 
 from indexgen.analyze.context import CallEdge, CallerRef
 from indexgen.analyze.dispatch import UNKNOWN_VALUE
-from indexgen.render.markdown import code, escape_inline, link
+from indexgen.render.markdown import code, escape_inline, link, link_target
 from indexgen.render.page import CHECKING_NOTE, MODULE_LEVEL, Page, count, line_links
 from indexgen.render.through import through
 
@@ -49,7 +49,7 @@ def _label(p: Page, key: str, label: str) -> str:
     when it lives in another file."""
     if key == p.key:
         return label
-    module = posixpath.basename(key).removesuffix(".py")
+    module = key.rpartition("/")[2].removesuffix(".py")  # posixpath.basename, inline
     return label if module == "__init__" else f"{module}.{label}"
 
 
@@ -81,8 +81,8 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
         for title, kinds in _CALL_BULLETS:
             mine = [e for e in edges if e.kind in kinds]
             if mine:
-                out.append(f"- **{title}**: " + format_calls(
-                    p, mine, p.s.checking_spans if not anchor else (), anchor))
+                out.append(format_calls(p, mine, p.s.checking_spans if not anchor else (),
+                                        anchor, f"- **{title}**: "))
     reasons = unresolved(p, anchor)
     if reasons:
         out.append("- **Not resolved statically**: " + unresolved_text(reasons))
@@ -90,12 +90,12 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
                         ("Read by", p.ctx.read_by.get(anchor)),
                         ("Passed as a callback by", p.ctx.passed_by.get(anchor))):
         if refs:
-            out.append(f"- **{title}**: " + format_callers(p, refs))
+            out.append(format_callers(p, refs, f"- **{title}**: "))
     return out
 
 
 def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, int]] = (),
-                 caller: str | None = None) -> str:
+                 caller: str | None = None, prefix: str = "") -> str:
     """Project callees (linked), each followed by the overrides a call of it may run instead
     (one group per set of them: ``Shape.area (4), or an override in: Square.area (4)``), a
     call that names no callee of its own (a method only subclasses or a protocol's conforming
@@ -107,33 +107,37 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
     (of the definition of anchor ``caller``; '' the module level) say how
     (:func:`~indexgen.render.through.through`), and the callees whose lines read the same
     are one entry: ``blockquote (line 8; line 12, through `rule`: an element of
-    `self.rules`)``, ``blockquote, heading (line 12, through `rule`: ...)``."""
+    `self.rules`)``, ``blockquote, heading (line 12, through `rule`: ...)``.  The text
+    starts with ``prefix`` (a bullet's title, joined with the entries: a long list is not
+    copied once more to add it)."""
     spans = [range(first, last + 1) for first, last in checking]
     # (callee, under TYPE_CHECKING) -> lines
     groups: dict[tuple[tuple[str, str, str, str], bool], list[int]] = {}
     how: dict[tuple[int, tuple[str, str, str, str]], str] = {}  # (line, callee) -> label
-    plain: set[tuple[int, tuple[str, str, str, str]]] = set()  # those named by their call
     # the overrides of each call, by the callee they follow (the one they override: the
     # call graph puts each after its own, :func:`indexgen.analyze.virtual.after_bases`)
     by_call: dict[tuple[int, str, tuple | None], list[CallEdge]] = {}
     last: dict[tuple[int, str], tuple] = {}  # (line, call text) -> its callee met last
+    labels: list[str] = []  # the label of each edge but the overrides, in order
     for e in edges:
-        if e.kind == "override":
-            by_call.setdefault((e.line, e.text, last.get((e.line, e.text))), []).append(e)
+        line, text, kind = e[0], e[1], e[2]
+        if kind == "override":
+            by_call.setdefault((line, text, last.get((line, text))), []).append(e)
             continue
-        if e.kind == "project" or e.kind == "external":
-            last[e.line, e.text] = e[2:]
-        groups.setdefault((e[2:], any(e.line in r for r in spans)),  # e[2:]: (kind, key,
-                          []).append(e.line)                         # anchor, label)
-        if caller is not None:  # a line that names the callee once needs no label
+        ident = e[2:]  # (kind, key, anchor, label)
+        if kind == "project" or kind == "external":
+            last[line, text] = ident
+        never = any(line in r for r in spans) if spans else False
+        groups.setdefault((ident, never), []).append(line)
+        if caller is not None:
             label = through(p, caller, e)
+            labels.append(label)
             if label:
-                if (e.line, e[2:]) not in plain:
-                    how.setdefault((e.line, e[2:]), label)
-            else:
-                plain.add((e.line, e[2:]))
-                if how:
-                    how.pop((e.line, e[2:]), None)
+                how.setdefault((line, ident), label)
+    if how:  # a line that names the callee once needs no label
+        for e, label in zip([e for e in edges if e[2] != "override"], labels):
+            if not label:
+                how.pop((e[0], e[2:]), None)
     # (base callee or None, *overrides) -> lines: each group goes after its base
     override_groups: dict[tuple, list[int]] = {}
     # the project callees of each line with overrides, then those outside the build
@@ -175,7 +179,7 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
                 parts["project"].append(one_of.pop(0)[1])
         labelled = bool(how) and any((line, ident) in how for line in lines)
         shown = _lines(lines, ident, how) if labelled else line_links(lines)
-        others = after.pop(ident, ())
+        others = after.pop(ident, ()) if after else ()
         if labelled and ident[0] != "external" and not never and not others:
             # the callees of the same labelled lines are one entry: A, B (line 9, through f)
             same = alike.get((ident[0], shown))
@@ -185,15 +189,17 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
             alike[ident[0], shown] = (len(parts[ident[0]]), [head])
             parts[ident[0]].append("")  # made below
             continue
-        parts[ident[0]].append(", ".join([f"{head} ({shown})" + (CHECKING_NOTE if never else ""),
-                                          *others]))
+        entry = f"{head} ({shown}){CHECKING_NOTE}" if never else f"{head} ({shown})"
+        parts[ident[0]].append(", ".join([entry, *others]) if others else entry)
     for (kind, shown), (at, same) in alike.items():  # the callees, then the labelled lines
         parts[kind][at] = f"{', '.join(same)} ({shown})"
     parts["project"] += [text for _line, text in one_of]
-    text = "; ".join(parts["project"] + parts["closure"] + parts["read"] + parts["callback"])
+    entries = parts["project"] + parts["closure"] + parts["read"] + parts["callback"]
     if parts["external"]:
-        text += ("; " if text else "") + "outside this build: " + ", ".join(parts["external"])
-    return text
+        entries.append("outside this build: " + ", ".join(parts["external"]))
+    if entries:
+        entries[0] = prefix + entries[0]
+    return "; ".join(entries) if entries else prefix
 
 
 def _lines(lines: list[int], callee: tuple, how: dict[tuple[int, tuple], str]) -> str:
@@ -234,47 +240,50 @@ def _condition(p: Page, key: str, anchor: str) -> str:
     return " " + escape_inline(f"(if {found})" if found else "(unless redefined)")
 
 
-def format_callers(p: Page, refs: list[CallerRef]) -> str:
+def format_callers(p: Page, refs: list[CallerRef], prefix: str = "") -> str:
     """Call sites reaching a definition: the calling definition (linked) and line links.
     A call that runs a function nested in the definition says so (``define (line 5: its
     nested do_it)``, ``other.use (line 9: its nested do_it)``), where the caller may be the
     definition itself; the lines of one caller that run the definition itself and those
     that run a nested function are separate entries (``run (line 7); run (line 6: its
-    nested helper)``)."""
-    groups: dict[tuple[tuple[str, str, str], str], list[int]] = {}
-    for r in refs:  # r[:3]: (key, caller, anchor) as a plain tuple
-        groups.setdefault((r[:3], r.nested), []).append(r.line)
+    nested helper)``).  The text starts with ``prefix`` (as :func:`format_calls`)."""
+    groups: dict[tuple[str, str, str, str], list[int]] = {}
+    for r in refs:  # (key, caller, anchor, nested) -> lines
+        groups.setdefault((r[0], r[1], r[2], r[4]), []).append(r[3])
     items = []
     heads = p.caller_heads  # the same callers reach many definitions of a file
-    for (ident, inner), lines in groups.items():
-        found = heads.get(ident)
+    for (key, caller, anchor, inner), lines in groups.items():
+        found = heads.get((key, caller, anchor))
         if found is None:
-            key, caller, anchor = ident
-            docs = "" if key == p.key else p.docs_link(key)
-            name = posixpath.basename(p.display(key))
-            if caller:
-                label = caller if key == p.key else f"{name.removesuffix('.py')}.{caller}"
-                head = link(code(label), p.docs_link(key, anchor))
-            else:
-                head = f"module level of {link(code(name), p.docs_link(key, MODULE_LEVEL))}"
-            found = heads[ident] = (head, docs)
-        items.append(f"{found[0]} ({line_links(lines, found[1])}"
-                     + (f": its nested {code(inner)}" if inner else "") + ")")
-    return "; ".join(items)
+            found = heads[key, caller, anchor] = _caller_head(p, key, caller, anchor)
+        head, target = found
+        if inner:
+            items.append(f"{head} ({line_links(lines, target)}: its nested {code(inner)})")
+        else:
+            items.append(f"{head} ({line_links(lines, target)})")
+    if items:
+        items[0] = prefix + items[0]
+    return "; ".join(items) if items else prefix
+
+
+def _caller_head(p: Page, key: str, caller: str, anchor: str) -> tuple[str, str]:
+    """A calling definition of :func:`format_callers` (``caller`` in the file ``key``, ''
+    for its module level) as a link, and the link target of its file's page for its line
+    links ('' for this page)."""
+    target = "" if key == p.key else link_target(p.docs_link(key))
+    name = p.display(key).rpartition("/")[2]  # posixpath.basename, inline
+    if caller:
+        label = caller if key == p.key else f"{name.removesuffix('.py')}.{caller}"
+        return link(code(label), p.docs_link(key, anchor)), target
+    return f"module level of {link(code(name), p.docs_link(key, MODULE_LEVEL))}", target
 
 
 def call_graph_summary(p: Page) -> list[str]:
     """Which files this file calls into and is called from (Dependencies section)."""
-    into: dict[str, int] = {}
-    for out in p.ctx.calls.values():
-        for e in out:
-            if e.kind == "project" and e.key != p.key:
-                into[e.key] = into.get(e.key, 0) + 1
-    from_: dict[str, int] = {}
-    for refs in p.ctx.called_by.values():
-        for r in refs:
-            if r.key != p.key:
-                from_[r.key] = from_.get(r.key, 0) + 1
+    here = p.key  # e[2], e[3]: an edge's kind and key; r[0]: a call site's key
+    into = Counter(e[3] for out in p.ctx.calls.values() for e in out
+                   if e[2] == "project" and e[3] != here)
+    from_ = Counter(r[0] for refs in p.ctx.called_by.values() for r in refs if r[0] != here)
     if not into and not from_:
         return ["No calls to or from other files of this build."]
     out = []

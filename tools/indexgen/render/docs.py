@@ -55,7 +55,21 @@ def render_docs(
         else:
             _SECTION_RENDERERS[title](p, out, source)
         out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"
+    return _joined(out)
+
+
+def _joined(lines: list[str]) -> str:
+    """``lines`` as one text ending in one newline (``"\\n".join(lines).rstrip("\\n") +
+    "\\n"``, without copying the page twice more)."""
+    while lines and not lines[-1]:
+        lines.pop()
+    if not lines:
+        return "\n"
+    if lines[-1].endswith("\n"):
+        lines[-1] = lines[-1].rstrip("\n")
+        return _joined(lines)  # what remains may end in empty lines again
+    lines.append("")
+    return "\n".join(lines)
 
 
 CONTEXT_FREE = ("File Metadata", "Original Source", "Code Patterns & Idioms")

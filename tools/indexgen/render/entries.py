@@ -116,5 +116,10 @@ def _definition(p: Page, position: int, stub: int) -> list[str]:
 
 
 def _type_link(p: Page, name: str) -> str:
-    url = p.linker()("class", name)
-    return link(code(name), url) if url else ""
+    """A type's name linked to its definition, or '' (once per name and page: a file's
+    annotations name the same types again and again)."""
+    found = p.type_links.get(name)
+    if found is None:
+        url = p.linker()("class", name)
+        found = p.type_links[name] = link(code(name), url) if url else ""
+    return found

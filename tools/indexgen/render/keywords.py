@@ -6,7 +6,9 @@ its definition), the A–Z identifier index and the Keyword → Section Map.
 
 from __future__ import annotations
 
+import operator
 import posixpath
+import string
 
 from indexgen.analyze.context import FileContext
 from indexgen.extract import rules
@@ -99,13 +101,18 @@ def _keyword_counts(s: FileSummary) -> str:
     return f"{code(s.relpath.rpartition('/')[2])} has " + ", ".join(parts) + "."
 
 
+_NAME_LABEL = operator.itemgetter(0, 1)  # the sort key of _kw_section's entries
+
+
 def _kw_section(out: list[str], title: str, entries: list[tuple[str, str, str]]) -> None:
     out += [f"### {title}", ""]
     if not entries:
         out += [f"No {title.lower()} in this file.", ""]
         return
-    for name, label, target in sorted(entries, key=lambda e: (e[0], e[1])):
-        out.append(f"- **{code(name)}**: {link(escape_text(label), target)}")
+    # A label is words, commas and a line number ("class, line 12", "standard library, line
+    # 3"): Markdown that needs no escaping.
+    out += [f"- **{code(name)}**: {link(label, target)}"
+            for name, label, target in sorted(entries, key=_NAME_LABEL)]
     out.append("")
 
 
@@ -127,15 +134,31 @@ def _letter(name: str) -> str:
     return "Other"
 
 
+_LETTERS: dict[str, str] = {}
+"""First character of an identifier -> its group (:func:`_letter`), shared by every file."""
+_GROUPS = {g: (f"[{escape_text(g)}](#idx-{g.lower()})",
+               [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""])
+           for g in (*string.ascii_uppercase, "_", "Other")}
+"""Each group of the identifier index: its "Jump to" link and the lines that open it."""
+
+
 def identifier_index(s: FileSummary, docs: str) -> list[str]:
     """The lines of the A–Z identifier index of a file whose analysis page is named ``docs``
     (no context needed: :func:`indexgen.run.jobs.prepare` makes them ahead)."""
     out = ["## Identifier Index (A–Z)", "",
            "Identifiers from the code's syntax tree (names, attributes, parameters, "
            "definitions, imports); comments and strings are not included.", ""]
+    identifiers = s.identifiers
+    if not identifiers:
+        out += ["No identifiers in this file.", ""]
+        return out
+    # Sorted once, by (lower case, name) (stable, without a tuple per name): each group
+    # then gets its names in that order.
+    names = sorted(identifiers)
+    names.sort(key=str.lower)
     groups: dict[str, list[str]] = {}
-    letters: dict[str, str] = {}  # first character -> its group (_letter), once per character
-    for name in s.identifiers:
+    letters = _LETTERS
+    for name in names:
         letter = letters.get(name[0])
         if letter is None:
             letter = letters[name[0]] = _letter(name[0])
@@ -144,23 +167,16 @@ def identifier_index(s: FileSummary, docs: str) -> list[str]:
             groups[letter] = [name]
         else:
             group.append(name)
-    if not groups:
-        out += ["No identifiers in this file.", ""]
-        return out
     order = sorted(groups, key=lambda g: (g == "Other", g == "_", g))
-    out.append("Jump to: " + " · ".join(f"[{escape_text(g)}](#idx-{g.lower()})" for g in order))
+    out.append("Jump to: " + " · ".join([_GROUPS[g][0] for g in order]))
     out.append("")
-    identifiers = s.identifiers
     target = link_target(docs)
     for g in order:
-        out += [anchor(f"idx-{g.lower()}"), "", f"### {escape_text(g)}", ""]
+        out += _GROUPS[g][1]
         # An identifier is a code span of itself (no backtick, '<' or space in a name).
-        names = sorted(groups[g])
-        names.sort(key=str.lower)  # stable: by (lower case, name), without a tuple per name
-        for name in names:
-            first, uses = identifiers[name]
-            out.append(f"- `{name}`: {uses} occurrence{'' if uses == 1 else 's'}, first at "
-                       f"[line {first}]({target}#L{first})")
+        out += [f"- `{name}`: {uses} occurrence{'' if uses == 1 else 's'}, first at "
+                f"[line {first}]({target}#L{first})"
+                for name in groups[g] for first, uses in (identifiers[name],)]
         out.append("")
     return out
 
@@ -198,9 +214,8 @@ def _section_map(p: Page) -> list[str]:
         f"{count(len(p.ctx.imported_by), 'project file')}; the call graph across files",
         "Code Patterns & Idioms": ", ".join(escape_text(t) for t, _ in found_patterns)
         if found_patterns else "no patterns detected",
-        "Performance Considerations": ", ".join(sorted({code(t) for t in perf}))
-        if perf else "none found",
-        "Security & Safety": ", ".join(sorted({code(t) for t in sec})) if sec else "none found",
+        "Performance Considerations": _code_set(perf) if perf else "none found",
+        "Security & Safety": _code_set(sec) if sec else "none found",
         "Testing & Usage": f"{count(len(p.ctx.tests), 'test file')} importing from this module, "
         f"{len(p.ctx.test_calls)} reaching it through calls",
         "Related Files": f"{count(len(p.ctx.lines), 'file')} related by imports or calls",
@@ -209,8 +224,22 @@ def _section_map(p: Page) -> list[str]:
     return _mapped(docs, notes, SECTIONS)
 
 
+def _code_set(texts: list[str]) -> str:
+    """The distinct code spans of ``texts``, sorted, comma-separated (each text spanned once:
+    a file's findings repeat the same calls)."""
+    return ", ".join(sorted({code(t) for t in set(texts)}))
+
+
+#: Each section's title as a link label and its heading's anchor (the same on every page).
+_SECTION_LINKS = {t: (escape_text(t), heading_anchor(t)) for t in SECTIONS}
+
+
 def _mapped(docs: str, notes: dict[str, str], sections: tuple[str, ...]) -> list[str]:
     """The section map's lines: each section of the analysis page ``docs``, linked, with
     what ``notes`` says it holds."""
-    return [f"- **{link(escape_text(t), f'{docs}#{heading_anchor(t)}')}**: {notes[t]}"
-            for t in sections] + [""]
+    target = link_target(docs)  # an anchor needs no escaping
+    lines = []
+    for t in sections:
+        label, anchor_id = _SECTION_LINKS[t]
+        lines.append(f"- **[{label}]({target}#{anchor_id})**: {notes[t]}")
+    return lines + [""]

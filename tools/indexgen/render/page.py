@@ -20,7 +20,7 @@ from indexgen.extract.needed import typed_local
 from indexgen.layout import Layout
 from indexgen.paths import relpath
 from indexgen.render.docrender import render_doc
-from indexgen.render.markdown import code, heading_anchor, link, link_target
+from indexgen.render.markdown import code, heading_anchor, link
 from indexgen.render.rst import Linker
 
 SECTIONS = (
@@ -85,17 +85,21 @@ def count(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
-def lines_link(start: int, end: int, docs: str = "") -> str:
-    """A link labelled ``line N`` or ``lines N–M`` to the first line's anchor."""
-    label = f"line {start}" if start == end else f"lines {start}–{end}"
-    return link(label, f"{docs}#L{start}")
+def lines_link(start: int, end: int) -> str:
+    """A link labelled ``line N`` or ``lines N–M`` to the first line's anchor on this page."""
+    if start == end:
+        return f"[line {start}](#L{start})"
+    return f"[lines {start}–{end}](#L{start})"
 
 
-def line_links(lines: list[int], docs: str = "") -> str:
-    """``line 4`` / ``lines 4, 9, 12`` with each number linking to its source line."""
-    target = link_target(docs)  # "#L<n>" needs no escaping: the page part is escaped once
-    if len(lines) > 1:
-        lines = sorted(set(lines))
+def line_links(lines: list[int], target: str = "") -> str:
+    """``line 4`` / ``lines 4, 9, 12`` with each number linking to its source line, on this
+    page or on the page ``target`` (already a :func:`~indexgen.render.markdown.link_target`:
+    the callers that name another page make it once for all its links; "#L<n>" needs no
+    escaping)."""
+    if len(lines) == 1:  # most calls and call sites: one line
+        return f"[line {lines[0]}]({target}#L{lines[0]})"
+    lines = sorted(set(lines))
     if len(lines) == 1:
         return f"[line {lines[0]}]({target}#L{lines[0]})"
     return "lines " + ", ".join([f"[{n}]({target}#L{n})" for n in lines])
@@ -124,13 +128,15 @@ class Page:
         # Calls on local values the global pass was not given (see typed_local).
         self.local_calls: dict[str, list[Call]] = {}
         names = {d.anchor: d.names for d in s.definitions if d.names}
-        for c in s.calls:
-            if c.local and c.text[0] not in "&^" and not typed_local(c, names):
+        for c in [c for c in s.calls if c.local]:
+            if c.text[0] not in "&^" and not typed_local(c, names):
                 self.local_calls.setdefault(c.caller, []).append(c)
         for a in s.attributes:
             self.anchors.setdefault(a.name, a.anchor)
-        # Link texts of callees and callers (without their lines), made once per page:
-        # see indexgen.render.calls.format_calls, callee_link and format_callers.
+        # Link texts of callees and callers (without their lines) and of the names of types,
+        # made once per page: see indexgen.render.calls.format_calls, callee_link and
+        # format_callers, and indexgen.render.entries (the "Types" bullet).
+        self.type_links: dict[str, str] = {}
         self.callee_heads: dict[tuple[str, str, str, str], str] = {}
         self.callee_links: dict[tuple[str, str, str], str] = {}
         self.caller_heads: dict[tuple[str, str, str], tuple[str, str]] = {}
@@ -153,11 +159,12 @@ class Page:
         context, so that the render reuses it and what was made ahead on it.
 
         What the constructor made depends on the summary and the layout alone; the caches
-        the render fills (link texts of callees, some with their conditions, and of callers;
-        the module-scope linker) are emptied, so that nothing made under the empty context
+        the render fills (link texts of types, of callees, some with their conditions, and of
+        callers; the module-scope linker) are emptied, so that nothing made under the empty context
         is reused.
         """
         self.ctx = ctx
+        self.type_links.clear()
         self.callee_heads.clear()
         self.callee_links.clear()
         self.caller_heads.clear()

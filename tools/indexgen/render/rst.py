@@ -27,13 +27,16 @@ from indexgen.render.markdown import code, escape_inline, link, protect_line_sta
 #: ``linker(role, target) -> URL`` of the target's definition, or None when unknown.
 Linker = Callable[[str, str], "str | None"]
 
+# Every token starts with one of ` : *: the lookahead lets the engine skip any other position
+# with one test instead of trying each alternative there (a quarter of the time on torch).
 _INLINE = re.compile(
-    r"(?P<literal>``(?=\S)(?:[^`]|`(?!`))+?``)"
+    r"(?=[`:*])"
+    r"(?:(?P<literal>``(?=\S)(?:[^`]|`(?!`))+?``)"
     r"|(?P<role>(?<![\w`]):(?:py:)?(?P<rolename>[a-z]+):`(?P<target>[^`]+)`)"
     r"|(?P<ref>`(?P<reftext>[^`<]+?)\s*(?:<(?P<url>[^`>]+)>)?`__?)(?!\w)"
     r"|(?P<default>`(?=\S)(?P<dtext>[^`]+?)`)(?!\w)"
     r"|(?P<strong>(?<![\w*])\*\*(?=\S)(?P<stext>[^*]+?)\*\*(?![\w*]))"
-    r"|(?P<em>(?<![\w*])\*(?=[^\s*])(?P<etext>[^*]+?)(?<=\S)\*(?![\w*]))"
+    r"|(?P<em>(?<![\w*])\*(?=[^\s*])(?P<etext>[^*]+?)(?<=\S)\*(?![\w*])))"
 )
 _ROLE_PREFIX = re.compile(r"(?<![\w`]):(?:py:)?[a-z]+:`[~!]?")
 _BULLET = re.compile(r"^([-*+•]|\d+[.)]|#\.|\(\d+\))\s+")

@@ -133,17 +133,21 @@ def _finding_sections(p: Page, out: list[str], categories: tuple[str, ...]) -> N
     where = _enclosing(s)
     for category in shown:
         out += [f"### {escape_text(rules.TITLES[category])}", ""]
-        for f in direct[category]:
+        for f in direct[category]:  # "#L<n>" needs no escaping: the links are written out
             scope = where(f.lineno)
-            text = f"- {link(f'line {f.lineno}', f'#L{f.lineno}')}: {code(f.text)}"
+            text = f"- [line {f.lineno}](#L{f.lineno}): {code(f.text)}"
             text += f" in {code(scope)}" if scope else ""
             text += f" — {escape_text(f.note, line_start=False)}" if f.note else ""
             out.append(text)
+        spans: dict[str, str] = {}  # a call or a caller -> its code span: they repeat
         for f in indirect[category]:
             target = callee_link(p, f.key, f.anchor, f.label)
-            text = f"- {link(f'line {f.line}', f'#L{f.line}')}: {code(f.text)}"
-            text += f" in {code(f.caller)}" if f.caller else ""
-            out.append(text + f", through {target}")
+            call = spans.get(f.text) or spans.setdefault(f.text, code(f.text))
+            if f.caller:
+                caller = spans.get(f.caller) or spans.setdefault(f.caller, code(f.caller))
+                out.append(f"- [line {f.line}](#L{f.line}): {call} in {caller}, through {target}")
+            else:
+                out.append(f"- [line {f.line}](#L{f.line}): {call}, through {target}")
         out.append("")
 
 

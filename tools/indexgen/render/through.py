@@ -63,8 +63,8 @@ def through(p: Page, caller: str, e: CallEdge) -> str:
     handed, a property read, an override of another callee), else how the
     callee was reached (see the module's docstring): a phrase starting with "through", in
     Markdown."""
-    text, name = e.text, e.label.rpartition(".")[2]
-    if e.kind not in _CALLED or text.rpartition(".")[2] == name or name == "__call__":
+    text, name = e[1], e[5].rpartition(".")[2]  # the call as written, the callee's name
+    if e[2] not in _CALLED or text.rpartition(".")[2] == name or name == "__call__":
         return ""  # by name, or a call of an instance of a class (its __call__)
     defs = p.by_anchor
     if text in p.import_bound:  # from m import blockquote as bq; bq()
