@@ -1,6 +1,6 @@
 """What the callers hand a parameter counts together with the function's weaker evidence.
 
-A probe of lark and boltons found three ways a parameter's weaker sources hid what its
+A probe of lark and boltons found two ways a parameter's weaker sources hid what its
 callers hand it (:meth:`indexgen.analyze.sourced.Sourced.sources`):
 
 - what the function appends to it (lark's ``earley.py``: ``def complete(to_scan):
@@ -8,10 +8,10 @@ callers hand it (:meth:`indexgen.analyze.sourced.Sourced.sources`):
   is no call of the project's;
 - an ``isinstance`` test for a builtin (boltons' ``iterutils.py``: ``if
   isinstance(new_parent, dict): new_parent.update(...)``, handed an ``OrderedMultiDict``,
-  a project subclass of ``dict``) kept only the builtin, in the branch and out of it;
-- an ``isinstance`` test for a project class was taken as the name's type in the whole
-  function: after ``if isinstance(x, Alpha): pass``, ``x.m()`` listed ``Alpha.m`` alone,
-  and after ``if isinstance(x, Alpha): return``, nothing.
+  a project subclass of ``dict``) kept only the builtin, in the branch and out of it.
+
+(A test for a project class still hides what is handed, in the whole function: reading
+what torch's callers hand such parameters cost the pass 2.8% more calls and wrong edges.)
 
 Every expected edge below is read off the source by hand.
 """
@@ -89,42 +89,6 @@ FILES = {
             default_exit(Registry(), [])
             abc_exit(OrderedMultiDict(), [])
     ''',
-    "pkg/leaks.py": '''
-        class Alpha:
-            def m(self):
-                pass
-
-
-        class Beta:
-            def m(self):
-                pass
-
-
-        def after_return(x):
-            if isinstance(x, Alpha):
-                return 1
-            x.m()  # AFTER_RETURN
-
-
-        def after_if(x):
-            if isinstance(x, Alpha):
-                pass
-            x.m()  # AFTER_IF
-
-
-        def inside(x):
-            if isinstance(x, Alpha):
-                x.m()  # INSIDE
-
-
-        def main():
-            after_return(Alpha())
-            after_return(Beta())
-            after_if(Beta())
-            after_if(Alpha())
-            inside(Beta())
-            inside(Alpha())
-    ''',
 }
 
 
@@ -152,18 +116,6 @@ def test_what_is_appended_leaves_what_is_handed(pages, marker, expected):
 ])
 def test_a_test_for_a_builtin_keeps_its_project_subclasses(pages, marker, expected):
     assert calls_at(pages, "pkg/multidict.py", "# " + marker) == expected
-
-
-@pytest.mark.parametrize(("marker", "expected"), [
-    # after 'if isinstance(x, Alpha): return', x is the Beta handed
-    ("AFTER_RETURN", {"leaks:Beta.m"}),
-    # past the if, x is anything handed
-    ("AFTER_IF", {"leaks:Alpha.m", "leaks:Beta.m"}),
-    # in the branch, the Alpha
-    ("INSIDE", {"leaks:Alpha.m"}),
-])
-def test_a_test_narrows_only_in_its_branch(pages, marker, expected):
-    assert calls_at(pages, "pkg/leaks.py", "# " + marker) == expected
 
 
 @pytest.mark.parametrize(("bases", "tests", "expected"), [
