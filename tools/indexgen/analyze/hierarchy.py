@@ -1,13 +1,12 @@
 """The class hierarchy as the type evaluation reads it: bases, subclasses, overrides,
-protocols, constructors, and what an ``isinstance`` test narrows a value to.
+protocols, constructors, and whether a value is an instance of a class.
 
 :class:`Hierarchy` is mixed into :class:`~indexgen.analyze.types.Types`: ``mro`` walks a
 class's project bases (a base outside the build is listed by its dotted name),
 ``overrides`` lists the methods the documented subclasses define themselves (class
 hierarchy analysis: a call on an instance may run any of them), ``is_protocol`` tells a
-structural type (PEP 544) from a class, ``constructor`` says what calling a class runs, and
-``_narrowed`` keeps of a name's values those an ``isinstance`` test admits
-(:mod:`indexgen.extract.narrowing`).
+structural type (PEP 544) from a class, and ``constructor`` says what calling a class runs;
+``_is_a`` tells whether a value is an instance of one of some classes.
 """
 
 from __future__ import annotations
@@ -274,22 +273,6 @@ class Hierarchy:
             if f"{c}.__init__" in self._defs[k][1]:
                 return k, f"{c}.__init__"
         return key, cls
-
-    def _narrowed(self, key: str, d: Definition, full: Values, source: str) -> Values:
-        """What a name that may be ``full`` is where an ``isinstance`` test narrows it
-        (``source``: ``:T``, it is a ``T``; ``-T``, it is not,
-        :mod:`indexgen.extract.narrowing`): those of its values that are (or are not) a
-        ``T`` or a subclass of one; for ``:T``, also each ``T`` that is a subclass of one of
-        them (an ``IRNode`` tested for ``(Pointwise, InputBuffer)``: either), and a ``T``
-        when that leaves none (its type is unknown)."""
-        tested = self.annotation(key, source[1:], d.parent)
-        if not tested:
-            return full
-        kept = frozenset(v for v in full if self._is_a(v, tested) == (source[0] == ":"))
-        if source[0] != ":":
-            return kept
-        return kept | {t for t in tested if any(self._is_a(t, frozenset((v,))) for v in full)
-                       } or tested
 
     def metaclass(self, key: str, cls: str) -> Values:
         """The instance values of the metaclass a class of the project states (its own
