@@ -115,22 +115,23 @@ def _narrowed(items: dict[str, str], narrow: dict | None, line: int) -> dict[str
     starting with its narrowed name instead (``x@12.y``), the longest such name."""
     if not narrow:
         return items
-    out = {}
+    out = None
     for slot, path in items.items():
-        best = ""
-        for name in narrow:
-            if len(name) > len(best) and path.startswith(name) and (
-                    len(path) == len(name) or path[len(name)] in ".[("):
-                best = name
-        if best:
-            found = None
-            for first, last, narrowed_name in narrow[best]:
-                if first <= line <= last:
-                    found = narrowed_name  # a later first line: an inner branch
-            if found is not None:
-                path = found + path[len(best):]
-        out[slot] = path
-    return out
+        cut = len(path)
+        while cut > 0:  # the path itself, then each prefix ending before a . [ (
+            spans = narrow.get(path[:cut])
+            if spans is not None:
+                found = None
+                for first, last, name in spans:
+                    if first <= line <= last:
+                        found = name  # a later first line: an inner branch
+                if found is not None:
+                    if out is None:
+                        out = dict(items)
+                    out[slot] = found + path[cut:]
+                break
+            cut = max(path.rfind(".", 0, cut), path.rfind("[", 0, cut), path.rfind("(", 0, cut))
+    return out if out is not None else items
 
 
 def _applied(resolver: Resolver, flows: CallSites, key: str, caller: str, out: list,

@@ -42,7 +42,15 @@ from indexgen.extract.assignment_narrowing import (
     attribute_path,
 )
 from indexgen.extract.model import Call, FileSummary
-from indexgen.extract.narrowing import VALUED, Narrowing, cut, line_of, narrowings, read_until
+from indexgen.extract.narrowing import (
+    LEAVES,
+    VALUED,
+    Narrowing,
+    cut,
+    line_of,
+    narrowings,
+    read_until,
+)
 from indexgen.extract.syntax import blocks, path, targets
 from indexgen.extract.unparse import unparse
 
@@ -192,12 +200,23 @@ def _assigns(summary: FileSummary, binders: list[ast.AST], owner: list[int]
     return called
 
 
-def statement_block_ends(body: list[ast.stmt], out: dict[int, int]) -> dict[int, int]:
-    """Each statement of ``body`` and of the blocks within (by ``id``) -> the last line of
-    the block that holds it: what follows an ``if`` that leaves, or an ``assert``, is
-    narrowed up to there, not past the block (an ``if`` nested in another ends with it)."""
+def statement_block_ends(body: list[ast.stmt], out: dict[int, int], end: int = 0
+                         ) -> dict[int, int]:
+    """Each statement of ``body`` and of the blocks within (by ``id``) -> the last line
+    that what follows it reaches: its block's end (an ``if`` nested in another ends with
+    it), or, in a branch of an ``if`` whose other branch leaves (``return``, ``raise``...:
+    an ``elif`` chain), the end of the block that holds that ``if``.  What follows an
+    ``if`` that leaves, or an ``assert``, is narrowed up to there."""
+    end = end or body[-1].end_lineno
     for st in body:
-        out[id(st)] = body[-1].end_lineno
+        out[id(st)] = end
+        if type(st) is ast.If:
+            statement_block_ends(st.body, out, end if st.orelse and type(
+                st.orelse[-1]) in LEAVES else 0)
+            if st.orelse:
+                statement_block_ends(st.orelse, out, end if type(st.body[-1]) in LEAVES
+                                     else 0)
+            continue
         for block in blocks(st):
             statement_block_ends(block, out)
     return out

@@ -56,7 +56,7 @@ from indexgen.extract.structure import FUNCS
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
 #: branch it holds in, or None for what follows a statement, or [] for a comprehension).
 Narrowing = tuple[str, int, int, str, list | None]
-_LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)  # statements that leave a block
 _FORS = (ast.For, ast.AsyncFor)
 _LOOPS = (*_FORS, ast.While)
 #: The statements (and comprehensions) :func:`narrowings` reads.
@@ -116,7 +116,7 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
     if not outside or type(node) is ast.While:
         return found
     spans = [(orelse[0].lineno, orelse[-1].end_lineno, orelse)] if orelse else []
-    if type(body[-1]) in _LEAVES:
+    if type(body[-1]) in LEAVES:
         spans.append((node.end_lineno + 1, end, None))
     elif not orelse:  # if isinstance(x, T): x = convert(x) -- after it, x is no T or that
         for name, said in inside:
