@@ -172,8 +172,8 @@ class Annotations:
             last = ""
         if not dotted or last in _ANY:
             return NONE
-        if last == "Self" and cls:
-            return frozenset({("i", key, cls)})
+        if cls and (last == "Self" or dotted == "self.__class__"):  # isinstance(x,
+            return frozenset({("i", key, cls)})  # self.__class__): the method's class's
         if last in SEQUENCE_TYPES:
             return frozenset({("s", NONE)})
         if last in MAPPING_TYPES:
