@@ -223,6 +223,8 @@ class Results(Held, Generics, Operated):
             return frozenset(v for v in given[0] if v[0] == "d")
         if name in ("iter", "list", "sorted", "reversed", "tuple", "set", "frozenset"):
             return frozenset({("s", union(self.element(v) for v in ordered(given[0])))})
+        if name == "filter" and len(given) == 2:  # filter(None, [a, b]): some of a and b
+            return frozenset({("s", union(self.element(v) for v in ordered(given[1])))})
         return NONE
 
     def _super(self, key: str, anchor: str, args: tuple) -> Values:

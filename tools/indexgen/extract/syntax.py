@@ -18,7 +18,7 @@ from indexgen.extract.unparse import dotted, unparse
 #: ``itertools.chain.from_iterable(xss)``: :data:`_KEPT_METHODS`) and ``collections.deque``.
 KEEP_ARGS = frozenset({"enumerate", "zip", "iter", "next", "list", "sorted", "reversed",
                        "tuple", "set", "frozenset", "cast", "super", "getattr", "type",
-                       "staticmethod", "classmethod", "chain", "deque", "dict"})
+                       "staticmethod", "classmethod", "chain", "deque", "dict", "filter"})
 #: Attributes whose calls keep their arguments when read on a name (``typing.cast``,
 #: ``itertools.chain``), or, for ``from_iterable``, on ``chain``.
 _KEPT_METHODS = frozenset({"cast", "chain", "from_iterable", "deque"})
