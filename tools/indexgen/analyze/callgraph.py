@@ -26,7 +26,6 @@ from indexgen.analyze.dispatch import (
     RUN_TIME_NAME,
     SIGNATURE_ONLY,
     UNKNOWN_VALUE,
-    class_of,
     make_edge,
     narrowed,
     resolve_call,
@@ -38,6 +37,7 @@ from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.runs import FanOut, fan_runs
 from indexgen.analyze.second_round import second_round
 from indexgen.analyze.types import Types
+from indexgen.analyze.virtual import class_of
 from indexgen.analyze.walks import (  # noqa: F401 - the graph's walks, where callers look
     Edges,
     Node,
@@ -123,7 +123,6 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
             types.begin_file()
         by_caller: dict[str, list[CallEdge]] = {}
         unres: dict[str, dict[str, list[int]]] = {}
-        qualname_of = resolver.module(key).qualname_of
         seen: dict[tuple, list[CallEdge]] = {}
         # of seen: the next round's answer too, for the caller that asked (a memo shared by
         # the callers of a class may hold a call on a name of each: type(value))
@@ -142,7 +141,7 @@ def _first_round(resolver: Resolver, types: Types | None, want_ledger: bool,
                 last = caller
                 cls = classes.get(caller)
                 if cls is None:
-                    cls = classes[caller] = class_of(resolver, key, qualname_of.get(caller, ""))
+                    cls = classes[caller] = class_of(resolver, key, caller)
                 names = names_of.get(caller)
                 narrow = types.narrowings(key, caller) if names else None
                 out = by_caller.get(caller)

@@ -32,6 +32,7 @@ from indexgen.analyze.values import closure_qualname
 from indexgen.analyze.virtual import (
     after_bases,
     assigns,
+    class_of,
     constructors,
     function_apply,
     overrides,
@@ -57,7 +58,7 @@ def resolve_call(resolver: Resolver, key: str, call: Call, cls: str | None = Non
     if names is None:
         names = types.local_names(key, call.caller) if types is not None else {}
     if cls is None:
-        cls = class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
+        cls = class_of(resolver, key, call.caller)
     found = _resolve(resolver, key, call, cls, types, names)
     text = call.text
     if types is not None and (text.isidentifier() or found and found[0][2] != "unresolved"):
@@ -206,7 +207,7 @@ def _callbacks(resolver: Resolver, key: str, call: Call, cls: str | None,
     if types is None:
         return []
     if cls is None:
-        cls = class_of(resolver, key, resolver.module(key).qualname_of.get(call.caller, ""))
+        cls = class_of(resolver, key, call.caller)
     text = call.text[1:]
     read: set[tuple[str, str]] = set()
     bound = cls and text.startswith(("self.", "cls.")) and text.count(".") == 1 and \
@@ -296,12 +297,6 @@ def _assigned(types: Types | None, key: str, call: Call) -> bool:
     hands a function is a name bound at run time."""
     sources = types.local_names(key, call.caller).get(call.text) if types is not None else None
     return any(source[0] == "=" for source in sources or ())
-
-
-def class_of(resolver: Resolver, key: str, caller: str) -> str:
-    """The class whose method ``caller`` is, or ''."""
-    cls = caller.rpartition(".")[0]
-    return cls if cls and resolver.module(key).kinds.get(cls) == "class" else ""
 
 
 def text_heads(text: str) -> tuple[str, str]:

@@ -94,7 +94,7 @@ def overrides(resolver: Resolver, types: Types, key: str, call: Call, cls: str,
     if not receiver and call.text.isidentifier():  # report = e.show; report(): e.show's
         out = []
         for where, anchor, bound in method_reads(types, key, call.caller, call.text):
-            mine = cls if where == key and anchor == call.caller else _class_of(
+            mine = cls if where == key and anchor == call.caller else class_of(
                 resolver, where, anchor)
             out += overrides(resolver, types, where, call._replace(caller=anchor, text=bound),
                              mine, found + out, bases)
@@ -315,7 +315,7 @@ def _read_method(path: str) -> str | None:
     return None
 
 
-def _class_of(resolver: Resolver, key: str, anchor: str) -> str:
+def class_of(resolver: Resolver, key: str, anchor: str) -> str:
     """The class whose method ``anchor`` of file ``key`` is, or ''."""
     cls = resolver.module(key).qualname_of.get(anchor, "").rpartition(".")[0]
     return cls if cls and resolver.module(key).kinds.get(cls) == "class" else ""
