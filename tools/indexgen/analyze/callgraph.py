@@ -70,11 +70,11 @@ def edges(resolver: Resolver, keys: list[str], types: Types | None = None,
     the calling process one of them (:func:`~indexgen.analyze.runs.fan_runs`; the others forked:
     :func:`indexgen.run.fanout.fork_map`), and the results are merged in the files' order.
     The result is the same: each file's values are found from its own queries
-    (:mod:`indexgen.analyze.memo`).  The second round likewise, with more than two
-    processes: :meth:`Types.set_flows` has just emptied the memo, and on two cores the
-    forked process, finding again every value it reads, took nothing off the calling
-    process's time.  ``meanwhile()``: work of the caller's that needs no edge, done once in
-    the first round, where the calling process would wait for the forked ones.
+    (:mod:`indexgen.analyze.memo`).  The second round likewise (:meth:`Types.set_flows`
+    has just emptied the values read provisionally: its first run, before the fork, finds
+    again those many files share).  ``meanwhile()``: work of the caller's that needs no
+    edge, done once in the first round, where the calling process would wait for the
+    forked ones.
     """
     if types is not None:
         types.extras()  # a table every evaluation reads: built before any, the same in all

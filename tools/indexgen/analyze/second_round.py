@@ -39,10 +39,8 @@ def second_round(resolver: Resolver, types: Types, found: Edges,
     for entry in retry:  # in the files' order, as the first round made them
         by_file.setdefault(entry[0], []).append(entry)
     sizes = {k: len(v) for k, v in by_file.items()}
-    # spread only with more than two processes: on two, measured, the forked process's
-    # time took nothing off the calling process's
-    runs = fan_runs(fan if shards > 2 else None, partial(_retried_files, resolver, types, by_file),
-                list(by_file), sizes, shards)
+    runs = fan_runs(fan, partial(_retried_files, resolver, types, by_file), list(by_file),
+                    sizes, shards)
     done = [new for part in runs for new in part]
     asked = [entry for key in by_file for entry in by_file[key]]
     have: dict[tuple[str, str], set] = {}  # what a widened call's caller lists already
