@@ -1,8 +1,8 @@
 """Shortcuts of the analysis page's call bullets (issue 31, render speed) say what the longer
 code says: ``format_calls`` asks :func:`~indexgen.render.through.through` only about the
 edges whose call does not name the callee (through's own first test, made inline), the
-bullets write a single line's link as ``line_links`` would, and ``code`` keeps its recent
-answers."""
+bullets write a single line's link as ``line_links`` would, a definition that only calls
+hands its whole edge list to the "Calls" bullet, and ``code`` keeps its recent answers."""
 
 from __future__ import annotations
 
@@ -45,6 +45,19 @@ def test_through_is_asked_only_where_it_may_label(tmp_path, monkeypatch):
                 skipped += 1
                 assert real_through(p, caller, e) == "", e
     assert skipped and labelled
+    # each bullet lists the edges of its kinds, in order, whether the list is filtered or not
+    pages = {id(p): p for p, _caller, _edges in seen}
+    mixed = 0
+    for p in pages.values():
+        for anchor, edges in p.ctx.calls.items():
+            mixed += len({e.kind for e in edges}) > 1
+            expected = [calls.format_calls(p, [e for e in edges if e.kind in kinds],
+                                           p.s.checking_spans if not anchor else (), anchor,
+                                           f"- **{title}**: ")
+                        for title, kinds in calls._CALL_BULLETS
+                        if any(e.kind in kinds for e in edges)]
+            assert calls.calls_lines(p, anchor)[:len(expected)] == expected
+    assert mixed
 
 
 def test_one_line_link_as_line_links_writes_it():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from operator import itemgetter
 
 from indexgen.analyze.context import CallEdge, CallerRef
 from indexgen.analyze.dispatch import UNKNOWN_VALUE
@@ -66,9 +67,12 @@ def callee_link(p: Page, key: str, anchor: str, label: str) -> str:
 
 
 #: The bullets of a definition's outgoing edges, in order: (title, the edge kinds it lists).
-_CALL_BULLETS = (("Calls", ("project", "override", "closure", "external")),
-                 ("Reads", ("read",)),
-                 ("Passes as a callback", ("callback",)))
+_CALL_BULLETS = (("Calls", frozenset({"project", "override", "closure", "external"})),
+                 ("Reads", frozenset({"read"})),
+                 ("Passes as a callback", frozenset({"callback"})))
+
+
+_KIND = itemgetter(2)  # an edge's kind
 
 
 def calls_lines(p: Page, anchor: str) -> list[str]:
@@ -78,8 +82,12 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
     out = []
     edges = p.ctx.calls.get(anchor)
     if edges:
+        present = set(map(_KIND, edges))
         for title, kinds in _CALL_BULLETS:
-            mine = [e for e in edges if e.kind in kinds]
+            if present.isdisjoint(kinds):
+                continue
+            # most definitions only call: the whole list is the bullet's, in order
+            mine = edges if present <= kinds else [e for e in edges if e[2] in kinds]
             if mine:
                 out.append(format_calls(p, mine, p.s.checking_spans if not anchor else (),
                                         anchor, f"- **{title}**: "))
