@@ -74,3 +74,31 @@ def test_code_spans_cached_are_those_made_afresh():
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))) for _ in range(3000)]
     for text in texts * 2:  # the second round from the cache
         assert markdown.code(text) == markdown.code.__wrapped__(text), text
+
+
+def test_enclosing_definition_found_from_the_last_is_the_scan_from_the_first():
+    """sections._enclosing looks back from the last definition starting at or before the
+    line; the scan it replaced went through every definition from the first."""
+    from types import SimpleNamespace
+
+    from indexgen.render.sections import _enclosing
+
+    def scanned(defs, line):
+        best = ""
+        for d in sorted(defs, key=lambda d: (d.start_lineno, -d.end_lineno)):
+            if d.start_lineno > line:
+                break
+            if d.end_lineno >= line:
+                best = d.qualname
+        return best
+
+    rng = random.Random(31)
+    for _ in range(300):
+        defs = []
+        for n in range(rng.randint(0, 12)):  # nested and side by side, some on one line
+            start = rng.randint(1, 60)
+            defs.append(SimpleNamespace(qualname=f"d{n}", start_lineno=start,
+                                        end_lineno=start + rng.choice((0, 0, 1, 5, 30))))
+        find = _enclosing(SimpleNamespace(definitions=defs))
+        for line in range(0, 95):
+            assert find(line) == scanned(defs, line), (defs, line)
