@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from operator import itemgetter
 
 from indexgen.analyze.context import CallEdge, CallerRef
 from indexgen.analyze.dispatch import UNKNOWN_VALUE
 from indexgen.render.markdown import code, escape_inline, link, link_target
 from indexgen.render.page import CHECKING_NOTE, MODULE_LEVEL, Page, count, line_links
-from indexgen.render.through import through
+from indexgen.render.through import CALLED, through
 
 
 def unresolved(p: Page, caller: str) -> dict[str, list[int]]:
@@ -66,9 +67,12 @@ def callee_link(p: Page, key: str, anchor: str, label: str) -> str:
 
 
 #: The bullets of a definition's outgoing edges, in order: (title, the edge kinds it lists).
-_CALL_BULLETS = (("Calls", ("project", "override", "closure", "external")),
-                 ("Reads", ("read",)),
-                 ("Passes as a callback", ("callback",)))
+_CALL_BULLETS = (("Calls", frozenset({"project", "override", "closure", "external"})),
+                 ("Reads", frozenset({"read"})),
+                 ("Passes as a callback", frozenset({"callback"})))
+
+
+_KIND = itemgetter(2)  # an edge's kind
 
 
 def calls_lines(p: Page, anchor: str) -> list[str]:
@@ -78,8 +82,12 @@ def calls_lines(p: Page, anchor: str) -> list[str]:
     out = []
     edges = p.ctx.calls.get(anchor)
     if edges:
+        present = set(map(_KIND, edges))
         for title, kinds in _CALL_BULLETS:
-            mine = [e for e in edges if e.kind in kinds]
+            if present.isdisjoint(kinds):
+                continue
+            # most definitions only call: the whole list is the bullet's, in order
+            mine = edges if present <= kinds else [e for e in edges if e[2] in kinds]
             if mine:
                 out.append(format_calls(p, mine, p.s.checking_spans if not anchor else (),
                                         anchor, f"- **{title}**: "))
@@ -130,7 +138,10 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
         never = any(line in r for r in spans) if spans else False
         groups.setdefault((ident, never), []).append(line)
         if caller is not None:
-            label = through(p, caller, e)
+            # through's first test, made here: most calls name their callee (its last name)
+            name = e[5].rpartition(".")[2]
+            label = (through(p, caller, e) if kind in CALLED and name != "__call__"
+                     and text.rpartition(".")[2] != name else "")
             labels.append(label)
             if label:
                 how.setdefault((line, ident), label)
@@ -178,7 +189,8 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
             while one_of and one_of[0][0] < min(lines):
                 parts["project"].append(one_of.pop(0)[1])
         labelled = bool(how) and any((line, ident) in how for line in lines)
-        shown = _lines(lines, ident, how) if labelled else line_links(lines)
+        shown = (_lines(lines, ident, how) if labelled else line_links(lines) if len(lines) > 1
+                 else f"[line {lines[0]}](#L{lines[0]})")  # line_links's first case
         others = after.pop(ident, ()) if after else ()
         if labelled and ident[0] != "external" and not never and not others:
             # the callees of the same labelled lines are one entry: A, B (line 9, through f)
@@ -259,6 +271,8 @@ def format_callers(p: Page, refs: list[CallerRef], prefix: str = "") -> str:
         head, target = found
         if inner:
             items.append(f"{head} ({line_links(lines, target)}: its nested {code(inner)})")
+        elif len(lines) == 1:  # most callers call once: line_links's first case
+            items.append(f"{head} ([line {lines[0]}]({target}#L{lines[0]}))")
         else:
             items.append(f"{head} ({line_links(lines, target)})")
     if items:
@@ -281,9 +295,9 @@ def _caller_head(p: Page, key: str, caller: str, anchor: str) -> tuple[str, str]
 def call_graph_summary(p: Page) -> list[str]:
     """Which files this file calls into and is called from (Dependencies section)."""
     here = p.key  # e[2], e[3]: an edge's kind and key; r[0]: a call site's key
-    into = Counter(e[3] for out in p.ctx.calls.values() for e in out
-                   if e[2] == "project" and e[3] != here)
-    from_ = Counter(r[0] for refs in p.ctx.called_by.values() for r in refs if r[0] != here)
+    into = Counter([e[3] for out in p.ctx.calls.values() for e in out
+                    if e[2] == "project" and e[3] != here])
+    from_ = Counter([r[0] for refs in p.ctx.called_by.values() for r in refs if r[0] != here])
     if not into and not from_:
         return ["No calls to or from other files of this build."]
     out = []

@@ -52,7 +52,8 @@ def render_keywords(s: FileSummary, ctx: FileContext, layout: Layout, tests_labe
                 else identifier_index(s, p.docs_name))
     out += ["## Keyword → Section Map", ""]
     out += _section_map(p)
-    return "\n".join(out) + "\n"
+    out.append("")  # the closing newline, joined (adding it copied the page once more)
+    return "\n".join(out)
 
 
 def keywords_head(p: Page) -> list[str]:

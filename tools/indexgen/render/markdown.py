@@ -70,6 +70,7 @@ def escape_text(text: str, line_start: bool = True) -> str:
     return protect_line_start(text) if line_start else text
 
 
+@functools.lru_cache(maxsize=8192)  # a file's pages name the same few hundred names again
 def code(text: str) -> str:
     """An inline code span that holds ``text`` literally, whatever backticks it contains.
 

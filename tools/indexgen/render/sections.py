@@ -8,6 +8,8 @@ Cross-References.  Every claim comes from the file's summary or its global conte
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from indexgen.extract import rules
 from indexgen.extract.model import STATUS_OK, FileSummary
 from indexgen.render.calls import call_graph_summary, callee_link
@@ -93,16 +95,17 @@ def _patterns(p: Page, out: list[str], source: str | None) -> None:
 
 
 def _enclosing(s: FileSummary):
+    """``find(line)``: the qualname of the innermost definition that holds ``line`` ('' for
+    none): of those starting at or before it (in order of start, the outer first), the last
+    that ends at or after it, looked for from the last (was a scan from the first)."""
     defs = sorted(s.definitions, key=lambda d: (d.start_lineno, -d.end_lineno))
+    starts = [d.start_lineno for d in defs]
 
     def find(line: int) -> str:
-        best = ""
-        for d in defs:
-            if d.start_lineno > line:
-                break
-            if d.end_lineno >= line:
-                best = d.qualname
-        return best
+        for i in range(bisect_right(starts, line) - 1, -1, -1):
+            if defs[i].end_lineno >= line:
+                return defs[i].qualname
+        return ""
 
     return find
 

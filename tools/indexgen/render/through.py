@@ -43,7 +43,7 @@ from indexgen.render.markdown import code
 from indexgen.render.page import Page
 
 #: The kinds of edge that are calls (an override is another callee of a call listed already).
-_CALLED = frozenset({"project", "closure", "external"})
+CALLED = frozenset({"project", "closure", "external"})
 #: Constructors and what a call of a class runs: ``C()`` names ``C.__init__``.
 _MADE = frozenset({"__init__", "__new__"})
 #: The class of the instance, called: the constructor is named by the instance's type.
@@ -64,7 +64,7 @@ def through(p: Page, caller: str, e: CallEdge) -> str:
     callee was reached (see the module's docstring): a phrase starting with "through", in
     Markdown."""
     text, name = e[1], e[5].rpartition(".")[2]  # the call as written, the callee's name
-    if e[2] not in _CALLED or text.rpartition(".")[2] == name or name == "__call__":
+    if e[2] not in CALLED or text.rpartition(".")[2] == name or name == "__call__":
         return ""  # by name, or a call of an instance of a class (its __call__)
     defs = p.by_anchor
     if text in p.import_bound:  # from m import blockquote as bq; bq()
