@@ -11,12 +11,17 @@ structural type (PEP 544) from a class, and ``constructor`` says what calling a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from indexgen.analyze.linearize import c3, own_bases
 from indexgen.analyze.outside_bases import stands_for
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.siblings import CALLABLE_KINDS, sibling_methods, sibling_names
 from indexgen.analyze.values import NONE, Value, Values
 from indexgen.extract.model import Definition
+
+T = TypeVar("T")
 
 _ENUMS = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
 
@@ -44,6 +49,15 @@ class Hierarchy:
             self._mro[memo] = [memo]  # a class that is its own base reads itself alone
             b = own_bases(self.resolver, key, cls)
             found = self._mro[memo] = c3(memo, [self.mro(*x) if x[0] else [x] for x in b], b)
+        return found
+
+    def remembered(self, memo: tuple, make: Callable[[], T]) -> T:
+        """``make()``, made once per ``memo`` (a tuple that names what it is and of what) in
+        the memo of the class relations: for the questions of the hierarchy that other
+        modules ask (:mod:`indexgen.analyze.outside_tests`)."""
+        found = self._memo.get(memo)
+        if found is None:
+            found = self._memo[memo] = make()
         return found
 
     def is_enum(self, key: str, cls: str) -> bool:

@@ -61,38 +61,38 @@ def tested_outside(h: Hierarchy, key: str, text: str) -> tuple[str, ...]:
     list``, ``cabc.Mapping``: :mod:`indexgen.extract.narrowing`) of file ``key`` names; a
     name the module does not bind (a function's own import) by its last part, as the
     annotations read ``Mapping`` (:data:`indexgen.analyze.values.MAPPING_TYPES`)."""
-    memo = ("outside-tests", key, text)
-    found = h._memo.get(memo)
-    if found is None:
-        names = []
-        for part in text.split("|"):
-            part = part.strip()
-            target = h.resolver.name_in(key, part)
-            if target is None:
-                last = part.rpartition(".")[2]
-                names.append(last if runtime_class(last) else f"collections.abc.{last}"
-                             if runtime_class(f"collections.abc.{last}") else part)
-            elif target.kind != "project":
-                names.append(target.qualname)
-        found = h._memo[memo] = tuple(names)
-    return found
+    return h.remembered(("outside-tests", key, text), lambda: _tested_outside(h, key, text))
+
+
+def _tested_outside(h: Hierarchy, key: str, text: str) -> tuple[str, ...]:
+    names = []
+    for part in text.split("|"):
+        part = part.strip()
+        target = h.resolver.name_in(key, part)
+        if target is None:
+            last = part.rpartition(".")[2]
+            names.append(last if runtime_class(last) else f"collections.abc.{last}"
+                         if runtime_class(f"collections.abc.{last}") else part)
+        elif target.kind != "project":
+            names.append(target.qualname)
+    return tuple(names)
 
 
 def outside_bases(h: Hierarchy, key: str, cls: str) -> tuple[str, ...]:
     """The dotted names of the bases outside the build of the project class ``cls`` of
     file ``key`` and of its project bases, builtins (``dict``) included."""
-    memo = ("outside-bases", key, cls)
-    found = h._memo.get(memo)
-    if found is None:
-        names = []
-        for k, c in h.mro(key, cls):
-            if not k:
-                names.append(c)
-                continue
-            for base in h.resolver.module(k).bases.get(c, []):
-                target = h.resolver.name_in(k, base.split("[", 1)[0]) if "(" not in base \
-                    else None
-                if target is not None and target.kind == "builtin":
-                    names.append(target.qualname)
-        found = h._memo[memo] = tuple(names)
-    return found
+    return h.remembered(("outside-bases", key, cls), lambda: _outside_bases(h, key, cls))
+
+
+def _outside_bases(h: Hierarchy, key: str, cls: str) -> tuple[str, ...]:
+    names = []
+    for k, c in h.mro(key, cls):
+        if not k:
+            names.append(c)
+            continue
+        for base in h.resolver.module(k).bases.get(c, []):
+            target = h.resolver.name_in(k, base.split("[", 1)[0]) if "(" not in base \
+                else None
+            if target is not None and target.kind == "builtin":
+                names.append(target.qualname)
+    return tuple(names)

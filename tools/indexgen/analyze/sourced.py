@@ -84,12 +84,13 @@ class Sourced:
         class (or an outside one) names what calls on the name reach, as an annotation
         would: none of what is handed is read (nor asked for: reading what torch's callers
         hand each such parameter cost the pass 2.8% more calls)."""
-        if tested and not self._open_test(may) and not all(v[0] in _BUILTINS for v in may):
+        open_test = bool(tested) and self._open_test(may)
+        if tested and not open_test and not all(v[0] in _BUILTINS for v in may):
             return NONE
         given = union(self.source(key, anchor, x, cls) for x in sources if x[0] == "<")
         if not tested:
             return given
-        if self._open_test(may):  # the classes and functions of those
+        if open_test:  # the classes and functions of those
             return frozenset(v for v in given if v[0] in _CALLABLES)
         return self._tested_builtins(key, tested, given)  # their project subclasses
 
