@@ -131,17 +131,26 @@ def own_scopes(funcs: list[ast.AST], lazy: dict[str, list], found: dict[str, lis
             taken.update(id(p) for p, _s in put)
         tested = [f for f in narrowed if f[0] == name and f[3][0] not in "=^" and f[4] != []]
         for s in owners:
-            own = _parameter_sources(s.node, name)
-            own += [(x, line_of(n)) for n in moved.get(s, ())
-                    for target, x in pairs(n, consts)
-                    if type(target) is ast.Name and target.id == name]
-            own += [(p[1], p[4]) for p, where in put if where is s]
-            own = list(dict.fromkeys(own))
-            narrowed += [(name, s.first, s.last, OWN + x, []) for x, _line in own]
+            params = _parameter_sources(s.node, name)
+            binds = [(x, line_of(n), type(n) is ast.Call) for n in moved.get(s, ())
+                     for target, x in pairs(n, consts)
+                     if type(target) is ast.Name and target.id == name]
+            binds += [(p[1], p[4], False) for p, where in put if where is s]
+            own = list({x: (x, line) for x, line in [*params, *((x, line) for x, line, _t
+                                                               in binds)]}.values())
+            first = s.first
+            if params and not all(test for _x, _line, test in binds):
+                # a parameter it binds again: the parameter alone up to there
+                alone = list({x: (x, line) for x, line in [
+                    *params, *((x, line) for x, line, test in binds if test)]}.values())
+                narrowed += [(name, s.first, s.last, OWN + x, None) for x, _line in alone]
+                records.append((name, s.first, s.first, alone))
+                first = s.node.lineno  # then all it binds it to (a key of its own)
+            narrowed += [(name, first, s.last, OWN + x, []) for x, _line in own]
             narrowed += [(name, f[1], f[2], OWN + x, f[4]) for f in tested
                          if s.first <= f[1] <= s.last and scope_of(f[1], name) is s
                          for x, _line in own]
-            records.append((name, s.first, s.last, own))
+            records.append((name, first, s.last, own))
     return moved_all, records, taken
 
 
@@ -178,7 +187,7 @@ def rewrite(spanned: dict[str, tuple[list[str], int]], records: list,
     x.get()`` in a nested function that binds ``x`` reads its ``x``."""
     if not where:
         return
-    for name, first, last, own in sorted(records, key=lambda r: r[1]):  # inner ones last
+    for name, first, last, own in sorted(records, key=lambda r: (r[1], -r[2])):  # inner last
         new = [OWN + (at_line(x, line, where) if line and x[0] in "=~" else x)
                for x, line in own]
         for key, (sources, end) in spanned.items():
