@@ -115,6 +115,11 @@ FILES = {
 
         def make() -> A | B:
             return A()
+
+
+        def spread(xs: list[A], ys: list[B]):
+            for x in (*xs, *ys):
+                x.run()  # STARRED
     ''',
 }
 
@@ -156,3 +161,10 @@ def test_a_nested_function_binds_its_own_names(pages, marker, expected):
 ])
 def test_the_nested_parameters_and_loops_stay(pages, marker, expected):
     assert calls_at(pages, "pkg/m.py", marker) == expected
+
+
+def test_a_loop_over_a_literal_of_spread_iterables(pages):
+    """torch's ``Module._call_impl`` loops ``for hook_id, hook in
+    (*_global_forward_hooks.items(), *self._forward_hooks.items())`` in its nested
+    ``inner``: the target is an element of either (it was nothing)."""
+    assert calls_at(pages, "pkg/m.py", "STARRED") == {"m:A.run", "m:B.run"}

@@ -82,12 +82,21 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
     if found:
         return _unpack(node.target, element_source(found))
     if type(node.iter) in (ast.List, ast.Tuple, ast.Set):  # for f in [a, b]: each of them
-        return [pair for element in node.iter.elts for s in values(element, consts)
+        return [pair for element in node.iter.elts for s in _spread(element, consts)
                 for pair in _unpack(node.target, s)]
     if type(node.iter) is ast.IfExp:  # for x in xs if c else ys: the elements of either
         return [pair for s in values(node.iter, consts) if s[0] == "="
                 for pair in _unpack(node.target, element_source(s[1:]))]
     return []
+
+
+def _spread(element: ast.AST, consts: dict[str, list[str]]) -> list[str]:
+    """The sources of an item of a literal looped over: ``*xs.items()`` gives its elements
+    (``for k, f in (*a.items(), *b.items())``), another item its value."""
+    if type(element) is ast.Starred:
+        found = path(element.value)
+        return [element_source(found)] if found else []
+    return values(element, consts)
 
 
 def element_source(found: str) -> str:
