@@ -117,6 +117,14 @@ FILES = {
             return A()
 
 
+        def handlers():
+            table = {1: lambda x: x}
+
+            def weight(x: A):
+                x.run()  # BESIDE_LAMBDA
+            return table, weight
+
+
         def spread(xs: list[A], ys: list[B]):
             for x in (*xs, *ys):
                 x.run()  # STARRED
@@ -158,6 +166,8 @@ def test_a_nested_function_binds_its_own_names(pages, marker, expected):
     ("BEFORE", {"m:B.run"}),
     # an isinstance test of a nested function's own name: of what it binds, the A
     ("TESTED", {"m:A.run"}),
+    # a parameter of a lambda of the enclosing function (its own scope) of the same name
+    ("BESIDE_LAMBDA", {"m:A.run"}),
 ])
 def test_the_nested_parameters_and_loops_stay(pages, marker, expected):
     assert calls_at(pages, "pkg/m.py", marker) == expected

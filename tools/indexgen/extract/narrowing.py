@@ -51,7 +51,7 @@ from indexgen.extract.instance_tests import (
     says,
 )
 from indexgen.extract.nodes import HOLDERS, blocks
-from indexgen.extract.sources import OWN, pairs, rebinding, same
+from indexgen.extract.sources import pairs, rebinding
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
 #: branch it holds in, or None for what follows a statement, or [] for a comprehension).
@@ -242,13 +242,11 @@ def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list
     rebound = {name: [read_until(n) for n in nodes if type(n) is not ast.comprehension]
                for name, nodes in bound.items()}
     own = {(f[0], f[1]) for f in found if f[4] == []}  # a comprehension's names, where
-    alone = same(found, lazy)  # nested functions' parameters bound to nothing else
     out: dict[str, tuple[list[str], int]] = {}
     for name, first, last, source in cut(kept, rebound):
         comprehension = (name, first) in own
         if (source[0] == "=" or comprehension and source[0] == "+") and (
-                len(lazy.get(name, ())) < 2 if comprehension else len(bound[name]) < 2) \
-                or source[0] == OWN and (name, first) in alone:
+                len(lazy.get(name, ())) < 2 if comprehension else len(bound[name]) < 2):
             continue  # a target bound nowhere else (no parameter): its element all the same
         if "@" not in name:
             key = f"{name}@{first}"

@@ -245,30 +245,6 @@ def nested_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef
 OWN = "^"
 
 
-def same(found: list, lazy: dict[str, list]) -> set[tuple[str, int]]:
-    """(name, first line) of the nested functions' parameters among the narrowings
-    ``found`` (:func:`indexgen.extract.scopes.own_scopes`) that their enclosing function binds to nothing else
-    (``lazy``: its binding statements and parameters by name): there the name is the same
-    without the narrowing."""
-    params: dict[tuple[str, int], set[str]] = {}
-    for f in found:
-        if f[3][0] == OWN:
-            params.setdefault((f[0], f[1]), set()).add(f[3][1:])
-    return {k for k, given in params.items()
-            if all(x in given for n in lazy.get(k[0], ()) for x in _given(n))}
-
-
-def _given(node: object) -> list[str]:
-    """The sources a binding of a function's name (an entry of its ``lazy`` names) gives:
-    a source as written, an annotated parameter's, an ``isinstance`` test's; '' for
-    another."""
-    if type(node) is str:
-        return [node]
-    if type(node) is tuple:
-        return [parameter_source(*node)]
-    return [x for _t, x in pairs(node, {})] if type(node) is ast.Call else [""]
-
-
 def rebinding(body: list[ast.stmt], name: str) -> str | None:
     """The path of what ``body`` binds ``name`` to in a statement of its own (``name =
     value``, ``name: T = value``; the last such), which every way through the block runs,
