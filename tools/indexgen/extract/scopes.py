@@ -24,26 +24,34 @@ import ast
 from bisect import bisect_right
 
 from indexgen.extract.narrowing import at_line, line_of
+from indexgen.extract.nodes import HOLDERS, blocks
 from indexgen.extract.shadows import SELF_NAMES
 from indexgen.extract.sources import OWN, nested_parameters, pairs, parameter_source
 
 #: The binding statements that make a name the nested function's own.
 _BINDS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor,
                     ast.withitem, ast.ExceptHandler, ast.NamedExpr})
-_BLOCKS = ("body", "orelse", "finalbody", "handlers")
 _SCOPED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 class Scope:
     """One nested function: its lines, body lines, enclosing nested function, own names."""
 
-    __slots__ = ("node", "first", "last", "parent", "own", "declared")
+    __slots__ = ("node", "first", "last", "parent", "own", "_declared")
 
     def __init__(self, node: ast.AST, parent: Scope | None) -> None:
         self.node, self.parent = node, parent
         self.first, self.last = node.body[0].lineno, node.body[-1].end_lineno
-        self.declared = _declared(node.body)
-        self.own = {a.arg for a, *_ in nested_parameters(node)} - SELF_NAMES - self.declared
+        self._declared: set[str] | None = None
+        # (a parameter cannot be declared nonlocal or global)
+        self.own = {a.arg for a, *_ in nested_parameters(node)} - SELF_NAMES
+
+    @property
+    def declared(self) -> set[str]:
+        """What its ``nonlocal`` and ``global`` statements declare (read once, if asked)."""
+        if self._declared is None:
+            self._declared = _declared(self.node.body)
+        return self._declared
 
 
 def _declared(body: list[ast.stmt]) -> set[str]:
@@ -56,11 +64,9 @@ def _declared(body: list[ast.stmt]) -> set[str]:
         t = type(st)
         if t is ast.Nonlocal or t is ast.Global:
             out.update(st.names)
-        elif t not in _SCOPED:
-            for field in _BLOCKS:
-                todo += getattr(st, field, ())
-            if t is ast.Match:
-                todo += [s for case in st.cases for s in case.body]
+        elif t in HOLDERS and t not in _SCOPED:
+            for block in blocks(st):
+                todo += block
     return out
 
 
@@ -89,15 +95,15 @@ def own_scopes(funcs: list[ast.AST], lazy: dict[str, list], found: dict[str, lis
             s = s.parent
         return s
 
-    located: dict[int, Scope] = {}  # id of a binding node -> its innermost nested function
+    low, high = scopes[0].node.lineno, max(s.node.end_lineno for s in scopes)
     for name, nodes in lazy.items():
         for n in nodes:
-            if type(n) in _BINDS:
-                s = innermost(line_of(n))
-                if s is not None:
-                    located[id(n)] = s
-                    if name not in s.declared and name not in SELF_NAMES:
-                        s.own.add(name)
+            t = type(n)
+            if t in _BINDS:
+                line = n.lineno if t is not ast.withitem else n.context_expr.lineno
+                s = innermost(line) if low <= line <= high else None
+                if s is not None and name not in SELF_NAMES and name not in s.declared:
+                    s.own.add(name)
 
     def scope_of(line: int, name: str) -> Scope | None:
         s = innermost(line)
@@ -187,13 +193,17 @@ def rewrite(spanned: dict[str, tuple[list[str], int]], records: list,
     x.get()`` in a nested function that binds ``x`` reads its ``x``."""
     if not where:
         return
+    keys: dict[str, list[tuple[int, str]]] = {}  # name -> (first line, key) of its own
+    for key, (sources, _end) in spanned.items():
+        if any(x[0] == OWN for x in sources):
+            base, _, at = key.partition("@")
+            keys.setdefault(base, []).append((int(at), key))
     for name, first, last, own in sorted(records, key=lambda r: (r[1], -r[2])):  # inner last
         new = [OWN + (at_line(x, line, where) if line and x[0] in "=~" else x)
                for x, line in own]
-        for key, (sources, end) in spanned.items():
-            base, _, at = key.partition("@")
-            if base == name and first <= int(at) <= last and any(
-                    x[0] == OWN for x in sources):
+        for at, key in keys.get(name, ()):
+            if first <= at <= last:
+                sources, end = spanned[key]
                 spanned[key] = ([*(x for x in sources if x[0] != OWN), *new], end)
 
 
