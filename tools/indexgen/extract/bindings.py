@@ -32,7 +32,7 @@ from indexgen.extract.argument_narrowing import narrow_arguments
 from indexgen.extract.attribute_narrowing import narrow_paths, statement_block_ends
 from indexgen.extract.builtin_tests import type_names
 from indexgen.extract.calls import accepts, owners
-from indexgen.extract.class_binds import bind_at_top, constant_members
+from indexgen.extract.class_binds import bind_at_top, constant_members, takes_instance
 from indexgen.extract.identifiers import APPENDS
 from indexgen.extract.lambdas import parameters as lambda_parameters
 from indexgen.extract.model import Definition, FileSummary
@@ -51,6 +51,7 @@ from indexgen.extract.narrowing import (
 from indexgen.extract.needed import imported_names, keep_needed
 from indexgen.extract.puts_into import appended
 from indexgen.extract.rebinding import split_rebound
+from indexgen.extract.scopes import needed_from, nested_scopes, rewrite
 from indexgen.extract.shadows import own_rebinding
 from indexgen.extract.sources import (
     lambda_pairs,
@@ -112,7 +113,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             d.returns = annotation(node.returns)
         args = node.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        if d.parent and params and _takes_instance(d.kind, classes.get(d.parent), classes):
+        if d.parent and params and takes_instance(d.kind, classes.get(d.parent), classes):
             first = first_param[i] = params[0].arg
             if first not in ("self", "cls"):  # the global pass knows those two already
                 found.setdefault(i, {})[first] = ["@"]
@@ -144,13 +145,13 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
     owner = owners(summary)
     top = len(owner) - 1
     # the functions nested in each function (no definitions): their returns are not its own
-    nested: dict[int, list[tuple[int, int]]] = {}
+    nested: dict[int, list[ast.AST]] = {}
     tests: dict[int, list[ast.Call]] = {}  # isinstance(x, T) by line: a comprehension's x
     for n in binders:                      # may be a T (narrowing._comprehension)
         t = type(n)
         if t in FUNCS:
             if 0 <= n.lineno <= top and owner[n.lineno] >= 0:
-                nested.setdefault(owner[n.lineno], []).append((n.lineno, n.end_lineno))
+                nested.setdefault(owner[n.lineno], []).append(n)
         elif t is ast.Call and type(n.func) is ast.Name and n.func.id == "isinstance":
             tests.setdefault(n.lineno, []).append(n)
     consts, modules = structure.constants, imported_names(summary)
@@ -210,7 +211,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             if (d.returns in VAGUE or "[" in d.returns or d.returns in callables) \
                     and d.kind != "class" \
                     and node.value is not None and not any(
-                    d.lineno < a <= line <= b for a, b in nested.get(i, ())):
+                    d.lineno < n.lineno <= line <= n.end_lineno for n in nested.get(i, ())):
                 given = values(node.value, consts)
                 if t is ast.Yield:  # a generator: an iterator of what it yields
                     given = [f"=[{v[1:]}]" for v in given]
@@ -243,9 +244,15 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             if d.kind == "class" and type(target) is ast.Name:
                 first = fields.setdefault(i, {})
                 first[target.id] = min(first.get(target.id, line), line)
-    spanned = {i: spans(found_here, lazy.get(i, {})) for i, found_here in narrowed.items()}
+    cutting, records = nested_scopes({i: n for i, n in nested.items() if defs[i].kind != "class"},
+                                     lazy, found, pending, consts, narrowed)  # their own names
+    spanned = {i: spans(found_here, cutting.get(i) or lazy.get(i, {}))
+               for i, found_here in narrowed.items()}
     types = type_names(summary)  # how the module writes builtin types (Container: its own?)
     where = {i: held(s, types) for i, s in spanned.items() if s}
+    for i, own in records.items():
+        if own and i in spanned:
+            rewrite(spanned[i], own, where.get(i))
     for target, source, d, i, line in pending:
         if i in where:
             source = at_line(source, line, where[i])
@@ -257,7 +264,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
         members = defs[i].members    # dataclass's fields are handed by place
         defs[i].members = {n: members[n] for n in sorted(members, key=lambda n: (
             first.get(n, 1 << 30), n))}
-    keep_needed(summary, found, lazy, consts, receivers, where, declared)
+    keep_needed(summary, found, lazy, consts, receivers, where, declared,
+                {i: needed_from(own) for i, own in records.items() if own})
     own_rebinding(defs, first_param, {(owner[line] if 0 <= line <= top else -1, name)
                                       for name, line in rebound})
     for i, found_here in spanned.items():
@@ -311,20 +319,3 @@ def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: 
 VAGUE = frozenset({"", "Any", "typing.Any", "object"})
 _FOLLOWED = (ast.If, ast.Assert, ast.While)  # statements a narrowing may follow
 _CALLABLE_TYPES = ("Callable[", "typing.Callable[", "t.Callable[", "collections.abc.Callable[")
-
-
-def _takes_instance(kind: str, cls: Definition | None,
-                    classes: dict[str, Definition]) -> bool:
-    """Whether the first parameter of a function of this kind in ``cls`` is the instance
-    (the class, for a class method): a method's ``self``, and the ``ctx`` of an autograd
-    Function's static ``forward`` and ``backward`` (its class, or a base of it in the same
-    file, subclasses ``Function``), whose attributes are the class's."""
-    if kind in ("method", "property", "classmethod"):
-        return True
-    seen = 0
-    while kind == "staticmethod" and cls is not None and seen < 20:  # bases in this file too
-        if any(b.rpartition(".")[2] == "Function" for b in cls.bases):
-            return True
-        cls = classes.get(cls.bases[0]) if cls.bases else None
-        seen += 1
-    return False

@@ -63,3 +63,20 @@ def constant_members(node: ast.AST, cls: Definition) -> None:
             type(node.value.value) in _CONSTANTS and cls.bases:
         cls.members.setdefault(node.targets[0].id, []).append(
             ("", ":" + type(node.value.value).__name__))
+
+
+def takes_instance(kind: str, cls: Definition | None,
+                    classes: dict[str, Definition]) -> bool:
+    """Whether the first parameter of a function of this kind in ``cls`` is the instance
+    (the class, for a class method): a method's ``self``, and the ``ctx`` of an autograd
+    Function's static ``forward`` and ``backward`` (its class, or a base of it in the same
+    file, subclasses ``Function``), whose attributes are the class's."""
+    if kind in ("method", "property", "classmethod"):
+        return True
+    seen = 0
+    while kind == "staticmethod" and cls is not None and seen < 20:  # bases in this file too
+        if any(b.rpartition(".")[2] == "Function" for b in cls.bases):
+            return True
+        cls = classes.get(cls.bases[0]) if cls.bases else None
+        seen += 1
+    return False

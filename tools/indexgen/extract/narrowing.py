@@ -25,8 +25,9 @@ targets are names of its own (a comprehension is a scope of its own): over its l
 is its element, not what the function's other bindings of that name give (``[x.f() for x
 in args]`` then ``[x.g() for x in pairs]``), and it rebinds nothing of the function's.  A
 function nested in another (no definition of its own) is a scope of its own too: over its
-body each of its parameters is what its own sources say (``^:T``: annotation, default,
-callers, :func:`~indexgen.extract.sources.own_parameters`), not the enclosing function's.
+body each name it binds itself is what its own sources say (``^:T``: a parameter's
+annotation, default, callers, its own assignments: :mod:`indexgen.extract.scopes`), not the
+enclosing function's.
 :mod:`indexgen.extract.bindings` keeps them in the function's ``names`` as ``x@first`` with
 the sources ``[":T" or "-T", "#last"]``, for :class:`indexgen.analyze.types.Types`.
 """
@@ -50,8 +51,7 @@ from indexgen.extract.instance_tests import (
     says,
 )
 from indexgen.extract.nodes import HOLDERS, blocks
-from indexgen.extract.sources import OWN, own_parameters, pairs, rebinding, same
-from indexgen.extract.structure import FUNCS
+from indexgen.extract.sources import pairs, rebinding
 
 #: One narrowing: (name, first line, last line, ``:T`` or ``-T``, the statements of the
 #: branch it holds in, or None for what follows a statement, or [] for a comprehension).
@@ -61,7 +61,7 @@ _FORS = (ast.For, ast.AsyncFor)
 _LOOPS = (*_FORS, ast.While)
 #: The statements (and comprehensions) :func:`narrowings` reads.
 NARROWERS = frozenset({ast.If, ast.Assert, ast.While, ast.Match, ast.For, ast.AsyncFor,
-                       *COMPREHENSIONS, *FUNCS})
+                       *COMPREHENSIONS})
 #: Those of them that bind nothing themselves.
 NARROW_ONLY = frozenset({ast.If, ast.Assert, ast.While, ast.Match, *COMPREHENSIONS})
 #: The statements whose value, a conditional expression or an ``and``/``or``, may narrow
@@ -93,8 +93,6 @@ def narrowings(node: ast.AST, end: int, tests: dict[int, list[ast.Call]] | None 
         return conditional(node.value, one, reads) + operands(node.value, one, reads)
     if type(node) in COMPREHENSIONS:
         return _comprehension(node, tests or {})
-    if type(node) in FUNCS:  # a nested function: its parameters, names of its own
-        return own_parameters(node, tests or {})
     if type(node) is ast.Match:  # match x: case A(): ...
         return matched(node, one)
     if type(node) in _FORS:  # for p in (x for x in xs if isinstance(x, A)): [x@line]
@@ -244,13 +242,11 @@ def spans(found: list[Narrowing], lazy: dict[str, list]) -> dict[str, tuple[list
     rebound = {name: [read_until(n) for n in nodes if type(n) is not ast.comprehension]
                for name, nodes in bound.items()}
     own = {(f[0], f[1]) for f in found if f[4] == []}  # a comprehension's names, where
-    alone = same(found, lazy)  # nested functions' parameters bound to nothing else
     out: dict[str, tuple[list[str], int]] = {}
     for name, first, last, source in cut(kept, rebound):
         comprehension = (name, first) in own
         if (source[0] == "=" or comprehension and source[0] == "+") and (
-                len(lazy.get(name, ())) < 2 if comprehension else len(bound[name]) < 2) \
-                or source[0] == OWN and (name, first) in alone:
+                len(lazy.get(name, ())) < 2 if comprehension else len(bound[name]) < 2):
             continue  # a target bound nowhere else (no parameter): its element all the same
         if "@" not in name:
             key = f"{name}@{first}"

@@ -75,7 +75,8 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                 lazy: dict[int, dict[str, list]], consts: dict[str, list[str]],
                 needed: dict[int, set[str]],
                 narrowed: dict[int, dict[str, list[tuple[int, int, str]]]],
-                declared: list[tuple[str, int]] = ()) -> None:
+                declared: list[tuple[str, int]] = (),
+                extra: dict[int, dict[str, list[str]]] | None = None) -> None:
     """Keep in each function's ``names`` what its calls on local values (their receivers:
     ``needed``) and the member sources it holds need, and what those names are bound to in
     turn; the sources of names bound only by plain assignments (``lazy``) are made here, for
@@ -111,6 +112,7 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
         if not scope and not nodes:
             continue
         held = _held_runs(where) if where else None
+        more = extra.get(i, {}) if extra else {}
         kept: dict[str, list[str]] = {}
         todo = [n for n in names if n in scope or n in nodes]
         while todo:
@@ -142,7 +144,7 @@ def keep_needed(summary: FileSummary, found: dict[int, dict[str, list[str]]],
                 # bound here to what says nothing (xs = {}): a local, not the module's
                 sources.insert(0, "={}" if sources[0][1] == "{" else "=[]")
             kept[name] = sources
-            for source in sources:
+            for source in (*sources, *more[name]) if name in more else sources:
                 if source[0] == "=" or source[0] == "~" or name[0] == "+":
                     todo += [n for n in _NAME.findall(source, 1)
                              if (n in scope or n in nodes) and n not in kept]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from indexgen.extract.instance_tests import COMPREHENSIONS, isinstance_test
+from indexgen.extract.instance_tests import COMPREHENSIONS
 from indexgen.extract.nodes import subtree
 from indexgen.extract.shadows import MARK, SELF_NAMES
 from indexgen.extract.syntax import (
@@ -82,12 +82,21 @@ def pairs(node: ast.AST, consts: dict[str, list[str]]) -> Pairs:
     if found:
         return _unpack(node.target, element_source(found))
     if type(node.iter) in (ast.List, ast.Tuple, ast.Set):  # for f in [a, b]: each of them
-        return [pair for element in node.iter.elts for s in values(element, consts)
+        return [pair for element in node.iter.elts for s in _spread(element, consts)
                 for pair in _unpack(node.target, s)]
     if type(node.iter) is ast.IfExp:  # for x in xs if c else ys: the elements of either
         return [pair for s in values(node.iter, consts) if s[0] == "="
                 for pair in _unpack(node.target, element_source(s[1:]))]
     return []
+
+
+def _spread(element: ast.AST, consts: dict[str, list[str]]) -> list[str]:
+    """The sources of an item of a literal looped over: ``*xs.items()`` gives its elements
+    (``for k, f in (*a.items(), *b.items())``), another item its value."""
+    if type(element) is ast.Starred:
+        found = path(element.value)
+        return [element_source(found)] if found else []
+    return values(element, consts)
 
 
 def element_source(found: str) -> str:
@@ -196,22 +205,22 @@ def _unpack(target: ast.AST, source: str) -> Pairs:
 def nested_function(node: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[str, list[str]],
             lazy: dict[str, list], in_method: bool = False) -> None:
     """A function nested in another (a closure: not a definition of its own) in that
-    function's names: its name is the closure (``λname``), each parameter what its
-    annotation says, what the callers of the closure hand it (``<λname|position:param``,
-    read by :meth:`indexgen.analyze.flows.Flows._flow`) and its default (``=path``, a value
-    of the enclosing function's: ``def cb(x, fn=fn)``).  In a method (``in_method``), its
-    own ``self`` or ``cls`` is named apart (``selfʹ``, :mod:`indexgen.extract.shadows`).
-    Over the nested body, a parameter is that alone (:func:`own_parameters`)."""
+    function's names: its name is the closure (``λname``).  In a method (``in_method``),
+    its own ``self`` or ``cls`` is named apart (``selfʹ``, :mod:`indexgen.extract.shadows`):
+    that (or elsewhere the name) is what its annotation says and what the closure's callers hand it
+    (``<λname|position:param``, read by :meth:`indexgen.analyze.flows.Flows._flow`).  Its
+    other parameters are names of its own (:mod:`indexgen.extract.scopes`)."""
     found.setdefault(node.name, []).append("λ" + node.name)
-    for a, stars, given, flow in _nested_parameters(node):
-        name = a.arg + MARK if in_method and a.arg in SELF_NAMES else a.arg
-        scope = lazy.setdefault(name, [])
+    for a, stars, given, flow in nested_parameters(node):
+        if a.arg not in SELF_NAMES:
+            continue
+        scope = lazy.setdefault(a.arg + MARK if in_method else a.arg, [])
         if a.annotation is not None:
             scope.append((a, stars))
         scope += [x for x in (given, flow) if x]
 
 
-def _nested_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef
+def nested_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef
                 ) -> list[tuple[ast.arg, str, str, str]]:
     """Each parameter of a nested function: (its node, ``*`` or ``**`` or '', ``=`` and the
     path of its default or '', what the closure's callers hand it or '')."""
@@ -232,56 +241,8 @@ def _nested_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef
     return out
 
 
-#: What starts the sources a nested function's parameter is over its body alone (``^:T``).
+#: What starts the sources a nested function's own name is over its body alone (``^:T``).
 OWN = "^"
-
-
-def own_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef,
-                   tests: dict[int, list[ast.Call]]) -> list:
-    """The narrowings (:mod:`indexgen.extract.narrowing`) of a function nested in another: a
-    scope of its own, whose parameters (but ``self``, ``cls``:
-    :mod:`indexgen.extract.shadows`) are over its body, up to a line that binds one there,
-    what their annotations, defaults and callers say (:func:`nested_function`) and what an
-    ``isinstance`` test of one there says it may be (``tests``: the file's, by line; ``+:T``,
-    as such a test says of a function's name, :func:`pairs`), each source marked
-    :data:`OWN`; never what the enclosing function binds to that name (``t`` of ``for t in
-    xs`` in it)."""
-    first, last = node.body[0].lineno, node.body[-1].end_lineno
-    found = []
-    for a, stars, given, flow in _nested_parameters(node):
-        if a.arg in SELF_NAMES:
-            continue
-        own = [parameter_source(a, stars)] if a.annotation is not None else []
-        own += [x for x in (given, flow) if x]
-        own += [TESTED + ":" + test[1] for line in range(first, last + 1)
-                for c in tests.get(line, ())
-                if (test := isinstance_test(c)) is not None and test[0] == a.arg]
-        found += [(a.arg, first, last, OWN + x, None) for x in dict.fromkeys(own)]
-    return found
-
-
-def same(found: list, lazy: dict[str, list]) -> set[tuple[str, int]]:
-    """(name, first line) of the nested functions' parameters among the narrowings
-    ``found`` (:func:`own_parameters`) that their enclosing function binds to nothing else
-    (``lazy``: its binding statements and parameters by name): there the name is the same
-    without the narrowing."""
-    params: dict[tuple[str, int], set[str]] = {}
-    for f in found:
-        if f[3][0] == OWN:
-            params.setdefault((f[0], f[1]), set()).add(f[3][1:])
-    return {k for k, given in params.items()
-            if all(x in given for n in lazy.get(k[0], ()) for x in _given(n))}
-
-
-def _given(node: object) -> list[str]:
-    """The sources a binding of a function's name (an entry of its ``lazy`` names) gives:
-    a source as written, an annotated parameter's, an ``isinstance`` test's; '' for
-    another."""
-    if type(node) is str:
-        return [node]
-    if type(node) is tuple:
-        return [parameter_source(*node)]
-    return [x for _t, x in pairs(node, {})] if type(node) is ast.Call else [""]
 
 
 def rebinding(body: list[ast.stmt], name: str) -> str | None:
