@@ -8,7 +8,7 @@ from functools import partial
 import pytest
 from ig_helpers import SAMPLE
 from indexgen.analyze.project import Project, compact
-from indexgen.analyze.runs import WARM_UP, fan_runs
+from indexgen.analyze.runs import HERE_SHARE, WARM_UP, cut, fan_runs
 from indexgen.extract.discover import discover
 from indexgen.extract.pipeline import extract_file
 from indexgen.run import fanout
@@ -33,19 +33,31 @@ def _runs_of(shards: int, n: int = 400) -> list[list[str]]:
 @pytest.mark.parametrize("shards", [2, 3, 4])
 def test_with_few_processes_the_run_before_the_fork_is_a_small_share(shards):
     """The run computed before any process is forked keeps the other cores idle: with few
-    processes it is an eighth of the work, not a ``shards + 1``-th; the rest is cut
-    evenly, one run a process."""
+    processes it is an eighth of the work, not a ``shards + 1``-th; the rest is cut one run
+    a process, the calling process's (the last) larger, since a forked process works
+    slower on the memory it shares."""
     runs = _runs_of(shards)
     assert [k for run in runs for k in run] == [f"f{i:03}" for i in range(400)]
     assert len(runs) == shards + 1
     assert abs(len(runs[0]) - 400 / WARM_UP) <= 1
-    rest = [len(r) for r in runs[1:]]
-    assert max(rest) - min(rest) <= 1
+    forked, here = [len(r) for r in runs[1:-1]], len(runs[-1])
+    assert max(forked) - min(forked) <= 1
+    assert abs(here / (sum(forked) / len(forked)) - HERE_SHARE) < 0.05
 
 
-def test_with_many_processes_every_run_is_a_share_alike():
+def test_cut_by_shares():
+    keys = [str(i) for i in range(100)]
+    assert [len(r) for r in cut(keys, [1] * 100, 2, [1.0, 3.0])] == [25, 75]
+    assert [len(r) for r in cut(keys, [1] * 100, 4)] == [25, 25, 25, 25]
+    assert [len(r) for r in cut(keys[:2], [1, 1], 3)] == [1, 1]  # never an empty run
+
+
+def test_with_many_processes_the_run_before_the_fork_is_a_share_like_the_others():
     runs = _runs_of(16, 340)
-    assert len(runs) == 17 and {len(r) for r in runs} == {20}
+    assert len(runs) == 17 and len(runs[0]) == 20
+    forked = [len(r) for r in runs[1:-1]]
+    assert max(forked) - min(forked) <= 1
+    assert abs(len(runs[-1]) / (sum(forked) / len(forked)) - HERE_SHARE) < 0.1
 
 
 @pytest.mark.skipif(not fanout.can_fork(), reason="needs fork (POSIX)")
