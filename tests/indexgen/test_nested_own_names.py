@@ -128,6 +128,25 @@ FILES = {
         def spread(xs: list[A], ys: list[B]):
             for x in (*xs, *ys):
                 x.run()  # STARRED
+
+
+        class Holder:
+            part = None
+
+
+        def wrappers(kind):
+            if kind:
+                class One:
+                    def lex(self, state, other):
+                        if isinstance(state.part, A) and state.part.run():  # PATH_ONE
+                            return 1
+                return One
+
+            class Two:
+                def lex(self, state, other):
+                    if isinstance(state.part, B):
+                        return state.part.run()  # PATH_TWO
+            return Two
     ''',
 }
 
@@ -178,3 +197,15 @@ def test_a_loop_over_a_literal_of_spread_iterables(pages):
     (*_global_forward_hooks.items(), *self._forward_hooks.items())`` in its nested
     ``inner``: the target is an element of either (it was nothing)."""
     assert calls_at(pages, "pkg/m.py", "STARRED") == {"m:A.run", "m:B.run"}
+
+
+@pytest.mark.parametrize(("marker", "expected"), [("PATH_ONE", {"m:A.run"}),
+                                                  ("PATH_TWO", {"m:B.run"})])
+def test_two_nested_functions_with_a_parameter_alike_keep_its_attribute_tests(
+        pages, marker, expected):
+    """lark's ``_wrap_lexer``: two classes made in one function, each with a method
+    ``lex(self, lexer_state, ...)`` testing ``isinstance(lexer_state.text, TextSlice)``:
+    parameters alike in every nested function need no scope of their own, and the test
+    of the attribute path narrows it as in any function (a narrowing of the name itself
+    would hide it)."""
+    assert calls_at(pages, "pkg/m.py", marker) == expected

@@ -129,8 +129,11 @@ def own_scopes(funcs: list[ast.AST], lazy: dict[str, list], found: dict[str, lis
         if alone:  # the enclosing function binds it nowhere: its names keep them all
             for s in owners:
                 _parameters_as_names(s.node, name, lazy)
-            if len(owners) == 1:
-                continue
+            if len(owners) == 1 or not moved and not put and len(
+                    {tuple(x for x, _line in _parameter_sources(s.node, name))
+                     for s in owners}) == 1:
+                continue  # one scope, or parameters alike: the names say it (and a test
+                # of an attribute path on it, isinstance(x.text, T), narrows that path)
         else:
             lazy[name] = kept
             moved_all[name] = [n for nodes in moved.values() for n in nodes]
