@@ -1,8 +1,9 @@
 """Shortcuts of the analysis page's call bullets (issue 31, render speed) say what the longer
 code says: ``format_calls`` asks :func:`~indexgen.render.through.through` only about the
-edges whose call does not name the callee (through's own first test, made inline), the
-bullets write a single line's link as ``line_links`` would, a definition that only calls
-hands its whole edge list to the "Calls" bullet, and ``code`` keeps its recent answers."""
+edges whose call does not name the callee (:func:`~indexgen.render.through.may_label`,
+through's own first test), ``line_links`` writes a single line's link at once, a
+definition that only calls hands its whole edge list to the "Calls" bullet, and ``code``
+keeps its recent answers."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from indexgen.analyze.context import CallEdge, CallerRef
 from indexgen.analyze.dispatch import UNKNOWN_VALUE
 from indexgen.render.markdown import code, escape_inline, link, link_target
 from indexgen.render.page import CHECKING_NOTE, MODULE_LEVEL, Page, count, line_links
-from indexgen.render.through import CALLED, through
+from indexgen.render.through import may_label, through
 
 
 def unresolved(p: Page, caller: str) -> dict[str, list[int]]:
@@ -138,10 +138,7 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
         never = any(line in r for r in spans) if spans else False
         groups.setdefault((ident, never), []).append(line)
         if caller is not None:
-            # through's first test, made here: most calls name their callee (its last name)
-            name = e[5].rpartition(".")[2]
-            label = (through(p, caller, e) if kind in CALLED and name != "__call__"
-                     and text.rpartition(".")[2] != name else "")
+            label = through(p, caller, e) if may_label(e) else ""  # most calls name theirs
             labels.append(label)
             if label:
                 how.setdefault((line, ident), label)
@@ -189,8 +186,7 @@ def format_calls(p: Page, edges: list[CallEdge], checking: Iterable[tuple[int, i
             while one_of and one_of[0][0] < min(lines):
                 parts["project"].append(one_of.pop(0)[1])
         labelled = bool(how) and any((line, ident) in how for line in lines)
-        shown = (_lines(lines, ident, how) if labelled else line_links(lines) if len(lines) > 1
-                 else f"[line {lines[0]}](#L{lines[0]})")  # line_links's first case
+        shown = _lines(lines, ident, how) if labelled else line_links(lines)
         others = after.pop(ident, ()) if after else ()
         if labelled and ident[0] != "external" and not never and not others:
             # the callees of the same labelled lines are one entry: A, B (line 9, through f)
@@ -271,8 +267,6 @@ def format_callers(p: Page, refs: list[CallerRef], prefix: str = "") -> str:
         head, target = found
         if inner:
             items.append(f"{head} ({line_links(lines, target)}: its nested {code(inner)})")
-        elif len(lines) == 1:  # most callers call once: line_links's first case
-            items.append(f"{head} ([line {lines[0]}]({target}#L{lines[0]}))")
         else:
             items.append(f"{head} ({line_links(lines, target)})")
     if items:

@@ -43,7 +43,7 @@ from indexgen.render.markdown import code
 from indexgen.render.page import Page
 
 #: The kinds of edge that are calls (an override is another callee of a call listed already).
-CALLED = frozenset({"project", "closure", "external"})
+_CALLED = frozenset({"project", "closure", "external"})
 #: Constructors and what a call of a class runs: ``C()`` names ``C.__init__``.
 _MADE = frozenset({"__init__", "__new__"})
 #: The class of the instance, called: the constructor is named by the instance's type.
@@ -57,15 +57,24 @@ _WRAPPED = re.compile(r"^(?:[\w.]*\.)?(\w+)\((?:\)\()?([\w.]+)")
 _SHOWN = 2
 
 
+def may_label(e: CallEdge) -> bool:
+    """Whether :func:`through` may label the edge ``e``: a call (not a callback handed, a
+    property read, an override of another callee) that does not name its callee by its last
+    name, nor calls an instance of a class (its ``__call__``).  Most calls name their
+    callee: the bullets ask :func:`through` only about the others."""
+    name = e[5].rpartition(".")[2]
+    return e[2] in _CALLED and name != "__call__" and e[1].rpartition(".")[2] != name
+
+
 def through(p: Page, caller: str, e: CallEdge) -> str:
     """'' when the call of edge ``e`` (made by the definition of anchor ``caller``, '' for
     the module level, on the page ``p``) names its callee or is no call of it (a callback
     handed, a property read, an override of another callee), else how the
     callee was reached (see the module's docstring): a phrase starting with "through", in
     Markdown."""
-    text, name = e[1], e[5].rpartition(".")[2]  # the call as written, the callee's name
-    if e[2] not in CALLED or text.rpartition(".")[2] == name or name == "__call__":
+    if not may_label(e):
         return ""  # by name, or a call of an instance of a class (its __call__)
+    text, name = e[1], e[5].rpartition(".")[2]  # the call as written, the callee's name
     defs = p.by_anchor
     if text in p.import_bound:  # from m import blockquote as bq; bq()
         return ""
