@@ -54,7 +54,9 @@ from indexgen.extract.narrowing import (
 from indexgen.extract.syntax import blocks, path, targets
 from indexgen.extract.unparse import unparse
 
-_TESTED = (ast.If, ast.Assert, ast.While)
+#: The statements a narrowing may follow (an ``if`` that leaves, an ``assert``, a ``while``):
+#: what follows one is narrowed up to where :func:`followed_until` says.
+FOLLOWED = (ast.If, ast.Assert, ast.While)
 _BINDS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem)
 
 
@@ -85,7 +87,8 @@ def _assigned(node: ast.AST) -> list[str]:
 
 
 def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
-                 defs_nodes: list, tested: list[int] | None = None) -> None:
+                 defs_nodes: list, tested: list[int] | None = None,
+                 block_ends: dict[int, dict[int, int]] | None = None) -> None:
     """Find the attribute paths the ``isinstance`` tests of each function narrow, keep those
     a call inside starts with in the function's ``names``, and write those calls on them (see
     the module's docstring).  ``binders``: the walk's binding nodes (``if``, ``assert``,
@@ -94,7 +97,8 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
     ``tested``: the lines of the file's ``isinstance`` tests of an attribute
     (:attr:`~indexgen.extract.identifiers.Walked.path_tests`; None: unknown), which the
     statements of the other functions cannot narrow: only those of their functions are read
-    (a test is on its statement's lines, and no ``def`` starts inside an expression)."""
+    (a test is on its statement's lines, and no ``def`` starts inside an expression);
+    ``block_ends``: :func:`followed_until`'s table, shared with the narrowings of names."""
     defs = summary.definitions
     top = len(owner) - 1
     assigns = _assigns(summary, binders, owner)
@@ -110,21 +114,18 @@ def narrow_paths(summary: FileSummary, binders: list[ast.AST], owner: list[int],
         here = assignment_narrowings(nodes[defs[i].anchor], paths)
         if here:
             found[i] = here
-    block_ends: dict[int, dict[int, int]] = {}  # function -> statement -> its block's end
+    ends_of = {} if block_ends is None else block_ends
     # (where no function tests a path, the loop would pass over every node: not read)
     for node in binders if functions is None or functions else ():
         t = type(node)
-        if t not in _TESTED and t not in VALUED:
+        if t not in FOLLOWED and t not in VALUED:
             continue
         i = owner[node.lineno] if 0 <= node.lineno <= top else -1
         if i < 0 or defs[i].kind == "class" or functions is not None and i not in functions:
             continue
         end = defs[i].end_lineno
-        if t in _TESTED:  # what follows an if that leaves, an assert: up to its block's end
-            ends = block_ends.get(i)
-            if ends is None:
-                ends = block_ends[i] = statement_block_ends(nodes[defs[i].anchor].body, {})
-            end = ends.get(id(node), end)
+        if t in FOLLOWED:  # what follows an if that leaves, an assert: up to its block's end
+            end = followed_until(ends_of, i, nodes[defs[i].anchor].body, node, end)
         here = narrowings(node, end, one=tested_path, reads=_reads)
         if here:
             found.setdefault(i, []).extend(here)
@@ -198,6 +199,17 @@ def _assigns(summary: FileSummary, binders: list[ast.AST], owner: list[int]
                     p.count(".") > 1 or f"{defs[i].parent}.{p.partition('.')[2]}" not in own):
                 called.setdefault(i, set()).add(p)
     return called
+
+
+def followed_until(ends_of: dict[int, dict[int, int]], i: int, body: list[ast.stmt],
+                   node: ast.AST, end: int) -> int:
+    """The last line a narrowing that follows the statement ``node`` of function ``i``
+    (whose body is ``body``) reaches (:func:`statement_block_ends`, made once a function in
+    ``ends_of``); ``end`` for a node that is none of its statements."""
+    ends = ends_of.get(i)
+    if ends is None:
+        ends = ends_of[i] = statement_block_ends(body, {})
+    return ends.get(id(node), end)
 
 
 def statement_block_ends(body: list[ast.stmt], out: dict[int, int], end: int = 0

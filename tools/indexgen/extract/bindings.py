@@ -29,7 +29,7 @@ import ast
 
 from indexgen.extract.alternatives import alternatives, mark_alternatives
 from indexgen.extract.argument_narrowing import narrow_arguments
-from indexgen.extract.attribute_narrowing import narrow_paths, statement_block_ends
+from indexgen.extract.attribute_narrowing import FOLLOWED, followed_until, narrow_paths
 from indexgen.extract.builtin_tests import type_names
 from indexgen.extract.calls import accepts, owners
 from indexgen.extract.class_binds import bind_at_top, constant_members, takes_instance
@@ -174,11 +174,8 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
             i = owner[node.lineno] if 0 <= node.lineno <= top else -1
             if i >= 0 and defs[i].kind != "class":
                 end = defs[i].end_lineno
-                if t in _FOLLOWED:  # what follows an if that leaves: up to its block's end
-                    ends = block_ends.get(i)
-                    if ends is None:
-                        ends = block_ends[i] = statement_block_ends(def_nodes[i].body, {})
-                    end = ends.get(id(node), end)
+                if t in FOLLOWED:  # what follows an if that leaves: up to its block's end
+                    end = followed_until(block_ends, i, def_nodes[i].body, node, end)
                 found_here = narrowings(node, end, tests)
                 if found_here:
                     narrowed.setdefault(i, []).extend(found_here)
@@ -290,7 +287,7 @@ def bind(summary: FileSummary, structure: Structure, binders: list[ast.AST],
                 defs[i].names["->" + name] = [text]
     mark_alternatives(alternatives(structure.bound), defs, index, summary)  # and their conditions
     narrow_paths(summary, binders, owner, structure.defs,  # isinstance(self.data, A):
-                 path_tests)                               # self.data@12.run
+                 path_tests, block_ends)                   # self.data@12.run
 
 
 def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: dict,
@@ -317,5 +314,4 @@ def _bind_one(target: ast.AST, source: str, d: Definition, i: int, first_param: 
 #: Return annotations that say nothing: what the return statements return is recorded (and
 #: for a subscripted one, ``list[T]``, which may say nothing of its elements).
 VAGUE = frozenset({"", "Any", "typing.Any", "object"})
-_FOLLOWED = (ast.If, ast.Assert, ast.While)  # statements a narrowing may follow
 _CALLABLE_TYPES = ("Callable[", "typing.Callable[", "t.Callable[", "collections.abc.Callable[")
