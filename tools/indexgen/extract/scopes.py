@@ -26,7 +26,13 @@ from bisect import bisect_right
 from indexgen.extract.narrowing import at_line, line_of
 from indexgen.extract.nodes import HOLDERS, blocks
 from indexgen.extract.shadows import SELF_NAMES
-from indexgen.extract.sources import OWN, nested_parameters, pairs, parameter_source
+from indexgen.extract.sources import (
+    OWN,
+    nested_parameters,
+    pairs,
+    parameter_bindings,
+    parameter_source,
+)
 
 #: The binding statements that make a name the nested function's own.
 _BINDS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor,
@@ -180,12 +186,9 @@ def _parameter_sources(node: ast.AST, name: str) -> list[tuple[str, int]]:
 
 def _parameters_as_names(node: ast.AST, name: str, lazy: dict[str, list]) -> None:
     """A nested function's parameter ``name`` in the enclosing function's names."""
-    for a, stars, given, flow in nested_parameters(node):
+    for a, *parameter in nested_parameters(node):
         if a.arg == name:
-            scope = lazy.setdefault(name, [])
-            if a.annotation is not None:
-                scope.append((a, stars))
-            scope += [x for x in (given, flow) if x]
+            lazy.setdefault(name, []).extend(parameter_bindings(a, *parameter))
 
 
 def rewrite(spanned: dict[str, tuple[list[str], int]], records: list,

@@ -211,13 +211,19 @@ def nested_function(node: ast.FunctionDef | ast.AsyncFunctionDef, found: dict[st
     (``<λname|position:param``, read by :meth:`indexgen.analyze.flows.Flows._flow`).  Its
     other parameters are names of its own (:mod:`indexgen.extract.scopes`)."""
     found.setdefault(node.name, []).append("λ" + node.name)
-    for a, stars, given, flow in nested_parameters(node):
-        if a.arg not in SELF_NAMES:
-            continue
-        scope = lazy.setdefault(a.arg + MARK if in_method else a.arg, [])
-        if a.annotation is not None:
-            scope.append((a, stars))
-        scope += [x for x in (given, flow) if x]
+    for a, *parameter in nested_parameters(node):
+        if a.arg in SELF_NAMES:
+            lazy.setdefault(a.arg + MARK if in_method else a.arg, []).extend(
+                parameter_bindings(a, *parameter))
+
+
+def parameter_bindings(a: ast.arg, stars: str, given: str, flow: str) -> list:
+    """What a nested function's parameter ``a`` is bound to (one of
+    :func:`nested_parameters`), as its enclosing function's binding statements by name
+    hold it: its annotated node, its default (``=path``), what the closure's callers hand
+    it (``<λname|position:param``)."""
+    found: list = [(a, stars)] if a.annotation is not None else []
+    return found + [x for x in (given, flow) if x]
 
 
 def nested_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef
