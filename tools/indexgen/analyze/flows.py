@@ -109,6 +109,20 @@ def call_sites(resolver: Resolver, graph: dict[str, dict[str, list]],
     return flows
 
 
+def handed_at(items: dict[str, str], name: str, place: str | None, shift: int,
+              keyword: str | None = None) -> str | None:
+    """The path a call site hands a parameter (``items``: slot -> path, :func:`slots`): by
+    its ``name`` (or ``keyword``, another name it is given by), else at its position
+    ``place`` (None: by keyword only), ``shift`` places on where a ``functools.partial``
+    binds that many first; None where the site hands it nothing."""
+    text = items.get(name)
+    if text is None and keyword is not None:
+        text = items.get(keyword)
+    if text is None and place is not None:
+        text = items.get(str(int(place) - shift) if shift else place)
+    return text
+
+
 def _narrowed(items: dict[str, str], narrow: dict | None, line: int) -> dict[str, str]:
     """``items`` (slot -> path) with each path that starts with a name narrowed at ``line``
     (``narrow``: :meth:`~indexgen.analyze.hierarchy.Hierarchy.narrowings`, name -> spans)
@@ -268,9 +282,7 @@ class Flows:
                     elif slot.isdigit() and int(slot) >= first:
                         given.append(self.evaluate(ckey, canchor, text))
             else:
-                text = items.get(name)
-                if text is None and pos != "k":
-                    text = items.get(str(int(pos) - shift))
+                text = handed_at(items, name, None if pos == "k" else pos, shift)
                 if text is not None:
                     given.append(self.evaluate(ckey, canchor, text))
             if len(given) >= handing:
@@ -293,8 +305,7 @@ class Flows:
         place = str(fields.index(attr)) if attr in fields else None
         given = []
         for ckey, canchor, items, shift in sites:  # shift: what a partial binds first
-            text = items.get(attr) or items.get(keyword) or (
-                items.get(str(int(place) - shift) if shift else place) if place else None)
+            text = handed_at(items, attr, place, shift, keyword)
             if text is not None:
                 given.append(self.evaluate(ckey, canchor, text))
                 if len(given) == _SITES:

@@ -12,6 +12,7 @@ runs the ``__init__`` of a subclass) and :func:`function_apply` (``C.apply(...)`
 from __future__ import annotations
 
 from indexgen.analyze.context import CallEdge, make_edge
+from indexgen.analyze.flows import handed_at
 from indexgen.analyze.resolve import Resolver
 from indexgen.analyze.types import Types
 from indexgen.analyze.values import closure_qualname, ordered
@@ -274,7 +275,7 @@ def _handed_reads(types: Types, key: str, anchor: str, spec: str, depth: int
         return []
     found: list[tuple[str, str, str]] = []
     for ckey, canchor, items, shift in sites[:_READS]:
-        text = items.get(name) or items.get(str(int(pos) - shift))
+        text = handed_at(items, name, pos, shift)
         if text is None:
             continue
         read = _read_method(text)
