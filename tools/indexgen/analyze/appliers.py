@@ -18,11 +18,8 @@ the tree's own is read as the code it is.
 
 from __future__ import annotations
 
-import re
-
+from indexgen.analyze.paths import KEYWORD
 from indexgen.extract.arguments import closing_at
-
-_KEYWORD = re.compile(r"([A-Za-z_]\w*)=")  # a keyword argument (no path holds a "=")
 
 #: The last name of a call -> the slot of the function it calls, and what it hands it:
 #: ``args``, the positional arguments after that one, in order (``Executor.submit``,
@@ -100,7 +97,7 @@ def partial_arguments(source: str) -> tuple[str, list[str | None], dict[str, str
     positional: list[str | None] = []
     keywords: dict[str, str] = {}
     for part in parts[1:]:
-        keyword = _KEYWORD.match(part)
+        keyword = KEYWORD.match(part)
         if keyword is not None:
             keywords[keyword.group(1)] = part[keyword.end():]
         else:

@@ -18,7 +18,7 @@ _NAME = re.compile(r"[A-Za-z_]\w*(?:@\d+)?")  # x@12: x where an isinstance test
 #: (:mod:`indexgen.extract.attribute_narrowing`)
 _NARROWED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+@\d+")
 _TOKEN = re.compile(r"#[^,)]*")  # a literal argument of a call (#None, #12, #str)
-_KEYWORD = re.compile(r"([A-Za-z_]\w*)=")  # a keyword argument (no path holds a "=")
+KEYWORD = re.compile(r"([A-Za-z_]\w*)=")  # a keyword argument (no path holds a "=")
 
 
 class Given(str):
@@ -78,7 +78,7 @@ def _items(text: str, pos: int) -> tuple[tuple, int, bool]:
             items.append((star,))
             pos += len(star)
         else:
-            keyword = _KEYWORD.match(text, pos) if keywords else None  # name=value
+            keyword = KEYWORD.match(text, pos) if keywords else None  # name=value
             if keyword is not None:
                 pos = keyword.end()
             if text[pos] == "_" and text[pos + 1:pos + 2] in (",", ")"):
