@@ -47,7 +47,7 @@ def test_with_few_processes_the_run_before_the_fork_is_a_small_share(shards):
 
 def test_cut_by_shares():
     keys = [str(i) for i in range(100)]
-    assert [len(r) for r in cut(keys, [1] * 100, 2, [1.0, 3.0])] == [25, 75]
+    assert [len(r) for r in cut(keys, [1] * 100, [1.0, 3.0])] == [25, 75]
     assert [len(r) for r in cut(keys, [1] * 100, 4)] == [25, 25, 25, 25]
     assert [len(r) for r in cut(keys[:2], [1, 1], 3)] == [1, 1]  # never an empty run
 

@@ -48,8 +48,7 @@ def fan_runs(fan: FanOut | None, func: Callable[[list], Any], keys: list[str],
         weight = [sizes[k] + 1 for k in keys]
         first = cut(keys, weight, max(shards + 1, WARM_UP))[0]
         rest = len(first)
-        runs = [first, *cut(keys[rest:], weight[rest:], shards,
-                            [1.0] * (shards - 1) + [HERE_SHARE])]
+        runs = [first, *cut(keys[rest:], weight[rest:], [1.0] * (shards - 1) + [HERE_SHARE])]
     first = func(runs[0])
     if len(runs) > 1:
         return [first, *fan(func, runs[1:], meanwhile=meanwhile)]
@@ -58,21 +57,20 @@ def fan_runs(fan: FanOut | None, func: Callable[[list], Any], keys: list[str],
     return [first]
 
 
-def cut(keys: list[str], weight: list[int], pieces: int,
-        shares: list[float] | None = None) -> list[list[str]]:
+def cut(keys: list[str], weight: list[int], pieces: int | list[float]) -> list[list[str]]:
     """``keys`` in their order, cut into at most ``pieces`` runs of about equal ``weight``
-    (one per key; a key is never split), or of weights in the proportions ``shares`` (one
-    per piece)."""
-    shares = shares or [1.0] * pieces
+    (one per key; a key is never split), or, ``pieces`` a list, into runs whose weights are
+    in its proportions."""
+    shares = [1.0] * pieces if isinstance(pieces, int) else pieces
     total, scale = sum(weight), sum(shares)
     ends, acc = [], 0.0
-    for share in shares:  # where each run's weight ends
+    for share in shares:  # where each run's weight ends (the last: at the total)
         acc += share
         ends.append(total * acc / scale)
     runs: list[list[str]] = [[]]
     acc = 0
     for key, w in zip(keys, weight):
-        if acc >= ends[len(runs) - 1] and runs[-1] and len(runs) < len(shares):
+        if acc >= ends[len(runs) - 1] and runs[-1]:
             runs.append([])
         runs[-1].append(key)
         acc += w
